@@ -1,0 +1,85 @@
+#include "common/hash.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void psup_u64map_init(struct psup_u64map *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void psup_u64map_release(struct psup_u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+void psup_u64map_clear(struct psup_u64map *m)
+{
+	if (m->cap)
+		memset(m->keys, 0, m->cap * sizeof(*m->keys));
+	m->len = 0;
+}
+
+static size_t slot_of(const struct psup_u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	size_t i = psup_hash64(key) & mask;
+
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int grow(struct psup_u64map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64;
+	struct psup_u64map n = { .cap = ncap };
+
+	n.keys = calloc(ncap, sizeof(*n.keys));
+	n.vals = calloc(ncap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		size_t j = slot_of(&n, m->keys[i]);
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+	}
+	n.len = m->len;
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+uint64_t *psup_u64map_find(const struct psup_u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	size_t i = slot_of(m, key);
+	return m->keys[i] ? &m->vals[i] : NULL;
+}
+
+uint64_t *psup_u64map_upsert(struct psup_u64map *m, uint64_t key, bool *created)
+{
+	if (created)
+		*created = false;
+	if ((m->len + 1) * 4 > m->cap * 3 && grow(m) < 0)
+		return NULL;
+	size_t i = slot_of(m, key);
+	if (!m->keys[i]) {
+		m->keys[i] = key;
+		m->vals[i] = 0;
+		m->len++;
+		if (created)
+			*created = true;
+	}
+	return &m->vals[i];
+}

@@ -1,0 +1,1 @@
+#include "experiments/experiments.h"

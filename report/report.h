@@ -1,0 +1,134 @@
+#ifndef PSUP_REPORT_REPORT_H
+#define PSUP_REPORT_REPORT_H
+
+/*
+ * The record format (one module owns the CBOR schema, both directions; the
+ * schema is docs/format.md) and the report: a merged in-memory profile of one
+ * or more record files, and its views.
+ *
+ * A record file is a CBOR sequence (RFC 8742): top-level maps, each with a
+ * "type". Records are appended as they happen with one write() each, so a
+ * kill of either process loses at most the record being written; the reader
+ * accepts a truncated tail.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define REP_FORMAT_VERSION 1
+
+/* ---- writing ---------------------------------------------------------- */
+
+struct rep_writer;
+
+enum rep_writer_flags {
+	REP_WRITER_FORCE = 1 << 0, /* overwrite an existing file */
+};
+
+/* Creates path (O_EXCL unless REP_WRITER_FORCE: -EEXIST when it exists).
+ * Caller closes with rep_writer_close(). */
+int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out);
+/* Closes; returns the first write error seen, if any. NULL is fine. */
+int rep_writer_close(struct rep_writer *w);
+
+struct rep_header {
+	const char *mode;        /* "run" or "attach" */
+	char *const *argv;       /* the target command (run), NULL-terminated; may be NULL */
+	pid_t pid;
+	uint64_t wall_ns;        /* CLOCK_REALTIME at start */
+	uint64_t mono_ns;        /* CLOCK_MONOTONIC at start (sample times use it) */
+	const char *event;       /* "task-clock" */
+	uint64_t period;         /* base period, in the event's unit */
+	unsigned jitter_pct;
+	bool clock_event;        /* period is in ns */
+	bool hw_pmu;
+	const char *hostname;
+};
+int rep_write_header(struct rep_writer *w, const struct rep_header *h);
+
+struct rep_thread {
+	pid_t tid, pid;
+	pid_t parent;            /* creating thread, 0 when unknown (attach) */
+	const char *name;        /* comm, may be NULL */
+	uint64_t time;           /* mono ns */
+	uint64_t ctx;            /* node id of the creator's stack at clone, 0 if none */
+};
+int rep_write_thread(struct rep_writer *w, const struct rep_thread *t);
+int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time);
+
+struct rep_frame {
+	const char *function;    /* NULL when unknown */
+	const char *file;        /* NULL when unknown */
+	unsigned line;           /* 0 when unknown */
+};
+struct rep_loc {
+	uint64_t id;             /* >= 1, unique in the file */
+	pid_t pid;
+	uint64_t addr;
+	const char *image;
+	const char *build_id;    /* may be NULL */
+	uint64_t offset;
+	unsigned nframes;        /* innermost (inlined callee) first */
+	const struct rep_frame *frames;
+};
+int rep_write_loc(struct rep_writer *w, const struct rep_loc *l);
+/* A calling-context tree node: a call path is a chain of nodes from a root
+ * (parent 0, the outermost frame) to a leaf (the sampled instruction). */
+int rep_write_node(struct rep_writer *w, uint64_t id, uint64_t parent, uint64_t loc);
+/* Sample counts of thread tid since the last samples record of that thread:
+ * pairs = { leaf node, count, leaf node, count, ... } (2 * npairs values). */
+int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs);
+int rep_write_lost(struct rep_writer *w, pid_t tid, uint64_t count);
+int rep_write_exec(struct rep_writer *w, pid_t pid, const char *path, uint64_t time);
+/* A process of the tree ended: status >= 0 for an exit, signal > 0 for a kill. */
+int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint64_t time);
+struct rep_end {
+	uint64_t time;           /* mono ns */
+	const char *reason;      /* "exit", "detach", "interrupted", "error" */
+	uint64_t samples, lost;  /* totals */
+	uint64_t unwind_failures;
+};
+int rep_write_end(struct rep_writer *w, const struct rep_end *e);
+
+/* ---- reading and reporting -------------------------------------------- */
+
+/* The merged view of one or more record files. Opaque. */
+struct rep_profile;
+
+int rep_profile_new(struct rep_profile **out);
+void rep_profile_free(struct rep_profile *p);
+/*
+ * Reads path and merges it into p. Locations merge by (image, function, file,
+ * line) so runs of different processes and builds add up. A truncated tail
+ * is accepted (a warning says what was read); anything else malformed fails
+ * with -EINVAL and a one-line reason in err. Returns 0 or -errno.
+ */
+int rep_profile_load(struct rep_profile *p, const char *path, char *err, size_t errlen);
+/* Loads from memory (the fuzzer and unit tests use it). */
+int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
+			 const char *name, char *err, size_t errlen);
+
+enum rep_format { REP_FORMAT_TEXT, REP_FORMAT_MARKDOWN, REP_FORMAT_JSON };
+
+enum rep_view_bits {
+	REP_VIEW_SUMMARY = 1 << 0,
+	REP_VIEW_IMAGES = 1 << 1,
+	REP_VIEW_FUNCTIONS = 1 << 2,
+	REP_VIEW_LINES = 1 << 3,
+	REP_VIEW_THREADS = 1 << 4,
+	REP_VIEW_ALL = 0x1f,
+};
+
+struct rep_options {
+	enum rep_format format;
+	unsigned views;          /* rep_view_bits; 0 means all */
+	unsigned top;            /* rows per table; 0 means all */
+	double min_percent;      /* hide rows below this share */
+};
+
+int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *out);
+
+#endif

@@ -1,0 +1,1 @@
+#include "supervisor/supervisor.h"

@@ -1,0 +1,98 @@
+#ifndef PSUP_SYMBOLS_SYMBOLS_H
+#define PSUP_SYMBOLS_SYMBOLS_H
+
+/*
+ * Symbols: a process's address space (/proc/PID/maps, kept current: a lookup
+ * that misses re-reads the maps, so libraries loaded with dlopen are found),
+ * ELF + DWARF through libdw (line tables, inlined frames, symbol tables for
+ * code without DWARF, separate debug files by build-id and .gnu_debuglink,
+ * the vdso), and unwinding with libunwind, over a sample's register + stack
+ * snapshot or over a ptrace-stopped thread.
+ *
+ * Images are loaded lazily, on the first address that falls in them, and
+ * shared between the address spaces of a process tree (keyed by path, device,
+ * inode and build-id).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler/sampler.h"
+
+/* One line of /proc/PID/maps. */
+struct sym_map {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	unsigned dev_major, dev_minor;
+	unsigned prot; /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	char *path;    /* "" for anonymous; "[vdso]", "[stack]", ... kept as is */
+};
+
+/* Parses maps text. *out (an array of *n entries, each path heap-allocated)
+ * is freed with sym_maps_free(). Returns 0, -ENOMEM, or -EINVAL with *bad_line
+ * (1-based) set for a line that does not parse. */
+int sym_maps_parse(const char *text, struct sym_map **out, size_t *n, size_t *bad_line);
+void sym_maps_free(struct sym_map *maps, size_t n);
+
+/* One frame of a resolved address. frames[0] is the innermost: for an
+ * address inside inlined code, the inlined callee; the last frame is the
+ * real (out-of-line) function containing the address. */
+struct sym_frame {
+	const char *function; /* demangled; NULL when unknown */
+	const char *file;     /* source path as DWARF names it; NULL when unknown */
+	unsigned line;        /* 0 when unknown */
+};
+
+#define SYM_MAX_FRAMES 16
+
+struct sym_loc {
+	const char *image;    /* mapped path, "[vdso]", or "[unknown]" */
+	const char *build_id; /* lowercase hex, NULL when none */
+	uint64_t offset;      /* address in the image's ELF virtual addresses */
+	unsigned nframes;     /* 0 when no symbol is known */
+	struct sym_frame frames[SYM_MAX_FRAMES];
+};
+
+/* The address space of one process. Opaque. */
+struct sym_space;
+
+/* Creates the space of pid and reads its maps. Caller frees with
+ * sym_space_free(). Returns 0 or -errno (-ESRCH when pid is gone). */
+int sym_space_new(pid_t pid, struct sym_space **out);
+void sym_space_free(struct sym_space *sp);
+pid_t sym_space_pid(const struct sym_space *sp);
+/* Re-reads /proc/PID/maps now. Lookups that miss do this on their own,
+ * at most once per miss burst. */
+int sym_space_refresh(struct sym_space *sp);
+/* The process exec'ed: forget every mapping (a new image is coming). */
+void sym_space_exec(struct sym_space *sp);
+/* A child created by fork shares its parent's mappings at birth: copy them
+ * instead of parsing /proc again (the child may already have exec'ed; the
+ * next miss refreshes). */
+int sym_space_fork(const struct sym_space *parent, pid_t child, struct sym_space **out);
+
+/*
+ * Resolves pc. return_address: pc is a return address from an unwound
+ * caller frame, so the call instruction is looked up (pc - 1) for the
+ * line. Strings in *out stay valid until sym_space_free(). Returns 0 (with
+ * nframes possibly 0 when nothing is known), or -errno on a hard failure.
+ */
+int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
+		      struct sym_loc *out);
+
+/*
+ * Unwinds a sample over its register + stack snapshot (libunwind with
+ * accessors reading the snapshot for stack addresses and the image files for
+ * code and unwind tables). pcs[0] = the sample ip, then return addresses,
+ * innermost first. Returns the number of pcs (>= 1 when the sample has an ip).
+ */
+int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
+			    uint64_t *pcs, unsigned max);
+
+/* Unwinds a ptrace-stopped thread of this space (libunwind-ptrace). Same
+ * output as above. */
+int sym_space_unwind_thread(struct sym_space *sp, pid_t tid, uint64_t *pcs, unsigned max);
+
+#endif
