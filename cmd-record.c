@@ -1,0 +1,733 @@
+/*
+ * psup run / psup attach: wire the supervisor's thread events to the
+ * sampler's per-thread rings, the rings' samples through unwinding and
+ * symbols into the profile, and the profile into records.
+ */
+#include "builtin.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "experiments/experiments.h"
+#include "report/report.h"
+#include "sampler/sampler.h"
+#include "supervisor/supervisor.h"
+#include "symbols/symbols.h"
+
+#define REC_MAX_FRAMES 128
+#define REC_TICK_NS (100ULL * 1000000ULL)
+#define REC_FLUSH_NS (2ULL * 1000000000ULL)
+#define REC_PROGRESS_NS (500ULL * 1000000ULL)
+
+struct rec;
+
+struct rec_thread {
+	struct rec *r;
+	pid_t tid, pid;
+	struct smp_thread *st;
+};
+
+struct rec_proc {
+	pid_t pid;
+	struct sym_space *sp;
+};
+
+struct rec {
+	const char *path;
+	bool attach;
+	bool unwind;
+	bool quiet;
+	struct rep_writer *w;
+	struct smp_event *ev;
+	struct exp_profile *prof;
+	struct sup_session *sup;
+	struct psup_u64map threads; /* tid -> struct rec_thread * */
+	struct psup_u64map procs;   /* pid -> struct rec_proc * */
+	struct smp_sink sink;
+	unsigned ring_pages;
+	uint64_t samples, lost, unwind_failures, open_failures;
+	uint64_t start_ns, last_flush_ns, last_progress_ns;
+	int write_err;
+	uint64_t pcs[REC_MAX_FRAMES];
+};
+
+static void rec_write_failed(struct rec *r, int err)
+{
+	if (err >= 0 || r->write_err)
+		return;
+	r->write_err = err;
+	pr_err("cannot write %s: %s; profiling stops, the program runs on", r->path, strerror(-err));
+	/* Never harm the target for our own failure: let it go. */
+	sup_session_request_stop(r->sup);
+}
+
+static struct rec_proc *proc_find(struct rec *r, pid_t pid)
+{
+	uint64_t *v = psup_u64map_find(&r->procs, (uint64_t)pid);
+
+	return v ? (struct rec_proc *)(uintptr_t)*v : NULL;
+}
+
+static struct rec_thread *thread_find(struct rec *r, pid_t tid)
+{
+	uint64_t *v = psup_u64map_find(&r->threads, (uint64_t)tid);
+
+	return v ? (struct rec_thread *)(uintptr_t)*v : NULL;
+}
+
+static struct rec_proc *proc_get(struct rec *r, pid_t pid, const struct rec_proc *parent)
+{
+	struct rec_proc *p = proc_find(r, pid);
+	uint64_t *v;
+	int err;
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	err = parent && parent->sp ? sym_space_fork(parent->sp, pid, &p->sp) : sym_space_new(pid, &p->sp);
+	if (err < 0)
+		pr_debug("no address space for %d: %s", pid, strerror(-err));
+	v = psup_u64map_upsert(&r->procs, (uint64_t)pid, NULL);
+	if (!v) {
+		sym_space_free(p->sp);
+		free(p);
+		return NULL;
+	}
+	*v = (uintptr_t)p;
+	return p;
+}
+
+static void proc_drop(struct rec *r, pid_t pid)
+{
+	struct rec_proc *p = proc_find(r, pid);
+
+	if (!p)
+		return;
+	psup_u64map_remove(&r->procs, (uint64_t)pid);
+	exp_profile_forget_process(r->prof, pid);
+	sym_space_free(p->sp);
+	free(p);
+}
+
+static void on_sample(void *arg, const struct smp_sample *s)
+{
+	struct rec *r = arg;
+	struct rec_proc *p;
+	struct smp_sample user;
+	const struct smp_sample *u = s;
+	unsigned flags = 0, n = 0;
+	int err;
+
+	r->samples++;
+	if (r->write_err)
+		return;
+	p = proc_get(r, s->pid, NULL);
+	if (!s->user) {
+		/* Taken in a system call: the user registers say where the
+		 * program entered the kernel. */
+		flags |= EXP_SAMPLE_KERNEL;
+		if (s->have_regs) {
+			user = *s;
+			user.ip = s->regs[SMP_REG_IP];
+			user.user = true;
+			u = &user;
+		} else {
+			u = NULL;
+		}
+	}
+	if (u && r->unwind && u->have_regs && p && p->sp) {
+		int k = sym_space_unwind_sample(p->sp, u, r->pcs, REC_MAX_FRAMES);
+		if (k < 0) {
+			r->unwind_failures++;
+			r->pcs[0] = u->ip;
+			n = 1;
+		} else {
+			n = (unsigned)k;
+		}
+	} else if (u) {
+		r->pcs[0] = u->ip;
+		n = 1;
+	}
+	err = exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags);
+	if (err == -ENOMEM)
+		pr_err("out of memory aggregating samples");
+	else
+		rec_write_failed(r, err);
+}
+
+static void on_lost(void *arg, pid_t tid, uint64_t count)
+{
+	struct rec *r = arg;
+
+	r->lost += count;
+	if (!r->write_err)
+		rec_write_failed(r, rep_write_lost(r->w, tid, count));
+}
+
+static void drain_thread(struct rec *r, struct rec_thread *t)
+{
+	if (t->st && smp_thread_drain(t->st, &r->sink) < 0)
+		pr_debug("drain of %d failed", t->tid);
+}
+
+static void read_comm(pid_t tid, char *buf, size_t len)
+{
+	char path[64], *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	buf[0] = '\0';
+	if (psup_read_file(path, &c, NULL) == 0) {
+		snprintf(buf, len, "%s", c);
+		buf[strcspn(buf, "\n")] = '\0';
+		free(c);
+	}
+}
+
+static void on_thread_ring(void *arg, int fd)
+{
+	struct rec_thread *t = arg;
+
+	(void)fd;
+	drain_thread(t->r, t);
+}
+
+static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
+{
+	struct rec *r = arg;
+	struct rec_thread *t;
+	struct rep_thread rt;
+	char comm[64];
+	uint64_t *v;
+	int err;
+
+	if (new_process) {
+		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
+		proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
+	}
+	t = calloc(1, sizeof(*t));
+	v = t ? psup_u64map_upsert(&r->threads, (uint64_t)tid, NULL) : NULL;
+	if (!v) {
+		free(t);
+		pr_err("out of memory tracking thread %d", tid);
+		return;
+	}
+	*v = (uintptr_t)t;
+	t->r = r;
+	t->tid = tid;
+	t->pid = pid;
+	err = smp_thread_open(r->ev, tid, r->ring_pages, &t->st);
+	if (err < 0) {
+		r->open_failures++;
+		if (err != -ESRCH)
+			pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
+		t->st = NULL;
+	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
+		pr_warn("cannot watch the ring of thread %d", tid);
+	}
+	read_comm(tid, comm, sizeof(comm));
+	rt = (struct rep_thread){
+		.tid = tid, .pid = pid, .parent = parent,
+		.name = comm[0] ? comm : NULL, .time = psup_now_ns(),
+	};
+	rec_write_failed(r, rep_write_thread(r->w, &rt));
+}
+
+static void thread_close(struct rec *r, struct rec_thread *t)
+{
+	if (t->st) {
+		sup_session_unwatch(r->sup, smp_thread_fd(t->st));
+		/* The last samples of the thread are still in its ring. */
+		smp_thread_close(t->st, &r->sink);
+		t->st = NULL;
+	}
+}
+
+static void on_thread_gone(void *arg, pid_t tid, pid_t pid)
+{
+	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, tid);
+
+	(void)pid;
+	if (!t)
+		return;
+	thread_close(r, t);
+	psup_u64map_remove(&r->threads, (uint64_t)tid);
+	free(t);
+	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
+	rec_write_failed(r, rep_write_thread_end(r->w, tid, psup_now_ns()));
+}
+
+static void on_exec(void *arg, pid_t pid, pid_t old_tid)
+{
+	struct rec *r = arg;
+	struct rec_proc *p = proc_get(r, pid, NULL);
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+
+	(void)old_tid;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (p && p->sp)
+		sym_space_exec(p->sp);
+	exp_profile_forget_process(r->prof, pid);
+	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
+}
+
+static void on_process_exit(void *arg, pid_t pid, int status, int sig)
+{
+	struct rec *r = arg;
+
+	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, psup_now_ns()));
+	proc_drop(r, pid);
+}
+
+static void flush(struct rec *r)
+{
+	if (!r->write_err)
+		rec_write_failed(r, exp_profile_flush(r->prof));
+	r->last_flush_ns = psup_now_ns();
+}
+
+static void on_tick(void *arg)
+{
+	struct rec *r = arg;
+	uint64_t now = psup_now_ns();
+
+	/* Threads that sample slowly never reach the ring's watermark. */
+	for (size_t i = 0; i < r->threads.cap; i++)
+		if (r->threads.keys[i] && r->threads.vals[i])
+			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
+	if (now - r->last_flush_ns >= REC_FLUSH_NS)
+		flush(r);
+	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
+		r->last_progress_ns = now;
+		psup_progress("psup: %.1f s, %llu samples, %u threads%s",
+			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
+			      sup_session_nthreads(r->sup),
+			      r->lost ? ", samples lost" : "");
+	}
+}
+
+struct rec_options {
+	const char *output;
+	bool force;
+	const char *event;
+	uint64_t period;
+	unsigned jitter;
+	bool no_unwind;
+	bool no_follow;
+	uint64_t duration_ns;
+};
+
+static void usage_run(FILE *f)
+{
+	fputs("usage: psup run [options] [--] COMMAND [ARGS...]\n"
+	      "\n"
+	      "Runs COMMAND under psup, sampling every thread of it and of its child\n"
+	      "processes, and writes a record for `psup report`. Nothing is preloaded or\n"
+	      "relinked. psup exits with COMMAND's exit status (or dies of its signal).\n"
+	      "\n", f);
+}
+
+static void usage_attach(FILE *f)
+{
+	fputs("usage: psup attach [options] PID\n"
+	      "\n"
+	      "Samples every thread of the running process PID, including threads it\n"
+	      "creates later, until it exits, Ctrl-C, SIGTERM or --duration; then detaches\n"
+	      "and leaves it running as before.\n"
+	      "\n", f);
+}
+
+static void usage_common(FILE *f, bool attach)
+{
+	fputs("options:\n"
+	      "  -o, --output FILE     record file (default psup.cbor; never overwritten\n"
+	      "                        unless --force)\n"
+	      "  -f, --force           overwrite FILE if it exists\n"
+	      "  -e, --event NAME      sampling event: task-clock (default), cpu-clock, or a\n"
+	      "                        hardware event through libpfm4 where the machine has a PMU\n"
+	      "  -c, --period N        sampling period, in ns for clock events (default\n"
+	      "                        1000000 = 1 ms), in events otherwise\n"
+	      "      --jitter PCT      randomize each period by up to +-PCT%% (default 10; 0 off)\n"
+	      "      --no-call-graph   record the sampled instruction only, no unwinding\n", f);
+	if (attach)
+		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
+	else
+		fputs("      --no-follow-forks sample the first process only, not its children\n", f);
+	fputs("  -q, --quiet           no progress line, only errors\n"
+	      "  -v, --verbose         debug messages (-vv: every ptrace stop too)\n"
+	      "  -h, --help            this help\n", f);
+}
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_options(int argc, char **argv, bool attach, struct rec_options *o)
+{
+	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "period", required_argument, NULL, 'c' },
+		{ "jitter", required_argument, NULL, OPT_JITTER },
+		{ "no-call-graph", no_argument, NULL, OPT_NO_CG },
+		{ "no-follow-forks", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = attach ? "attach" : "run";
+	int c;
+	long v;
+
+	*o = (struct rec_options){ .output = "psup.cbor", .event = "task-clock", .jitter = 10 };
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the command's name, so its own options are its own. */
+	while ((c = getopt_long(argc, argv, "+o:fe:c:d:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = true;
+			break;
+		case 'e':
+			o->event = optarg;
+			break;
+		case 'c': {
+			char *end;
+			errno = 0;
+			unsigned long long p = strtoull(optarg, &end, 10);
+			if (*end || errno || !p || optarg[0] == '-') {
+				pr_err("invalid period '%s': expected a positive integer", optarg);
+				return 2;
+			}
+			o->period = p;
+			break;
+		}
+		case OPT_JITTER:
+			if (psup_parse_long(optarg, 0, 50, &v) < 0) {
+				pr_err("invalid jitter '%s': expected a percentage from 0 to 50", optarg);
+				return 2;
+			}
+			o->jitter = (unsigned)v;
+			break;
+		case OPT_NO_CG:
+			o->no_unwind = true;
+			break;
+		case OPT_NO_FOLLOW:
+			if (attach)
+				goto unknown;
+			o->no_follow = true;
+			break;
+		case 'd': {
+			char *end;
+			if (!attach)
+				goto unknown;
+			errno = 0;
+			double d = strtod(optarg, &end);
+			if (*end || errno || !(d > 0) || d > 1e7) {
+				pr_err("invalid duration '%s': expected seconds, e.g. 10 or 2.5", optarg);
+				return 2;
+			}
+			o->duration_ns = (uint64_t)(d * 1e9);
+			break;
+		}
+		case 'q':
+			psup_log_level = PSUP_LOG_ERR;
+			break;
+		case 'v':
+			if (psup_log_level < PSUP_LOG_TRACE)
+				psup_log_level++;
+			break;
+		case 'h':
+			if (attach)
+				usage_attach(stdout);
+			else
+				usage_run(stdout);
+			usage_common(stdout, attach);
+			return 0;
+		case ':':
+			pr_err("option '%s' needs a value; see 'psup %s --help'", argv[optind - 1], cmd);
+			return 2;
+		default:
+		unknown:
+			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
+			return 2;
+		}
+	}
+	return -1;
+}
+
+static int open_output(struct rec *r, const struct rec_options *o)
+{
+	int err = rep_writer_open(o->output, o->force ? REP_WRITER_FORCE : 0, &r->w);
+
+	if (err == -EEXIST) {
+		pr_err("%s already exists; use -o FILE for another name, or --force to overwrite it",
+		       o->output);
+		return err;
+	}
+	if (err < 0)
+		pr_err("cannot create %s: %s", o->output, strerror(-err));
+	return err;
+}
+
+static int write_header(struct rec *r, const char *mode, char *const *argv, pid_t pid)
+{
+	char host[256] = "";
+	struct rep_header h = {
+		.mode = mode,
+		.argv = argv,
+		.pid = pid,
+		.wall_ns = psup_wall_ns(),
+		.mono_ns = r->start_ns,
+		.event = smp_event_name(r->ev),
+		.period = smp_event_period(r->ev),
+		.clock_event = smp_event_is_clock(r->ev),
+		.hw_pmu = smp_have_hw_pmu(),
+		.hostname = host,
+	};
+
+	gethostname(host, sizeof(host) - 1);
+	return rep_write_header(r->w, &h);
+}
+
+static void finish(struct rec *r, const char *reason)
+{
+	struct exp_profile_stats st;
+	struct rep_end e;
+
+	flush(r);
+	exp_profile_stats(r->prof, &st);
+	e = (struct rep_end){
+		.time = psup_now_ns(),
+		.reason = reason,
+		.samples = r->samples,
+		.lost = r->lost,
+		.unwind_failures = r->unwind_failures,
+	};
+	if (!r->write_err)
+		rec_write_failed(r, rep_write_end(r->w, &e));
+	psup_progress_end();
+	if (!r->quiet)
+		pr_info("%llu samples (%llu lost), %llu contexts, in %.2f s",
+			(unsigned long long)r->samples, (unsigned long long)r->lost,
+			(unsigned long long)st.nodes, (double)(e.time - r->start_ns) / 1e9);
+	if (r->lost && r->samples && r->lost * 100 > r->samples)
+		pr_warn("%llu samples were lost (the rings overflowed); consider a longer --period",
+			(unsigned long long)r->lost);
+}
+
+static void rec_release(struct rec *r)
+{
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
+		if (r->threads.keys[i] && t) {
+			if (t->st)
+				smp_thread_close(t->st, NULL);
+			free(t);
+		}
+	}
+	for (size_t i = 0; i < r->procs.cap; i++) {
+		struct rec_proc *p = (struct rec_proc *)(uintptr_t)r->procs.vals[i];
+		if (r->procs.keys[i] && p) {
+			sym_space_free(p->sp);
+			free(p);
+		}
+	}
+	psup_u64map_release(&r->threads);
+	psup_u64map_release(&r->procs);
+	exp_profile_free(r->prof);
+	smp_event_free(r->ev);
+}
+
+static int rec_setup(struct rec *r, const struct rec_options *o)
+{
+	const char *why = NULL;
+	unsigned flags = o->no_unwind ? 0 : SMP_EVENT_STACK;
+	int err;
+
+	psup_u64map_init(&r->threads);
+	psup_u64map_init(&r->procs);
+	r->unwind = !o->no_unwind;
+	r->quiet = psup_log_level < PSUP_LOG_INFO;
+	r->path = o->output;
+	err = smp_event_new(o->event, o->period, o->jitter, flags, &r->ev, &why);
+	if (err < 0) {
+		pr_err("%s", why ? why : smp_open_strerror(err));
+		return err;
+	}
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .arg = r };
+	return 0;
+}
+
+static const struct sup_hooks *rec_hooks(struct rec *r)
+{
+	static struct sup_hooks h;
+
+	h = (struct sup_hooks){
+		.thread_new = on_thread_new,
+		.thread_gone = on_thread_gone,
+		.exec = on_exec,
+		.process_exit = on_process_exit,
+		.arg = r,
+	};
+	return &h;
+}
+
+/* Mirror the target's end (rule 14): its exit status, or its fatal signal
+ * re-raised, so a shell shows "Segmentation fault" as it would without psup. */
+static int mirror_exit(const struct sup_result *res)
+{
+	if (!res->signal)
+		return res->status & 0xff;
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(res->signal, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, res->signal);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	fflush(NULL);
+	raise(res->signal);
+	return 128 + res->signal;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct rec_options o;
+	struct rec r = { 0 };
+	struct sup_result res;
+	char why[512];
+	int ret, err;
+
+	ret = parse_options(argc, argv, false, &o);
+	if (ret >= 0)
+		return ret;
+	if (optind >= argc) {
+		pr_err("no command to run; usage: psup run [options] [--] COMMAND [ARGS...]");
+		return 2;
+	}
+	if (rec_setup(&r, &o) < 0) {
+		rec_release(&r);
+		return 1;
+	}
+	if (open_output(&r, &o) < 0) {
+		rec_release(&r);
+		return 1;
+	}
+	err = exp_profile_new(r.w, &r.prof);
+	r.start_ns = r.last_flush_ns = psup_now_ns();
+	if (err == 0)
+		err = sup_spawn(argv + optind, o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS, rec_hooks(&r),
+				&r.sup, why, sizeof(why));
+	if (err < 0) {
+		pr_err("cannot run '%s': %s", argv[optind], why);
+		rep_writer_close(r.w);
+		unlink(o.output);
+		rec_release(&r);
+		return 1;
+	}
+	rec_write_failed(&r, write_header(&r, "run", argv + optind, sup_session_pid(r.sup)));
+	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
+		pr_warn("no periodic drain: samples may be lost");
+	err = sup_session_run(r.sup);
+	if (err < 0)
+		pr_err("event loop failed: %s", strerror(-err));
+	sup_session_result(r.sup, &res);
+	if (res.exec_errno) {
+		psup_progress_end();
+		pr_err("cannot run '%s': %s", argv[optind], strerror(res.exec_errno));
+		sup_session_free(r.sup);
+		rep_writer_close(r.w);
+		unlink(o.output);
+		rec_release(&r);
+		return res.exec_errno == ENOENT || res.exec_errno == ENOTDIR ? 127 : 126;
+	}
+	finish(&r, res.detached && !res.exited ? res.reason : "exit");
+	sup_session_free(r.sup);
+	err = rep_writer_close(r.w);
+	if (err < 0 && !r.write_err)
+		pr_err("cannot write %s: %s", o.output, strerror(-err));
+	rec_release(&r);
+	if (!res.exited)
+		return 1;
+	return mirror_exit(&res);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct rec_options o;
+	struct rec r = { 0 };
+	struct sup_result res;
+	char why[512];
+	long pid;
+	int ret, err;
+
+	ret = parse_options(argc, argv, true, &o);
+	if (ret >= 0)
+		return ret;
+	if (optind != argc - 1) {
+		pr_err("expected one PID; usage: psup attach [options] PID");
+		return 2;
+	}
+	if (psup_parse_long(argv[optind], 1, INT_MAX, &pid) < 0) {
+		pr_err("invalid pid '%s'", argv[optind]);
+		return 2;
+	}
+	if (rec_setup(&r, &o) < 0) {
+		rec_release(&r);
+		return 1;
+	}
+	if (open_output(&r, &o) < 0) {
+		rec_release(&r);
+		return 1;
+	}
+	err = exp_profile_new(r.w, &r.prof);
+	r.start_ns = r.last_flush_ns = psup_now_ns();
+	if (err == 0)
+		err = sup_attach((pid_t)pid, rec_hooks(&r), &r.sup, why, sizeof(why));
+	if (err < 0) {
+		pr_err("%s", why);
+		rep_writer_close(r.w);
+		unlink(o.output);
+		rec_release(&r);
+		return 1;
+	}
+	rec_write_failed(&r, write_header(&r, "attach", NULL, (pid_t)pid));
+	sup_session_set_duration(r.sup, o.duration_ns);
+	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
+		pr_warn("no periodic drain: samples may be lost");
+	if (!r.quiet)
+		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));
+	err = sup_session_run(r.sup);
+	if (err < 0)
+		pr_err("event loop failed: %s", strerror(-err));
+	sup_session_result(r.sup, &res);
+	finish(&r, res.detached ? "detach" : "exit");
+	sup_session_free(r.sup);
+	err = rep_writer_close(r.w);
+	if (err < 0 && !r.write_err)
+		pr_err("cannot write %s: %s", o.output, strerror(-err));
+	rec_release(&r);
+	return r.write_err || err < 0 ? 1 : 0;
+}

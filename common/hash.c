@@ -83,3 +83,34 @@ uint64_t *psup_u64map_upsert(struct psup_u64map *m, uint64_t key, bool *created)
 	}
 	return &m->vals[i];
 }
+
+bool psup_u64map_remove(struct psup_u64map *m, uint64_t key)
+{
+	size_t mask, i, j;
+
+	if (!m->cap)
+		return false;
+	mask = m->cap - 1;
+	i = slot_of(m, key);
+	if (!m->keys[i])
+		return false;
+	/* Backward-shift deletion keeps every probe chain unbroken. */
+	j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!m->keys[j])
+			break;
+		size_t home = psup_hash64(m->keys[j]) & mask;
+		/* Move j into the hole at i unless its home lies in (i, j]. */
+		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+		if (stays)
+			continue;
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+	m->keys[i] = 0;
+	m->vals[i] = 0;
+	m->len--;
+	return true;
+}

@@ -25,6 +25,9 @@ void psup_u64map_release(struct psup_u64map *m);
 uint64_t *psup_u64map_upsert(struct psup_u64map *m, uint64_t key, bool *created);
 /* Returns the value's address, or NULL when key is absent. */
 uint64_t *psup_u64map_find(const struct psup_u64map *m, uint64_t key);
+/* Removes key; returns whether it was present. Entries may move: do not
+ * remove while iterating over the slots. */
+bool psup_u64map_remove(struct psup_u64map *m, uint64_t key);
 /* Iterate: for (size_t i = 0; i < m->cap; i++) if (m->keys[i]) ... */
 void psup_u64map_clear(struct psup_u64map *m);
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-int psup_log_level = PSUP_LOG_WARN;
+int psup_log_level = PSUP_LOG_INFO;
 
 static bool progress_shown;
 
@@ -38,7 +38,7 @@ void psup_progress(const char *fmt, ...)
 
 	if (tty < 0)
 		tty = isatty(STDERR_FILENO);
-	if (!tty || psup_log_level < PSUP_LOG_WARN)
+	if (!tty || psup_log_level < PSUP_LOG_INFO)
 		return;
 	fputs("\r\033[K", stderr);
 	va_start(ap, fmt);

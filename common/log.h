@@ -3,8 +3,8 @@
 
 /*
  * One log sink for every part: stderr, prefixed "psup: ". stdout belongs to
- * reports. Levels rise with -v (info), -vv (debug), -vvv (trace: every wait
- * status). -q lowers the level to errors only.
+ * reports. The default level shows info (a command's closing summary); -v
+ * adds debug, -vv traces every wait status; -q keeps errors only.
  */
 
 enum psup_log_level {
@@ -35,7 +35,7 @@ void psup_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 /*
  * The progress line: one line on stderr, rewritten in place, only when stderr
- * is a terminal and the level is at least WARN (-q hides it). Cleared by
+ * is a terminal and the level is at least INFO (-q hides it). Cleared by
  * psup_progress_end() and before any other log line.
  */
 void psup_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,1 +1,279 @@
 #include "experiments/experiments.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "report/report.h"
+#include "symbols/symbols.h"
+
+/* Per process: address (<< 1 | is-return-address) -> loc id. */
+struct exp_space {
+	pid_t pid;
+	struct psup_u64map locs;
+};
+
+/* Per thread: leaf node -> count since the last flush. */
+struct exp_thread {
+	pid_t tid;
+	struct psup_u64map counts;
+};
+
+struct exp_profile {
+	struct rep_writer *w;
+	struct psup_u64map spaces;  /* pid -> struct exp_space * */
+	struct psup_u64map threads; /* tid -> struct exp_thread * */
+	struct psup_u64map nodes;   /* parent << 32 | loc -> node id */
+	uint64_t next_loc, next_node;
+	uint64_t kernel_loc;
+	uint64_t *pairs;            /* flush buffer */
+	size_t pairs_cap;
+	struct exp_profile_stats stats;
+};
+
+int exp_profile_new(struct rep_writer *w, struct exp_profile **out)
+{
+	struct exp_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->w = w;
+	p->next_loc = 1;
+	p->next_node = 1;
+	psup_u64map_init(&p->spaces);
+	psup_u64map_init(&p->threads);
+	psup_u64map_init(&p->nodes);
+	*out = p;
+	return 0;
+}
+
+static void free_space(struct exp_space *s)
+{
+	if (!s)
+		return;
+	psup_u64map_release(&s->locs);
+	free(s);
+}
+
+void exp_profile_free(struct exp_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->spaces.cap; i++)
+		if (p->spaces.keys[i])
+			free_space((struct exp_space *)(uintptr_t)p->spaces.vals[i]);
+	for (size_t i = 0; i < p->threads.cap; i++) {
+		struct exp_thread *t = (struct exp_thread *)(uintptr_t)p->threads.vals[i];
+		if (p->threads.keys[i] && t) {
+			psup_u64map_release(&t->counts);
+			free(t);
+		}
+	}
+	psup_u64map_release(&p->spaces);
+	psup_u64map_release(&p->threads);
+	psup_u64map_release(&p->nodes);
+	free(p->pairs);
+	free(p);
+}
+
+static void *get_obj(struct psup_u64map *m, uint64_t key, size_t size)
+{
+	bool created;
+	uint64_t *v = psup_u64map_upsert(m, key, &created);
+
+	if (!v)
+		return NULL;
+	if (!*v) {
+		void *o = calloc(1, size);
+		if (!o)
+			return NULL;
+		*v = (uintptr_t)o;
+	}
+	return (void *)(uintptr_t)*v;
+}
+
+void exp_profile_forget_process(struct exp_profile *p, pid_t pid)
+{
+	uint64_t *v = psup_u64map_find(&p->spaces, (uint64_t)pid);
+
+	if (!v || !*v)
+		return;
+	struct exp_space *s = (struct exp_space *)(uintptr_t)*v;
+	psup_u64map_clear(&s->locs);
+}
+
+static int write_loc(struct exp_profile *p, uint64_t id, pid_t pid, uint64_t addr,
+		     const struct sym_loc *sl)
+{
+	struct rep_frame frames[SYM_MAX_FRAMES];
+	struct rep_loc l = {
+		.id = id,
+		.pid = pid,
+		.addr = addr,
+		.image = sl ? sl->image : "[kernel]",
+		.build_id = sl ? sl->build_id : NULL,
+		.offset = sl ? sl->offset : 0,
+		.nframes = sl ? sl->nframes : 0,
+		.frames = frames,
+	};
+
+	for (unsigned i = 0; i < l.nframes; i++) {
+		frames[i].function = sl->frames[i].function;
+		frames[i].file = sl->frames[i].file;
+		frames[i].line = sl->frames[i].line;
+	}
+	return rep_write_loc(p->w, &l);
+}
+
+/* The loc id of pc in process pid, symbolized and written when new. */
+static int64_t loc_of(struct exp_profile *p, struct exp_space *s, struct sym_space *sp,
+		      uint64_t pc, bool ret)
+{
+	bool created;
+	uint64_t *v = psup_u64map_upsert(&s->locs, pc << 1 | ret, &created);
+	struct sym_loc sl;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	if (!created)
+		return (int64_t)*v;
+	memset(&sl, 0, sizeof(sl));
+	sl.image = "[unknown]";
+	if (sp && sym_space_resolve(sp, pc, ret, &sl) < 0) {
+		memset(&sl, 0, sizeof(sl));
+		sl.image = "[unknown]";
+	}
+	/* Keep the address of the call, not of the return, for callers. */
+	*v = p->next_loc++;
+	p->stats.locs++;
+	err = write_loc(p, *v, s->pid, pc, &sl);
+	return err < 0 ? err : (int64_t)*v;
+}
+
+static int64_t node_of(struct exp_profile *p, uint64_t parent, uint64_t loc)
+{
+	bool created;
+	uint64_t *v;
+	int err;
+
+	if (parent >= (1ULL << 32) || loc >= (1ULL << 32))
+		return -EOVERFLOW;
+	v = psup_u64map_upsert(&p->nodes, parent << 32 | loc, &created);
+	if (!v)
+		return -ENOMEM;
+	if (!created)
+		return (int64_t)*v;
+	*v = p->next_node++;
+	p->stats.nodes++;
+	err = rep_write_node(p->w, *v, parent, loc);
+	return err < 0 ? err : (int64_t)*v;
+}
+
+int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
+		    const uint64_t *pcs, unsigned npcs, unsigned flags)
+{
+	struct exp_space *s = get_obj(&p->spaces, (uint64_t)pid, sizeof(*s));
+	struct exp_thread *t = get_obj(&p->threads, (uint64_t)tid, sizeof(*t));
+	uint64_t node = 0, *count;
+	int64_t r;
+
+	if (!s || !t)
+		return -ENOMEM;
+	s->pid = pid;
+	t->tid = tid;
+	/* From the outermost caller down to the leaf. */
+	for (unsigned i = npcs; i-- > 0;) {
+		r = loc_of(p, s, sp, pcs[i], i > 0);
+		if (r < 0)
+			return (int)r;
+		r = node_of(p, node, (uint64_t)r);
+		if (r < 0)
+			return (int)r;
+		node = (uint64_t)r;
+	}
+	if (flags & EXP_SAMPLE_KERNEL) {
+		if (!p->kernel_loc) {
+			p->kernel_loc = p->next_loc++;
+			p->stats.locs++;
+			int err = write_loc(p, p->kernel_loc, pid, 0, NULL);
+			if (err < 0)
+				return err;
+		}
+		r = node_of(p, node, p->kernel_loc);
+		if (r < 0)
+			return (int)r;
+		node = (uint64_t)r;
+	}
+	if (!node)
+		return 0;
+	count = psup_u64map_upsert(&t->counts, node, NULL);
+	if (!count)
+		return -ENOMEM;
+	(*count)++;
+	p->stats.samples++;
+	return 0;
+}
+
+static int flush_thread(struct exp_profile *p, struct exp_thread *t)
+{
+	size_t n = 0;
+
+	if (!t->counts.len)
+		return 0;
+	if (t->counts.len * 2 > p->pairs_cap) {
+		size_t cap = t->counts.len * 4;
+		uint64_t *np = realloc(p->pairs, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		p->pairs = np;
+		p->pairs_cap = cap;
+	}
+	for (size_t j = 0; j < t->counts.cap; j++) {
+		if (!t->counts.keys[j] || !t->counts.vals[j])
+			continue;
+		p->pairs[2 * n] = t->counts.keys[j];
+		p->pairs[2 * n + 1] = t->counts.vals[j];
+		n++;
+	}
+	psup_u64map_clear(&t->counts);
+	return n ? rep_write_samples(p->w, t->tid, p->pairs, n) : 0;
+}
+
+int exp_profile_flush(struct exp_profile *p)
+{
+	for (size_t i = 0; i < p->threads.cap; i++) {
+		struct exp_thread *t = (struct exp_thread *)(uintptr_t)p->threads.vals[i];
+		int err;
+
+		if (!p->threads.keys[i] || !t)
+			continue;
+		err = flush_thread(p, t);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int exp_profile_thread_end(struct exp_profile *p, pid_t tid)
+{
+	uint64_t *v = psup_u64map_find(&p->threads, (uint64_t)tid);
+	struct exp_thread *t;
+	int err;
+
+	if (!v || !*v)
+		return 0;
+	t = (struct exp_thread *)(uintptr_t)*v;
+	err = flush_thread(p, t);
+	psup_u64map_remove(&p->threads, (uint64_t)tid);
+	psup_u64map_release(&t->counts);
+	free(t);
+	return err;
+}
+
+void exp_profile_stats(const struct exp_profile *p, struct exp_profile_stats *out)
+{
+	*out = p->stats;
+}

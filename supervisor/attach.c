@@ -1,1 +1,241 @@
-#include "supervisor/supervisor.h"
+#include "supervisor/supervisor-internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+/* Give up rescanning a process that creates threads faster than we seize
+ * them; every thread created by a seized one is caught by TRACECLONE anyway. */
+#define SUP_ATTACH_MAX_SCANS 1000
+
+static bool tracer_is_us(pid_t tid)
+{
+	char path[64], *buf, *line;
+	bool us = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (psup_read_file(path, &buf, NULL) < 0)
+		return false;
+	line = strstr(buf, "\nTracerPid:");
+	if (line)
+		us = (pid_t)strtol(line + 11, NULL, 10) == getpid();
+	free(buf);
+	return us;
+}
+
+static bool is_zombie(pid_t tid)
+{
+	char path[64], *buf, *line;
+	bool z = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (psup_read_file(path, &buf, NULL) < 0)
+		return false;
+	line = strstr(buf, "\nState:");
+	if (line) {
+		line += 7;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		z = *line == 'Z' || *line == 'X';
+	}
+	free(buf);
+	return z;
+}
+
+/* One pass over /proc/PID/task. Returns the number of threads added, or
+ * -errno with *why set. */
+static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int added = 0;
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d) {
+		int err = -errno;
+		sup_attach_diagnose(pid, err == -ENOENT ? -ESRCH : err, why, whylen);
+		return err == -ENOENT ? -ESRCH : err;
+	}
+	while ((de = readdir(d))) {
+		long v;
+		pid_t tid;
+
+		if (psup_parse_long(de->d_name, 1, 0x7fffffff, &v) < 0)
+			continue;
+		tid = (pid_t)v;
+		if (sup_thread_find(s, tid))
+			continue;
+		for (int tries = 0;; tries++) {
+			if (ptrace(PTRACE_SEIZE, tid, 0L, opts) == 0)
+				break;
+			if (errno == EAGAIN && tries < 100) {
+				/* Racing an exec (scenario 10): retry. */
+				usleep(1000);
+				continue;
+			}
+			break;
+		}
+		if (errno && !sup_thread_find(s, tid)) {
+			int e = errno;
+			errno = 0;
+			if (e == 0) {
+				/* seized */
+			} else if (e == ESRCH) {
+				continue; /* exited meanwhile */
+			} else if (e == EPERM && tracer_is_us(tid)) {
+				/* Auto-attached by TRACECLONE from a seized
+				 * creator; its first stop is on its way. */
+			} else if (e == EPERM && is_zombie(tid)) {
+				/* A zombie leader after pthread_exit; its
+				 * threads run on. Test: t2150-zombie-leader. */
+				continue;
+			} else {
+				closedir(d);
+				sup_attach_diagnose(pid, -e, why, whylen);
+				return -e;
+			}
+		}
+		errno = 0;
+		struct sup_thread *t = sup_thread_add(s, tid, pid, 0);
+		if (!t) {
+			closedir(d);
+			snprintf(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+		sup_thread_report(s, t, s->nthreads == 1);
+		added++;
+	}
+	closedir(d);
+	return added;
+}
+
+int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **out,
+	       char *why, size_t whylen)
+{
+	struct sup_session *s;
+	int err, scans = 0, added;
+
+	if (pid <= 0) {
+		snprintf(why, whylen, "invalid pid %d", pid);
+		return -EINVAL;
+	}
+	if (pid == getpid()) {
+		snprintf(why, whylen, "cannot attach to pid %d: that is psup itself", pid);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	err = sup_session_init(s, true);
+	if (err < 0) {
+		snprintf(why, whylen, "cannot set up the event loop: %s", strerror(-err));
+		goto fail;
+	}
+	if (hooks)
+		s->hooks = *hooks;
+	s->root = pid;
+	errno = 0;
+	/* Rescan until a pass finds no new thread (scenario 5). */
+	do {
+		added = scan_once(s, pid, why, whylen);
+		if (added < 0) {
+			err = added;
+			goto fail_detach;
+		}
+	} while (added > 0 && ++scans < SUP_ATTACH_MAX_SCANS);
+	if (!s->nthreads) {
+		err = -ESRCH;
+		if (is_zombie(pid))
+			snprintf(why, whylen, "cannot attach to pid %d: it is a zombie (exited, not yet reaped by its parent)", pid);
+		else
+			sup_attach_diagnose(pid, -ESRCH, why, whylen);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail_detach:
+	/* Threads seized so far were not stopped: detach them cleanly. */
+	sup_detach_begin(s);
+	s->stopping = true;
+	s->stop_deadline = psup_now_ns() + 2000000000ULL;
+	while (s->nthreads && psup_now_ns() < s->stop_deadline) {
+		int status;
+		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
+		if (r > 0) {
+			struct sup_thread *t = sup_thread_find(s, r);
+			struct sup_stop st;
+			sup_stop_classify(status, &st);
+			if (!t)
+				continue;
+			if (st.kind == SUP_STOP_EXITED || st.kind == SUP_STOP_KILLED)
+				sup_thread_remove(s, t);
+			else
+				sup_detach_thread(s, t, st.kind == SUP_STOP_SIGNAL ? st.sig : 0);
+		} else {
+			usleep(1000);
+		}
+	}
+fail:
+	s->root = 0;
+	sup_session_release(s);
+	free(s);
+	return err;
+}
+
+void sup_detach_begin(struct sup_session *s)
+{
+	for (size_t i = 0; i < s->threads.cap; i++) {
+		if (!s->threads.keys[i] || !s->threads.vals[i])
+			continue;
+		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
+		if (t->flags & SUP_THREAD_DETACHING)
+			continue;
+		t->flags |= SUP_THREAD_DETACHING;
+		/* Rule 12: PTRACE_DETACH needs a ptrace stop; the interrupt
+		 * brings one (or another stop wins the race, rule 7: the loop
+		 * detaches at whichever comes first). */
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+			t->flags |= SUP_THREAD_MAYBE_GONE;
+	}
+}
+
+void sup_detach_others(struct sup_session *s)
+{
+	sup_detach_begin(s);
+}
+
+void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig)
+{
+	long dr7;
+
+	/* Rule 12: clear DR7 first, then DR0-3, only when something is set
+	 * (writing an address register creates a kernel breakpoint slot). */
+	errno = 0;
+	dr7 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
+	if (!errno && dr7) {
+		ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
+		for (int i = 0; i < 4; i++)
+			ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[i]), 0L);
+	}
+	pid_t tid = t->tid;
+	/* Perf fds are closed by the thread_gone hook before the detach. */
+	sup_thread_remove(s, t);
+	if (ptrace(PTRACE_DETACH, tid, 0L, (long)sig) < 0 && errno != ESRCH)
+		pr_debug("detach %d: %s", tid, strerror(errno));
+	pr_trace("detached %d (signal %d)", tid, sig);
+}

@@ -1,1 +1,622 @@
-#include "supervisor/supervisor.h"
+#include "supervisor/supervisor-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+/* Give up detaching after this long: a thread that never stops again would
+ * otherwise hang psup (rule 6: never wait for a stop that cannot come). On
+ * psup's exit the kernel detaches whatever is left. */
+#define SUP_DETACH_TIMEOUT_NS (5ULL * 1000000000ULL)
+
+static const int sup_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void on_signals(void *arg, int fd);
+static void on_tick(void *arg, int fd);
+static void on_duration(void *arg, int fd);
+
+int sup_session_init(struct sup_session *s, bool attach_mode)
+{
+	sigset_t set;
+	int err;
+
+	s->attach_mode = attach_mode;
+	s->epfd = s->sigfd = s->tickfd = s->durfd = s->exec_err_fd = -1;
+	psup_u64map_init(&s->threads);
+	psup_u64map_init(&s->procs);
+	psup_u64map_init(&s->watches);
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(sup_signals); i++)
+		sigaddset(&set, sup_signals[i]);
+	/* psup's own signals are read from a signalfd by the loop; a spawned
+	 * child restores this mask before exec. */
+	if (sigprocmask(SIG_BLOCK, &set, &s->old_mask) < 0)
+		return -errno;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sigfd < 0)
+		return -errno;
+	err = sup_session_watch(s, s->sigfd, on_signals, s);
+	if (err < 0)
+		return err;
+	return 0;
+}
+
+static void free_dead_watches(struct sup_session *s)
+{
+	while (s->dead_watches) {
+		struct sup_watch *w = s->dead_watches;
+		s->dead_watches = w->next_dead;
+		free(w);
+	}
+}
+
+void sup_session_release(struct sup_session *s)
+{
+	for (size_t i = 0; i < s->threads.cap; i++)
+		if (s->threads.keys[i])
+			free((void *)(uintptr_t)s->threads.vals[i]);
+	for (size_t i = 0; i < s->procs.cap; i++)
+		if (s->procs.keys[i])
+			free((void *)(uintptr_t)s->procs.vals[i]);
+	for (size_t i = 0; i < s->watches.cap; i++)
+		if (s->watches.keys[i] && s->watches.vals[i])
+			free((void *)(uintptr_t)s->watches.vals[i]);
+	free_dead_watches(s);
+	psup_u64map_release(&s->threads);
+	psup_u64map_release(&s->procs);
+	psup_u64map_release(&s->watches);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->tickfd >= 0)
+		close(s->tickfd);
+	if (s->durfd >= 0)
+		close(s->durfd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->exec_err_fd >= 0)
+		close(s->exec_err_fd);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct sup_watch *w = calloc(1, sizeof(*w));
+	uint64_t *slot;
+
+	if (!w)
+		return -ENOMEM;
+	w->fd = fd;
+	w->cb = cb;
+	w->arg = arg;
+	slot = psup_u64map_upsert(&s->watches, (uint64_t)fd + 1, NULL);
+	if (!slot) {
+		free(w);
+		return -ENOMEM;
+	}
+	if (*slot) {
+		/* A stale watch of a closed, reused fd number. */
+		struct sup_watch *old = (struct sup_watch *)(uintptr_t)*slot;
+		old->dead = true;
+		old->next_dead = s->dead_watches;
+		s->dead_watches = old;
+	}
+	*slot = (uintptr_t)w;
+	ev.data.ptr = w;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int err = -errno;
+		if (err == -EEXIST && epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+			return 0;
+		*slot = 0;
+		free(w);
+		return err;
+	}
+	return 0;
+}
+
+void sup_session_unwatch(struct sup_session *s, int fd)
+{
+	uint64_t *slot = psup_u64map_find(&s->watches, (uint64_t)fd + 1);
+	struct sup_watch *w;
+
+	if (!slot || !*slot)
+		return;
+	w = (struct sup_watch *)(uintptr_t)*slot;
+	*slot = 0;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+	/* Events for w may still be in the batch being dispatched: free it
+	 * after the batch. */
+	w->dead = true;
+	w->next_dead = s->dead_watches;
+	s->dead_watches = w;
+}
+
+static int timer_fd(uint64_t first_ns, uint64_t period_ns)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(first_ns / 1000000000ULL), (long)(first_ns % 1000000000ULL) },
+		.it_interval = { (time_t)(period_ns / 1000000000ULL), (long)(period_ns % 1000000000ULL) },
+	};
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int sup_session_set_tick(struct sup_session *s, uint64_t period_ns, void (*cb)(void *arg), void *arg)
+{
+	int fd = timer_fd(period_ns, period_ns);
+
+	if (fd < 0)
+		return fd;
+	if (s->tickfd >= 0) {
+		sup_session_unwatch(s, s->tickfd);
+		close(s->tickfd);
+	}
+	s->tickfd = fd;
+	s->tick_cb = cb;
+	s->tick_arg = arg;
+	return sup_session_watch(s, fd, on_tick, s);
+}
+
+void sup_session_set_duration(struct sup_session *s, uint64_t duration_ns)
+{
+	int fd;
+
+	if (!duration_ns)
+		return;
+	fd = timer_fd(duration_ns, 0);
+	if (fd < 0) {
+		pr_warn("cannot arm the duration timer: %s", strerror(-fd));
+		return;
+	}
+	s->durfd = fd;
+	if (sup_session_watch(s, fd, on_duration, s) < 0)
+		pr_warn("cannot watch the duration timer");
+}
+
+static void drain_fd(int fd)
+{
+	uint64_t buf[16];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void on_tick(void *arg, int fd)
+{
+	struct sup_session *s = arg;
+
+	drain_fd(fd);
+	if (s->tick_cb)
+		s->tick_cb(s->tick_arg);
+}
+
+static void begin_stop(struct sup_session *s, const char *reason);
+
+static void on_duration(void *arg, int fd)
+{
+	struct sup_session *s = arg;
+
+	drain_fd(fd);
+	pr_info("duration reached, detaching");
+	begin_stop(s, "duration");
+}
+
+void sup_thread_resume(struct sup_session *s, struct sup_thread *t, int request, int sig)
+{
+	(void)s;
+	if (ptrace(request, t->tid, 0L, (long)sig) < 0) {
+		if (errno == ESRCH) {
+			/* Rule 6: the thread may be dying; its exit status is
+			 * still to come through wait. */
+			t->flags |= SUP_THREAD_MAYBE_GONE;
+			return;
+		}
+		pr_debug("ptrace(%d) on %d: %s", request, t->tid, strerror(errno));
+	}
+}
+
+/* Stop the session: attach mode (and run mode asked by the command) detach
+ * every thread; the target runs on. */
+static void begin_stop(struct sup_session *s, const char *reason)
+{
+	if (s->stopping)
+		return;
+	s->stopping = true;
+	s->stop_reason = reason;
+	s->stop_deadline = psup_now_ns() + SUP_DETACH_TIMEOUT_NS;
+	sup_detach_begin(s);
+	if (!s->nthreads)
+		s->done = true;
+}
+
+void sup_session_request_stop(struct sup_session *s)
+{
+	s->stop_requested = true;
+}
+
+static void root_ended(struct sup_session *s, int status, int sig, bool core)
+{
+	s->result.exited = true;
+	s->result.status = sig ? -1 : status;
+	s->result.signal = sig;
+	s->result.core = core;
+	if (!s->result.reason)
+		s->result.reason = "exit";
+	if (!s->exec_seen && s->exec_err_fd >= 0) {
+		int e = 0;
+		if (read(s->exec_err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e))
+			s->result.exec_errno = e;
+	}
+}
+
+static void process_ended(struct sup_session *s, pid_t pid, int status, int sig, bool core)
+{
+	struct sup_process *p = sup_process_find(s, pid);
+
+	if (p) {
+		if (p->ended)
+			return;
+		p->ended = true;
+	}
+	pr_debug("process %d ended: status %d signal %d", pid, status, sig);
+	if (s->hooks.process_exit)
+		s->hooks.process_exit(s->hooks.arg, pid, sig ? -1 : status, sig);
+	if (pid == s->root) {
+		root_ended(s, status, sig, core);
+		/* Run mode: the target is done. Descendants still traced are
+		 * detached and keep running (EXITKILL would kill them if psup
+		 * exited while tracing them). */
+		if (!s->attach_mode && s->nthreads)
+			begin_stop(s, "exit");
+	}
+}
+
+static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_stop *st)
+{
+	struct sup_thread *t = sup_thread_find(s, tid);
+	pid_t pid;
+
+	if (!t) {
+		/* A thread dropped by an exec (rule 9), or one we never knew. */
+		pr_trace("exit of unknown %d", tid);
+		return;
+	}
+	pid = t->pid;
+	sup_thread_remove(s, t);
+	/* A leader's status is reported once the whole group is gone
+	 * (delay_group_leader); it is the process's. Test: t1150-leader-exit. */
+	if (tid == pid)
+		process_ended(s, pid, st->status, st->kind == SUP_STOP_KILLED ? st->sig : 0, st->core);
+	else {
+		struct sup_process *p = sup_process_find(s, pid);
+		/* Attach mode never saw a zombie leader: the process ends with
+		 * its last seized thread. */
+		if (p && !p->nthreads && s->attach_mode && !sup_thread_find(s, pid))
+			process_ended(s, pid, 0, 0, false);
+	}
+}
+
+static unsigned long event_msg(pid_t tid)
+{
+	unsigned long msg = 0;
+
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
+		return 0;
+	return msg;
+}
+
+/* A thread or process created by t (clone, fork, vfork). Its own first stop
+ * may have arrived already (rule 10). */
+static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child, bool is_process)
+{
+	struct sup_thread *c = sup_thread_find(s, child);
+
+	if (!child)
+		return;
+	if (!is_process) {
+		/* clone(): a thread unless it made a new thread group (raw
+		 * clone without CLONE_THREAD). Test: t3200-raw-clone. */
+		pid_t tgid = sup_proc_tgid(child, NULL);
+		is_process = tgid == child;
+	}
+	if (c) {
+		if (!c->parent)
+			c->parent = t->tid;
+		sup_thread_report(s, c, is_process);
+		return;
+	}
+	c = sup_thread_add(s, child, is_process ? child : t->pid, t->tid);
+	if (!c) {
+		pr_err("out of memory tracking thread %d", child);
+		return;
+	}
+	if (s->stopping)
+		c->flags |= SUP_THREAD_DETACHING;
+	sup_thread_report(s, c, is_process);
+}
+
+/* Rule 9: after an exec, only the execing thread lives on, as pid. Every
+ * other thread of the process is gone, and per-thread state (perf fds) is
+ * reset: report them all gone, then the survivor anew. */
+static void on_exec(struct sup_session *s, struct sup_thread *t)
+{
+	pid_t pid = t->pid;
+	pid_t old_tid = (pid_t)event_msg(t->tid);
+	bool detaching = t->flags & SUP_THREAD_DETACHING;
+	pid_t parent = t->parent;
+
+	if (!old_tid)
+		old_tid = t->tid;
+	pr_debug("process %d exec (by thread %d)", pid, old_tid);
+	for (size_t i = 0; i < s->threads.cap; i++) {
+		if (!s->threads.keys[i])
+			continue;
+		struct sup_thread *o = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
+		if (o && o->pid == pid) {
+			sup_thread_remove(s, o);
+			i = (size_t)-1; /* removal moves entries: rescan */
+		}
+	}
+	if (s->hooks.exec)
+		s->hooks.exec(s->hooks.arg, pid, old_tid);
+	t = sup_thread_add(s, pid, pid, parent);
+	if (!t)
+		return;
+	t->flags |= SUP_THREAD_SEEN_STOP | (detaching ? SUP_THREAD_DETACHING : 0);
+	if (pid == s->root)
+		s->exec_seen = true;
+	sup_thread_report(s, t, false);
+}
+
+static void dispatch(struct sup_session *s, pid_t tid, int status)
+{
+	struct sup_stop st;
+	struct sup_thread *t;
+	int sig = 0;
+
+	sup_stop_classify(status, &st);
+	pr_trace("wait: %d %s sig=%d status=0x%x", tid, sup_stop_kind_name(st.kind), st.sig, status);
+	if (st.kind == SUP_STOP_EXITED || st.kind == SUP_STOP_KILLED) {
+		on_thread_death(s, tid, &st);
+		return;
+	}
+	t = sup_thread_find(s, tid);
+	if (!t) {
+		/* Rule 10: a new thread's first stop can precede its
+		 * creator's event. Adopt it. */
+		pid_t ppid = 0, tgid = sup_proc_tgid(tid, &ppid);
+		bool new_process = tgid == tid && !sup_process_find(s, tgid);
+
+		if (!tgid)
+			tgid = tid;
+		t = sup_thread_add(s, tid, tgid, 0);
+		if (!t) {
+			ptrace(PTRACE_CONT, tid, 0L, 0L);
+			return;
+		}
+		if (s->stopping)
+			t->flags |= SUP_THREAD_DETACHING;
+		sup_thread_report(s, t, new_process);
+	}
+	t->flags |= SUP_THREAD_SEEN_STOP;
+	t->flags &= ~(SUP_THREAD_LISTENING | SUP_THREAD_MAYBE_GONE);
+
+	switch (st.kind) {
+	case SUP_STOP_SIGNAL:
+		/* Rule 11: the program's signals are delivered unchanged. */
+		sig = st.sig;
+		break;
+	case SUP_STOP_GROUP:
+		if (t->flags & SUP_THREAD_DETACHING)
+			break;
+		/* Rule 3: keep job control working. */
+		t->flags |= SUP_THREAD_LISTENING;
+		sup_thread_resume(s, t, PTRACE_LISTEN, 0);
+		return;
+	case SUP_STOP_CLONE:
+		adopt_child(s, t, (pid_t)event_msg(tid), false);
+		break;
+	case SUP_STOP_FORK:
+	case SUP_STOP_VFORK:
+		adopt_child(s, t, (pid_t)event_msg(tid), true);
+		break;
+	case SUP_STOP_EXEC:
+		on_exec(s, t);
+		t = sup_thread_find(s, tid);
+		if (!t)
+			return;
+		break;
+	case SUP_STOP_EXIT:
+		/* Rule 8: resumed at once, even when detaching. */
+		t->flags |= SUP_THREAD_EXITING;
+		break;
+	default:
+		break;
+	}
+	if (t->flags & SUP_THREAD_DETACHING) {
+		sup_detach_thread(s, t, sig);
+		if (s->stopping && !s->nthreads)
+			s->done = true;
+		return;
+	}
+	sup_thread_resume(s, t, PTRACE_CONT, sig);
+}
+
+/* Rule 5: collect every pending status before handling any. */
+static void wait_all(struct sup_session *s)
+{
+	enum { BATCH = 256 };
+	struct { pid_t tid; int status; } pend[BATCH];
+
+	for (;;) {
+		size_t n = 0;
+		while (n < BATCH) {
+			int status;
+			pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == ECHILD) {
+					/* Rule 10: nothing left to wait for. */
+					for (size_t i = 0; i < n; i++)
+						dispatch(s, pend[i].tid, pend[i].status);
+					s->done = true;
+					return;
+				}
+				pr_err("waitpid: %s", strerror(errno));
+				break;
+			}
+			if (r == 0)
+				break;
+			pend[n].tid = r;
+			pend[n].status = status;
+			n++;
+		}
+		for (size_t i = 0; i < n; i++)
+			dispatch(s, pend[i].tid, pend[i].status);
+		/* Done when nothing is left to trace: the run target ended, or
+		 * every attached thread is gone. No SIGCHLD would come again. */
+		if (!s->nthreads && (s->attach_mode || s->result.exited))
+			s->done = true;
+		if (n < BATCH)
+			return;
+	}
+}
+
+static void on_signals(void *arg, int fd)
+{
+	struct sup_session *s = arg;
+	struct signalfd_siginfo si;
+	bool chld = false;
+
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGCHLD) {
+			chld = true;
+			continue;
+		}
+		pr_debug("psup received signal %d", sig);
+		if (s->attach_mode) {
+			begin_stop(s, "interrupted");
+		} else if (sig == SIGTERM || sig == SIGHUP) {
+			/* Run mode: the target decides what the signal means;
+			 * Ctrl-C and Ctrl-\ reach it from the terminal already. */
+			kill(s->root, sig);
+		}
+	}
+	if (chld)
+		wait_all(s);
+}
+
+int sup_session_run(struct sup_session *s)
+{
+	struct epoll_event evs[64];
+
+	/* Statuses may have queued before the loop started. */
+	wait_all(s);
+	while (!s->done) {
+		int timeout = -1;
+
+		if (s->stop_requested && !s->stopping)
+			begin_stop(s, "interrupted");
+		if (s->done)
+			break;
+		if (s->stopping) {
+			uint64_t now = psup_now_ns();
+			if (now >= s->stop_deadline) {
+				pr_err("%u thread(s) did not stop for detaching; leaving them to the kernel",
+				       s->nthreads);
+				break;
+			}
+			timeout = (int)((s->stop_deadline - now) / 1000000ULL) + 1;
+		}
+		int n = epoll_wait(s->epfd, evs, (int)PSUP_ARRAY_SIZE(evs), timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			struct sup_watch *w = evs[i].data.ptr;
+			if (!w->dead)
+				w->cb(w->arg, w->fd);
+		}
+		free_dead_watches(s);
+	}
+	if (s->stopping && s->attach_mode) {
+		s->result.detached = true;
+		if (!s->result.reason)
+			s->result.reason = s->stop_reason;
+	} else if (s->stopping && !s->result.exited) {
+		s->result.detached = true;
+		s->result.reason = s->stop_reason;
+	}
+	return 0;
+}
+
+void sup_session_result(const struct sup_session *s, struct sup_result *out)
+{
+	*out = s->result;
+	if (!out->reason)
+		out->reason = s->stop_reason ? s->stop_reason : "exit";
+}
+
+pid_t sup_session_pid(const struct sup_session *s)
+{
+	return s->root;
+}
+
+unsigned sup_session_nthreads(const struct sup_session *s)
+{
+	return s->nthreads;
+}
+
+void sup_session_free(struct sup_session *s)
+{
+	if (!s)
+		return;
+	if (s->nthreads && !s->done) {
+		if (s->attach_mode) {
+			begin_stop(s, "interrupted");
+			sup_session_run(s);
+		} else {
+			/* Run mode on an error path: EXITKILL would kill the
+			 * target when psup exits anyway; do it now so the
+			 * zombie is reaped. */
+			kill(s->root, SIGKILL);
+			while (s->nthreads && !s->done) {
+				int status;
+				pid_t r = waitpid(-1, &status, __WALL);
+				if (r < 0)
+					break;
+				dispatch(s, r, status);
+			}
+		}
+	}
+	sup_session_release(s);
+	free(s);
+}

@@ -1,1 +1,160 @@
-#include "supervisor/supervisor.h"
+#include "supervisor/supervisor-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+/*
+ * Rule 2: the child stops itself, the parent seizes it, then the child execs.
+ * Its first stop may be seen as a signal-delivery-stop (seized before the
+ * SIGSTOP was dequeued) or as a group-stop (stopped before the seize).
+ * PSUP_TEST_SEIZE_DELAY_MS delays the seize to force the second case.
+ * Test: t1010-first-stop-kinds.
+ */
+static int first_stop(pid_t pid, char *why, size_t whylen)
+{
+	for (;;) {
+		struct sup_stop st;
+		int status;
+
+		if (waitpid(pid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(why, whylen, "waiting for the child: %s", strerror(errno));
+			return -errno;
+		}
+		sup_stop_classify(status, &st);
+		pr_trace("first stop: %s sig=%d", sup_stop_kind_name(st.kind), st.sig);
+		switch (st.kind) {
+		case SUP_STOP_SIGNAL:
+			if (st.sig != SIGSTOP) {
+				/* Not ours: deliver it, keep waiting. */
+				ptrace(PTRACE_CONT, pid, 0L, (long)st.sig);
+				continue;
+			}
+			/* Our own SIGSTOP: suppress it. */
+			ptrace(PTRACE_CONT, pid, 0L, 0L);
+			return 0;
+		case SUP_STOP_GROUP:
+			/* Stopped before the seize: SIGCONT ends the group
+			 * stop; its delivery stop is passed on later
+			 * (ignored by default before exec). */
+			kill(pid, SIGCONT);
+			ptrace(PTRACE_CONT, pid, 0L, 0L);
+			return 0;
+		case SUP_STOP_EXITED:
+		case SUP_STOP_KILLED:
+			snprintf(why, whylen, "the child died before exec");
+			return -ECHILD;
+		default:
+			ptrace(PTRACE_CONT, pid, 0L, 0L);
+			continue;
+		}
+	}
+}
+
+int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
+	      struct sup_session **out, char *why, size_t whylen)
+{
+	struct sup_session *s;
+	int errpipe[2] = { -1, -1 };
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+		    PTRACE_O_EXITKILL;
+	const char *delay = getenv("PSUP_TEST_SEIZE_DELAY_MS");
+	pid_t pid;
+	int err;
+
+	if (!argv || !argv[0]) {
+		snprintf(why, whylen, "no command given");
+		return -EINVAL;
+	}
+	if (flags & SUP_SPAWN_FOLLOW_FORKS)
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	err = sup_session_init(s, false);
+	if (err < 0) {
+		snprintf(why, whylen, "cannot set up the event loop: %s", strerror(-err));
+		goto fail;
+	}
+	s->spawn_flags = flags;
+	if (hooks)
+		s->hooks = *hooks;
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		/* The child: only async-signal-safe calls until exec. */
+		int e;
+
+		close(errpipe[0]);
+		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+		kill(getpid(), SIGSTOP);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errpipe[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+	}
+	close(errpipe[1]);
+	errpipe[1] = -1;
+	s->exec_err_fd = errpipe[0];
+	s->root = pid;
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000);
+	if (ptrace(PTRACE_SEIZE, pid, 0L, opts) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot trace the child: %s%s", strerror(errno),
+			 errno == EPERM ? " (is ptrace forbidden by a seccomp policy or a container?)" : "");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto fail;
+	}
+	err = first_stop(pid, why, whylen);
+	if (err < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto fail;
+	}
+	struct sup_thread *t = sup_thread_add(s, pid, pid, 0);
+	if (!t) {
+		err = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto fail;
+	}
+	t->flags |= SUP_THREAD_SEEN_STOP;
+	sup_thread_report(s, t, true);
+	*out = s;
+	return 0;
+fail:
+	if (errpipe[1] >= 0)
+		close(errpipe[1]);
+	if (s->exec_err_fd < 0 && errpipe[0] >= 0)
+		close(errpipe[0]);
+	s->root = 0;
+	sup_session_release(s);
+	free(s);
+	return err;
+}

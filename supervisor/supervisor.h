@@ -1,0 +1,141 @@
+#ifndef PSUP_SUPERVISOR_SUPERVISOR_H
+#define PSUP_SUPERVISOR_SUPERVISOR_H
+
+/*
+ * The supervisor: process control and the event loop. One thread (the one
+ * that calls these functions) owns ptrace: it spawns or seizes the target,
+ * keeps the thread table, classifies every wait status, passes the program's
+ * signals through unchanged, answers group stops with PTRACE_LISTEN, and
+ * detaches leaving nothing behind. The same loop waits on the perf ring fds
+ * and timers other parts register, and on psup's own signals (signalfd).
+ *
+ * The rules it follows are shared/ptrace-notes.md; comments name them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- wait-status classification (pure; unit-tested) -------------------- */
+
+enum sup_stop_kind {
+	SUP_STOP_EXITED,       /* WIFEXITED */
+	SUP_STOP_KILLED,       /* WIFSIGNALED */
+	SUP_STOP_SIGNAL,       /* signal-delivery-stop: sig is to be injected */
+	SUP_STOP_GROUP,        /* group-stop (PTRACE_EVENT_STOP with a stop signal) */
+	SUP_STOP_EVENT_STOP,   /* PTRACE_EVENT_STOP with SIGTRAP: interrupt, new thread, notify */
+	SUP_STOP_CLONE,
+	SUP_STOP_FORK,
+	SUP_STOP_VFORK,
+	SUP_STOP_VFORK_DONE,
+	SUP_STOP_EXEC,
+	SUP_STOP_EXIT,         /* PTRACE_EVENT_EXIT */
+	SUP_STOP_SECCOMP,
+	SUP_STOP_SYSCALL,      /* syscall-stop (PTRACE_O_TRACESYSGOOD) */
+	SUP_STOP_UNKNOWN,
+};
+
+struct sup_stop {
+	enum sup_stop_kind kind;
+	int sig;      /* the signal: delivered, group-stop signal, or killing signal */
+	int status;   /* exit status for SUP_STOP_EXITED */
+	bool core;    /* core dumped, for SUP_STOP_KILLED */
+};
+
+void sup_stop_classify(int wstatus, struct sup_stop *out);
+const char *sup_stop_kind_name(enum sup_stop_kind kind);
+/* true for SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU. */
+bool sup_sig_is_stop(int sig);
+
+/* ---- sessions ----------------------------------------------------------- */
+
+struct sup_session;
+
+/* What the command wires in. Every callback runs on the supervisor thread,
+ * from sup_session_run() (or from sup_spawn()/sup_attach() for the first
+ * threads). Any may be NULL. */
+struct sup_hooks {
+	/* A thread appeared: before it runs user code (run mode, and threads
+	 * created after an attach) or as soon as it is seized (attach).
+	 * parent: the thread that created it, 0 when unknown. new_process: the
+	 * first thread of a process psup had not seen (parent is then the
+	 * forking thread). */
+	void (*thread_new)(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process);
+	/* The thread is gone (reaped, dropped by an exec, or detached). */
+	void (*thread_gone)(void *arg, pid_t tid, pid_t pid);
+	/* Process pid completed an execve. old_tid is the thread that called it
+	 * (now known as pid); the other threads were reported gone before. */
+	void (*exec)(void *arg, pid_t pid, pid_t old_tid);
+	/* A process ended: status >= 0 for an exit, signal > 0 when killed. */
+	void (*process_exit)(void *arg, pid_t pid, int status, int signal);
+	void *arg;
+};
+
+enum sup_spawn_flags {
+	SUP_SPAWN_FOLLOW_FORKS = 1 << 0, /* trace child processes too */
+};
+
+/*
+ * Forks and execs argv[0] (searched in PATH) under ptrace: the child stops
+ * itself, is seized with TRACECLONE|TRACEEXEC|TRACEEXIT|EXITKILL (+ fork and
+ * vfork when following), then execs. Returns once the child is seized and
+ * resumed; the exec itself is seen by sup_session_run() (an exec failure is
+ * reported through sup_session_result()). On failure *why says why in one
+ * line. Caller frees with sup_session_free().
+ */
+int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
+	      struct sup_session **out, char *why, size_t whylen);
+
+/*
+ * Seizes every thread of pid (rescanning /proc/PID/task until no new thread
+ * appears), without stopping them, with TRACECLONE|TRACEEXEC; never EXITKILL,
+ * never a seccomp filter. Errors are explained in *why (already traced, other
+ * user, ptrace_scope, zombie, no such process, psup itself).
+ */
+int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **out,
+	       char *why, size_t whylen);
+
+/* Watch fd (EPOLLIN) in the loop; cb runs when it is readable. */
+int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg);
+/* Stop watching fd. Safe from inside any callback, including fd's own. */
+void sup_session_unwatch(struct sup_session *s, int fd);
+/* Call cb every period_ns (a timerfd in the loop). One tick per session. */
+int sup_session_set_tick(struct sup_session *s, uint64_t period_ns, void (*cb)(void *arg), void *arg);
+/* Attach mode: detach after duration_ns (0: no limit). */
+void sup_session_set_duration(struct sup_session *s, uint64_t duration_ns);
+
+/*
+ * Runs the loop. Run mode: until the root process ends (remaining traced
+ * descendants are detached and left running). SIGTERM/SIGHUP to psup are
+ * forwarded to the root process; SIGINT/SIGQUIT reach it from the terminal
+ * on their own. Attach mode: until the process ends, or Ctrl-C / SIGTERM /
+ * SIGHUP / the duration, which detach every thread. Returns 0 or -errno.
+ */
+int sup_session_run(struct sup_session *s);
+
+/* Ask the loop to end: attach mode detaches, run mode kills the target. */
+void sup_session_request_stop(struct sup_session *s);
+
+struct sup_result {
+	bool exited;       /* the root process ended (status or signal valid) */
+	int status;        /* exit status */
+	int signal;        /* killing signal, 0 if it exited */
+	bool core;
+	bool detached;     /* attach mode: psup detached, the target runs on */
+	const char *reason; /* "exit", "detach", "duration", "interrupted" */
+	int exec_errno;    /* run mode: errno of a failed execve, else 0 */
+};
+void sup_session_result(const struct sup_session *s, struct sup_result *out);
+pid_t sup_session_pid(const struct sup_session *s);
+unsigned sup_session_nthreads(const struct sup_session *s);
+/* Kills a still running run-mode target (EXITKILL would anyway), detaches an
+ * attached one, frees. NULL is fine. */
+void sup_session_free(struct sup_session *s);
+
+/* One line on why attaching to pid is not possible, from /proc and sysctl
+ * (already traced by N, other user, ptrace_scope, zombie, no such process).
+ * Writes into buf and returns it. */
+const char *sup_attach_diagnose(pid_t pid, int err, char *buf, size_t len);
+
+#endif

@@ -1,1 +1,115 @@
-#include "supervisor/supervisor.h"
+#include "supervisor/supervisor-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+struct sup_thread *sup_thread_find(struct sup_session *s, pid_t tid)
+{
+	uint64_t *v = psup_u64map_find(&s->threads, (uint64_t)tid);
+
+	return v ? (struct sup_thread *)(uintptr_t)*v : NULL;
+}
+
+struct sup_process *sup_process_find(struct sup_session *s, pid_t pid)
+{
+	uint64_t *v = psup_u64map_find(&s->procs, (uint64_t)pid);
+
+	return v ? (struct sup_process *)(uintptr_t)*v : NULL;
+}
+
+struct sup_process *sup_process_get(struct sup_session *s, pid_t pid)
+{
+	bool created;
+	uint64_t *v = psup_u64map_upsert(&s->procs, (uint64_t)pid, &created);
+
+	if (!v)
+		return NULL;
+	if (created) {
+		struct sup_process *p = calloc(1, sizeof(*p));
+		if (!p) {
+			/* Leave no NULL value behind: the map has no delete, so
+			 * store a sentinel-free entry by retrying later. */
+			*v = 0;
+			return NULL;
+		}
+		p->pid = pid;
+		*v = (uintptr_t)p;
+	}
+	return (struct sup_process *)(uintptr_t)*v;
+}
+
+struct sup_thread *sup_thread_add(struct sup_session *s, pid_t tid, pid_t pid, pid_t parent)
+{
+	struct sup_thread *t = sup_thread_find(s, tid);
+	struct sup_process *p;
+	uint64_t *v;
+
+	if (t)
+		return t;
+	p = sup_process_get(s, pid);
+	if (!p)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	v = psup_u64map_upsert(&s->threads, (uint64_t)tid, NULL);
+	if (!v) {
+		free(t);
+		return NULL;
+	}
+	t->tid = tid;
+	t->pid = pid;
+	t->parent = parent;
+	*v = (uintptr_t)t;
+	p->nthreads++;
+	p->ended = false;
+	s->nthreads++;
+	pr_trace("thread %d (process %d, parent %d) added", tid, pid, parent);
+	return t;
+}
+
+void sup_thread_report(struct sup_session *s, struct sup_thread *t, bool new_process)
+{
+	if (t->flags & SUP_THREAD_REPORTED)
+		return;
+	t->flags |= SUP_THREAD_REPORTED;
+	if (s->hooks.thread_new)
+		s->hooks.thread_new(s->hooks.arg, t->tid, t->pid, t->parent, new_process);
+}
+
+void sup_thread_remove(struct sup_session *s, struct sup_thread *t)
+{
+	struct sup_process *p = sup_process_find(s, t->pid);
+
+	pr_trace("thread %d (process %d) removed", t->tid, t->pid);
+	if ((t->flags & SUP_THREAD_REPORTED) && s->hooks.thread_gone)
+		s->hooks.thread_gone(s->hooks.arg, t->tid, t->pid);
+	psup_u64map_remove(&s->threads, (uint64_t)t->tid);
+	if (p && p->nthreads)
+		p->nthreads--;
+	s->nthreads--;
+	free(t);
+}
+
+pid_t sup_proc_tgid(pid_t tid, pid_t *ppid)
+{
+	char path[64], *buf, *line;
+	pid_t tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (psup_read_file(path, &buf, NULL) < 0)
+		return 0;
+	line = strstr(buf, "\nTgid:");
+	if (line)
+		tgid = (pid_t)strtol(line + 6, NULL, 10);
+	line = strstr(buf, "\nPPid:");
+	if (ppid)
+		*ppid = line ? (pid_t)strtol(line + 6, NULL, 10) : 0;
+	free(buf);
+	return tgid;
+}

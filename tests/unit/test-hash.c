@@ -20,6 +20,30 @@ int main(void)
 		CHECK(v && !created && *v == k);
 	}
 	CHECK(psup_u64map_find(&m, 3) == NULL);
+	/* Remove every other key, in an order that crosses probe chains. */
+	for (uint64_t k = 2; k <= 10000; k += 2)
+		CHECK(psup_u64map_remove(&m, k * 7919));
+	CHECK(!psup_u64map_remove(&m, 2 * 7919));
+	CHECK_EQ_INT(m.len, 5000);
+	for (uint64_t k = 1; k <= 10000; k++) {
+		uint64_t *v = psup_u64map_find(&m, k * 7919);
+		if (k % 2)
+			CHECK(v && *v == k);
+		else
+			CHECK(v == NULL);
+	}
+	/* A tiny table where every key collides in a wrapped chain. */
+	struct psup_u64map t;
+	psup_u64map_init(&t);
+	for (uint64_t k = 1; k <= 40; k++)
+		*psup_u64map_upsert(&t, k, NULL) = k;
+	for (uint64_t k = 1; k <= 40; k += 3)
+		CHECK(psup_u64map_remove(&t, k));
+	for (uint64_t k = 1; k <= 40; k++) {
+		uint64_t *v = psup_u64map_find(&t, k);
+		CHECK((k % 3 == 1) ? v == NULL : (v && *v == k));
+	}
+	psup_u64map_release(&t);
 	psup_u64map_clear(&m);
 	CHECK_EQ_INT(m.len, 0);
 	CHECK(psup_u64map_find(&m, 7919) == NULL);

@@ -1,0 +1,96 @@
+#ifndef PSUP_SUPERVISOR_INTERNAL_H
+#define PSUP_SUPERVISOR_INTERNAL_H
+
+#include "supervisor/supervisor.h"
+
+#include <signal.h>
+
+#include "common/hash.h"
+
+enum sup_thread_flags {
+	SUP_THREAD_SEEN_STOP = 1 << 0,   /* its first ptrace stop has arrived */
+	SUP_THREAD_DETACHING = 1 << 1,   /* interrupted; detach at its next stop */
+	SUP_THREAD_EXITING = 1 << 2,     /* passed PTRACE_EVENT_EXIT */
+	SUP_THREAD_MAYBE_GONE = 1 << 3,  /* a request failed with ESRCH (rule 6) */
+	SUP_THREAD_LISTENING = 1 << 4,   /* in group-stop, restarted with LISTEN */
+	SUP_THREAD_REPORTED = 1 << 5,    /* thread_new hook called */
+};
+
+struct sup_thread {
+	pid_t tid;
+	pid_t pid;     /* thread group */
+	pid_t parent;  /* creator, 0 when unknown */
+	unsigned flags;
+};
+
+struct sup_process {
+	pid_t pid;
+	unsigned nthreads;
+	bool ended;
+};
+
+struct sup_watch {
+	int fd;
+	void (*cb)(void *arg, int fd);
+	void *arg;
+	bool dead;
+	struct sup_watch *next_dead;
+};
+
+struct sup_session {
+	bool attach_mode;
+	unsigned spawn_flags;
+	pid_t root;                 /* the target process */
+	struct sup_hooks hooks;
+
+	struct psup_u64map threads; /* tid -> struct sup_thread * */
+	struct psup_u64map procs;   /* pid -> struct sup_process * */
+	unsigned nthreads;
+
+	int epfd;
+	int sigfd;
+	int tickfd;
+	int durfd;
+	void (*tick_cb)(void *arg);
+	void *tick_arg;
+	struct sup_watch *dead_watches;
+	struct psup_u64map watches; /* fd + 1 -> struct sup_watch * */
+	sigset_t old_mask;          /* psup's mask before the loop blocked its signals */
+
+	int exec_err_fd;            /* run mode: child's close-on-exec error pipe */
+	bool exec_seen;
+	bool stop_requested;
+	bool stopping;              /* detaching (attach) or killing (run) */
+	const char *stop_reason;
+	uint64_t stop_deadline;     /* mono ns: give up detaching then */
+	bool done;
+	struct sup_result result;
+};
+
+/* thread.c */
+struct sup_thread *sup_thread_find(struct sup_session *s, pid_t tid);
+struct sup_thread *sup_thread_add(struct sup_session *s, pid_t tid, pid_t pid, pid_t parent);
+/* Removes and frees t, calls thread_gone if it was reported; ends the
+ * process when its last thread goes (the caller reports the exit). */
+void sup_thread_remove(struct sup_session *s, struct sup_thread *t);
+void sup_thread_report(struct sup_session *s, struct sup_thread *t, bool new_process);
+struct sup_process *sup_process_find(struct sup_session *s, pid_t pid);
+struct sup_process *sup_process_get(struct sup_session *s, pid_t pid);
+/* Reads Tgid (and PPid) of tid from /proc; 0 when gone. */
+pid_t sup_proc_tgid(pid_t tid, pid_t *ppid);
+
+/* loop.c */
+int sup_session_init(struct sup_session *s, bool attach_mode);
+void sup_session_release(struct sup_session *s);
+/* Restart a stopped thread; ESRCH marks it maybe-gone (rule 6). */
+void sup_thread_resume(struct sup_session *s, struct sup_thread *t, int request, int sig);
+
+/* attach.c */
+/* Interrupts every thread for detaching; the loop detaches each at its next stop. */
+void sup_detach_begin(struct sup_session *s);
+/* Detaches t from the stop it is in, injecting sig (rule 12). */
+void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig);
+/* Detach every thread of processes other than keep (run mode, after the root ended). */
+void sup_detach_others(struct sup_session *s);
+
+#endif
