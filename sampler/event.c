@@ -1,1 +1,424 @@
 #include "sampler/sampler.h"
+
+/* linux/perf_event.h first: libpfm4's copy of it then stands aside. */
+#include <linux/perf_event.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfmon/pfmlib_perf_event.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "sampler/sampler-internal.h"
+
+#define CLOCK_DEFAULT_PERIOD 1000000ULL /* 1 ms */
+/* A prime, so a counting event's samples do not fall into step with loops
+ * whose trip counts are round numbers. */
+#define COUNT_DEFAULT_PERIOD 1000003ULL
+
+#define ALTERNATIVES "use task-clock or cpu-clock"
+
+/* *why strings that name the event are formatted here: one per thread, valid
+ * until the next call that fills it. */
+static __thread char why_buf[256];
+static __thread char strerror_buf[192];
+
+/* perf's software clock names, accepted without libpfm4 so the default event
+ * never depends on libpfm4 knowing it. */
+static const struct {
+	const char *name;
+	uint64_t config;
+} builtin_clocks[] = {
+	{ "task-clock", PERF_COUNT_SW_TASK_CLOCK },
+	{ "cpu-clock", PERF_COUNT_SW_CPU_CLOCK },
+};
+
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			    int group, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
+static int pfm_init_ret;
+
+static void pfm_init_once(void)
+{
+	pfm_init_ret = pfm_initialize();
+}
+
+static bool is_clock_attr(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_TASK_CLOCK ||
+		a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+/* Types whose ENOENT/EOPNOTSUPP means "no PMU for that", as opposed to the
+ * software, tracepoint and breakpoint PMUs every kernel has. */
+static bool is_hw_attr(const struct perf_event_attr *a)
+{
+	return a->type != PERF_TYPE_SOFTWARE && a->type != PERF_TYPE_TRACEPOINT &&
+	       a->type != PERF_TYPE_BREAKPOINT;
+}
+
+/* Fills the parts of the attr that do not depend on the event's name. */
+static void attr_fill_sampling(struct perf_event_attr *a, uint64_t period,
+			       unsigned flags)
+{
+	a->size = sizeof(*a);
+	a->sample_period = period;
+	a->freq = 0;
+	/* READ: the count at each sample makes exact weights (ring.c). */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ;
+	a->read_format = 0;
+	if (flags & SMP_EVENT_STACK) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = SMP_REGS_MASK;
+		a->sample_stack_user = SMP_STACK_SNAPSHOT;
+	}
+	/* Samples and the switch records share the clock of psup_now_ns(), so
+	 * they can be placed against ptrace stops and progress points. */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->sample_id_all = 1;
+	a->context_switch = !!(flags & SMP_EVENT_SWITCHES);
+	a->disabled = 0;
+	a->inherit = 0;
+	a->exclude_user = 0;
+	a->exclude_kernel = 0;
+	a->exclude_hv = 1;
+	a->exclude_idle = 0;
+	a->watermark = 1;
+	/* wakeup_watermark is set per ring by smp_thread_open(). */
+}
+
+static int event_alloc(const char *canon, const struct perf_event_attr *base,
+		       uint64_t period, unsigned jitter_pct, unsigned flags,
+		       struct smp_event **out)
+{
+	struct smp_event *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return -ENOMEM;
+	ev->name = strdup(canon);
+	if (!ev->name) {
+		free(ev);
+		return -ENOMEM;
+	}
+	ev->attr = *base;
+	ev->is_clock = is_clock_attr(base);
+	if (!period)
+		period = ev->is_clock ? CLOCK_DEFAULT_PERIOD : COUNT_DEFAULT_PERIOD;
+	ev->period = period;
+	ev->jitter_pct = jitter_pct;
+	ev->flags = flags;
+	attr_fill_sampling(&ev->attr, period, flags);
+	*out = ev;
+	return 0;
+}
+
+static int builtin_lookup(const char *name, struct perf_event_attr *a)
+{
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(builtin_clocks); i++) {
+		if (!strcmp(name, builtin_clocks[i].name)) {
+			memset(a, 0, sizeof(*a));
+			a->type = PERF_TYPE_SOFTWARE;
+			a->config = builtin_clocks[i].config;
+			return (int)i;
+		}
+	}
+	return -ENOENT;
+}
+
+int smp_event_new_unchecked(const char *name, uint64_t period,
+			    unsigned jitter_pct, unsigned flags,
+			    struct smp_event **out)
+{
+	struct perf_event_attr a;
+	int i;
+
+	if (!name || jitter_pct >= 100)
+		return -EINVAL;
+	i = builtin_lookup(name, &a);
+	if (i < 0)
+		return i;
+	return event_alloc(builtin_clocks[i].name, &a, period, jitter_pct, flags,
+			   out);
+}
+
+/* Looks name up in libpfm4. Returns 0, -ENOENT (unknown) or -EINVAL with
+ * *why set. */
+static int pfm_lookup(const char *name, struct perf_event_attr *a,
+		      const char **why)
+{
+	struct perf_event_attr pa;
+	pfm_perf_encode_arg_t arg;
+	int ret;
+
+	pthread_once(&pfm_once, pfm_init_once);
+	if (pfm_init_ret != PFM_SUCCESS) {
+		snprintf(why_buf, sizeof(why_buf),
+			 "%s: libpfm4 failed to initialize (%s); " ALTERNATIVES,
+			 name, pfm_strerror(pfm_init_ret));
+		*why = why_buf;
+		return -ENOENT;
+	}
+	memset(&pa, 0, sizeof(pa));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &pa;
+	arg.size = sizeof(arg);
+	/* Ask for user and kernel: the exclude bits are ours to decide. */
+	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3,
+					PFM_OS_PERF_EVENT_EXT, &arg);
+	if (ret == PFM_ERR_NOTFOUND) {
+		snprintf(why_buf, sizeof(why_buf),
+			 "unknown event '%s'; try task-clock, cpu-clock, or a "
+			 "libpfm4 name (see `showevtinfo`)",
+			 name);
+		*why = why_buf;
+		return -ENOENT;
+	}
+	if (ret != PFM_SUCCESS) {
+		snprintf(why_buf, sizeof(why_buf), "event '%s': %s", name,
+			 pfm_strerror(ret));
+		*why = why_buf;
+		return -EINVAL;
+	}
+	/* Keep only what names the event; the rest is set for sampling. */
+	memset(a, 0, sizeof(*a));
+	a->type = pa.type;
+	a->config = pa.config;
+	a->config1 = pa.config1;
+	a->config2 = pa.config2;
+	a->precise_ip = pa.precise_ip;
+	return 0;
+}
+
+/* Names a software clock the way perf does, whatever spelling libpfm4 took
+ * ("PERF_COUNT_SW_TASK_CLOCK", "perf::task-clock"). */
+static const char *canonical_name(const char *name,
+				  const struct perf_event_attr *a)
+{
+	if (a->type == PERF_TYPE_SOFTWARE) {
+		for (size_t i = 0; i < PSUP_ARRAY_SIZE(builtin_clocks); i++)
+			if (a->config == builtin_clocks[i].config)
+				return builtin_clocks[i].name;
+	}
+	return name;
+}
+
+static void why_open_failed(const char *name, const struct perf_event_attr *a,
+			    int err, const char **why)
+{
+	if ((err == ENOENT || err == EOPNOTSUPP || err == ENODEV) &&
+	    is_hw_attr(a)) {
+		if (!smp_have_hw_pmu())
+			snprintf(why_buf, sizeof(why_buf),
+				 "%s: this machine has no hardware PMU (a "
+				 "virtual machine?); " ALTERNATIVES,
+				 name);
+		else
+			snprintf(why_buf, sizeof(why_buf),
+				 "%s: this machine's PMU cannot sample this "
+				 "event (%s); " ALTERNATIVES,
+				 name, strerror(err));
+	} else {
+		snprintf(why_buf, sizeof(why_buf), "%s: %s", name,
+			 smp_open_strerror(err));
+	}
+	*why = why_buf;
+}
+
+int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
+		  unsigned flags, struct smp_event **out, const char **why)
+{
+	static const char *dummy;
+	struct perf_event_attr a;
+	const char *canon;
+	struct smp_event *ev = NULL;
+	int fd, err, i;
+
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	if (!name || !*name) {
+		*why = "empty event name; try task-clock or cpu-clock";
+		return -EINVAL;
+	}
+	if (jitter_pct >= 100) {
+		*why = "the period jitter must be below 100%";
+		return -EINVAL;
+	}
+	if (flags & ~(unsigned)(SMP_EVENT_STACK | SMP_EVENT_SWITCHES)) {
+		*why = "unknown event flags";
+		return -EINVAL;
+	}
+	i = builtin_lookup(name, &a);
+	if (i < 0) {
+		err = pfm_lookup(name, &a, why);
+		if (err)
+			return err;
+	}
+	canon = canonical_name(name, &a);
+	err = event_alloc(canon, &a, period, jitter_pct, flags, &ev);
+	if (err) {
+		*why = "out of memory";
+		return err;
+	}
+
+	/*
+	 * Open it once on this thread, exactly as smp_thread_open() will (but
+	 * disabled), so a refusal is reported now with its cause instead of
+	 * once per thread later. Kernel samples first: a sample taken inside a
+	 * syscall then keeps its kernel ip and the user regs still say where
+	 * the user code was; with exclude_kernel the sample is dropped and the
+	 * time in syscalls vanishes from the profile. perf_event_paranoid >= 2
+	 * refuses that to non-root (EACCES): decided once, here.
+	 */
+	ev->attr.disabled = 1;
+	fd = (int)sys_perf_event_open(&ev->attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		pr_debug("sampler: %s: kernel samples refused, user only\n",
+			 ev->name);
+		ev->attr.exclude_kernel = 1;
+		fd = (int)sys_perf_event_open(&ev->attr, 0, -1, -1,
+					  PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0) {
+		err = -errno;
+		why_open_failed(ev->name, &ev->attr, -err, why);
+		smp_event_free(ev);
+		return err;
+	}
+	close(fd);
+	ev->attr.disabled = 0;
+	*out = ev;
+	return 0;
+}
+
+void smp_event_free(struct smp_event *ev)
+{
+	if (!ev)
+		return;
+	free(ev->name);
+	free(ev);
+}
+
+const char *smp_event_name(const struct smp_event *ev)
+{
+	return ev->name;
+}
+
+uint64_t smp_event_period(const struct smp_event *ev)
+{
+	return ev->period;
+}
+
+bool smp_event_is_clock(const struct smp_event *ev)
+{
+	return ev->is_clock;
+}
+
+bool smp_event_samples_kernel(const struct smp_event *ev)
+{
+	return !ev->attr.exclude_kernel;
+}
+
+static int hw_pmu_state; /* 0 unknown, 1 yes, 2 no */
+
+bool smp_have_hw_pmu(void)
+{
+	struct perf_event_attr a;
+	int state = __atomic_load_n(&hw_pmu_state, __ATOMIC_RELAXED);
+	int fd;
+
+	if (state)
+		return state == 1;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		state = 1;
+	} else if (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV) {
+		state = 2;
+	} else {
+		/* Refused for another reason (perf_event_paranoid 3, a
+		 * seccomp policy): whether the PMU exists is still visible. */
+		state = (access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+			 access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0)
+				? 1
+				: 2;
+	}
+	__atomic_store_n(&hw_pmu_state, state, __ATOMIC_RELAXED);
+	return state == 1;
+}
+
+const char *smp_open_strerror(int err)
+{
+	char *text = NULL;
+	long paranoid = 99;
+
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		if (psup_read_file("/proc/sys/kernel/perf_event_paranoid", &text,
+				   NULL) == 0) {
+			paranoid = strtol(text, NULL, 10);
+			free(text);
+		}
+		if (paranoid == 99)
+			return "permission denied (perf_event_paranoid "
+			       "unreadable); run as root";
+		if (paranoid > 2)
+			snprintf(strerror_buf, sizeof(strerror_buf),
+				 "perf_event_paranoid is %ld; set it to 2 or "
+				 "lower (sysctl kernel.perf_event_paranoid=2) "
+				 "or run as root",
+				 paranoid);
+		else
+			snprintf(strerror_buf, sizeof(strerror_buf),
+				 "permission denied although perf_event_paranoid "
+				 "is %ld (a security module, or no ptrace access "
+				 "to the thread?); run as root",
+				 paranoid);
+		return strerror_buf;
+	case EMFILE:
+		return "too many open files (raise ulimit -n)";
+	case ENFILE:
+		return "the system's open-file table is full (fs.file-max)";
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		return "this machine has no hardware PMU for this event (a "
+		       "virtual machine?); " ALTERNATIVES;
+	case ESRCH:
+		return "the thread is gone";
+	case ENOSYS:
+		return "this kernel has no perf_event support (CONFIG_PERF_EVENTS)";
+	case EBUSY:
+		return "the PMU is busy (another profiler or the NMI watchdog)";
+	case E2BIG:
+	case EINVAL:
+		return "the kernel refused the event's settings (period, sample "
+		       "type or precise level)";
+	default:
+		return strerror(err);
+	}
+}

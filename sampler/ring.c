@@ -1,1 +1,541 @@
 #include "sampler/sampler.h"
+
+#include <linux/perf_event.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "sampler/sampler-internal.h"
+
+/* The largest sample a stack event writes: header, ip, tid, time, period,
+ * abi + 18 regs, stack size + snapshot + dyn_size is 8400 bytes; round up. */
+#define STACK_SAMPLE_MAX (SMP_STACK_SNAPSHOT + 512u)
+/* A record's size is a u16, so nothing longer ever needs bouncing. */
+#define BOUNCE_MAX 65536u
+
+struct smp_thread {
+	const struct smp_event *ev; /* borrowed: outlives the thread */
+	pid_t tid;
+	int fd;
+	void *map;                  /* metadata page + data pages */
+	size_t map_len;
+	uint8_t *data;
+	size_t data_size;           /* a power of two */
+	uint64_t tail;              /* our copy of data_tail */
+	uint8_t *bounce;            /* records that wrap are copied here */
+	size_t bounce_size;
+	uint64_t rng;
+	struct smp_parse_ctx ctx;
+	uint64_t samples_at_change; /* stats.samples at the last period change */
+	struct smp_thread_stats stats;
+};
+
+static inline uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Bytes of the sample_id_all trailer for this sample_type (perf_event.h:
+ * struct sample_id, in that order at the end of non-sample records). */
+static size_t trailer_size(uint64_t st)
+{
+	size_t n = 0;
+
+	n += (st & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (st & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (st & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (st & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	return n;
+}
+
+/* Reads pid/tid/time from the trailer of a non-sample record of size len
+ * whose fixed body is body bytes. Returns -EINVAL when it does not fit. */
+static int parse_trailer(const struct smp_event *ev, const uint8_t *rec,
+			 size_t len, size_t body, pid_t *pid, pid_t *tid,
+			 uint64_t *time)
+{
+	uint64_t st = ev->attr.sample_type;
+	size_t ts = ev->attr.sample_id_all ? trailer_size(st) : 0;
+	const uint8_t *p;
+
+	*pid = *tid = 0;
+	*time = 0;
+	if (len < sizeof(struct perf_event_header) + body + ts)
+		return -EINVAL;
+	p = rec + len - ts;
+	if (!ev->attr.sample_id_all)
+		return 0;
+	if (st & PERF_SAMPLE_TID) {
+		*pid = (pid_t)rd32(p);
+		*tid = (pid_t)rd32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME)
+		*time = rd64(p);
+	return 0;
+}
+
+/* A bounds-checked cursor over one record. */
+struct cursor {
+	const uint8_t *p, *end;
+};
+
+static inline bool cur_u64(struct cursor *c, uint64_t *v)
+{
+	if ((size_t)(c->end - c->p) < 8)
+		return false;
+	*v = rd64(c->p);
+	c->p += 8;
+	return true;
+}
+
+static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
+			size_t len, uint16_t misc, const struct smp_sink *sink,
+			struct smp_parse_ctx *ctx)
+{
+	uint64_t st = ev->attr.sample_type, v, count = 0;
+	bool have_count = false;
+	struct cursor c = { rec + sizeof(struct perf_event_header), rec + len };
+	struct smp_sample s;
+
+	/* Only the fields smp_thread_open() asks for, in the kernel's order
+	 * (perf_event.h, PERF_RECORD_SAMPLE); identifier/addr/id/cpu are never
+	 * requested. */
+	if (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+		  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+		  PERF_SAMPLE_BRANCH_STACK))
+		return -EOPNOTSUPP;
+	memset(&s, 0, sizeof(s));
+	if ((st & PERF_SAMPLE_IP) && !cur_u64(&c, &s.ip))
+		return -EINVAL;
+	if (st & PERF_SAMPLE_TID) {
+		if (!cur_u64(&c, &v))
+			return -EINVAL;
+		/* little-endian { u32 pid, tid } */
+		s.pid = (pid_t)(uint32_t)v;
+		s.tid = (pid_t)(uint32_t)(v >> 32);
+	}
+	if ((st & PERF_SAMPLE_TIME) && !cur_u64(&c, &s.time))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_PERIOD) && !cur_u64(&c, &s.period))
+		return -EINVAL;
+	if (st & PERF_SAMPLE_READ) {
+		/* read_format 0: the event's value alone. */
+		if (ev->attr.read_format || !cur_u64(&c, &count))
+			return -EINVAL;
+		have_count = true;
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		if (!cur_u64(&c, &v))
+			return -EINVAL;
+		if (v != PERF_SAMPLE_REGS_ABI_NONE) {
+			/* SMP_REGS_MASK has exactly SMP_NREGS bits, written in
+			 * bit order = enum smp_reg order. */
+			if ((size_t)(c.end - c.p) < SMP_NREGS * 8)
+				return -EINVAL;
+			for (int i = 0; i < SMP_NREGS; i++)
+				s.regs[i] = rd64(c.p + 8 * i);
+			c.p += SMP_NREGS * 8;
+			s.have_regs = true;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		uint64_t size, dyn;
+
+		if (!cur_u64(&c, &size))
+			return -EINVAL;
+		/* size 0 (no user regs: a kernel thread) has no dyn_size. */
+		if (size) {
+			if (size > (uint64_t)(c.end - c.p))
+				return -EINVAL;
+			s.stack = c.p;
+			c.p += size;
+			if (!cur_u64(&c, &dyn) || dyn > size)
+				return -EINVAL;
+			s.stack_size = (size_t)dyn;
+			if (!dyn)
+				s.stack = NULL;
+		}
+	}
+	s.user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+
+	/*
+	 * The weight. Kernel 6.18 (checked by experiment, see
+	 * thread_randomize_period()): after PERF_EVENT_IOC_PERIOD the hrtimer
+	 * clocks fire at the new period but PERF_SAMPLE_PERIOD keeps the period
+	 * of the open (hw.last_period is only set when the hrtimer is set up),
+	 * and each change restarts the period, dropping the part already run.
+	 * The count read at each sample gives the exact weight instead: the
+	 * task time (or events) since the previous sample, partial periods
+	 * included. After a loss that delta would pile the lost samples' time
+	 * on one sample, so then it is the period in effect at the sample.
+	 */
+	if (ctx) {
+		if (have_count && ctx->count_valid && count > ctx->last_count)
+			s.period = count - ctx->last_count;
+		else if (ev->is_clock && ctx->cur_period)
+			s.period = s.time < ctx->switch_time ? ctx->prev_period
+							      : ctx->cur_period;
+		ctx->last_count = count;
+		ctx->count_valid = have_count;
+	}
+	if (ctx && ctx->stats)
+		ctx->stats->samples++;
+	if (sink && sink->sample)
+		sink->sample(sink->arg, &s);
+	return 0;
+}
+
+int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
+			 size_t len, const struct smp_sink *sink,
+			 struct smp_parse_ctx *ctx)
+{
+	const uint8_t *r = rec;
+	struct perf_event_header h;
+	struct smp_switch sw;
+	uint64_t count;
+	pid_t pid, tid;
+	uint64_t time;
+
+	if (!ev || !rec || len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, r, sizeof(h));
+	if (h.size < sizeof(h) || h.size > len)
+		return -EINVAL;
+	len = h.size;
+
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		return parse_sample(ev, r, len, h.misc, sink, ctx);
+	case PERF_RECORD_LOST:
+		/* { u64 id; u64 lost; sample_id } */
+		if (parse_trailer(ev, r, len, 16, &pid, &tid, &time))
+			return -EINVAL;
+		count = rd64(r + sizeof(h) + 8);
+		goto lost;
+	case PERF_RECORD_LOST_SAMPLES:
+		/* { u64 lost; sample_id } */
+		if (parse_trailer(ev, r, len, 8, &pid, &tid, &time))
+			return -EINVAL;
+		count = rd64(r + sizeof(h));
+		goto lost;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* { sample_id } or { u32 next_prev_pid, tid; sample_id } */
+		if (parse_trailer(ev, r, len,
+				  h.type == PERF_RECORD_SWITCH ? 0 : 8, &sw.pid,
+				  &sw.tid, &sw.time))
+			return -EINVAL;
+		sw.out = !!(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
+		sw.preempt = sw.out &&
+			     (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		if (ctx && ctx->stats)
+			ctx->stats->switches++;
+		if (sink && sink->context_switch)
+			sink->context_switch(sink->arg, &sw);
+		return 0;
+	default:
+		/* throttle, unthrottle, ...: nothing the profile needs. */
+		return 0;
+	}
+
+lost:
+	/* The trailer names the task current when the kernel wrote the
+	 * record; the ring's owner is the one that lost samples. */
+	if (ctx && ctx->tid)
+		tid = ctx->tid;
+	if (ctx) {
+		ctx->count_valid = false;
+		if (ctx->stats)
+			ctx->stats->lost += count;
+	}
+	if (sink && sink->lost)
+		sink->lost(sink->arg, tid, count);
+	return 0;
+}
+
+int smp_parse_record(const struct smp_event *ev, const void *rec, size_t len,
+		     const struct smp_sink *sink)
+{
+	return smp_parse_record_ctx(ev, rec, len, sink, NULL);
+}
+
+int smp_ring_walk(const struct smp_event *ev, const uint8_t *data, size_t size,
+		  uint64_t *tail, uint64_t head, uint8_t *bounce,
+		  size_t bounce_size, const struct smp_sink *sink,
+		  struct smp_parse_ctx *ctx)
+{
+	struct perf_event_header h;
+	const uint8_t *rec;
+	int n = 0, err;
+
+	if (head - *tail > size)
+		return -EIO;
+	while (head != *tail) {
+		uint64_t avail = head - *tail;
+		size_t off = (size_t)(*tail & (size - 1));
+		size_t first;
+
+		if (avail < sizeof(h))
+			return -EIO;
+		first = size - off;
+		if (first >= sizeof(h)) {
+			memcpy(&h, data + off, sizeof(h));
+		} else {
+			memcpy(&h, data + off, first);
+			memcpy((uint8_t *)&h + first, data, sizeof(h) - first);
+		}
+		/* A size the kernel cannot have written: stop rather than
+		 * loop on it or read past what was published. */
+		if (h.size < sizeof(h) || h.size > size || h.size > avail ||
+		    h.size > bounce_size)
+			return -EIO;
+		if (first >= h.size) {
+			rec = data + off;
+		} else {
+			memcpy(bounce, data + off, first);
+			memcpy(bounce + first, data, h.size - first);
+			rec = bounce;
+			if (ctx && ctx->stats)
+				ctx->stats->wrapped++;
+		}
+		err = smp_parse_record_ctx(ev, rec, h.size, sink, ctx);
+		if (err) {
+			pr_debug("sampler: record type %u size %u refused (%d)\n",
+				 h.type, h.size, err);
+			if (ctx && ctx->stats)
+				ctx->stats->bad++;
+		}
+		if (ctx && ctx->stats)
+			ctx->stats->records++;
+		*tail += h.size;
+		n++;
+	}
+	return n;
+}
+
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			    int group, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
+		    struct smp_thread **out)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	bool stack = ev->flags & SMP_EVENT_STACK;
+	bool shrink = ring_pages == 0;
+	unsigned min_pages;
+	struct perf_event_attr attr;
+	struct smp_thread *t;
+	int err;
+
+	if (ring_pages == 0)
+		ring_pages = stack ? SMP_RING_PAGES_STACK : SMP_RING_PAGES_NOSTACK;
+	if (ring_pages & (ring_pages - 1))
+		return -EINVAL;
+	/* The kernel reserves the whole snapshot in every stack sample, so a
+	 * ring smaller than one sample would only ever record losses. */
+	min_pages = 1;
+	while (stack && min_pages * page < STACK_SAMPLE_MAX)
+		min_pages *= 2;
+	if (ring_pages < min_pages)
+		return -EINVAL;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->ev = ev;
+	t->tid = tid;
+	t->fd = -1;
+	t->map = MAP_FAILED;
+
+	attr = ev->attr;
+	attr.disabled = 0;
+	attr.watermark = 1;
+	for (;;) {
+		/* Wakeup (EPOLLIN) at half the ring: the supervisor drains
+		 * while the other half still has room. */
+		attr.wakeup_watermark = (uint32_t)(ring_pages * page / 2);
+		t->fd = (int)sys_perf_event_open(&attr, tid, -1, -1,
+					     PERF_FLAG_FD_CLOEXEC);
+		if (t->fd < 0) {
+			err = -errno;
+			goto fail;
+		}
+		t->map_len = (1 + (size_t)ring_pages) * page;
+		t->map = mmap(NULL, t->map_len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, t->fd, 0);
+		if (t->map != MAP_FAILED)
+			break;
+		err = -errno;
+		/* Over perf_event_mlock_kb + RLIMIT_MEMLOCK (non-root, many
+		 * threads): a smaller default ring beats no samples. */
+		if (!shrink || (err != -EPERM && err != -ENOMEM) ||
+		    ring_pages / 2 < min_pages)
+			goto fail;
+		close(t->fd);
+		t->fd = -1;
+		ring_pages /= 2;
+		pr_debug("sampler: tid %d: ring refused (%d), trying %u pages\n",
+			 tid, err, ring_pages);
+	}
+	t->data = (uint8_t *)t->map + page;
+	t->data_size = (size_t)ring_pages * page;
+	t->bounce_size = t->data_size < BOUNCE_MAX ? t->data_size : BOUNCE_MAX;
+	t->bounce = malloc(t->bounce_size);
+	if (!t->bounce) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->rng = psup_rand_seed() ^ psup_hash64((uint64_t)tid);
+	if (!t->rng)
+		t->rng = 0x9e3779b97f4a7c15ULL;
+	t->ctx.tid = tid;
+	t->ctx.cur_period = ev->period;
+	t->ctx.prev_period = ev->period;
+	t->ctx.switch_time = 0;
+	/* The event counts from the open: the first sample's weight is its
+	 * count. */
+	t->ctx.last_count = 0;
+	t->ctx.count_valid = true;
+	t->ctx.stats = &t->stats;
+	*out = t;
+	return 0;
+
+fail:
+	if (t->map != MAP_FAILED)
+		munmap(t->map, t->map_len);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+	return err;
+}
+
+int smp_thread_fd(const struct smp_thread *t)
+{
+	return t->fd;
+}
+
+pid_t smp_thread_tid(const struct smp_thread *t)
+{
+	return t->tid;
+}
+
+void smp_thread_get_stats(const struct smp_thread *t,
+			  struct smp_thread_stats *out)
+{
+	*out = t->stats;
+}
+
+/*
+ * DCPI-style period randomization: base * (1 + u), u uniform in
+ * [-jitter, +jitter]%.
+ *
+ * Verified on kernel 6.18 (task-clock on a spinning child, draining every
+ * 20 ms): after PERF_EVENT_IOC_PERIOD to 3 ms the samples' spacing went from
+ * 1000 us to 3000 us at once, and to 500 us after a change to 0.5 ms; the
+ * samples' PERF_SAMPLE_PERIOD stayed at the open's 1 ms (see parse_sample()).
+ * The ioctl restarts the period (period_left = 0): the task time since the
+ * last sample goes to the next sample's weight (parse_sample() weighs by
+ * count), but the spacing grows, so changing at every drain of a supervisor
+ * that drains more often than the period cost 15% of the samples. The ioctl
+ * is also an IPI to the target's CPU when it runs: ~13-20 us measured on these
+ * VMs. So the period changes once every JITTER_EVERY samples: the sampling
+ * phase still moves at random every few ms, at ~1/8 of the cost.
+ */
+#define JITTER_EVERY 8
+
+static void thread_randomize_period(struct smp_thread *t)
+{
+	const struct smp_event *ev = t->ev;
+	uint64_t base = ev->period, span, next, now;
+
+	if (!ev->jitter_pct ||
+	    t->stats.samples - t->samples_at_change < JITTER_EVERY)
+		return;
+	span = base / 100 * ev->jitter_pct + base % 100 * ev->jitter_pct / 100;
+	if (!span)
+		return;
+	next = base - span + psup_rand_next(&t->rng) % (2 * span + 1);
+	if (!next)
+		next = 1;
+	now = psup_now_ns();
+	if (ioctl(t->fd, PERF_EVENT_IOC_PERIOD, &next) < 0) {
+		pr_debug("sampler: tid %d: PERF_EVENT_IOC_PERIOD: %d\n", t->tid,
+			 -errno);
+		return;
+	}
+	t->ctx.prev_period = t->ctx.cur_period;
+	t->ctx.cur_period = next;
+	t->ctx.switch_time = now;
+	t->samples_at_change = t->stats.samples;
+	t->stats.period_sets++;
+}
+
+static int thread_drain(struct smp_thread *t, const struct smp_sink *sink,
+			bool randomize)
+{
+	struct perf_event_mmap_page *mp = t->map;
+	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	int n;
+
+	n = smp_ring_walk(t->ev, t->data, t->data_size, &t->tail, head,
+			  t->bounce, t->bounce_size, sink, &t->ctx);
+	if (n == -EIO) {
+		/* Framing lost: nothing after this point can be trusted to
+		 * start a record. Drop what was written so the ring does not
+		 * stay full (and fail the same way at every drain). */
+		pr_debug("sampler: tid %d: corrupt ring at %llu (head %llu), "
+			 "dropped\n",
+			 t->tid, (unsigned long long)t->tail,
+			 (unsigned long long)head);
+		t->tail = head;
+	}
+	/* Our reads of the records happen before the kernel may reuse them. */
+	__atomic_store_n(&mp->data_tail, t->tail, __ATOMIC_RELEASE);
+	if (randomize)
+		thread_randomize_period(t);
+	return n;
+}
+
+int smp_thread_drain(struct smp_thread *t, const struct smp_sink *sink)
+{
+	return thread_drain(t, sink, true);
+}
+
+void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
+{
+	if (!t)
+		return;
+	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (sink)
+		thread_drain(t, sink, false);
+	munmap(t->map, t->map_len);
+	close(t->fd);
+	free(t->bounce);
+	free(t);
+}

@@ -1,0 +1,64 @@
+#ifndef PSUP_SAMPLER_SAMPLER_INTERNAL_H
+#define PSUP_SAMPLER_SAMPLER_INTERNAL_H
+
+/*
+ * What event.c and ring.c share, and the seams the unit tests use to feed
+ * synthetic input (test-sampler.c). Not for other parts.
+ */
+
+#include "sampler/sampler.h"
+
+#include <linux/perf_event.h>
+
+/* The registers smp_thread_open() asks for, in perf's PERF_REG_X86_* bits:
+ * AX..FLAGS are bits 0-9, R8..R15 bits 16-23. The kernel writes them in bit
+ * order, which is enum smp_reg's order. */
+#define SMP_REGS_MASK (((1ULL << 10) - 1) | (((1ULL << 8) - 1) << 16))
+
+struct smp_event {
+	char *name;             /* canonical name, heap */
+	struct perf_event_attr attr; /* everything smp_thread_open() passes */
+	uint64_t period;        /* base period */
+	unsigned jitter_pct;
+	unsigned flags;         /* enum smp_event_flags */
+	bool is_clock;
+};
+
+/* A ring's parsing state, carried from record to record: each sample's
+ * weight is the event's count since the previous sample (PERF_SAMPLE_READ);
+ * after a loss it falls back to the period in effect at the sample's time,
+ * since hrtimer events report a stale PERF_SAMPLE_PERIOD. */
+struct smp_parse_ctx {
+	pid_t tid;              /* owner of the ring, for LOST records; 0: trailer */
+	uint64_t cur_period;    /* set at switch_time */
+	uint64_t prev_period;   /* in effect before switch_time */
+	uint64_t switch_time;   /* CLOCK_MONOTONIC ns of the last period change */
+	uint64_t last_count;    /* the event's count at the previous sample */
+	bool count_valid;       /* last_count is usable (no loss since) */
+	struct smp_thread_stats *stats; /* may be NULL */
+};
+
+/* Builds an event without opening it (no libpfm, no perf_event_open): only
+ * the built-in clock names. For the unit tests' synthetic records. */
+int smp_event_new_unchecked(const char *name, uint64_t period,
+			    unsigned jitter_pct, unsigned flags,
+			    struct smp_event **out);
+
+int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
+			 size_t len, const struct smp_sink *sink,
+			 struct smp_parse_ctx *ctx);
+
+/*
+ * Walks the records of a ring's data area (size a power of two) from *tail
+ * to head, copying records that wrap into bounce (bounce_size bytes), calling
+ * the sink, and advancing *tail past each one. Returns the number of records,
+ * or -EIO when the framing is corrupt (size 0, larger than the ring or than
+ * what head says was written): then *tail is left at the bad record.
+ * Records the parser refuses are counted in ctx->stats->bad and skipped.
+ */
+int smp_ring_walk(const struct smp_event *ev, const uint8_t *data, size_t size,
+		  uint64_t *tail, uint64_t head, uint8_t *bounce,
+		  size_t bounce_size, const struct smp_sink *sink,
+		  struct smp_parse_ctx *ctx);
+
+#endif
