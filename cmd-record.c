@@ -647,6 +647,9 @@ int cmd_run(int argc, char **argv)
 		rec_release(&r);
 		return 1;
 	}
+	/* The child has its environment: psup's own may change now. No
+	 * debuginfod network queries while resolving symbols. */
+	unsetenv("DEBUGINFOD_URLS");
 	rec_write_failed(&r, write_header(&r, "run", argv + optind, sup_session_pid(r.sup)));
 	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
@@ -702,6 +705,7 @@ int cmd_attach(int argc, char **argv)
 		rec_release(&r);
 		return 1;
 	}
+	unsetenv("DEBUGINFOD_URLS"); /* no network queries for symbols */
 	err = exp_profile_new(r.w, &r.prof);
 	r.start_ns = r.last_flush_ns = psup_now_ns();
 	if (err == 0)

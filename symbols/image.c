@@ -1,1 +1,737 @@
 #include "symbols/symbols.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#ifdef PSUP_HAVE_LIBIBERTY
+#include <libiberty/demangle.h>
+#endif
+
+#include "common/log.h"
+#include "symbols/symbols-internal.h"
+
+/* ---- interned strings ---- */
+
+struct sym_strpool_ent {
+	struct sym_strpool_ent *next;
+	uint64_t hash;
+	char s[];
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+void sym_strpool_init(struct sym_strpool *p)
+{
+	p->buckets = NULL;
+	p->nbuckets = 0;
+	p->len = 0;
+}
+
+void sym_strpool_release(struct sym_strpool *p)
+{
+	for (size_t i = 0; i < p->nbuckets; i++) {
+		struct sym_strpool_ent *e = p->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	free(p->buckets);
+	sym_strpool_init(p);
+}
+
+static int strpool_grow(struct sym_strpool *p)
+{
+	size_t nb = p->nbuckets ? p->nbuckets * 2 : 64;
+	struct sym_strpool_ent **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nbuckets; i++) {
+		struct sym_strpool_ent *e = p->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (nb - 1)];
+			b[e->hash & (nb - 1)] = e;
+		}
+	}
+	free(p->buckets);
+	p->buckets = b;
+	p->nbuckets = nb;
+	return 0;
+}
+
+const char *sym_strpool_intern(struct sym_strpool *p, const char *s)
+{
+	uint64_t h = str_hash(s);
+	struct sym_strpool_ent *e;
+	size_t len;
+
+	if (p->len >= p->nbuckets && strpool_grow(p))
+		return NULL;
+	for (e = p->buckets[h & (p->nbuckets - 1)]; e; e = e->next)
+		if (e->hash == h && !strcmp(e->s, s))
+			return e->s;
+	len = strlen(s);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return NULL;
+	e->hash = h;
+	memcpy(e->s, s, len + 1);
+	e->next = p->buckets[h & (p->nbuckets - 1)];
+	p->buckets[h & (p->nbuckets - 1)] = e;
+	p->len++;
+	return e->s;
+}
+
+/* ---- demangling ---- */
+
+char *sym_demangle(const char *name)
+{
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return NULL;
+#ifdef PSUP_HAVE_LIBIBERTY
+	/* libiberty tries Rust first only when asked for Rust alone, and
+	 * then refuses C++; so ask twice. Legacy Rust names (_ZN...17h<hash>E)
+	 * come out without the hash this way. */
+	char *r = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_RUST);
+
+	if (!r)
+		r = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3);
+	return r;
+#else
+	return NULL;
+#endif
+}
+
+/* ---- the image cache ---- */
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sym_image *cache_head;
+
+static void image_destroy(struct sym_image *img)
+{
+	if (img->dwfl)
+		dwfl_end(img->dwfl);
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->fd >= 0)
+		close(img->fd);
+	sym_strpool_release(&img->names);
+	free(img->loads);
+	free(img->build_id);
+	free(img->path);
+	free(img);
+}
+
+void sym_image_ref(struct sym_image *img)
+{
+	pthread_mutex_lock(&cache_lock);
+	img->refs++;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+void sym_image_put(struct sym_image *img)
+{
+	struct sym_image **pp;
+
+	if (!img)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	if (--img->refs) {
+		pthread_mutex_unlock(&cache_lock);
+		return;
+	}
+	for (pp = &cache_head; *pp; pp = &(*pp)->next) {
+		if (*pp == img) {
+			*pp = img->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+	image_destroy(img);
+}
+
+/* Reads an unsigned value of a DW_EH_PE_* encoding's size (the low nibble),
+ * for the fixed fields of .eh_frame_hdr. Returns the size or 0 if unknown. */
+static unsigned eh_enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/* .eh_frame_hdr: version, eh_frame_ptr_enc, fde_count_enc, table_enc,
+ * eh_frame_ptr, fde_count, then the sorted (initial location, FDE) table.
+ * libunwind's remote table search wants datarel|sdata4 entries, which is
+ * what every linker writes. */
+static void image_parse_eh_hdr(struct sym_image *img, uint64_t vaddr)
+{
+	uint8_t h[4], last[8];
+	unsigned psize, csize;
+	uint64_t count = 0;
+
+	if (!sym_image_read(img, vaddr, h, sizeof(h)) || h[0] != 1)
+		return;
+	if (h[1] == DW_EH_PE_omit || h[2] == DW_EH_PE_omit ||
+	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return;
+	psize = eh_enc_size(h[1]);
+	csize = eh_enc_size(h[2]);
+	if (!psize || !csize || (h[2] & 0x70) != 0)
+		return;
+	if (!sym_image_read(img, vaddr + 4 + psize, &count, csize)) /* little endian */
+		return;
+	if (count == 0 || count > img->size / 8)
+		return;
+	/* The table must be in the file; a corrupt count is refused here
+	 * rather than trusted by the unwinder. */
+	if (!sym_image_read(img, vaddr + 4 + psize + csize + (count - 1) * 8, last, 8))
+		return;
+	img->have_eh_hdr = true;
+	img->eh_hdr_vaddr = vaddr;
+	img->eh_table_vaddr = vaddr + 4 + psize + csize;
+	img->eh_fde_count = count;
+}
+
+/* Opens img->fd as ELF and reads what the space and the unwinder need. */
+static int image_init_elf(struct sym_image *img)
+{
+	GElf_Ehdr ehdr;
+	size_t nph, size = 0;
+	const void *build_id;
+	ssize_t blen;
+	uint64_t eh_hdr = 0;
+	bool have_eh_hdr = false;
+
+	elf_version(EV_CURRENT);
+	img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
+	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF || !gelf_getehdr(img->elf, &ehdr))
+		return -ENOEXEC;
+	img->e_type = ehdr.e_type;
+	img->data = (const uint8_t *)elf_rawfile(img->elf, &size);
+	img->size = size;
+	if (!img->data || elf_getphdrnum(img->elf, &nph))
+		return -ENOEXEC;
+	img->loads = calloc(nph ? nph : 1, sizeof(*img->loads));
+	if (!img->loads)
+		return -ENOMEM;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(img->elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD) {
+			struct sym_load *l = &img->loads[img->nloads++];
+
+			l->vaddr = ph.p_vaddr;
+			l->memsz = ph.p_memsz;
+			l->offset = ph.p_offset;
+			l->filesz = ph.p_filesz;
+			l->flags = ph.p_flags;
+		} else if (ph.p_type == PT_GNU_EH_FRAME) {
+			eh_hdr = ph.p_vaddr;
+			have_eh_hdr = true;
+		}
+	}
+	if (have_eh_hdr)
+		image_parse_eh_hdr(img, eh_hdr);
+	blen = dwelf_elf_gnu_build_id(img->elf, &build_id);
+	if (blen > 0) {
+		img->build_id = malloc((size_t)blen * 2 + 1);
+		if (!img->build_id)
+			return -ENOMEM;
+		for (ssize_t i = 0; i < blen; i++)
+			sprintf(img->build_id + i * 2, "%02x", ((const uint8_t *)build_id)[i]);
+	}
+	return 0;
+}
+
+static struct sym_image *image_alloc(const char *path, int fd)
+{
+	struct sym_image *img = calloc(1, sizeof(*img));
+
+	if (!img)
+		return NULL;
+	img->fd = fd;
+	img->refs = 1;
+	sym_strpool_init(&img->names);
+	img->path = strdup(path);
+	if (!img->path) {
+		free(img);
+		return NULL;
+	}
+	return img;
+}
+
+/*
+ * The file behind a mapping. maps gives the (dev, inode) actually mapped;
+ * the path may since have been deleted or replaced by a new file (an
+ * upgrade), whose symbols would be wrong. /proc/PID/map_files/<range> opens
+ * the mapped file itself (needs CAP_SYS_ADMIN or, since 4.3, ptrace access
+ * to pid). On overlayfs stat() reports the overlay's device, not the one
+ * maps shows, so a path whose identity cannot be confirmed is still used
+ * when map_files is not readable and the file was not deleted.
+ */
+static int open_mapping(pid_t pid, const struct sym_map *m)
+{
+	char mf[96];
+	int fd = -1, fd2, err = -ENOENT;
+	struct stat st;
+
+	if (!m->deleted) {
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+		} else if (!fstat(fd, &st) && st.st_ino == m->inode &&
+			   st.st_dev == makedev(m->dev_major, m->dev_minor)) {
+			return fd;
+		}
+	}
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	fd2 = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd2 >= 0) {
+		if (fd >= 0)
+			close(fd);
+		return fd2;
+	}
+	if (fd >= 0) {
+		pr_debug("%s: cannot confirm it is the mapped file (%s: %s)", m->path, mf,
+			 strerror(errno));
+		return fd;
+	}
+	return m->deleted ? -errno : err;
+}
+
+static struct sym_image *cache_find_file(const char *path, uint64_t dev, uint64_t inode)
+{
+	for (struct sym_image *img = cache_head; img; img = img->next) {
+		if (!img->is_vdso && img->dev == dev && img->inode == inode &&
+		    !strcmp(img->path, path)) {
+			img->refs++;
+			return img;
+		}
+	}
+	return NULL;
+}
+
+int sym_image_get_file(pid_t pid, const struct sym_map *m, struct sym_image **out)
+{
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	struct sym_image *img, *other;
+	int fd, err;
+
+	pthread_mutex_lock(&cache_lock);
+	img = cache_find_file(m->path, dev, m->inode);
+	pthread_mutex_unlock(&cache_lock);
+	if (img) {
+		*out = img;
+		return 0;
+	}
+	fd = open_mapping(pid, m);
+	if (fd < 0)
+		return fd;
+	img = image_alloc(m->path, fd);
+	if (!img) {
+		close(fd);
+		return -ENOMEM;
+	}
+	img->dev = dev;
+	img->inode = m->inode;
+	err = image_init_elf(img);
+	if (err) {
+		image_destroy(img);
+		return err;
+	}
+	pthread_mutex_lock(&cache_lock);
+	other = cache_find_file(m->path, dev, m->inode); /* lost a race */
+	if (!other) {
+		img->next = cache_head;
+		cache_head = img;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (other) {
+		image_destroy(img);
+		img = other;
+	}
+	*out = img;
+	return 0;
+}
+
+static int read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	char path[64];
+	ssize_t r;
+	int fd;
+
+	r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (r == (ssize_t)len)
+		return 0;
+	/* process_vm_readv refuses pages the target cannot read itself; /proc
+	 * PID/mem does not (the vdso is readable anyway, but be robust). */
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	return r == (ssize_t)len ? 0 : -EIO;
+}
+
+/* The vdso is the same for every process of a kernel, so the cache is keyed
+ * by its bytes. Its copy goes into a memfd so that libelf and libdwfl open it
+ * like any file. */
+int sym_image_get_vdso(pid_t pid, uint64_t start, uint64_t end, struct sym_image **out)
+{
+	size_t len = (size_t)(end - start);
+	struct sym_image *img = NULL;
+	uint8_t *buf;
+	int fd = -1, err;
+
+	if (end <= start || len > (64u << 20))
+		return -EINVAL;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	err = read_target(pid, start, buf, len);
+	if (err)
+		goto out;
+	pthread_mutex_lock(&cache_lock);
+	for (img = cache_head; img; img = img->next) {
+		if (img->is_vdso && img->size == len && !memcmp(img->data, buf, len)) {
+			img->refs++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (img)
+		goto out;
+	fd = memfd_create("psup-vdso", MFD_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (write(fd, buf, len) != (ssize_t)len) {
+		err = -EIO;
+		close(fd);
+		goto out;
+	}
+	img = image_alloc("[vdso]", fd);
+	if (!img) {
+		close(fd);
+		err = -ENOMEM;
+		goto out;
+	}
+	img->is_vdso = true;
+	err = image_init_elf(img);
+	if (err) {
+		image_destroy(img);
+		img = NULL;
+		goto out;
+	}
+	pthread_mutex_lock(&cache_lock);
+	img->next = cache_head;
+	cache_head = img;
+	pthread_mutex_unlock(&cache_lock);
+out:
+	free(buf);
+	if (!err)
+		*out = img;
+	return err;
+}
+
+/* ---- addresses ---- */
+
+int sym_image_bias(const struct sym_image *img, uint64_t start, uint64_t end,
+		   uint64_t offset, bool exec, uint64_t *bias)
+{
+	uint64_t len = end - start;
+
+	/* Segments need not be page aligned in the file: the page-aligned
+	 * mapping of a writable segment may start inside the text segment's
+	 * file range. Prefer the segment whose permissions match. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < img->nloads; i++) {
+			const struct sym_load *l = &img->loads[i];
+
+			if (pass == 0 && exec != !!(l->flags & PF_X))
+				continue;
+			if (l->filesz == 0 || l->offset >= offset + len ||
+			    l->offset + l->filesz <= offset)
+				continue;
+			/* process(file off) = start + off - offset;
+			 * vaddr(file off) = l->vaddr + off - l->offset */
+			*bias = start - offset + l->offset - l->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const struct sym_load *sym_image_load_at(const struct sym_image *img, uint64_t vaddr)
+{
+	for (unsigned i = 0; i < img->nloads; i++) {
+		const struct sym_load *l = &img->loads[i];
+
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->memsz)
+			return l;
+	}
+	return NULL;
+}
+
+bool sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size_t len)
+{
+	const struct sym_load *l = sym_image_load_at(img, vaddr);
+	uint64_t off;
+
+	if (!l || vaddr - l->vaddr + len > l->filesz)
+		return false;
+	off = l->offset + (vaddr - l->vaddr);
+	if (off > img->size || img->size - off < len)
+		return false;
+	memcpy(buf, img->data + off, len);
+	return true;
+}
+
+/* ---- DWARF and symbol tables ---- */
+
+static char *debuginfo_path; /* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* One Dwfl per image, so that loading one image's DWARF never loads
+ * another's. The module sits at its ELF addresses (base 0 added to p_vaddr);
+ * mod_bias covers whatever libdwfl decides anyway. The separate debug file
+ * is searched by build-id (/usr/lib/debug/.build-id/xx/rest.debug) and by
+ * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug,
+ * checked against the build-id or the link's CRC. */
+static void image_load_dwfl(struct sym_image *img)
+{
+	GElf_Addr bias = 0;
+	const char *base;
+	int fd;
+
+	img->dwfl_tried = true;
+	img->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!img->dwfl)
+		return;
+	fd = fcntl(img->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	base = strrchr(img->path, '/');
+	base = base ? base + 1 : img->path;
+	dwfl_report_begin(img->dwfl);
+	img->mod = dwfl_report_elf(img->dwfl, base, img->path, fd, 0, true);
+	dwfl_report_end(img->dwfl, NULL, NULL);
+	if (!img->mod) {
+		close(fd); /* consumed only on success */
+		pr_debug("%s: %s", img->path, dwfl_errmsg(-1));
+		goto fail;
+	}
+	if (!dwfl_module_getelf(img->mod, &bias))
+		goto fail;
+	img->mod_bias = bias;
+	return;
+fail:
+	dwfl_end(img->dwfl);
+	img->dwfl = NULL;
+	img->mod = NULL;
+}
+
+/* The name of a subprogram or inlined subroutine DIE: the demangled
+ * linkage name (qualified, with parameters) when there is one, else
+ * DW_AT_name, both through abstract_origin/specification. */
+static const char *die_function_name(struct sym_image *img, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (name) {
+		char *dm = sym_demangle(name);
+
+		if (dm) {
+			const char *pooled = sym_strpool_intern(&img->names, dm);
+
+			free(dm);
+			if (pooled)
+				return pooled;
+		}
+	}
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+static const char *symbol_name(struct sym_image *img, const char *name)
+{
+	char *dm = sym_demangle(name);
+	const char *pooled;
+
+	if (!dm)
+		return name;
+	pooled = sym_strpool_intern(&img->names, dm);
+	free(dm);
+	return pooled ? pooled : name;
+}
+
+#define MAX_SCOPES 256
+
+/* eu-addr2line -i: the scopes around addr, innermost first; each inlined
+ * subroutine's DW_AT_call_file/call_line is where its caller (the next
+ * function scope out) was executing. */
+static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Addr addr,
+			      struct sym_loc *out)
+{
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Line *line;
+	int idx[MAX_SCOPES];
+	const char *file = NULL;
+	int nscopes, nfunc = 0, lineno = 0;
+	unsigned n = 0;
+
+	nscopes = dwarf_getscopes(cudie, addr, &scopes);
+	if (nscopes <= 0)
+		return 0;
+	/* Past an inlined subroutine, dwarf_getscopes() continues with the
+	 * scopes of its abstract origin; the concrete callers are the DIE
+	 * parents of the innermost scope (what eu-addr2line -i does). */
+	{
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+		if (nscopes <= 0)
+			return 0;
+	}
+	for (int i = 0; i < nscopes && nfunc < MAX_SCOPES; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+			idx[nfunc++] = i;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	if (nfunc == 0)
+		goto out;
+	line = dwarf_getsrc_die(cudie, addr);
+	if (line) {
+		file = dwarf_linesrc(line, NULL, NULL);
+		dwarf_lineno(line, &lineno);
+	}
+	if (dwarf_getsrcfiles(cudie, &files, NULL))
+		files = NULL;
+	for (int k = 0; k < nfunc; k++) {
+		Dwarf_Die *die = &scopes[idx[k]];
+		Dwarf_Attribute attr;
+		Dwarf_Word v;
+
+		/* Deep inlining: keep the innermost frames and the real function. */
+		if (n < SYM_MAX_FRAMES - 1 || k == nfunc - 1) {
+			struct sym_frame *f = &out->frames[n++];
+
+			f->function = die_function_name(img, die);
+			f->file = file;
+			f->line = lineno > 0 ? (unsigned)lineno : 0;
+		}
+		if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+			break;
+		file = NULL;
+		lineno = 0;
+		if (files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v))
+			file = dwarf_filesrc(files, v, NULL, NULL);
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v))
+			lineno = (int)v;
+	}
+out:
+	free(scopes);
+	return n;
+}
+
+int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
+{
+	Dwarf_Addr modaddr, dwbias = 0;
+	Dwarf_Die *cudie;
+	const char *name;
+	GElf_Sym sym;
+	GElf_Off off;
+
+	out->nframes = 0;
+	if (!img->dwfl_tried)
+		image_load_dwfl(img);
+	if (!img->mod)
+		return 0;
+	modaddr = vaddr + img->mod_bias;
+	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
+	if (cudie)
+		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
+	if (out->nframes)
+		return 0;
+	/* No DWARF function here: the symbol table (.symtab of the file or of
+	 * its debug file, else .dynsym, else .gnu_debugdata). */
+	name = dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
+	if (!name || !*name)
+		return 0;
+	out->frames[0].function = symbol_name(img, name);
+	out->frames[0].file = NULL;
+	out->frames[0].line = 0;
+	if (cudie) {
+		Dwarf_Line *line = dwarf_getsrc_die(cudie, modaddr - dwbias);
+		int lineno = 0;
+
+		if (line) {
+			out->frames[0].file = dwarf_linesrc(line, NULL, NULL);
+			dwarf_lineno(line, &lineno);
+			out->frames[0].line = lineno > 0 ? (unsigned)lineno : 0;
+		}
+	}
+	out->nframes = 1;
+	return 0;
+}

@@ -1,1 +1,180 @@
 #include "symbols/symbols.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/*
+ * /proc/PID/maps, one line per mapping, as the kernel's show_map_vma() prints it:
+ *   start-end perms offset major:minor inode [padding path]
+ * The path runs to the end of the line and may contain spaces; the kernel
+ * escapes '\n' in it as "\012", so a line is always one line.
+ */
+
+static const char deleted_suffix[] = " (deleted)";
+
+/* Parses a hex number of at most 16 digits ending at a delimiter (not
+ * consumed). Returns false on no digits or overflow. */
+static bool parse_hex(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int n = 0;
+
+	for (;; p++, n++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		if (n >= 16)
+			return false;
+		v = (v << 4) | d;
+	}
+	if (n == 0)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static bool parse_dec(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int n = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, n++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (n == 0)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static bool expect(const char **pp, char c)
+{
+	if (**pp != c)
+		return false;
+	(*pp)++;
+	return true;
+}
+
+/* Parses one line [p, end) (no newline). Returns 0, -EINVAL or -ENOMEM. */
+static int parse_line(const char *p, const char *end, struct sym_map *m)
+{
+	uint64_t major, minor;
+	const char *path;
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	if (!parse_hex(&p, &m->start) || !expect(&p, '-') || !parse_hex(&p, &m->end) ||
+	    !expect(&p, ' '))
+		return -EINVAL;
+	if (m->end < m->start)
+		return -EINVAL;
+	if (end - p < 5)
+		return -EINVAL;
+	if ((p[0] != 'r' && p[0] != '-') || (p[1] != 'w' && p[1] != '-') ||
+	    (p[2] != 'x' && p[2] != '-') || (p[3] != 'p' && p[3] != 's' && p[3] != '-'))
+		return -EINVAL;
+	m->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
+		  (p[2] == 'x' ? PROT_EXEC : 0);
+	p += 4;
+	if (!expect(&p, ' ') || !parse_hex(&p, &m->offset) || !expect(&p, ' '))
+		return -EINVAL;
+	if (!parse_hex(&p, &major) || !expect(&p, ':') || !parse_hex(&p, &minor) ||
+	    major > 0xffffffffu || minor > 0xffffffffu)
+		return -EINVAL;
+	m->dev_major = (unsigned)major;
+	m->dev_minor = (unsigned)minor;
+	if (!expect(&p, ' ') || !parse_dec(&p, &m->inode))
+		return -EINVAL;
+	if (p > end)
+		return -EINVAL;
+	/* Anonymous lines end right after the inode (some kernels add one
+	 * space); named ones pad with spaces up to the path column. */
+	if (p < end && *p != ' ')
+		return -EINVAL;
+	while (p < end && *p == ' ')
+		p++;
+	path = p;
+	len = (size_t)(end - path);
+	if (len >= sizeof(deleted_suffix) - 1 &&
+	    !memcmp(end - (sizeof(deleted_suffix) - 1), deleted_suffix,
+		    sizeof(deleted_suffix) - 1)) {
+		m->deleted = true;
+		len -= sizeof(deleted_suffix) - 1;
+	}
+	m->path = strndup(path, len);
+	if (!m->path)
+		return -ENOMEM;
+	return 0;
+}
+
+int sym_maps_parse(const char *text, struct sym_map **out, size_t *n, size_t *bad_line)
+{
+	struct sym_map *maps = NULL;
+	size_t len = 0, cap = 0, lineno = 0;
+	const char *p = text;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (bad_line)
+		*bad_line = 0;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+
+		lineno++;
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct sym_map *nm = realloc(maps, ncap * sizeof(*nm));
+
+			if (!nm) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			maps = nm;
+			cap = ncap;
+		}
+		err = parse_line(p, end, &maps[len]);
+		if (err) {
+			if (err == -EINVAL && bad_line)
+				*bad_line = lineno;
+			goto fail;
+		}
+		len++;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	*out = maps;
+	*n = len;
+	return 0;
+fail:
+	sym_maps_free(maps, len);
+	return err;
+}
+
+void sym_maps_free(struct sym_map *maps, size_t n)
+{
+	if (!maps)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(maps[i].path);
+	free(maps);
+}

@@ -1,1 +1,320 @@
 #include "symbols/symbols.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "symbols/symbols-internal.h"
+
+/*
+ * A miss re-reads /proc/PID/maps (dlopen), but a burst of samples in JIT'd or
+ * anonymous code must not re-read it thousands of times: after a miss-driven
+ * refresh, the next one waits miss_interval_ns, which doubles (up to 1 s)
+ * each time a refresh does not find the address and drops back to 10 ms when
+ * one does. The very first miss always refreshes.
+ */
+#define MISS_INTERVAL_MIN_NS (10ULL * 1000 * 1000)
+#define MISS_INTERVAL_MAX_NS (1000ULL * 1000 * 1000)
+
+static void space_hold(struct sym_space *sp, struct sym_image *img)
+{
+	for (size_t i = 0; i < sp->nheld; i++) {
+		if (sp->held[i] == img) {
+			sym_image_put(img); /* already holding one */
+			return;
+		}
+	}
+	if (sp->nheld == sp->capheld) {
+		size_t ncap = sp->capheld ? sp->capheld * 2 : 16;
+		struct sym_image **nh = realloc(sp->held, ncap * sizeof(*nh));
+
+		if (!nh) {
+			/* Keep the ref rather than lose track of it: leak one
+			 * image rather than free one still in use. */
+			return;
+		}
+		sp->held = nh;
+		sp->capheld = ncap;
+	}
+	sp->held[sp->nheld++] = img;
+}
+
+ssize_t sym_space_floor(const struct sym_space *sp, uint64_t addr)
+{
+	size_t lo = 0, hi = sp->nmaps;
+
+	/* first mapping with start > addr, minus one */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ssize_t)lo - 1;
+}
+
+static bool same_mapping(const struct sym_mapping *a, const struct sym_mapping *b)
+{
+	/* paths are interned in the same pool: pointers compare */
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->dev == b->dev && a->inode == b->inode && a->path == b->path &&
+	       a->deleted == b->deleted && a->prot == b->prot;
+}
+
+/* Reads the maps and keeps the executable mappings, carrying the images of
+ * mappings that did not change. */
+static int space_load(struct sym_space *sp)
+{
+	struct sym_map *maps = NULL;
+	struct sym_mapping *nm = NULL;
+	size_t n = 0, nkeep = 0, bad = 0, j = 0;
+	char path[64], *text = NULL;
+	bool changed;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)sp->pid);
+	err = psup_read_file(path, &text, NULL);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	err = sym_maps_parse(text, &maps, &n, &bad);
+	free(text);
+	if (err) {
+		pr_debug("%s: line %zu does not parse", path, bad);
+		return err;
+	}
+	nm = calloc(n ? n : 1, sizeof(*nm));
+	if (!nm) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sym_mapping *m = &nm[nkeep];
+
+		if (!(maps[i].prot & PROT_EXEC) || maps[i].end <= maps[i].start)
+			continue;
+		/* The kernel lists mappings in address order; refuse overlaps
+		 * so the binary search stays right whatever the input. */
+		if (nkeep && maps[i].start < nm[nkeep - 1].end)
+			continue;
+		m->start = maps[i].start;
+		m->end = maps[i].end;
+		m->offset = maps[i].offset;
+		m->dev = ((uint64_t)maps[i].dev_major << 32) | maps[i].dev_minor;
+		m->inode = maps[i].inode;
+		m->prot = maps[i].prot;
+		m->deleted = maps[i].deleted;
+		m->path = sym_strpool_intern(&sp->strings, maps[i].path);
+		if (!m->path) {
+			err = -ENOMEM;
+			goto out;
+		}
+		nkeep++;
+	}
+	changed = nkeep != sp->nmaps;
+	for (size_t i = 0; i < nkeep; i++) {
+		while (j < sp->nmaps && sp->maps[j].start < nm[i].start)
+			j++;
+		if (j < sp->nmaps && same_mapping(&sp->maps[j], &nm[i])) {
+			nm[i].tried = sp->maps[j].tried;
+			nm[i].image = sp->maps[j].image;
+			nm[i].bias = sp->maps[j].bias;
+		} else {
+			changed = true;
+		}
+	}
+	free(sp->maps);
+	sp->maps = nm;
+	sp->nmaps = nkeep;
+	nm = NULL;
+	if (changed)
+		sp->generation++;
+out:
+	free(nm);
+	sym_maps_free(maps, n);
+	return err;
+}
+
+int sym_space_new(pid_t pid, struct sym_space **out)
+{
+	struct sym_space *sp = calloc(1, sizeof(*sp));
+	int err;
+
+	if (!sp)
+		return -ENOMEM;
+	sp->pid = pid;
+	sp->miss_interval_ns = MISS_INTERVAL_MIN_NS;
+	sym_strpool_init(&sp->strings);
+	err = space_load(sp);
+	if (err) {
+		sym_space_free(sp);
+		return err;
+	}
+	*out = sp;
+	return 0;
+}
+
+void sym_space_free(struct sym_space *sp)
+{
+	if (!sp)
+		return;
+	sym_unwind_release(sp);
+	free(sp->maps);
+	for (size_t i = 0; i < sp->nheld; i++)
+		sym_image_put(sp->held[i]);
+	free(sp->held);
+	sym_strpool_release(&sp->strings);
+	free(sp);
+}
+
+pid_t sym_space_pid(const struct sym_space *sp)
+{
+	return sp->pid;
+}
+
+int sym_space_refresh(struct sym_space *sp)
+{
+	return space_load(sp);
+}
+
+void sym_space_exec(struct sym_space *sp)
+{
+	/* Images stay held: strings handed out before the exec stay valid. */
+	free(sp->maps);
+	sp->maps = NULL;
+	sp->nmaps = 0;
+	sp->stale = true;
+	sp->generation++;
+}
+
+int sym_space_fork(const struct sym_space *parent, pid_t child, struct sym_space **out)
+{
+	struct sym_space *sp = calloc(1, sizeof(*sp));
+	int err = -ENOMEM;
+
+	if (!sp)
+		return -ENOMEM;
+	sp->pid = child;
+	sp->miss_interval_ns = MISS_INTERVAL_MIN_NS;
+	sp->stale = parent->stale;
+	sym_strpool_init(&sp->strings);
+	sp->maps = calloc(parent->nmaps ? parent->nmaps : 1, sizeof(*sp->maps));
+	if (!sp->maps)
+		goto fail;
+	for (size_t i = 0; i < parent->nmaps; i++) {
+		struct sym_mapping *m = &sp->maps[i];
+
+		*m = parent->maps[i];
+		m->path = sym_strpool_intern(&sp->strings, parent->maps[i].path);
+		if (!m->path)
+			goto fail;
+		sp->nmaps = i + 1;
+		if (m->image) {
+			sym_image_ref(m->image);
+			space_hold(sp, m->image);
+		}
+	}
+	*out = sp;
+	return 0;
+fail:
+	sym_space_free(sp);
+	return err;
+}
+
+struct sym_mapping *sym_space_find(struct sym_space *sp, uint64_t addr, bool refresh)
+{
+	ssize_t i = sym_space_floor(sp, addr);
+	uint64_t now;
+
+	if (i >= 0 && addr < sp->maps[i].end)
+		return &sp->maps[i];
+	if (!refresh)
+		return NULL;
+	now = psup_now_ns();
+	if (!sp->stale && sp->miss_refresh_ns &&
+	    now - sp->miss_refresh_ns < sp->miss_interval_ns)
+		return NULL;
+	sp->stale = false;
+	sp->miss_refresh_ns = now ? now : 1;
+	if (space_load(sp))
+		return NULL;
+	i = sym_space_floor(sp, addr);
+	if (i >= 0 && addr < sp->maps[i].end) {
+		sp->miss_interval_ns = MISS_INTERVAL_MIN_NS;
+		return &sp->maps[i];
+	}
+	if (sp->miss_interval_ns < MISS_INTERVAL_MAX_NS)
+		sp->miss_interval_ns *= 2;
+	return NULL;
+}
+
+struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mapping *m)
+{
+	struct sym_image *img = NULL;
+	int err;
+
+	if (m->tried)
+		return m->image;
+	m->tried = true;
+	if (!strcmp(m->path, "[vdso]")) {
+		err = sym_image_get_vdso(sp->pid, m->start, m->end, &img);
+	} else if (m->path[0] == '/') {
+		struct sym_map map = {
+			.start = m->start, .end = m->end, .offset = m->offset,
+			.inode = m->inode, .dev_major = (unsigned)(m->dev >> 32),
+			.dev_minor = (unsigned)m->dev, .prot = m->prot,
+			.path = (char *)m->path, .deleted = m->deleted,
+		};
+
+		err = sym_image_get_file(sp->pid, &map, &img);
+	} else {
+		return NULL; /* anonymous, JIT, [vsyscall] */
+	}
+	if (err) {
+		pr_debug("%s: no image: %s", m->path, strerror(-err));
+		return NULL;
+	}
+	if (sym_image_bias(img, m->start, m->end, m->offset, m->prot & PROT_EXEC, &m->bias)) {
+		pr_debug("%s: no PT_LOAD covers offset 0x%llx", m->path,
+			 (unsigned long long)m->offset);
+		sym_image_put(img);
+		return NULL;
+	}
+	space_hold(sp, img);
+	m->image = img;
+	return img;
+}
+
+int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
+		      struct sym_loc *out)
+{
+	struct sym_mapping *m;
+	struct sym_image *img;
+	uint64_t vaddr;
+
+	memset(out, 0, sizeof(*out));
+	out->image = "[unknown]";
+	out->offset = pc;
+	m = sym_space_find(sp, pc, true);
+	if (!m)
+		return 0;
+	img = sym_space_mapping_image(sp, m);
+	if (!img) {
+		if (m->path[0]) {
+			out->image = m->path;
+			if (m->path[0] == '/')
+				out->offset = pc - m->start + m->offset;
+		}
+		return 0;
+	}
+	out->image = img->path;
+	out->build_id = img->build_id;
+	vaddr = pc - m->bias;
+	out->offset = vaddr;
+	return sym_image_resolve(img, return_address ? vaddr - 1 : vaddr, out);
+}

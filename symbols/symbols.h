@@ -28,6 +28,7 @@ struct sym_map {
 	unsigned dev_major, dev_minor;
 	unsigned prot; /* PROT_READ | PROT_WRITE | PROT_EXEC */
 	char *path;    /* "" for anonymous; "[vdso]", "[stack]", ... kept as is */
+	bool deleted;  /* the kernel appended " (deleted)"; stripped from path */
 };
 
 /* Parses maps text. *out (an array of *n entries, each path heap-allocated)
@@ -63,8 +64,9 @@ struct sym_space;
 int sym_space_new(pid_t pid, struct sym_space **out);
 void sym_space_free(struct sym_space *sp);
 pid_t sym_space_pid(const struct sym_space *sp);
-/* Re-reads /proc/PID/maps now. Lookups that miss do this on their own,
- * at most once per miss burst. */
+/* Re-reads /proc/PID/maps now. Lookups that miss do this on their own:
+ * the first miss always, later ones at most every 10 ms, backing off to
+ * once a second while refreshes keep missing (JIT or anonymous code). */
 int sym_space_refresh(struct sym_space *sp);
 /* The process exec'ed: forget every mapping (a new image is coming). */
 void sym_space_exec(struct sym_space *sp);
@@ -78,6 +80,10 @@ int sym_space_fork(const struct sym_space *parent, pid_t child, struct sym_space
  * caller frame, so the call instruction is looked up (pc - 1) for the
  * line. Strings in *out stay valid until sym_space_free(). Returns 0 (with
  * nframes possibly 0 when nothing is known), or -errno on a hard failure.
+ * Code known only from an ELF symbol table gives one frame with file NULL
+ * and line 0. A pc in an executable mapping without a usable ELF image
+ * gives image = the mapping's name ("[vsyscall]", a path that cannot be
+ * opened, with offset = the file offset) or "[unknown]" when anonymous.
  */
 int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
 		      struct sym_loc *out);

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# psup's set-up on a fresh Debian 12 machine, in one command:
+#   scripts/bootstrap.sh demo   install what is missing, build, profile the bundled demo, print its report
+#   scripts/bootstrap.sh test   install what is missing, build (plain and sanitizer builds), run every test
+# .ci/run calls the second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-demo}
+case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+
+# Build and test dependencies, all Debian packages.
+packages=(gcc pkg-config meson ninja-build libdw-dev libelf-dev libunwind-dev libpfm4-dev
+          libcbor-dev libiberty-dev jq procps python3)
+
+install_missing() {
+	local missing=()
+	for p in "${packages[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && [ -z "${CI:-}" ] && return 0
+	local sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	echo "bootstrap: installing ${missing[*]:-(checking)}" >&2
+	$sudo apt-get update -qq
+	[ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+build() { # dir, extra meson options...
+	local dir=$1; shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" -Dwerror=true "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null
+}
+
+install_missing
+build build
+
+if [ "$mode" = demo ]; then
+	out=build/demo.cbor
+	./build/psup run -f -o "$out" -- ./build/examples/demo
+	./build/psup report "$out"
+	exit 0
+fi
+
+status=0
+meson test -C build --print-errorlogs --num-processes 2 || status=1
+build build-san -Db_sanitize=address,undefined -Db_lundef=false
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite scenarios || status=1
+
+# One closing line over both builds, in the form CI reads.
+python3 - build/meson-logs/testlog.json build-san/meson-logs/testlog.json <<'PY'
+import json, sys
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+for path in sys.argv[1:]:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        continue
+    for line in lines:
+        r = json.loads(line).get("result", "")
+        if r == "OK" or r == "EXPECTEDFAIL":
+            counts["passed"] += 1
+        elif r == "SKIP":
+            counts["skipped"] += 1
+        else:
+            counts["failed"] += 1
+print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+PY
+exit $status

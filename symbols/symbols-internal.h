@@ -1,0 +1,141 @@
+#ifndef PSUP_SYMBOLS_SYMBOLS_INTERNAL_H
+#define PSUP_SYMBOLS_SYMBOLS_INTERNAL_H
+
+/* Shared between the files of symbols/: images (image.c), the address space
+ * (space.c) and the unwinder (unwind.c). Not for other parts. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <libunwind.h>
+
+#include "symbols/symbols.h"
+
+/* A set of interned strings: each distinct string stored once, kept until
+ * the pool is released, so pointers handed out stay valid that long. */
+struct sym_strpool {
+	struct sym_strpool_ent **buckets;
+	size_t nbuckets, len;
+};
+
+void sym_strpool_init(struct sym_strpool *p);
+void sym_strpool_release(struct sym_strpool *p);
+/* Returns the pooled copy of s (owned by the pool), NULL on ENOMEM. */
+const char *sym_strpool_intern(struct sym_strpool *p, const char *s);
+
+/* One PT_LOAD of an image. */
+struct sym_load {
+	uint64_t vaddr, memsz, offset, filesz;
+	uint32_t flags; /* PF_X | PF_W | PF_R */
+};
+
+/*
+ * One ELF file (or the vdso's bytes), shared by every space that maps it:
+ * a global cache keyed by (path, device, inode), or by content for the vdso.
+ * The file stays mapped read-only for its life (unwinding reads code and
+ * unwind tables from it); its DWARF is opened on the first resolve.
+ */
+struct sym_image {
+	struct sym_image *next; /* global cache list */
+	unsigned refs;
+	char *path;             /* as mapped (without " (deleted)"), or "[vdso]" */
+	uint64_t dev, inode;
+	bool is_vdso;
+	char *build_id;         /* lowercase hex or NULL */
+
+	int fd;
+	Elf *elf;               /* NULL when not ELF */
+	const uint8_t *data;    /* raw file bytes (elf_rawfile) */
+	size_t size;
+	uint16_t e_type;
+	struct sym_load *loads;
+	unsigned nloads;
+
+	/* .eh_frame_hdr (PT_GNU_EH_FRAME), for the remote unwinder. */
+	bool have_eh_hdr;
+	uint64_t eh_hdr_vaddr;   /* segbase */
+	uint64_t eh_table_vaddr; /* the binary search table */
+	uint64_t eh_fde_count;
+
+	/* DWARF + symbol tables, loaded on first resolve. */
+	bool dwfl_tried;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	uint64_t mod_bias; /* Dwfl module address - ELF vaddr */
+	struct sym_strpool names; /* demangled names */
+};
+
+/*
+ * Returns a referenced image for a file-backed mapping of pid (opening
+ * the path, or /proc/PID/map_files/<range> when the file was deleted or
+ * replaced). Release with sym_image_put(). -ENOENT/-EACCES/... when it
+ * cannot be opened, -ENOEXEC when it is not ELF.
+ */
+int sym_image_get_file(pid_t pid, const struct sym_map *m, struct sym_image **out);
+/* Returns a referenced image for the vdso of pid (read from its memory). */
+int sym_image_get_vdso(pid_t pid, uint64_t start, uint64_t end, struct sym_image **out);
+void sym_image_ref(struct sym_image *img);
+void sym_image_put(struct sym_image *img);
+
+/* The bias (process address - ELF vaddr) of a mapping of img at
+ * [start, end) from file offset offset. Returns 0 or -ENOENT when no PT_LOAD
+ * covers it. */
+int sym_image_bias(const struct sym_image *img, uint64_t start, uint64_t end,
+		   uint64_t offset, bool exec, uint64_t *bias);
+/* The PT_LOAD containing ELF vaddr, or NULL. */
+const struct sym_load *sym_image_load_at(const struct sym_image *img, uint64_t vaddr);
+/* Copies len bytes at ELF vaddr from the file bytes. false when they are
+ * not all in the file (bss, out of range). Never touches the live process. */
+bool sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size_t len);
+/* Fills out->frames (and nframes) for ELF vaddr (already adjusted to the
+ * call instruction for return addresses). Returns 0 or -errno. */
+int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out);
+
+/* Demangles a C++ or Rust name; returns a heap string (caller frees) or
+ * NULL when name is not mangled (or on ENOMEM). */
+char *sym_demangle(const char *name);
+
+/* One executable mapping of a space. */
+struct sym_mapping {
+	uint64_t start, end, offset, dev, inode;
+	unsigned prot;
+	bool deleted;
+	const char *path;        /* interned in the space's pool */
+	bool tried;              /* image load attempted */
+	struct sym_image *image; /* NULL when unknown; the ref is in held[] */
+	uint64_t bias;           /* process address - ELF vaddr, when image */
+};
+
+struct sym_space {
+	pid_t pid;
+	struct sym_mapping *maps; /* sorted by start, not overlapping */
+	size_t nmaps;
+	/* Every image this space ever used holds one ref here until
+	 * sym_space_free(), so strings handed out stay valid. */
+	struct sym_image **held;
+	size_t nheld, capheld;
+	struct sym_strpool strings;
+	bool stale;                /* exec'ed: the next miss refreshes at once */
+	uint64_t miss_refresh_ns;  /* last refresh caused by a miss */
+	uint64_t miss_interval_ns; /* rate limit of such refreshes */
+	uint64_t generation;       /* bumped when the mappings change */
+	uint64_t unw_generation;   /* generation the unwind cache is valid for */
+	unw_addr_space_t unw_as;   /* snapshot unwinder (unwind.c) */
+	unw_addr_space_t upt_as;   /* ptrace unwinder */
+};
+
+/* Finds the mapping containing addr; refresh: on a miss, re-read the maps
+ * (rate-limited). Returns NULL when none. */
+struct sym_mapping *sym_space_find(struct sym_space *sp, uint64_t addr, bool refresh);
+/* Loads the mapping's image on first use. Returns it or NULL. */
+struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mapping *m);
+/* The index of the last mapping with start <= addr, or -1. */
+ssize_t sym_space_floor(const struct sym_space *sp, uint64_t addr);
+/* unwind.c: frees the libunwind address spaces of sp. */
+void sym_unwind_release(struct sym_space *sp);
+
+#endif

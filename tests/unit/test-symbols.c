@@ -1,0 +1,212 @@
+/* The /proc/PID/maps parser, fed synthetic text, and a space over this very
+ * process. */
+#include "symbols/symbols.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "symbols/symbols-internal.h"
+#include "tests/unit/tap.h"
+
+static const char good[] =
+	"55d0c0a00000-55d0c0a02000 r--p 00000000 fe:00 1234                       /usr/bin/cat\n"
+	"55d0c0a02000-55d0c0a07000 r-xp 00002000 fe:00 1234                       /usr/bin/cat\n"
+	"55d0c1f3e000-55d0c1f5f000 rw-p 00000000 00:00 0                          [heap]\n"
+	"7f1e2c000000-7f1e2c021000 rw-p 00000000 00:00 0 \n"
+	"7f1e2d000000-7f1e2d001000 r-xs 00001000 103:05 98765432109               /tmp/a dir/lib with spaces.so\n"
+	"7f1e2e000000-7f1e2e001000 r-xp 00000000 08:01 42                         /tmp/gone.so (deleted)\n"
+	"7ffd5a3b1000-7ffd5a3d2000 rw-p 00000000 00:00 0                          [stack]\n"
+	"7ffd5a3f8000-7ffd5a3fa000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
+
+static void test_good(void)
+{
+	struct sym_map *m = NULL;
+	size_t n = 0, bad = 99;
+	int err = sym_maps_parse(good, &m, &n, &bad);
+
+	CHECK_EQ_INT(err, 0);
+	CHECK_EQ_INT(n, 9);
+	CHECK_EQ_INT(bad, 0);
+	if (err || n != 9)
+		return;
+	CHECK(m[0].start == 0x55d0c0a00000ULL && m[0].end == 0x55d0c0a02000ULL);
+	CHECK_EQ_INT(m[0].prot, PROT_READ);
+	CHECK(!strcmp(m[0].path, "/usr/bin/cat"));
+	CHECK_EQ_INT(m[1].prot, PROT_READ | PROT_EXEC);
+	CHECK_EQ_INT(m[1].offset, 0x2000);
+	CHECK_EQ_INT(m[1].dev_major, 0xfe);
+	CHECK_EQ_INT(m[1].dev_minor, 0);
+	CHECK_EQ_INT(m[1].inode, 1234);
+	CHECK(!m[1].deleted);
+	CHECK(!strcmp(m[2].path, "[heap]"));
+	CHECK_EQ_INT(m[2].prot, PROT_READ | PROT_WRITE);
+	CHECK(!strcmp(m[3].path, ""));        /* anonymous, one trailing space */
+	CHECK_EQ_INT(m[4].dev_major, 0x103);
+	CHECK_EQ_INT(m[4].dev_minor, 5);
+	CHECK(m[4].inode == 98765432109ULL);
+	CHECK(!strcmp(m[4].path, "/tmp/a dir/lib with spaces.so"));
+	CHECK(!strcmp(m[5].path, "/tmp/gone.so"));
+	CHECK(m[5].deleted);
+	CHECK(!strcmp(m[7].path, "[vdso]"));
+	CHECK(m[8].start == 0xffffffffff600000ULL && m[8].end == 0xffffffffff601000ULL);
+	CHECK_EQ_INT(m[8].prot, PROT_EXEC);
+	CHECK(!strcmp(m[8].path, "[vsyscall]"));
+	sym_maps_free(m, n);
+}
+
+/* Each bad text has its bad line number. */
+static void test_bad(void)
+{
+	static const struct {
+		const char *text;
+		size_t line;
+	} cases[] = {
+		{ "garbage\n", 1 },
+		{ "00400000-00401000 r-xp 00000000 08:01 1 /a\nnope\n", 2 },
+		{ "00400000 r-xp 00000000 08:01 1 /a\n", 1 },                 /* no end */
+		{ "00401000-00400000 r-xp 00000000 08:01 1 /a\n", 1 },        /* end < start */
+		{ "00400000-00401000 rzxp 00000000 08:01 1 /a\n", 1 },        /* perms */
+		{ "00400000-00401000 r-x 00000000 08:01 1 /a\n", 1 },         /* 3 perms */
+		{ "00400000-00401000 r-xp 0000000g 08:01 1 /a\n", 1 },        /* offset */
+		{ "00400000-00401000 r-xp 00000000 0801 1 /a\n", 1 },         /* dev */
+		{ "00400000-00401000 r-xp 00000000 08:01 x /a\n", 1 },        /* inode */
+		{ "00400000-00401000 r-xp 00000000 08:01 12/a\n", 1 },        /* no space */
+		{ "00400000-00401000 r-xp 00000000 08:01\n", 1 },             /* truncated */
+		{ "00400000-00401000 r-xp 00000000 08:01 1 /a\n\n", 2 },      /* empty line */
+		{ "1ffffffffffffffff-2ffffffffffffffff r-xp 0 08:01 1 /a\n", 1 }, /* > 64 bits */
+		{ "00400000-00401000 r-xp 00000000 08:01 99999999999999999999999 /a\n", 1 },
+	};
+
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(cases); i++) {
+		struct sym_map *m = (struct sym_map *)1;
+		size_t n = 7, bad = 0;
+		int err = sym_maps_parse(cases[i].text, &m, &n, &bad);
+
+		CHECK_EQ_INT(err, -EINVAL);
+		CHECK_EQ_INT(bad, cases[i].line);
+		CHECK(m == NULL && n == 0);
+		if (err != -EINVAL || bad != cases[i].line)
+			fprintf(stderr, "case %zu: %s", i, cases[i].text);
+	}
+}
+
+static void test_empty_and_self(void)
+{
+	struct sym_map *m = NULL;
+	size_t n = 1, bad = 0;
+	char *text = NULL;
+	bool found_vdso = false, found_exe = false;
+	char exe[4096];
+	ssize_t len;
+
+	CHECK_EQ_INT(sym_maps_parse("", &m, &n, &bad), 0);
+	CHECK_EQ_INT(n, 0);
+	sym_maps_free(m, n);
+
+	CHECK_EQ_INT(psup_read_file("/proc/self/maps", &text, NULL), 0);
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	CHECK(len > 0);
+	exe[len > 0 ? len : 0] = '\0';
+	CHECK_EQ_INT(sym_maps_parse(text, &m, &n, &bad), 0);
+	CHECK(n > 5);
+	for (size_t i = 0; i < n; i++) {
+		found_vdso |= !strcmp(m[i].path, "[vdso]");
+		found_exe |= !strcmp(m[i].path, exe) && (m[i].prot & PROT_EXEC);
+	}
+	CHECK(found_vdso);
+	CHECK(found_exe);
+	sym_maps_free(m, n);
+	free(text);
+}
+
+static __attribute__((noinline)) int self_marker(int x)
+{
+	return x * 7 + 1;
+}
+
+/* A space over this process: its own function resolves, an address in no
+ * mapping resolves to nothing, fork copies, exec forgets then refreshes. */
+static void test_space_self(void)
+{
+	struct sym_space *sp = NULL, *child = NULL;
+	struct sym_loc loc;
+	uint64_t pc = (uint64_t)(uintptr_t)&self_marker;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	if (!sp)
+		return;
+	CHECK_EQ_INT(sym_space_pid(sp), getpid());
+	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0);
+	CHECK(loc.nframes >= 1);
+	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+	      !strcmp(loc.frames[0].function, "self_marker"));
+	CHECK(strstr(loc.image, "test-symbols") != NULL);
+
+	CHECK_EQ_INT(sym_space_resolve(sp, 16, false, &loc), 0);
+	CHECK_EQ_INT(loc.nframes, 0);
+	CHECK(!strcmp(loc.image, "[unknown]"));
+
+	CHECK_EQ_INT(sym_space_fork(sp, getpid(), &child), 0);
+	if (child) {
+		CHECK_EQ_INT(sym_space_resolve(child, pc, false, &loc), 0);
+		CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+		      !strcmp(loc.frames[0].function, "self_marker"));
+	}
+	sym_space_free(child);
+
+	sym_space_exec(sp);
+	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0);
+	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+	      !strcmp(loc.frames[0].function, "self_marker"));
+	CHECK_EQ_INT(sym_space_refresh(sp), 0);
+	sym_space_free(sp);
+	sym_space_free(NULL);
+
+	CHECK_EQ_INT(sym_space_new(-1, &sp), -ESRCH);
+	CHECK_EQ_INT(self_marker(1), 8);
+}
+
+static bool str_is(char *got, const char *want)
+{
+	bool ok = got && !strcmp(got, want);
+
+	if (!ok)
+		fprintf(stderr, "demangled %s, expected %s\n", got ? got : "NULL", want);
+	free(got);
+	return ok;
+}
+
+static void test_demangle(void)
+{
+	char *probe = sym_demangle("_ZN3foo3barEv");
+
+	if (!probe) {
+		/* symbols/meson.build found no libiberty: names stay mangled. */
+		printf("demangling not built in (no libiberty-dev): checks skipped\n");
+		return;
+	}
+	free(probe);
+	CHECK(str_is(sym_demangle("_ZN3foo3barEv"), "foo::bar()"));
+	CHECK(str_is(sym_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+		     "std::vector<int, std::allocator<int> >::push_back(int const&)"));
+	CHECK(str_is(sym_demangle("_ZN4core3ptr13drop_in_place17h1234567890abcdefE"),
+		     "core::ptr::drop_in_place"));
+	CHECK(str_is(sym_demangle("_RNvCs15kBYyAo9fc_7mycrate7example"), "mycrate::example"));
+	CHECK(sym_demangle("main") == NULL);
+	CHECK(sym_demangle("_Znotmangled") == NULL);
+	CHECK(sym_demangle(NULL) == NULL);
+}
+
+int main(void)
+{
+	test_demangle();
+	test_good();
+	test_bad();
+	test_empty_and_self();
+	test_space_self();
+	return tap_done();
+}
