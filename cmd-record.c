@@ -58,8 +58,13 @@ struct rec {
 	uint64_t samples, lost, unwind_failures, open_failures;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
+	const char *mode;           /* "run" or "attach", for the header */
+	char *const *argv;          /* run: the command */
+	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
 };
+
+static int write_header(struct rec *r, pid_t pid);
 
 static void rec_write_failed(struct rec *r, int err)
 {
@@ -213,6 +218,10 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	uint64_t *v;
 	int err;
 
+	/* The header comes first: the first thread is reported from inside
+	 * sup_spawn()/sup_attach(), once the pid is known. */
+	if (!r->header_written)
+		rec_write_failed(r, write_header(r, pid));
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
 		proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
@@ -490,12 +499,12 @@ static int open_output(struct rec *r, const struct rec_options *o)
 	return err;
 }
 
-static int write_header(struct rec *r, const char *mode, char *const *argv, pid_t pid)
+static int write_header(struct rec *r, pid_t pid)
 {
 	char host[256] = "";
 	struct rep_header h = {
-		.mode = mode,
-		.argv = argv,
+		.mode = r->mode,
+		.argv = r->argv,
 		.pid = pid,
 		.wall_ns = psup_wall_ns(),
 		.mono_ns = r->start_ns,
@@ -507,6 +516,7 @@ static int write_header(struct rec *r, const char *mode, char *const *argv, pid_
 	};
 
 	gethostname(host, sizeof(host) - 1);
+	r->header_written = true;
 	return rep_write_header(r->w, &h);
 }
 
@@ -635,6 +645,8 @@ int cmd_run(int argc, char **argv)
 		rec_release(&r);
 		return 1;
 	}
+	r.mode = "run";
+	r.argv = argv + optind;
 	err = exp_profile_new(r.w, &r.prof);
 	r.start_ns = r.last_flush_ns = psup_now_ns();
 	if (err == 0)
@@ -650,7 +662,6 @@ int cmd_run(int argc, char **argv)
 	/* The child has its environment: psup's own may change now. No
 	 * debuginfod network queries while resolving symbols. */
 	unsetenv("DEBUGINFOD_URLS");
-	rec_write_failed(&r, write_header(&r, "run", argv + optind, sup_session_pid(r.sup)));
 	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	err = sup_session_run(r.sup);
@@ -706,6 +717,7 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	unsetenv("DEBUGINFOD_URLS"); /* no network queries for symbols */
+	r.mode = "attach";
 	err = exp_profile_new(r.w, &r.prof);
 	r.start_ns = r.last_flush_ns = psup_now_ns();
 	if (err == 0)
@@ -717,7 +729,6 @@ int cmd_attach(int argc, char **argv)
 		rec_release(&r);
 		return 1;
 	}
-	rec_write_failed(&r, write_header(&r, "attach", NULL, (pid_t)pid));
 	sup_session_set_duration(r.sup, o.duration_ns);
 	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
 		pr_warn("no periodic drain: samples may be lost");

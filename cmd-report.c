@@ -1,0 +1,198 @@
+/*
+ * psup report: reads record files, merges them and prints the views.
+ * stdout carries only the report; diagnostics go to stderr.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "common/log.h"
+#include "report/report.h"
+
+static const char report_usage[] =
+	"usage: psup report [options] [FILE...]\n"
+	"\n"
+	"Reads psup record files (default: psup.cbor), merges them and prints the\n"
+	"profile.\n"
+	"\n"
+	"  --format FMT        text (default), markdown or json\n"
+	"  --view LIST         comma-separated views: summary, images, functions,\n"
+	"                      lines, threads, all (default: all)\n"
+	"  --top N             rows per table (default: 20 for text and markdown,\n"
+	"                      all for json; 0 means all)\n"
+	"  --min-percent P     hide rows below P percent of the samples\n"
+	"  -o, --output FILE   write the report to FILE instead of stdout\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"Exit status: 0 on success, 1 when a file cannot be read or is corrupt,\n"
+	"2 on bad usage.\n";
+
+static int parse_views(const char *arg, unsigned *views)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {
+		{ "summary", REP_VIEW_SUMMARY }, { "images", REP_VIEW_IMAGES },
+		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
+		{ "threads", REP_VIEW_THREADS }, { "all", REP_VIEW_ALL },
+	};
+	const char *s = arg;
+
+	*views = 0;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		bool found = false;
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (strlen(names[i].name) == n && strncmp(s, names[i].name, n) == 0) {
+				*views |= names[i].bit;
+				found = true;
+			}
+		}
+		if (!found && n) {
+			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, all)",
+			       (int)n, s);
+			return -EINVAL;
+		}
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	if (!*views) {
+		pr_err("report: --view needs at least one view");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "view", required_argument, NULL, OPT_VIEW },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rep_options opt = { REP_FORMAT_TEXT, REP_VIEW_ALL, 0, 0.0 };
+	static char *const default_files[] = { "psup.cbor", NULL };
+	char *const *files;
+	const char *output = NULL;
+	struct rep_profile *p = NULL;
+	bool top_set = false;
+	FILE *out = stdout;
+	char err[512];
+	int c, rc, nfiles, status = 1;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") == 0)
+				opt.format = REP_FORMAT_TEXT;
+			else if (strcmp(optarg, "markdown") == 0 || strcmp(optarg, "md") == 0)
+				opt.format = REP_FORMAT_MARKDOWN;
+			else if (strcmp(optarg, "json") == 0)
+				opt.format = REP_FORMAT_JSON;
+			else {
+				pr_err("report: unknown format '%s' (text, markdown, json)", optarg);
+				return 2;
+			}
+			break;
+		case OPT_VIEW:
+			if (parse_views(optarg, &opt.views))
+				return 2;
+			break;
+		case OPT_TOP: {
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > (long)UINT32_MAX) {
+				pr_err("report: --top needs a number of rows, not '%s'", optarg);
+				return 2;
+			}
+			opt.top = (unsigned)n;
+			top_set = true;
+			break;
+		}
+		case OPT_MIN_PERCENT:
+			errno = 0;
+			opt.min_percent = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(opt.min_percent) ||
+			    opt.min_percent < 0 || opt.min_percent > 100) {
+				pr_err("report: --min-percent needs a percentage from 0 to 100, not '%s'",
+				       optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				pr_err("report: unknown option '-%c'", optopt);
+			else
+				pr_err("report: unknown option or missing argument: '%s'",
+				       argv[optind - 1]);
+			fputs(report_usage, stderr);
+			return 2;
+		}
+	}
+	if (!top_set)
+		opt.top = opt.format == REP_FORMAT_JSON ? 0 : 20;
+	files = optind < argc ? argv + optind : default_files;
+	nfiles = optind < argc ? argc - optind : 1;
+
+	rc = rep_profile_new(&p);
+	if (rc) {
+		pr_err("report: %s", strerror(-rc));
+		return 1;
+	}
+	for (int i = 0; i < nfiles; i++) {
+		size_t nrec;
+
+		rc = rep_profile_load(p, files[i], err, sizeof(err));
+		if (rc) {
+			pr_err("%s", err);
+			goto out;
+		}
+		if (rep_profile_truncated(p, &nrec))
+			pr_warn("%s: truncated after %zu records (the recording was cut short)",
+				files[i], nrec);
+	}
+	if (output) {
+		out = fopen(output, "w");
+		if (!out) {
+			pr_err("%s: %s", output, strerror(errno));
+			goto out;
+		}
+	}
+	rc = rep_print(p, &opt, out);
+	if (output && fclose(out) != 0 && !rc)
+		rc = -errno;
+	if (rc) {
+		pr_err("%s: %s", output ? output : "stdout", strerror(-rc));
+		goto out;
+	}
+	status = 0;
+out:
+	rep_profile_free(p);
+	return status;
+}

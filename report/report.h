@@ -107,9 +107,18 @@ void rep_profile_free(struct rep_profile *p);
  * with -EINVAL and a one-line reason in err. Returns 0 or -errno.
  */
 int rep_profile_load(struct rep_profile *p, const char *path, char *err, size_t errlen);
-/* Loads from memory (the fuzzer and unit tests use it). */
+/* Loads from memory (the fuzzer and unit tests use it). name is used in
+ * messages ("<buffer>" when NULL).
+ *
+ * Both loads write "<name>: <reason>" into err (errno text for an unreadable
+ * file; "<name>: record N: <reason>" for a malformed one, N counting from 1).
+ * Every record refers only to loc and node ids defined by earlier records of
+ * the same file. After an error p holds part of the file: free it. */
 int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
 			 const char *name, char *err, size_t errlen);
+/* Whether the file loaded last ended in a truncated record (the recorder was
+ * killed mid-write); *nrecords gets the number of complete records read. */
+bool rep_profile_truncated(const struct rep_profile *p, size_t *nrecords);
 
 enum rep_format { REP_FORMAT_TEXT, REP_FORMAT_MARKDOWN, REP_FORMAT_JSON };
 

@@ -1,1 +1,1397 @@
 #include "report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report-internal.h"
+
+/*
+ * The views. Everything is aggregated once from the merged profile (struct
+ * agg), then laid out: text and markdown share a cell table, JSON is written
+ * directly with typed numbers.
+ *
+ * self  = samples whose leaf location's innermost frame is the row's key;
+ * total = samples with the key anywhere on the call path, counted once per
+ *         sample however often it recurs (a stamp per row does that).
+ */
+
+/* ---- aggregation ---------------------------------------------------------- */
+
+struct fn_row {
+	uint32_t name, image, file;
+	uint64_t self, total;
+	uint32_t stamp;
+};
+
+struct ln_row {
+	uint32_t file, line, function, image;
+	uint64_t self, total;
+	uint32_t stamp;
+};
+
+struct im_row {
+	uint32_t image;
+	uint64_t self;
+};
+
+struct th_row {
+	uint32_t thread;
+	uint32_t top_fn; /* REP_NONE when the thread has no samples */
+};
+
+struct agg {
+	const struct rep_profile *p;
+	uint64_t total;
+	struct fn_row *fns;
+	uint32_t nfns, fns_cap;
+	struct psup_u64map fn_ix;        /* name << 32 | image -> row + 1 */
+	struct ln_row *lns;
+	uint32_t nlns, lns_cap;
+	struct rep_index ln_ix;
+	struct im_row *ims;
+	uint32_t nims, ims_cap;
+	struct psup_u64map im_ix;        /* image -> row + 1 */
+	struct th_row *ths;
+	uint32_t *frame_fn, *frame_ln;   /* per profile frame: row, lazily */
+	uint64_t *node_self;
+	uint32_t *fn_order, *ln_order, *im_order, *th_order;
+	size_t *hidden;                  /* rows hidden per view, for JSON */
+};
+
+static int grow(void **arr, uint32_t *cap, uint32_t n, size_t sz)
+{
+	uint32_t ncap;
+	void *na;
+
+	if (n < *cap)
+		return 0;
+	if (*cap >= UINT32_MAX / 4)
+		return -ENOMEM;
+	ncap = *cap ? *cap * 2 : 64;
+	na = realloc(*arr, (size_t)ncap * sz);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint32_t fn_row_of(struct agg *a, uint32_t frame, uint32_t image)
+{
+	const struct rep_mframe *f = &a->p->frames[frame];
+	uint64_t key = ((uint64_t)f->function << 32) | image, *slot;
+	bool created;
+
+	if (a->frame_fn[frame] != REP_NONE)
+		return a->frame_fn[frame];
+	if (grow((void **)&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
+		return REP_NONE;
+	slot = psup_u64map_upsert(&a->fn_ix, key, &created);
+	if (!slot)
+		return REP_NONE;
+	if (created) {
+		struct fn_row *r = &a->fns[a->nfns];
+
+		memset(r, 0, sizeof(*r));
+		r->name = f->function;
+		r->image = image;
+		*slot = ++a->nfns;
+	}
+	if (!a->fns[*slot - 1].file)
+		a->fns[*slot - 1].file = f->file;
+	return a->frame_fn[frame] = (uint32_t)(*slot - 1);
+}
+
+struct ln_key {
+	uint32_t file, line, function;
+};
+
+static bool ln_eq(const void *ctx, uint32_t row, const void *key)
+{
+	const struct ln_row *r = &((const struct agg *)ctx)->lns[row];
+	const struct ln_key *k = key;
+
+	return r->file == k->file && r->line == k->line && r->function == k->function;
+}
+
+static uint64_t ln_hash(uint32_t file, uint32_t line, uint32_t function)
+{
+	return psup_hash64(((uint64_t)file << 32 | line) ^ psup_hash64(function + 1ULL));
+}
+
+static uint64_t ln_rowhash(const void *ctx, uint32_t row)
+{
+	const struct ln_row *r = &((const struct agg *)ctx)->lns[row];
+
+	return ln_hash(r->file, r->line, r->function);
+}
+
+static uint32_t ln_row_of(struct agg *a, uint32_t frame, uint32_t image)
+{
+	const struct rep_mframe *f = &a->p->frames[frame];
+	/* without a file the line number means nothing: key by function */
+	struct ln_key k = { f->file, f->file ? f->line : 0, f->function };
+	uint64_t h = ln_hash(k.file, k.line, k.function);
+	uint32_t row;
+
+	if (a->frame_ln[frame] != REP_NONE)
+		return a->frame_ln[frame];
+	row = rep_index_find(&a->ln_ix, h, ln_eq, a, &k);
+	if (row == REP_NONE) {
+		struct ln_row *r;
+
+		if (grow((void **)&a->lns, &a->lns_cap, a->nlns, sizeof(*a->lns)))
+			return REP_NONE;
+		r = &a->lns[a->nlns];
+		memset(r, 0, sizeof(*r));
+		r->file = k.file;
+		r->line = k.line;
+		r->function = k.function;
+		r->image = image;
+		if (rep_index_add(&a->ln_ix, h, a->nlns, ln_rowhash, a))
+			return REP_NONE;
+		row = a->nlns++;
+	}
+	return a->frame_ln[frame] = row;
+}
+
+static uint32_t im_row_of(struct agg *a, uint32_t image)
+{
+	uint64_t *slot;
+	bool created;
+
+	if (grow((void **)&a->ims, &a->ims_cap, a->nims, sizeof(*a->ims)))
+		return REP_NONE;
+	slot = psup_u64map_upsert(&a->im_ix, image, &created);
+	if (!slot)
+		return REP_NONE;
+	if (created) {
+		a->ims[a->nims].image = image;
+		a->ims[a->nims].self = 0;
+		*slot = ++a->nims;
+	}
+	return (uint32_t)(*slot - 1);
+}
+
+static void agg_release(struct agg *a)
+{
+	free(a->fns);
+	psup_u64map_release(&a->fn_ix);
+	free(a->lns);
+	rep_index_release(&a->ln_ix);
+	free(a->ims);
+	psup_u64map_release(&a->im_ix);
+	free(a->ths);
+	free(a->frame_fn);
+	free(a->frame_ln);
+	free(a->node_self);
+	free(a->fn_order);
+	free(a->ln_order);
+	free(a->im_order);
+	free(a->th_order);
+}
+
+static const char *S(const struct agg *a, uint32_t id)
+{
+	const char *s = rep_str(a->p, id);
+
+	return s ? s : "";
+}
+
+static int cmp_fn(const void *x, const void *y, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct fn_row *r = &a->fns[*(const uint32_t *)x], *s = &a->fns[*(const uint32_t *)y];
+	int c;
+
+	if (r->self != s->self)
+		return r->self > s->self ? -1 : 1;
+	if ((c = strcmp(S(a, r->name), S(a, s->name))))
+		return c;
+	if (r->total != s->total)
+		return r->total > s->total ? -1 : 1;
+	return strcmp(S(a, r->image), S(a, s->image));
+}
+
+static int cmp_ln(const void *x, const void *y, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct ln_row *r = &a->lns[*(const uint32_t *)x], *s = &a->lns[*(const uint32_t *)y];
+	int c;
+
+	if (r->self != s->self)
+		return r->self > s->self ? -1 : 1;
+	if (r->total != s->total)
+		return r->total > s->total ? -1 : 1;
+	if ((c = strcmp(S(a, r->file), S(a, s->file))))
+		return c;
+	if (r->line != s->line)
+		return r->line < s->line ? -1 : 1;
+	return strcmp(S(a, r->function), S(a, s->function));
+}
+
+static int cmp_im(const void *x, const void *y, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct im_row *r = &a->ims[*(const uint32_t *)x], *s = &a->ims[*(const uint32_t *)y];
+
+	if (r->self != s->self)
+		return r->self > s->self ? -1 : 1;
+	return strcmp(S(a, r->image), S(a, s->image));
+}
+
+static int cmp_th(const void *x, const void *y, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct rep_mthread *r = &a->p->threads[a->ths[*(const uint32_t *)x].thread];
+	const struct rep_mthread *s = &a->p->threads[a->ths[*(const uint32_t *)y].thread];
+
+	if (r->samples != s->samples)
+		return r->samples > s->samples ? -1 : 1;
+	if (r->run != s->run)
+		return r->run < s->run ? -1 : 1;
+	return r->tid < s->tid ? -1 : r->tid > s->tid;
+}
+
+static uint32_t *order(uint32_t n, int (*cmp)(const void *, const void *, void *), struct agg *a)
+{
+	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
+
+	if (!o)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		o[i] = i;
+	qsort_r(o, n, sizeof(*o), cmp, a);
+	return o;
+}
+
+static int agg_build(struct agg *a, const struct rep_profile *p)
+{
+	uint32_t stamp = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->p = p;
+	psup_u64map_init(&a->fn_ix);
+	psup_u64map_init(&a->im_ix);
+	rep_index_init(&a->ln_ix);
+	a->frame_fn = malloc((p->nframes + 1) * sizeof(uint32_t));
+	a->frame_ln = malloc((p->nframes + 1) * sizeof(uint32_t));
+	a->node_self = calloc(p->nnodes + 1, sizeof(uint64_t));
+	a->ths = calloc(p->nthreads + 1, sizeof(*a->ths));
+	if (!a->frame_fn || !a->frame_ln || !a->node_self || !a->ths)
+		return -ENOMEM;
+	memset(a->frame_fn, 0xff, (p->nframes + 1) * sizeof(uint32_t));
+	memset(a->frame_ln, 0xff, (p->nframes + 1) * sizeof(uint32_t));
+
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		const struct psup_u64map *m = &p->threads[t].leaves;
+
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->keys[i])
+				a->node_self[m->keys[i] - 1] =
+					sat_add(a->node_self[m->keys[i] - 1], m->vals[i]);
+	}
+	for (uint32_t n = 0; n < p->nnodes; n++) {
+		uint64_t c = a->node_self[n];
+		const struct rep_mloc *l;
+		uint32_t row;
+
+		if (!c)
+			continue;
+		a->total = sat_add(a->total, c);
+		l = &p->locs[p->nodes[n].loc];
+		if ((row = im_row_of(a, l->image)) == REP_NONE)
+			return -ENOMEM;
+		a->ims[row].self = sat_add(a->ims[row].self, c);
+		if ((row = fn_row_of(a, l->frames, l->image)) == REP_NONE)
+			return -ENOMEM;
+		a->fns[row].self = sat_add(a->fns[row].self, c);
+		if ((row = ln_row_of(a, l->frames, l->image)) == REP_NONE)
+			return -ENOMEM;
+		a->lns[row].self = sat_add(a->lns[row].self, c);
+
+		/* Parents were defined before their children, so the walk ends. */
+		stamp++;
+		for (uint32_t m = n; m != REP_NONE; m = p->nodes[m].parent) {
+			l = &p->locs[p->nodes[m].loc];
+			for (uint32_t f = l->frames; f < l->frames + l->nframes; f++) {
+				uint32_t fr = fn_row_of(a, f, l->image);
+				uint32_t lr = ln_row_of(a, f, l->image);
+
+				if (fr == REP_NONE || lr == REP_NONE)
+					return -ENOMEM;
+				if (a->fns[fr].stamp != stamp) {
+					a->fns[fr].stamp = stamp;
+					a->fns[fr].total = sat_add(a->fns[fr].total, c);
+				}
+				if (a->lns[lr].stamp != stamp) {
+					a->lns[lr].stamp = stamp;
+					a->lns[lr].total = sat_add(a->lns[lr].total, c);
+				}
+			}
+		}
+	}
+
+	/* each thread's top function by self samples */
+	uint64_t *tmp = calloc(a->nfns + 1, sizeof(uint64_t));
+
+	if (!tmp)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		const struct psup_u64map *m = &p->threads[t].leaves;
+		uint32_t best = REP_NONE;
+
+		a->ths[t].thread = t;
+		for (size_t i = 0; i < m->cap; i++) {
+			const struct rep_mloc *l;
+			uint32_t fr;
+
+			if (!m->keys[i] || !m->vals[i])
+				continue;
+			l = &p->locs[p->nodes[m->keys[i] - 1].loc];
+			fr = a->frame_fn[l->frames];
+			tmp[fr] = sat_add(tmp[fr], m->vals[i]);
+			if (best == REP_NONE || tmp[fr] > tmp[best] ||
+			    (tmp[fr] == tmp[best] && strcmp(S(a, a->fns[fr].name), S(a, a->fns[best].name)) < 0))
+				best = fr;
+		}
+		a->ths[t].top_fn = best;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->keys[i] && m->vals[i])
+				tmp[a->frame_fn[p->locs[p->nodes[m->keys[i] - 1].loc].frames]] = 0;
+	}
+	free(tmp);
+
+	a->fn_order = order(a->nfns, cmp_fn, a);
+	a->ln_order = order(a->nlns, cmp_ln, a);
+	a->im_order = order(a->nims, cmp_im, a);
+	a->th_order = order(p->nthreads, cmp_th, a);
+	if (!a->fn_order || !a->ln_order || !a->im_order || !a->th_order)
+		return -ENOMEM;
+	return 0;
+}
+
+static double pct(uint64_t x, uint64_t total)
+{
+	return total ? 100.0 * (double)x / (double)total : 0.0;
+}
+
+/* Whether sorted row i (with the given share) is shown. */
+static bool row_shown(const struct rep_options *o, size_t shown, double share)
+{
+	if (o->top && shown >= o->top)
+		return false;
+	return share >= o->min_percent;
+}
+
+/* ---- run facts --------------------------------------------------------------- */
+
+static uint64_t run_duration(const struct rep_run *r)
+{
+	uint64_t end = r->complete && r->end_time ? r->end_time : r->last_time;
+
+	return end > r->mono_ns ? end - r->mono_ns : 0;
+}
+
+static void fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.2f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+}
+
+static const char *sig_name(int sig)
+{
+	const char *s = sig > 0 && sig < 128 ? sigabbrev_np(sig) : NULL;
+
+	return s ? s : "?";
+}
+
+/* How the run ended, in words. */
+static void run_ended(const struct agg *a, const struct rep_run *r, char *buf, size_t len)
+{
+	const char *reason = rep_str(a->p, r->end_reason);
+	char exit[64] = "";
+
+	if (r->exited && r->exit_signal)
+		snprintf(exit, sizeof(exit), "killed by SIG%s", sig_name(r->exit_signal));
+	else if (r->exited && r->exit_status >= 0)
+		snprintf(exit, sizeof(exit), "exited with status %d", r->exit_status);
+	else if (r->exited)
+		snprintf(exit, sizeof(exit), "exited");
+	if (!r->complete) {
+		if (r->truncated)
+			snprintf(buf, len, "cut short: truncated after %zu records%s%s", r->nrecords,
+				 exit[0] ? ", target " : "", exit);
+		else
+			snprintf(buf, len, "incomplete: no end record%s%s", exit[0] ? ", target " : "",
+				 exit);
+		return;
+	}
+	if (!reason || strcmp(reason, "exit") == 0)
+		snprintf(buf, len, "%s", exit[0] ? exit : "ended");
+	else if (strcmp(reason, "detach") == 0)
+		snprintf(buf, len, "detached%s%s", exit[0] ? ", target " : "", exit);
+	else if (strcmp(reason, "interrupted") == 0)
+		snprintf(buf, len, "interrupted%s%s", exit[0] ? ", target " : "", exit);
+	else if (strcmp(reason, "error") == 0)
+		snprintf(buf, len, "stopped by a recorder error%s%s", exit[0] ? ", target " : "", exit);
+	else
+		snprintf(buf, len, "%.60s%s%s", reason, exit[0] ? ", target " : "", exit);
+}
+
+/* The command line of a run, arguments with spaces quoted. Caller frees. */
+static char *run_command(const struct agg *a, const struct rep_run *r)
+{
+	size_t len = 1, n = 0;
+	char *s;
+
+	if (!r->has_argv || !r->nargv) {
+		const char *path = rep_str(a->p, r->exec_path);
+		char buf[64];
+
+		if (path)
+			return strdup(path);
+		snprintf(buf, sizeof(buf), "pid %d", r->pid);
+		return strdup(buf);
+	}
+	for (uint32_t i = 0; i < r->nargv; i++)
+		len += strlen(S(a, r->argv[i])) + 3;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	for (uint32_t i = 0; i < r->nargv; i++) {
+		const char *arg = S(a, r->argv[i]);
+		bool quote = !*arg || strpbrk(arg, " \t\n'\"");
+
+		n += (size_t)snprintf(s + n, len - n, "%s%s%s%s", i ? " " : "", quote ? "'" : "",
+				      arg, quote ? "'" : "");
+	}
+	return s;
+}
+
+struct totals {
+	uint64_t duration, lost, unwind;
+	uint32_t threads, processes;
+};
+
+static void totals(const struct rep_profile *p, struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (uint32_t i = 0; i < p->nruns; i++) {
+		const struct rep_run *r = &p->runs[i];
+
+		t->duration = sat_add(t->duration, run_duration(r));
+		t->lost = sat_add(t->lost, r->lost > r->end_lost ? r->lost : r->end_lost);
+		t->unwind = sat_add(t->unwind, r->unwind_failures);
+		t->threads += r->nthreads;
+		t->processes += r->nprocesses;
+	}
+}
+
+/* ---- cells for text and markdown -------------------------------------------- */
+
+enum col_flags {
+	C_RIGHT = 1 << 0, /* numbers */
+	C_CODE = 1 << 1,  /* names: markdown code spans */
+	C_PATH = 1 << 2,  /* truncate at the start, keeping the file name */
+};
+
+struct col {
+	const char *head;
+	unsigned flags;
+	unsigned maxw;
+};
+
+struct table {
+	const struct col *cols;
+	unsigned ncols;
+	char **cells;
+	size_t ncells, cap;
+};
+
+static int cell(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cell(struct table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	if (t->ncells == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		char **nc = realloc(t->cells, ncap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		t->cells = nc;
+		t->cap = ncap;
+	}
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	t->cells[t->ncells++] = s;
+	return 0;
+}
+
+static void table_release(struct table *t)
+{
+	for (size_t i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	free(t->cells);
+}
+
+/* Display width: UTF-8 code points (continuation bytes take no column). */
+static size_t width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* Byte offset of code point k. */
+static size_t cp_offset(const char *s, size_t k)
+{
+	size_t i = 0;
+
+	for (; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && k-- == 0)
+			break;
+	return i;
+}
+
+/* Prints s safely for a terminal: no control characters from record files. */
+static void put_text(FILE *out, const char *s, size_t nbytes)
+{
+	for (size_t i = 0; i < nbytes && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+	}
+}
+
+static void put_cell_text(FILE *out, const struct col *c, const char *s, size_t w)
+{
+	size_t sw = width(s);
+
+	if (sw > w && w > 3) {
+		if (c->flags & C_PATH) {
+			fputs("...", out);
+			put_text(out, s + cp_offset(s, sw - (w - 3)), SIZE_MAX);
+		} else {
+			put_text(out, s, cp_offset(s, w - 3));
+			fputs("...", out);
+		}
+		return;
+	}
+	if ((c->flags & C_RIGHT) && sw < w)
+		fprintf(out, "%*s", (int)(w - sw), "");
+	put_text(out, s, SIZE_MAX);
+	if (!(c->flags & C_RIGHT) && sw < w)
+		fprintf(out, "%*s", (int)(w - sw), "");
+}
+
+static void table_print_text(const struct table *t, FILE *out)
+{
+	size_t nrows = t->ncells / t->ncols;
+	size_t w[16];
+
+	for (unsigned j = 0; j < t->ncols; j++) {
+		w[j] = width(t->cols[j].head);
+		for (size_t i = 0; i < nrows; i++) {
+			size_t cw = width(t->cells[i * t->ncols + j]);
+
+			if (cw > w[j])
+				w[j] = cw;
+		}
+		if (t->cols[j].maxw && w[j] > t->cols[j].maxw)
+			w[j] = t->cols[j].maxw;
+	}
+	for (size_t i = 0; i <= nrows; i++) {
+		char *const *row = i ? &t->cells[(i - 1) * t->ncols] : NULL;
+		unsigned last = t->ncols - 1;
+
+		/* no trailing blanks: stop after the last cell with text */
+		while (row && last > 0 && !row[last][0])
+			last--;
+		fputs("  ", out);
+		for (unsigned j = 0; j <= last; j++) {
+			const char *s = row ? row[j] : t->cols[j].head;
+
+			if (j == last && !(t->cols[j].flags & C_RIGHT) && width(s) <= w[j])
+				put_text(out, s, SIZE_MAX);
+			else
+				put_cell_text(out, &t->cols[j], s, w[j]);
+			if (j < last)
+				fputs("  ", out);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void put_md(FILE *out, const char *s, bool code)
+{
+	if (code && *s)
+		fputc('`', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '|')
+			fputs("\\|", out);
+		else if (c < 0x20 || c == 0x7f)
+			fputc('?', out);
+		else if (code && c == '`')
+			fputc('\'', out);
+		else if (!code && strchr("\\*_[]<>#", c))
+			fprintf(out, "\\%c", c);
+		else
+			fputc(c, out);
+	}
+}
+
+static void put_md_cell(FILE *out, const char *s, bool code)
+{
+	put_md(out, s, code);
+	if (code && *s)
+		fputc('`', out);
+}
+
+static void table_print_md(const struct table *t, FILE *out)
+{
+	size_t nrows = t->ncells / t->ncols;
+
+	fputc('|', out);
+	for (unsigned j = 0; j < t->ncols; j++) {
+		fputc(' ', out);
+		put_md_cell(out, t->cols[j].head, false);
+		fputs(" |", out);
+	}
+	fputs("\n|", out);
+	for (unsigned j = 0; j < t->ncols; j++)
+		fputs(t->cols[j].flags & C_RIGHT ? "---:|" : "---|", out);
+	fputc('\n', out);
+	for (size_t i = 0; i < nrows; i++) {
+		fputc('|', out);
+		for (unsigned j = 0; j < t->ncols; j++) {
+			fputc(' ', out);
+			put_md_cell(out, t->cells[i * t->ncols + j], t->cols[j].flags & C_CODE);
+			fputs(" |", out);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void print_title(FILE *out, enum rep_format f, const char *title, const char *note)
+{
+	if (f == REP_FORMAT_MARKDOWN) {
+		fprintf(out, "### %s\n\n", title);
+		if (note)
+			fprintf(out, "%s\n\n", note);
+	} else {
+		fprintf(out, "%s%s%s\n", title, note ? " -- " : "", note ? note : "");
+	}
+}
+
+static void print_table(FILE *out, enum rep_format f, const struct table *t, size_t hidden)
+{
+	if (f == REP_FORMAT_MARKDOWN) {
+		if (t->ncells)
+			table_print_md(t, out);
+		else
+			fputs("_no samples_\n", out);
+		if (hidden)
+			fprintf(out, "\n_%zu more row%s hidden (--top, --min-percent)_\n", hidden,
+				hidden == 1 ? "" : "s");
+	} else {
+		if (t->ncells)
+			table_print_text(t, out);
+		else
+			fputs("  (no samples)\n", out);
+		if (hidden)
+			fprintf(out, "  (%zu more row%s hidden: --top, --min-percent)\n", hidden,
+				hidden == 1 ? "" : "s");
+	}
+	fputc('\n', out);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* ---- JSON ----------------------------------------------------------------------- */
+
+/* Writes s as a JSON string: escapes, and U+FFFD for bytes that are not
+ * UTF-8, so the output always parses. */
+static void json_str(FILE *out, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	while (*u) {
+		unsigned char c = *u;
+		size_t n = 0;
+		uint32_t cp = 0;
+
+		if (c == '"' || c == '\\') {
+			fprintf(out, "\\%c", c);
+			u++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+			u++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc(c, out);
+			u++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		bool ok = n > 0;
+		for (size_t i = 1; ok && i <= n; i++) {
+			if ((u[i] & 0xc0) != 0x80)
+				ok = false;
+			else
+				cp = cp << 6 | (u[i] & 0x3f);
+		}
+		/* no overlongs, surrogates or code points past U+10FFFF */
+		if (ok && ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+			   (n == 3 && (cp < 0x10000 || cp > 0x10ffff))))
+			ok = false;
+		if (ok) {
+			fwrite(u, 1, n + 1, out);
+			u += n + 1;
+		} else {
+			fputs("\\ufffd", out);
+			u++;
+		}
+	}
+	fputc('"', out);
+}
+
+static void json_key(FILE *out, bool *first, const char *key)
+{
+	fputs(*first ? "" : ",", out);
+	*first = false;
+	fprintf(out, "\"%s\":", key);
+}
+
+static void json_kstr(FILE *out, bool *first, const char *key, const char *val)
+{
+	json_key(out, first, key);
+	json_str(out, val);
+}
+
+static void json_ku64(FILE *out, bool *first, const char *key, uint64_t v)
+{
+	json_key(out, first, key);
+	fprintf(out, "%" PRIu64, v);
+}
+
+static void json_kpct(FILE *out, bool *first, const char *key, double v)
+{
+	json_key(out, first, key);
+	fprintf(out, "%.4f", v);
+}
+
+static void json_kbool(FILE *out, bool *first, const char *key, bool v)
+{
+	json_key(out, first, key);
+	fputs(v ? "true" : "false", out);
+}
+
+/* ---- views ---------------------------------------------------------------------- */
+
+struct warnings {
+	char *w[8];
+	size_t n, more;
+};
+
+static void warn_add(struct warnings *w, char *s)
+{
+	if (!s)
+		return;
+	if (w->n < (sizeof(w->w) / sizeof(w->w[0])))
+		w->w[w->n++] = s;
+	else {
+		free(s);
+		w->more++;
+	}
+}
+
+static void warnings_build(const struct agg *a, const struct totals *t, struct warnings *w)
+{
+	const struct rep_profile *p = a->p;
+	double lostp = pct(t->lost, a->total);
+	char buf[256], *s;
+
+	memset(w, 0, sizeof(*w));
+	if (!a->total && t->lost == 0 && asprintf(&s, "no samples were recorded") >= 0)
+		warn_add(w, s);
+	if ((lostp > 1.0 || (!a->total && t->lost)) &&
+	    asprintf(&s, "%" PRIu64 " samples were lost (%.1f%% of samples): the ring buffers "
+		     "overflowed; a longer --period loses fewer", t->lost, lostp) >= 0)
+		warn_add(w, s);
+	for (uint32_t i = 0; i < p->nruns; i++) {
+		if (p->runs[i].complete)
+			continue;
+		run_ended(a, &p->runs[i], buf, sizeof(buf));
+		if (asprintf(&s, "%s: %s", S(a, p->runs[i].file), buf) >= 0)
+			warn_add(w, s);
+	}
+}
+
+static void warnings_release(struct warnings *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->w[i]);
+}
+
+static int view_summary(const struct agg *a, const struct rep_options *o, FILE *out)
+{
+	const struct rep_profile *p = a->p;
+	const struct rep_run *r0 = p->nruns ? &p->runs[0] : NULL;
+	static const struct col kv_cols[] = { { "", 0, 0 }, { "", 0, 0 } };
+	static const struct col run_cols[] = {
+		{ "run", C_RIGHT, 0 },      { "file", C_PATH, 24 },    { "ended", 0, 44 },
+		{ "duration", C_RIGHT, 0 }, { "samples", C_RIGHT, 0 }, { "lost", C_RIGHT, 0 },
+	};
+	struct table kv = { kv_cols, 2, NULL, 0, 0 }, runs = { run_cols, 6, NULL, 0, 0 };
+	struct warnings warn;
+	struct totals t;
+	char buf[256], dur[64], per[64];
+	char *cmd = NULL;
+	bool same_cmd = true;
+	double lostp;
+	int rc = 0;
+
+	totals(p, &t);
+	warnings_build(a, &t, &warn);
+	lostp = pct(t.lost, a->total);
+	if (r0) {
+		cmd = run_command(a, r0);
+		if (!cmd) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t i = 1; i < p->nruns; i++) {
+			char *c = run_command(a, &p->runs[i]);
+
+			if (!c) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			same_cmd &= strcmp(c, cmd) == 0;
+			free(c);
+		}
+	}
+	if (o->format == REP_FORMAT_JSON) {
+		bool f = true;
+
+		fputs(",\"summary\":{", out);
+		json_ku64(out, &f, "runs", p->nruns);
+		json_kstr(out, &f, "command", same_cmd ? cmd : NULL);
+		json_ku64(out, &f, "samples", a->total);
+		json_ku64(out, &f, "lost", t.lost);
+		json_kpct(out, &f, "lost_percent", lostp);
+		json_ku64(out, &f, "duration_ns", t.duration);
+		json_ku64(out, &f, "threads", t.threads);
+		json_ku64(out, &f, "processes", t.processes);
+		json_ku64(out, &f, "unwind_failures", t.unwind);
+		json_key(out, &f, "warnings");
+		fputc('[', out);
+		for (size_t i = 0; i < warn.n; i++) {
+			fputs(i ? "," : "", out);
+			json_str(out, warn.w[i]);
+		}
+		fputs("]}", out);
+		goto out;
+	}
+
+	print_title(out, o->format, "Summary", NULL);
+	if (r0) {
+		const char *event = rep_str(p, r0->event);
+
+		if (r0->clock) {
+			fmt_ns(per, sizeof(per), r0->period);
+			snprintf(buf, sizeof(buf), "%.100s, period %s", event ? event : "?", per);
+		} else {
+			snprintf(buf, sizeof(buf), "%.100s, period %" PRIu64 " events",
+				 event ? event : "?", r0->period);
+		}
+		if (r0->jitter)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " +-%" PRIu64 "%%",
+				 r0->jitter);
+		if (r0->hw_pmu)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ", hardware PMU");
+		rc |= cell(&kv, "command");
+		rc |= cell(&kv, "%s%s", cmd, same_cmd ? "" : " (and others: see the runs)");
+		rc |= cell(&kv, "mode");
+		rc |= cell(&kv, "%s", r0->mode ? S(a, r0->mode) : "?");
+		rc |= cell(&kv, "event");
+		rc |= cell(&kv, "%s", buf);
+	}
+	fmt_ns(dur, sizeof(dur), t.duration);
+	rc |= cell(&kv, "runs");
+	rc |= cell(&kv, "%" PRIu32, p->nruns);
+	rc |= cell(&kv, "duration");
+	rc |= cell(&kv, "%s%s", dur, p->nruns > 1 ? " (all runs)" : "");
+	rc |= cell(&kv, "samples");
+	rc |= cell(&kv, "%" PRIu64, a->total);
+	rc |= cell(&kv, "lost samples");
+	rc |= cell(&kv, "%" PRIu64 " (%.2f%% of samples)", t.lost, lostp);
+	rc |= cell(&kv, "threads");
+	rc |= cell(&kv, "%" PRIu32, t.threads);
+	rc |= cell(&kv, "processes");
+	rc |= cell(&kv, "%" PRIu32, t.processes);
+	rc |= cell(&kv, "unwind failures");
+	rc |= cell(&kv, "%" PRIu64, t.unwind);
+	if (p->nruns == 1) {
+		run_ended(a, r0, buf, sizeof(buf));
+		rc |= cell(&kv, "ended");
+		rc |= cell(&kv, "%s", buf);
+	}
+	for (uint32_t i = 0; i < p->nruns && p->nruns > 1; i++) {
+		const struct rep_run *r = &p->runs[i];
+
+		run_ended(a, r, buf, sizeof(buf));
+		fmt_ns(dur, sizeof(dur), run_duration(r));
+		rc |= cell(&runs, "%" PRIu32, i + 1);
+		rc |= cell(&runs, "%s", S(a, r->file));
+		rc |= cell(&runs, "%s", buf);
+		rc |= cell(&runs, "%s", dur);
+		rc |= cell(&runs, "%" PRIu64, r->samples);
+		rc |= cell(&runs, "%" PRIu64, r->lost > r->end_lost ? r->lost : r->end_lost);
+	}
+	if (rc) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (o->format == REP_FORMAT_MARKDOWN) {
+		/* GitHub tables need a header row; an empty one reads as a list */
+		table_print_md(&kv, out);
+	} else {
+		size_t kw = 0;
+
+		for (size_t i = 0; i < kv.ncells; i += 2)
+			if (strlen(kv.cells[i]) > kw)
+				kw = strlen(kv.cells[i]);
+		for (size_t i = 0; i < kv.ncells; i += 2) {
+			fprintf(out, "  %-*s  ", (int)kw, kv.cells[i]);
+			put_text(out, kv.cells[i + 1], SIZE_MAX);
+			fputc('\n', out);
+		}
+	}
+	if (p->nruns > 1) {
+		fputc('\n', out);
+		if (o->format == REP_FORMAT_MARKDOWN)
+			table_print_md(&runs, out);
+		else
+			table_print_text(&runs, out);
+	}
+	/* warnings last in the summary, where they are seen */
+	if (warn.n)
+		fputc('\n', out);
+	for (size_t i = 0; i < warn.n; i++) {
+		if (o->format == REP_FORMAT_MARKDOWN) {
+			fputs("> **warning:** ", out);
+			put_md(out, warn.w[i], false);
+			fputs("\n", out);
+		} else {
+			fputs("warning: ", out);
+			put_text(out, warn.w[i], SIZE_MAX);
+			fputc('\n', out);
+		}
+	}
+	fputc('\n', out);
+out:
+	warnings_release(&warn);
+	table_release(&kv);
+	table_release(&runs);
+	free(cmd);
+	return rc;
+}
+
+static int view_images(const struct agg *a, const struct rep_options *o, FILE *out)
+{
+	static const struct col cols[] = {
+		{ "samples", C_RIGHT, 0 }, { "percent", C_RIGHT, 0 }, { "cum%", C_RIGHT, 0 },
+		{ "image", C_PATH | C_CODE, 64 },
+	};
+	struct table t = { cols, 4, NULL, 0, 0 };
+	size_t shown = 0, hidden = 0;
+	uint64_t cum = 0;
+	int rc = 0;
+
+	if (o->format == REP_FORMAT_JSON)
+		fputs(",\"images\":[", out);
+	for (uint32_t i = 0; i < a->nims; i++) {
+		const struct im_row *r = &a->ims[a->im_order[i]];
+
+		cum = sat_add(cum, r->self);
+		if (!row_shown(o, shown, pct(r->self, a->total))) {
+			hidden++;
+			continue;
+		}
+		if (o->format == REP_FORMAT_JSON) {
+			bool f = true;
+
+			fputs(shown ? ",{" : "{", out);
+			json_kstr(out, &f, "image", S(a, r->image));
+			json_ku64(out, &f, "samples", r->self);
+			json_kpct(out, &f, "percent", pct(r->self, a->total));
+			json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			fputc('}', out);
+		} else {
+			rc |= cell(&t, "%" PRIu64, r->self);
+			rc |= cell(&t, "%.1f%%", pct(r->self, a->total));
+			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
+			rc |= cell(&t, "%s", S(a, r->image));
+		}
+		shown++;
+	}
+	if (o->format == REP_FORMAT_JSON) {
+		fputc(']', out);
+	} else if (!rc) {
+		print_title(out, o->format, "Images", "samples whose innermost frame is in the image");
+		print_table(out, o->format, &t, hidden);
+	}
+	a->hidden[0] = hidden;
+	table_release(&t);
+	return rc ? -ENOMEM : 0;
+}
+
+static int view_functions(const struct agg *a, const struct rep_options *o, FILE *out)
+{
+	static const struct col cols[] = {
+		{ "self", C_RIGHT, 0 },           { "self%", C_RIGHT, 0 },
+		{ "cum%", C_RIGHT, 0 },           { "total%", C_RIGHT, 0 },
+		{ "function", C_CODE, 32 },       { "image", C_CODE, 12 },
+		{ "source", C_CODE | C_PATH, 16 },
+	};
+	struct table t = { cols, 7, NULL, 0, 0 };
+	size_t shown = 0, hidden = 0;
+	uint64_t cum = 0;
+	int rc = 0;
+
+	if (o->format == REP_FORMAT_JSON)
+		fputs(",\"functions\":[", out);
+	for (uint32_t i = 0; i < a->nfns; i++) {
+		const struct fn_row *r = &a->fns[a->fn_order[i]];
+		double selfp = pct(r->self, a->total), totp = pct(r->total, a->total);
+		const char *file = rep_str(a->p, r->file);
+
+		cum = sat_add(cum, r->self);
+		if (!row_shown(o, shown, selfp > totp ? selfp : totp)) {
+			hidden++;
+			continue;
+		}
+		if (o->format == REP_FORMAT_JSON) {
+			bool f = true;
+
+			fputs(shown ? ",{" : "{", out);
+			json_kstr(out, &f, "function", S(a, r->name));
+			json_kstr(out, &f, "image", S(a, r->image));
+			json_kstr(out, &f, "file", file);
+			json_ku64(out, &f, "self", r->self);
+			json_kpct(out, &f, "self_percent", selfp);
+			json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			json_ku64(out, &f, "total", r->total);
+			json_kpct(out, &f, "total_percent", totp);
+			fputc('}', out);
+		} else {
+			rc |= cell(&t, "%" PRIu64, r->self);
+			rc |= cell(&t, "%.1f%%", selfp);
+			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
+			rc |= cell(&t, "%.1f%%", totp);
+			rc |= cell(&t, "%s", S(a, r->name));
+			rc |= cell(&t, "%s", base_name(S(a, r->image)));
+			rc |= cell(&t, "%s", file ? base_name(file) : "");
+		}
+		shown++;
+	}
+	if (o->format == REP_FORMAT_JSON) {
+		fputc(']', out);
+	} else if (!rc) {
+		print_title(out, o->format, "Functions",
+			    "self: samples in the function itself; total: with what it calls");
+		print_table(out, o->format, &t, hidden);
+	}
+	a->hidden[1] = hidden;
+	table_release(&t);
+	return rc ? -ENOMEM : 0;
+}
+
+static int view_lines(const struct agg *a, const struct rep_options *o, FILE *out)
+{
+	static const struct col cols[] = {
+		{ "self", C_RIGHT, 0 },       { "self%", C_RIGHT, 0 }, { "total", C_RIGHT, 0 },
+		{ "total%", C_RIGHT, 0 },     { "line", C_CODE | C_PATH, 26 },
+		{ "function", C_CODE, 30 },
+	};
+	struct table t = { cols, 6, NULL, 0, 0 };
+	size_t shown = 0, hidden = 0;
+	uint64_t cum = 0;
+	int rc = 0;
+
+	if (o->format == REP_FORMAT_JSON)
+		fputs(",\"lines\":[", out);
+	for (uint32_t i = 0; i < a->nlns; i++) {
+		const struct ln_row *r = &a->lns[a->ln_order[i]];
+		double selfp = pct(r->self, a->total), totp = pct(r->total, a->total);
+		const char *file = rep_str(a->p, r->file);
+
+		cum = sat_add(cum, r->self);
+		if (!row_shown(o, shown, selfp > totp ? selfp : totp)) {
+			hidden++;
+			continue;
+		}
+		if (o->format == REP_FORMAT_JSON) {
+			bool f = true;
+
+			fputs(shown ? ",{" : "{", out);
+			json_kstr(out, &f, "file", file);
+			json_key(out, &f, "line");
+			if (file)
+				fprintf(out, "%" PRIu32, r->line);
+			else
+				fputs("null", out);
+			json_kstr(out, &f, "function", S(a, r->function));
+			json_kstr(out, &f, "image", S(a, r->image));
+			json_ku64(out, &f, "self", r->self);
+			json_kpct(out, &f, "self_percent", selfp);
+			json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			json_ku64(out, &f, "total", r->total);
+			json_kpct(out, &f, "total_percent", totp);
+			fputc('}', out);
+		} else {
+			rc |= cell(&t, "%" PRIu64, r->self);
+			rc |= cell(&t, "%.1f%%", selfp);
+			rc |= cell(&t, "%" PRIu64, r->total);
+			rc |= cell(&t, "%.1f%%", totp);
+			if (file)
+				rc |= cell(&t, "%s:%" PRIu32, base_name(file), r->line);
+			else
+				rc |= cell(&t, "-");
+			rc |= cell(&t, "%s", S(a, r->function));
+		}
+		shown++;
+	}
+	if (o->format == REP_FORMAT_JSON) {
+		fputc(']', out);
+	} else if (!rc) {
+		print_title(out, o->format, "Lines",
+			    "self: samples at the line; total: with the calls made from it");
+		print_table(out, o->format, &t, hidden);
+	}
+	a->hidden[2] = hidden;
+	table_release(&t);
+	return rc ? -ENOMEM : 0;
+}
+
+static int view_threads(const struct agg *a, const struct rep_options *o, FILE *out)
+{
+	static const struct col cols[] = {
+		{ "run", C_RIGHT, 0 },     { "tid", C_RIGHT, 0 },      { "pid", C_RIGHT, 0 },
+		{ "name", C_CODE, 16 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
+		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE, 36 },
+	};
+	const struct rep_profile *p = a->p;
+	bool multi = p->nruns > 1;
+	/* the run column only when there are several runs */
+	struct table t = { multi ? cols : cols + 1, multi ? 8 : 7, NULL, 0, 0 };
+	size_t shown = 0, hidden = 0;
+	int rc = 0;
+
+	if (o->format == REP_FORMAT_JSON)
+		fputs(",\"threads\":[", out);
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const struct th_row *tr = &a->ths[a->th_order[i]];
+		const struct rep_mthread *th = &p->threads[tr->thread];
+		const char *top = tr->top_fn != REP_NONE ? S(a, a->fns[tr->top_fn].name) : NULL;
+		double share = pct(th->samples, a->total);
+
+		if (!row_shown(o, shown, share)) {
+			hidden++;
+			continue;
+		}
+		if (o->format == REP_FORMAT_JSON) {
+			bool f = true;
+
+			fputs(shown ? ",{" : "{", out);
+			json_ku64(out, &f, "run", th->run + 1ULL);
+			json_ku64(out, &f, "tid", (uint64_t)th->tid);
+			json_ku64(out, &f, "pid", (uint64_t)th->pid);
+			json_kstr(out, &f, "name", rep_str(p, th->name));
+			json_ku64(out, &f, "samples", th->samples);
+			json_kpct(out, &f, "percent", share);
+			json_ku64(out, &f, "lost", th->lost);
+			json_kstr(out, &f, "top_function", top);
+			fputc('}', out);
+		} else {
+			if (multi)
+				rc |= cell(&t, "%" PRIu32, th->run + 1);
+			rc |= cell(&t, "%d", th->tid);
+			rc |= cell(&t, "%d", th->pid);
+			rc |= cell(&t, "%s", th->name ? S(a, th->name) : "");
+			rc |= cell(&t, "%" PRIu64, th->samples);
+			rc |= cell(&t, "%.1f%%", share);
+			rc |= cell(&t, "%" PRIu64, th->lost);
+			rc |= cell(&t, "%s", top ? top : "");
+		}
+		shown++;
+	}
+	if (o->format == REP_FORMAT_JSON) {
+		fputc(']', out);
+	} else if (!rc) {
+		print_title(out, o->format, "Threads", NULL);
+		if (!t.ncells && !hidden) {
+			fputs(o->format == REP_FORMAT_MARKDOWN ? "_no threads_\n\n" : "  (no threads)\n\n",
+			      out);
+		} else {
+			print_table(out, o->format, &t, hidden);
+		}
+	}
+	a->hidden[3] = hidden;
+	table_release(&t);
+	return rc ? -ENOMEM : 0;
+}
+
+static void json_runs(const struct agg *a, FILE *out)
+{
+	const struct rep_profile *p = a->p;
+	char buf[256];
+
+	fputs("\"runs\":[", out);
+	for (uint32_t i = 0; i < p->nruns; i++) {
+		const struct rep_run *r = &p->runs[i];
+		bool f = true;
+
+		fputs(i ? ",{" : "{", out);
+		json_kstr(out, &f, "file", S(a, r->file));
+		json_key(out, &f, "argv");
+		if (r->has_argv) {
+			fputc('[', out);
+			for (uint32_t j = 0; j < r->nargv; j++) {
+				fputs(j ? "," : "", out);
+				json_str(out, S(a, r->argv[j]));
+			}
+			fputc(']', out);
+		} else {
+			fputs("null", out);
+		}
+		json_kstr(out, &f, "exec", rep_str(p, r->exec_path));
+		json_kstr(out, &f, "mode", rep_str(p, r->mode));
+		json_ku64(out, &f, "pid", (uint64_t)r->pid);
+		json_kstr(out, &f, "event", rep_str(p, r->event));
+		json_ku64(out, &f, "period", r->period);
+		json_ku64(out, &f, "jitter", r->jitter);
+		json_kbool(out, &f, "clock", r->clock);
+		json_kbool(out, &f, "hw_pmu", r->hw_pmu);
+		json_kstr(out, &f, "hostname", rep_str(p, r->hostname));
+		json_kstr(out, &f, "recorder", rep_str(p, r->version));
+		json_ku64(out, &f, "wall_ns", r->wall_ns);
+		json_ku64(out, &f, "duration_ns", run_duration(r));
+		json_ku64(out, &f, "samples", r->samples);
+		json_ku64(out, &f, "lost", r->lost > r->end_lost ? r->lost : r->end_lost);
+		json_ku64(out, &f, "unwind_failures", r->unwind_failures);
+		json_ku64(out, &f, "threads", r->nthreads);
+		json_ku64(out, &f, "processes", r->nprocesses);
+		json_ku64(out, &f, "records", r->nrecords);
+		json_kbool(out, &f, "complete", r->complete);
+		json_kbool(out, &f, "truncated", r->truncated);
+		json_kstr(out, &f, "end_reason", rep_str(p, r->end_reason));
+		json_key(out, &f, "exit_status");
+		if (r->exited && !r->exit_signal && r->exit_status >= 0)
+			fprintf(out, "%d", r->exit_status);
+		else
+			fputs("null", out);
+		json_key(out, &f, "exit_signal");
+		if (r->exited && r->exit_signal)
+			fprintf(out, "%d", r->exit_signal);
+		else
+			fputs("null", out);
+		run_ended(a, r, buf, sizeof(buf));
+		json_kstr(out, &f, "ended", buf);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *out)
+{
+	struct rep_options opt = *o;
+	size_t hidden[4] = { 0 };
+	struct agg a;
+	int rc;
+
+	if (!opt.views)
+		opt.views = REP_VIEW_ALL;
+	if (!(opt.min_percent >= 0.0)) /* also NaN */
+		opt.min_percent = 0.0;
+	rc = agg_build(&a, p);
+	if (rc)
+		goto out;
+	a.hidden = hidden;
+	if (opt.format == REP_FORMAT_JSON) {
+		fputc('{', out);
+		json_runs(&a, out);
+	} else if (opt.format == REP_FORMAT_MARKDOWN) {
+		fputs("## psup profile\n\n", out);
+	}
+	if (!rc && (opt.views & REP_VIEW_SUMMARY))
+		rc = view_summary(&a, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_IMAGES))
+		rc = view_images(&a, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_FUNCTIONS))
+		rc = view_functions(&a, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_LINES))
+		rc = view_lines(&a, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_THREADS))
+		rc = view_threads(&a, &opt, out);
+	if (!rc && opt.format == REP_FORMAT_JSON) {
+		static const char *const names[] = { "images", "functions", "lines", "threads" };
+		bool f = true;
+
+		fputs(",\"hidden\":{", out);
+		for (int i = 0; i < 4; i++)
+			if (opt.views & (REP_VIEW_IMAGES << i))
+				json_ku64(out, &f, names[i], hidden[i]);
+		fputs("}}\n", out);
+	}
+	if (!rc && (fflush(out) != 0 || ferror(out)))
+		rc = -EIO;
+out:
+	agg_release(&a);
+	return rc;
+}

@@ -1,0 +1,215 @@
+#ifndef PSUP_REPORT_REPORT_INTERNAL_H
+#define PSUP_REPORT_REPORT_INTERNAL_H
+
+/*
+ * Shared by the files of report/: the parsed form of one record (reader.c ->
+ * model.c) and the merged profile (model.c -> views.c). Not a public API.
+ */
+
+#include "report/report.h"
+
+#include "common/hash.h"
+
+/* ---- a small hash index over rows kept elsewhere ----------------------- */
+
+/* Maps keys to row numbers; the rows live in the caller's arrays, so the
+ * caller gives the hash and an equality test of a key against a row. */
+struct rep_index {
+	uint32_t *slots; /* row + 1, 0 = empty */
+	size_t cap, len;
+};
+typedef bool (*rep_index_eq_fn)(const void *ctx, uint32_t row, const void *key);
+
+void rep_index_init(struct rep_index *ix);
+void rep_index_release(struct rep_index *ix);
+/* Returns the row of key, or UINT32_MAX when absent. */
+uint32_t rep_index_find(const struct rep_index *ix, uint64_t hash, rep_index_eq_fn eq,
+			const void *ctx, const void *key);
+/* Adds row under hash (the key must be absent); rehash needs every row's
+ * hash, so the caller passes a callback giving it. Returns 0 or -ENOMEM. */
+int rep_index_add(struct rep_index *ix, uint64_t hash, uint32_t row,
+		  uint64_t (*row_hash)(const void *ctx, uint32_t row), const void *ctx);
+
+uint64_t rep_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* ---- one record as read ------------------------------------------------ */
+
+/* A text string inside the input buffer (not NUL-terminated); p == NULL
+ * when the key was absent or null. */
+struct rep_slice {
+	const char *p;
+	size_t len;
+};
+
+struct rep_rframe {
+	struct rep_slice function, file;
+	uint64_t line;
+};
+
+enum rep_rec_type {
+	REP_REC_UNKNOWN,
+	REP_REC_HEADER,
+	REP_REC_THREAD,
+	REP_REC_THREAD_END,
+	REP_REC_LOC,
+	REP_REC_NODE,
+	REP_REC_SAMPLES,
+	REP_REC_LOST,
+	REP_REC_EXEC,
+	REP_REC_EXIT,
+	REP_REC_END,
+};
+
+/* Keys of every record type; a key means the same thing in every record. */
+enum rep_key {
+	REP_K_TYPE, REP_K_FORMAT, REP_K_VERSION, REP_K_PSUP, REP_K_MODE, REP_K_ARGV,
+	REP_K_PID, REP_K_WALL_NS, REP_K_MONO_NS, REP_K_EVENT, REP_K_PERIOD,
+	REP_K_JITTER, REP_K_CLOCK, REP_K_HW_PMU, REP_K_HOSTNAME, REP_K_TID,
+	REP_K_PARENT, REP_K_NAME, REP_K_TIME, REP_K_CTX, REP_K_ID, REP_K_ADDR,
+	REP_K_IMAGE, REP_K_BUILD_ID, REP_K_OFFSET, REP_K_FRAMES, REP_K_LOC,
+	REP_K_COUNTS, REP_K_COUNT, REP_K_PATH, REP_K_STATUS, REP_K_SIGNAL,
+	REP_K_REASON, REP_K_SAMPLES, REP_K_LOST, REP_K_UNWIND_FAILURES,
+	REP_K_NKEYS
+};
+
+struct rep_rec {
+	enum rep_rec_type type;
+	uint64_t have;   /* 1 << rep_key for each key present (not null) */
+	uint64_t u[REP_K_NKEYS];             /* unsigned and bool values */
+	struct rep_slice s[REP_K_NKEYS];     /* text values */
+	/* Arrays point into storage the reader reuses between records. */
+	struct rep_slice *argv;
+	size_t nargv;
+	struct rep_rframe *frames;
+	size_t nframes;
+	uint64_t *counts;
+	size_t ncounts;
+};
+
+static inline bool rep_rec_has(const struct rep_rec *r, enum rep_key k)
+{
+	return r->have & (1ULL << k);
+}
+
+/* ---- the merged profile ------------------------------------------------ */
+
+#define REP_NONE UINT32_MAX
+
+struct rep_mframe {
+	uint32_t function;   /* string id; never 0 (unknown ones are named) */
+	uint32_t file;       /* string id, 0 when unknown */
+	uint32_t line;
+};
+
+/* A merged location: identity is (image, frames) -- an unknown function is
+ * named "[image+0xoffset]", which puts the offset into the identity. */
+struct rep_mloc {
+	uint32_t image;      /* string id, never 0 */
+	uint32_t build_id;   /* string id of the first build-id seen, or 0 */
+	uint64_t offset;
+	uint32_t frames;     /* first of nframes in profile->frames */
+	uint32_t nframes;    /* >= 1, innermost first */
+	uint64_t hash;
+};
+
+/* A calling-context tree node, merged by (parent, loc). */
+struct rep_mnode {
+	uint32_t parent;     /* node row, REP_NONE for a root */
+	uint32_t loc;
+};
+
+struct rep_mthread {
+	uint32_t run;
+	int tid, pid, parent;
+	uint32_t name;       /* string id or 0 */
+	uint64_t samples, lost;
+	bool ended;
+	struct psup_u64map leaves; /* node row + 1 -> samples */
+};
+
+struct rep_run {
+	uint32_t file;       /* string id of the file name */
+	uint32_t *argv;      /* string ids, nargv of them */
+	uint32_t nargv;
+	bool has_argv;
+	uint32_t mode, event, hostname, version, exec_path, end_reason;
+	uint64_t period, jitter, wall_ns, mono_ns, last_time, end_time;
+	bool clock, hw_pmu;
+	int pid;
+	bool complete;       /* an "end" record was read */
+	bool truncated;
+	size_t nrecords;     /* complete records read */
+	uint64_t samples, lost, unwind_failures, end_samples, end_lost;
+	bool exited;         /* an exit record of the root pid */
+	int exit_status;     /* -1 when none */
+	int exit_signal;     /* 0 when none */
+	uint32_t nthreads, nprocesses;
+};
+
+struct rep_strtab {
+	char **strs;         /* id -> NUL-terminated copy; id 0 is NULL */
+	uint32_t *lens;
+	uint32_t len, cap;
+	struct rep_index ix;
+};
+
+struct rep_profile {
+	struct rep_strtab strs;
+
+	struct rep_mloc *locs;
+	uint32_t nlocs, locs_cap;
+	struct rep_index loc_ix;
+	struct rep_mframe *frames;
+	uint32_t nframes, frames_cap;
+
+	struct rep_mnode *nodes;
+	uint32_t nnodes, nodes_cap;
+	struct psup_u64map node_ix;   /* (parent+1) << 32 | (loc+1) -> row + 1 */
+
+	struct rep_mthread *threads;
+	uint32_t nthreads, threads_cap;
+
+	struct rep_run *runs;
+	uint32_t nruns, runs_cap;
+
+	uint64_t samples;
+	/* The last load stopped at a truncated record. */
+	bool last_truncated;
+	size_t last_nrecords;
+};
+
+static inline const char *rep_str(const struct rep_profile *p, uint32_t id)
+{
+	return id && id < p->strs.len ? p->strs.strs[id] : NULL;
+}
+
+/* Returns the id of s (interning a copy), 0 for a NULL slice, or a negative
+ * errno. */
+int64_t rep_strtab_intern(struct rep_strtab *t, const char *s, size_t len);
+
+/* The per-file state of a load (model.c). */
+struct rep_loadctx {
+	struct rep_profile *p;
+	uint32_t run;          /* REP_NONE until the header */
+	size_t index;          /* record number, from 0 */
+	struct psup_u64map locs;   /* file loc id -> loc row + 1 */
+	struct psup_u64map nodes;  /* file node id -> node row + 1 */
+	struct psup_u64map tids;   /* tid -> thread row + 1 */
+	struct psup_u64map pids;   /* pid -> 1 (counts processes) */
+	char *err;
+	size_t errlen;
+	const char *name;
+};
+
+void rep_loadctx_init(struct rep_loadctx *c, struct rep_profile *p, const char *name,
+		      char *err, size_t errlen);
+void rep_loadctx_release(struct rep_loadctx *c);
+/* Applies one record; returns 0, or -EINVAL with c->err set, or -ENOMEM. */
+int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r);
+/* Called at the end of a file: the truncation state and record count. */
+void rep_model_finish(struct rep_loadctx *c, bool truncated);
+/* Writes "<name>: record N: <reason>" into c->err. */
+void rep_load_error(struct rep_loadctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * libFuzzer entry point for the record reader and the views: any input must
+ * either load (possibly as a truncated prefix) and print, or fail with a
+ * one-line -EINVAL, without crashing, hanging or leaking.
+ * Build and run: see docs/format.md ("Fuzzing the reader").
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static FILE *devnull;
+	struct rep_profile *p;
+	char err[256];
+	int rc;
+
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	if (!devnull || rep_profile_new(&p))
+		return 0;
+	rc = rep_profile_load_buf(p, data, size, "fuzz", err, sizeof(err));
+	if (rc == 0) {
+		struct rep_options o = { REP_FORMAT_TEXT, 0, 0, 0.0 };
+
+		if (rep_print(p, &o, devnull))
+			abort();
+		o.format = REP_FORMAT_MARKDOWN;
+		o.top = 5;
+		if (rep_print(p, &o, devnull))
+			abort();
+		o.format = REP_FORMAT_JSON;
+		o.top = 0;
+		if (rep_print(p, &o, devnull))
+			abort();
+	} else if (rc != -EINVAL && rc != -ENOMEM) {
+		abort();
+	} else if (!err[0] || strchr(err, '\n')) {
+		abort(); /* the reason must be one line */
+	}
+	rep_profile_free(p);
+	return 0;
+}
