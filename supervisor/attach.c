@@ -149,6 +149,8 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 	if (hooks)
 		s->hooks = *hooks;
 	s->root = pid;
+	/* Hooks may use the session (to watch fds) before we return. */
+	*out = s;
 	errno = 0;
 	/* Rescan until a pass finds no new thread (scenario 5). */
 	do {
@@ -166,7 +168,6 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 			sup_attach_diagnose(pid, -ESRCH, why, whylen);
 		goto fail;
 	}
-	*out = s;
 	return 0;
 fail_detach:
 	/* Threads seized so far were not stopped: detach them cleanly. */
@@ -191,6 +192,7 @@ fail_detach:
 		}
 	}
 fail:
+	*out = NULL;
 	s->root = 0;
 	sup_session_release(s);
 	free(s);

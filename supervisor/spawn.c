@@ -91,6 +91,8 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	s->spawn_flags = flags;
 	if (hooks)
 		s->hooks = *hooks;
+	/* Hooks may use the session (to watch fds) before we return. */
+	*out = s;
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
 		err = -errno;
 		snprintf(why, whylen, "pipe: %s", strerror(errno));
@@ -146,9 +148,9 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	}
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	sup_thread_report(s, t, true);
-	*out = s;
 	return 0;
 fail:
+	*out = NULL;
 	if (errpipe[1] >= 0)
 		close(errpipe[1]);
 	if (s->exec_err_fd < 0 && errpipe[0] >= 0)

@@ -82,7 +82,8 @@ enum sup_spawn_flags {
  * vfork when following), then execs. Returns once the child is seized and
  * resumed; the exec itself is seen by sup_session_run() (an exec failure is
  * reported through sup_session_result()). On failure *why says why in one
- * line. Caller frees with sup_session_free().
+ * line. Caller frees with sup_session_free(). *out is set before the first
+ * hook runs, so hooks may watch fds; it is NULL again on failure.
  */
 int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	      struct sup_session **out, char *why, size_t whylen);

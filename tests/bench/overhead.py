@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Overhead of `psup run` next to `perf record` at the same sampling period.
+
+For each program, the compared commands run interleaved (native, psup, perf,
+native, psup, perf, ...) so CPU-speed drift hits them alike; each tool's ratio
+over the native run of the same round is computed, and the table shows the
+median of those ratios with their spread (min-max) over the rounds.
+
+usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def timed(cmd, env=None):
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=3_000_000_000)
+    ap.add_argument("--period", type=int, default=1_000_000, help="ns (task-clock)")
+    args = ap.parse_args()
+
+    psup = os.path.join(args.build, "psup")
+    work = os.path.join(args.build, "tests", "bench", "work")
+    for f in (psup, work):
+        if not os.access(f, os.X_OK):
+            sys.exit(f"bench: {f} is missing; build first (ninja -C {args.build})")
+    perf = shutil.which("perf")
+    tmp = tempfile.mkdtemp(prefix="psup-bench-")
+    out = os.path.join(tmp, "psup.cbor")
+    pdata = os.path.join(tmp, "perf.data")
+
+    tools = {
+        "psup": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period), "--"] + prog,
+        "psup --no-call-graph": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
+                                              "--no-call-graph", "--"] + prog,
+    }
+    if perf:
+        tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),
+                                             "-o", pdata, "--"] + prog
+        tools["perf record --call-graph dwarf"] = lambda prog: [
+            perf, "record", "-q", "-e", "task-clock", "-c", str(args.period), "--call-graph", "dwarf",
+            "-o", pdata, "--"] + prog
+
+    programs = {
+        "1 thread": [work, "1", str(args.iterations)],
+        "2 threads": [work, "2", str(args.iterations // 2)],
+    }
+    print(f"# psup overhead over native, task-clock period {args.period} ns, "
+          f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios")
+    names = list(tools)
+    print("| program | native s | " + " | ".join(names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for pname, prog in programs.items():
+        ratios = {n: [] for n in names}
+        natives = []
+        for _ in range(args.rounds):
+            nat = timed(prog)
+            natives.append(nat)
+            for n in names:
+                ratios[n].append(timed(tools[n](prog)) / nat)
+        cells = []
+        for n in names:
+            r = ratios[n]
+            cells.append(f"{statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})")
+        print(f"| {pname} | {statistics.median(natives):.2f} | " + " | ".join(cells) + " |")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+# Sourced by every scenario: tests/scenarios/tNNNN-name.sh.
+# Environment (set by meson): PSUP (the binary), TARGETS (dir of target
+# programs), SRCDIR (source root). Exit 0 pass, 1 fail, 77 skip.
+set -u
+
+: "${PSUP:?PSUP must point at the psup binary}"
+: "${TARGETS:?TARGETS must point at the built test targets}"
+: "${SRCDIR:?SRCDIR must point at the source root}"
+
+SCENARIO=$(basename "$0" .sh)
+WORK=$(mktemp -d "/tmp/psup-$SCENARIO.XXXXXX")
+BG_PIDS=()
+
+cleanup() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Process tree and each process's status, for a scenario that failed or hung.
+dump_state() {
+	echo "---- process tree ----" >&2
+	ps -eo pid,ppid,stat,wchan:24,args --forest 2>/dev/null | grep -v ' \[' | tail -40 >&2
+	local p
+	for p in $(pgrep -f "$WORK|$TARGETS" 2>/dev/null); do
+		echo "---- /proc/$p/status ----" >&2
+		grep -E '^(Name|State|Tgid|PPid|TracerPid|Threads|SigBlk|SigIgn|SigCgt)' "/proc/$p/status" >&2 2>/dev/null
+	done
+}
+
+fail() {
+	echo "FAIL [$SCENARIO]: $*" >&2
+	dump_state
+	exit 1
+}
+
+skip() {
+	echo "SKIP [$SCENARIO]: $*"
+	exit 77
+}
+
+note() { echo "[$SCENARIO] $*"; }
+
+# run_psup SECONDS ARGS...: psup with a timeout; sets RC, OUT, ERR files.
+# A timeout is a failure of its own, with the process tree dumped.
+run_psup() {
+	local secs=$1
+	shift
+	timeout --kill-after=5 "$secs" "$PSUP" "$@" >"$WORK/out" 2>"$WORK/err"
+	RC=$?
+	if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 -a ! -e "$WORK/expect-137" ]; then
+		cat "$WORK/err" >&2
+		fail "psup $* timed out after ${secs}s (rc $RC)"
+	fi
+	return 0
+}
+
+expect_rc() { # expected
+	[ "$RC" -eq "$1" ] || { cat "$WORK/err" >&2; fail "exit status $RC, expected $1"; }
+}
+
+# report_json FILE...: the JSON report on stdout.
+report_json() {
+	timeout 60 "$PSUP" report --format json "$@" || fail "psup report --format json $* failed"
+}
+
+# jq_check JSONFILE FILTER MESSAGE: fails unless FILTER yields true.
+jq_check() {
+	local r
+	r=$(jq -e "$2" "$1" 2>&1) || { jq . "$1" | head -80 >&2; fail "$3 (jq: $2 gave ${r:-false})"; }
+}
+
+# Share (percent of all samples, self) of a function in a JSON report.
+func_self_pct() { # json, function name
+	jq -r --arg f "$2" '[.functions[] | select(.function == $f) | .self_percent] | add // 0' "$1"
+}
+
+# in_range VALUE LOW HIGH
+in_range() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'
+}
+
+# The line number of the unique marker comment /* MARK:name */ in a source file.
+marker_line() { # file, name
+	grep -n "MARK:$2\b" "$1" | head -1 | cut -d: -f1
+}
+
+# wait_for COND_CMD SECONDS: polls a command until it succeeds.
+wait_for() {
+	local cmd=$1 secs=${2:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		eval "$cmd" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+proc_state() { # pid -> one letter, or empty when gone
+	awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+tracer_of() { # pid -> TracerPid
+	awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+# Nothing psup started may be left behind: no process of this scenario in a
+# ptrace stop, none still traced.
+check_nothing_left() {
+	local p st
+	for p in $(pgrep -f "$WORK|$TARGETS" 2>/dev/null); do
+		[ "$p" = "$$" ] && continue
+		st=$(proc_state "$p")
+		case " ${BG_PIDS[*]} " in *" $p "*) ;; *)
+			[ -n "$st" ] && [ "$st" != Z ] && fail "process $p ($(cat /proc/$p/comm 2>/dev/null)) left behind in state $st"
+			;;
+		esac
+		[ "$(tracer_of "$p")" = 0 ] || [ -z "$(tracer_of "$p")" ] || fail "process $p still traced by $(tracer_of "$p")"
+	done
+}
+
+# start_bg CMD...: starts a background target whose stdout goes to
+# $WORK/bg.out; sets BG (its pid) after it printed "ready".
+start_bg() {
+	"$@" >"$WORK/bg.out" 2>"$WORK/bg.err" &
+	BG=$!
+	BG_PIDS+=("$BG")
+	wait_for "grep -q ready '$WORK/bg.out'" 10 || fail "target $* did not get ready"
+}

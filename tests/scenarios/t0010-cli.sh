@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# CLI: help for every command, clear one-line errors and exit codes for bad usage.
+. "$(dirname "$0")/lib.sh"
+
+for c in "--help" "run --help" "attach --help" "report --help" "help run"; do
+	run_psup 10 $c
+	expect_rc 0
+	grep -q usage "$WORK/out" || fail "'psup $c' printed no usage"
+	[ -s "$WORK/err" ] && fail "'psup $c' wrote to stderr"
+done
+
+one_line_error() { # expected rc, args...
+	local rc=$1
+	shift
+	run_psup 10 "$@"
+	expect_rc "$rc"
+	[ "$(wc -l <"$WORK/err")" -eq 1 ] || { cat "$WORK/err" >&2; fail "'psup $*' did not print exactly one error line"; }
+	grep -q '^psup: ' "$WORK/err" || fail "'psup $*' error is not prefixed 'psup: '"
+}
+
+cd "$WORK"
+one_line_error 2 frobnicate
+one_line_error 2 run
+one_line_error 2 run --bogus -- true
+one_line_error 2 run -c 0 -- true
+one_line_error 2 run --jitter 90 -- true
+one_line_error 2 attach
+one_line_error 2 attach abc
+one_line_error 2 attach 0
+one_line_error 2 attach -d -1 1
+one_line_error 1 attach 999999999 2>/dev/null || true
+one_line_error 1 run -e no-such-event -- true
+grep -q "task-clock" "$WORK/err" || fail "unknown event error does not name the alternatives"
+if ! perf stat -e cycles true >/dev/null 2>&1; then
+	one_line_error 1 run -e cycles -- true
+	grep -qi "pmu" "$WORK/err" || fail "cycles on a PMU-less machine: error does not say why"
+fi
+[ -e psup.cbor ] && fail "a failed run left psup.cbor behind"
+
+# An existing record is never overwritten silently.
+echo keep >psup.cbor
+one_line_error 1 run -- true
+grep -q keep psup.cbor || fail "psup.cbor was overwritten"
+grep -q -- "--force" "$WORK/err" || fail "the exists error does not name --force"
+run_psup 30 run -q -f -- true
+expect_rc 0
+grep -q keep psup.cbor && fail "--force did not overwrite"
+
+# attach to psup's own kind of mistakes: itself is refused.
+run_psup 10 attach -d 1 $$
+[ "$RC" -ne 0 ] && note "attach to the test shell refused: $(cat "$WORK/err")"
+exit 0

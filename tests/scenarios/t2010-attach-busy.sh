@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Scenario 8: attach to a busy loop, detach by Ctrl-C (SIGINT): the target
+# runs on at full speed, untraced, not stopped; psup leaves no fd in it.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+start_bg "$TARGETS/busy"
+"$PSUP" attach -o a.cbor $BG >a.out 2>a.err &
+apid=$!
+wait_for "[ \"\$(tracer_of $BG)\" = $apid ]" 10 || fail "psup did not attach"
+sleep 1
+kill -INT $apid
+wait_for "! kill -0 $apid 2>/dev/null" 10 || fail "psup did not detach on SIGINT"
+wait $apid
+rc=$?
+[ $rc -eq 0 ] || { cat a.err >&2; fail "psup attach exited $rc after SIGINT"; }
+st=$(proc_state $BG)
+[ "$st" = R ] || [ "$st" = S ] || fail "target in state '$st' after detach"
+[ "$(tracer_of $BG)" = 0 ] || fail "target still traced"
+ls -l /proc/$BG/fd | grep -q perf_event && fail "a perf fd was left in the target"
+# Still runs: its CPU time grows.
+t1=$(awk '{print $14}' /proc/$BG/stat)
+sleep 0.5
+t2=$(awk '{print $14}' /proc/$BG/stat)
+[ "$t2" -gt "$t1" ] || fail "target does not run after detach"
+report_json a.cbor >a.json
+jq_check a.json '.summary.samples > 300' "too few samples in 1 s of attach"
+s=$(func_self_pct a.json busy_loop)
+in_range "$s" 80 100 || fail "busy_loop has $s%"
+jq_check a.json '.runs[0].mode == "attach"' "run mode not recorded as attach"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Scenario 13: SIGKILL from outside while threads sit in psup's stops and
+# run: the exit is reported (psup dies of SIGKILL too), the record is readable.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+"$PSUP" run -q -o k.cbor -- "$TARGETS/threads" 4 30 &
+ppid=$!
+wait_for "pgrep -P $ppid >/dev/null" 10 || fail "target did not start"
+tpid=$(pgrep -P $ppid)
+sleep 1
+kill -KILL $tpid
+wait_for "! kill -0 $ppid 2>/dev/null" 15 || fail "psup did not end after its target was killed"
+wait $ppid
+rc=$?
+[ $rc -eq 137 ] || fail "psup exited $rc, expected 137 (mirroring SIGKILL)"
+report_json k.cbor >k.json
+jq_check k.json '.summary.samples > 100' "samples before the kill were lost"
+jq_check k.json '.runs[0].complete == true' "the record has no end record"
+check_nothing_left
