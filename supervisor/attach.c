@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +220,38 @@ void sup_detach_begin(struct sup_session *s)
 void sup_detach_others(struct sup_session *s)
 {
 	sup_detach_begin(s);
+}
+
+/*
+ * A thread blocked in epoll_wait when our PTRACE_INTERRUPT arrives returns
+ * -EINTR: unlike read, futex or nanosleep, the kernel never restarts it
+ * (signal(7)), so the program would see an EINTR caused by psup alone. At the
+ * interrupt stop, back the thread up to re-execute the call, as the kernel
+ * does for restartable ones; its arguments are still in their registers.
+ * Test: t2020-attach-blocked.
+ */
+void sup_thread_restart_interrupted(struct sup_thread *t)
+{
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+		return;
+	if ((long)regs.rax != -EINTR)
+		return;
+	switch ((long)regs.orig_rax) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+		break;
+	default:
+		return;
+	}
+	regs.rax = regs.orig_rax;
+	regs.rip -= 2; /* the syscall instruction, 0f 05 */
+	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) == 0)
+		pr_debug("thread %d: restarting its interrupted epoll_wait", t->tid);
 }
 
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig)

@@ -457,6 +457,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		break;
 	}
 	if (t->flags & SUP_THREAD_DETACHING) {
+		if (st.kind == SUP_STOP_EVENT_STOP)
+			sup_thread_restart_interrupted(t);
 		sup_detach_thread(s, t, sig);
 		if (s->stopping && !s->nthreads)
 			s->done = true;

@@ -88,6 +88,9 @@ void sup_thread_resume(struct sup_session *s, struct sup_thread *t, int request,
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */
 void sup_detach_begin(struct sup_session *s);
+/* At psup's own interrupt stop: re-execute a call the interrupt made fail
+ * with EINTR that the kernel will not restart (epoll_wait). */
+void sup_thread_restart_interrupted(struct sup_thread *t);
 /* Detaches t from the stop it is in, injecting sig (rule 12). */
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig);
 /* Detach every thread of processes other than keep (run mode, after the root ended). */

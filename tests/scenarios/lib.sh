@@ -10,6 +10,27 @@ set -u
 SCENARIO=$(basename "$0" .sh)
 WORK=$(mktemp -d "/tmp/psup-$SCENARIO.XXXXXX")
 BG_PIDS=()
+# Every process this scenario starts inherits the tag, so leftovers are
+# found even when reparented, and scenarios running in parallel are not
+# mistaken for ours.
+export PSUP_SCENARIO_TAG="$WORK"
+
+# Pids of processes carrying this scenario's tag. Builtins only: a process
+# started here to look would carry the tag itself (forks of this shell do
+# not: /proc/PID/environ is the environment at exec).
+tagged_pids() {
+	local e p v
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}
+		p=${p%/environ}
+		while IFS= read -r -d '' v; do
+			if [ "$v" = "PSUP_SCENARIO_TAG=$WORK" ]; then
+				echo "$p"
+				break
+			fi
+		done 2>/dev/null <"$e"
+	done
+}
 
 cleanup() {
 	local p
@@ -25,7 +46,7 @@ dump_state() {
 	echo "---- process tree ----" >&2
 	ps -eo pid,ppid,stat,wchan:24,args --forest 2>/dev/null | grep -v ' \[' | tail -40 >&2
 	local p
-	for p in $(pgrep -f "$WORK|$TARGETS" 2>/dev/null); do
+	for p in $(tagged_pids); do
 		echo "---- /proc/$p/status ----" >&2
 		grep -E '^(Name|State|Tgid|PPid|TracerPid|Threads|SigBlk|SigIgn|SigCgt)' "/proc/$p/status" >&2 2>/dev/null
 	done
@@ -110,8 +131,7 @@ tracer_of() { # pid -> TracerPid
 # ptrace stop, none still traced.
 check_nothing_left() {
 	local p st
-	for p in $(pgrep -f "$WORK|$TARGETS" 2>/dev/null); do
-		[ "$p" = "$$" ] && continue
+	for p in $(tagged_pids); do
 		st=$(proc_state "$p")
 		case " ${BG_PIDS[*]} " in *" $p "*) ;; *)
 			[ -n "$st" ] && [ "$st" != Z ] && fail "process $p ($(cat /proc/$p/comm 2>/dev/null)) left behind in state $st"

@@ -42,8 +42,8 @@ run_psup 120 run -q -o dl.cbor -- "$TARGETS/dlratio" "$lib" 1.5
 expect_rc 0
 report_json dl.cbor >dl.json
 check_ratio dl.json dl_three dl_one dlopen
-line=$(marker_line "$SRCDIR/tests/targets/dlwork.c" three)
-[ -n "$line" ] || fail "no MARK:three in dlwork.c"
-jq_check dl.json "[.lines[] | select(.function == \"dl_three\" and (.file | endswith(\"dlwork.c\")) and .line == $line) | .self_percent] | add > 50" \
+line=$(marker_line "$SRCDIR/tests/targets/libdlwork.c" dl_three)
+[ -n "$line" ] || fail "no MARK:dl_three in libdlwork.c"
+jq_check dl.json "[.lines[] | select(.function == \"dl_three\" and (.file | endswith(\"libdlwork.c\")) and .line == $line) | .self_percent] | add > 50" \
 	"dl_three's marked line $line is not where its samples are"
 check_nothing_left

@@ -5,10 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
-"$TARGETS/manythreads" 100000 >"$WORK/bg.out" 2>&1 &
-BG=$!
-BG_PIDS+=("$BG")
-sleep 0.3
+start_bg "$TARGETS/threads" --churn 8
 for i in 1 2 3; do
 	kill -0 $BG 2>/dev/null || break
 	run_psup 60 attach -q -f -d 0.5 -o storm.cbor $BG

@@ -5,6 +5,10 @@
  *   N threads pass a token around a ring ROUNDS times under one mutex and
  *   condition variable (lots of futex blocking); the number of passes must be
  *   exactly N*ROUNDS.
+ * threads --churn SECONDS
+ *   prints "<pid> ready", then for SECONDS of wall time keeps 4 threads
+ *   alive, each doing a little work and exiting, replaced at once (threads
+ *   created and ending in a tight loop, for attach tests).
  * Exit: 0 on success, 64 usage, 71 pthread_create failed, 1 wrong pass count,
  * 124 a thread waited 30 s for the token (no progress).
  */
@@ -107,6 +111,40 @@ static int run_threads(unsigned long n, void *(*fn)(void *))
 	return 0;
 }
 
+static __attribute__((noipa)) void *churn_thread(void *arg)
+{
+	unsigned long acc = (unsigned long)arg;
+
+	for (unsigned long i = 0; i < 20000; i++) { acc = acc * 6364136223846793005UL + i; __asm__ volatile("" : "+r"(acc)); } /* MARK:churn */
+	sink = acc;
+	return NULL;
+}
+
+static int churn(double seconds)
+{
+	struct timespec start, now;
+	pthread_t t[4];
+	unsigned long made = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	printf("%d ready\n", (int)getpid());
+	fflush(stdout);
+	for (;;) {
+		for (int i = 0; i < 4; i++) {
+			int err = pthread_create(&t[i], NULL, churn_thread, (void *)made++);
+			if (err) {
+				fprintf(stderr, "threads: pthread_create: %s\n", strerror(err));
+				return 71;
+			}
+		}
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 >= seconds)
+			return 0;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	pthread_condattr_t attr;
@@ -114,6 +152,14 @@ int main(int argc, char **argv)
 	char *end;
 	int ret;
 
+	if (argc == 3 && !strcmp(argv[1], "--churn")) {
+		double secs = strtod(argv[2], &end);
+		if (*end || secs <= 0) {
+			fprintf(stderr, "usage: threads --churn SECONDS\n");
+			return 64;
+		}
+		return churn(secs);
+	}
 	if (argc == 4 && !strcmp(argv[1], "--futex")) {
 		if (parse_ulong(argv[2], &ring.n) || ring.n == 0 || parse_ulong(argv[3], &ring.rounds)) {
 			fprintf(stderr, "usage: threads --futex N ROUNDS\n");
