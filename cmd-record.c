@@ -26,7 +26,12 @@
 
 #define REC_MAX_FRAMES 128
 #define REC_TICK_NS (100ULL * 1000000ULL)
-#define REC_FLUSH_NS (2ULL * 1000000000ULL)
+/* Counts are flushed every 2 s at first, then less often as the run goes on
+ * (a tenth of the time elapsed, at most every 30 s): a kill of psup loses
+ * little of a short run, and a long run's record grows with its distinct
+ * contexts rather than with its seconds. */
+#define REC_FLUSH_MIN_NS (2ULL * 1000000000ULL)
+#define REC_FLUSH_MAX_NS (30ULL * 1000000000ULL)
 #define REC_PROGRESS_NS (500ULL * 1000000ULL)
 
 struct rec;
@@ -320,7 +325,12 @@ static void on_tick(void *arg)
 	for (size_t i = 0; i < r->threads.cap; i++)
 		if (r->threads.keys[i] && r->threads.vals[i])
 			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
-	if (now - r->last_flush_ns >= REC_FLUSH_NS)
+	uint64_t interval = (now - r->start_ns) / 10;
+	if (interval < REC_FLUSH_MIN_NS)
+		interval = REC_FLUSH_MIN_NS;
+	if (interval > REC_FLUSH_MAX_NS)
+		interval = REC_FLUSH_MAX_NS;
+	if (now - r->last_flush_ns >= interval)
 		flush(r);
 	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
 		r->last_progress_ns = now;
