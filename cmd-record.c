@@ -59,7 +59,6 @@ struct rec {
 	struct psup_u64map threads; /* tid -> struct rec_thread * */
 	struct psup_u64map procs;   /* pid -> struct rec_proc * */
 	struct smp_sink sink;
-	unsigned ring_pages;
 	uint64_t samples, lost, unwind_failures, open_failures;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
@@ -214,6 +213,24 @@ static void on_thread_ring(void *arg, int fd)
 	drain_thread(t->r, t);
 }
 
+/*
+ * Ring size per thread. The drain stalls while an image's debug info loads
+ * for the first time (tens of ms for a compressed libc debug file), so the
+ * first threads get rings that hold a quarter second of 1 kHz stack samples;
+ * programs with hundreds of threads get smaller ones, so pinned memory stays
+ * bounded (about 300 MiB at 1,000 threads).
+ */
+static unsigned ring_pages_for(const struct rec *r)
+{
+	if (!r->unwind)
+		return 0; /* the sampler's default for stackless samples */
+	if (r->threads.len < 32)
+		return 512;
+	if (r->threads.len < 256)
+		return 128;
+	return 32;
+}
+
 static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
 {
 	struct rec *r = arg;
@@ -242,7 +259,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->r = r;
 	t->tid = tid;
 	t->pid = pid;
-	err = smp_thread_open(r->ev, tid, r->ring_pages, &t->st);
+	err = smp_thread_open(r->ev, tid, ring_pages_for(r), &t->st);
 	if (err < 0) {
 		r->open_failures++;
 		if (err != -ESRCH)

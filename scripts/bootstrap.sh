@@ -39,7 +39,7 @@ build build
 
 if [ "$mode" = demo ]; then
 	out=build/demo.cbor
-	./build/psup run -f -o "$out" -- ./build/examples/demo
+	./build/psup run -f -o "$out" -- ./build/demo
 	./build/psup report "$out"
 	exit 0
 fi

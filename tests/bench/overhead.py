@@ -53,6 +53,10 @@ def main():
     if perf:
         tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),
                                              "-o", pdata, "--"] + prog
+        # perf's default (per-CPU inherited events) costs much more than
+        # per-thread events on these VMs: show both.
+        tools["perf record --per-thread"] = lambda prog: [perf, "record", "-q", "--per-thread", "-e", "task-clock",
+                                                          "-c", str(args.period), "-o", pdata, "--"] + prog
         tools["perf record --call-graph dwarf"] = lambda prog: [
             perf, "record", "-q", "-e", "task-clock", "-c", str(args.period), "--call-graph", "dwarf",
             "-o", pdata, "--"] + prog
