@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/hash.h"
@@ -705,13 +706,24 @@ int cmd_run(int argc, char **argv)
 		return res.exec_errno == ENOENT || res.exec_errno == ENOTDIR ? 127 : 126;
 	}
 	finish(&r, res.detached && !res.exited ? res.reason : "exit");
+	pid_t pid = sup_session_pid(r.sup);
 	sup_session_free(r.sup);
 	err = rep_writer_close(r.w);
 	if (err < 0 && !r.write_err)
 		pr_err("cannot write %s: %s", o.output, strerror(-err));
 	rec_release(&r);
-	if (!res.exited)
-		return 1;
+	if (!res.exited) {
+		/* psup stopped profiling early (an error) and detached: the
+		 * program runs on as psup's child; its end is still ours to
+		 * mirror. */
+		int status;
+		while (waitpid(pid, &status, 0) < 0)
+			if (errno != EINTR)
+				return 1;
+		res.exited = true;
+		res.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+		res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	}
 	return mirror_exit(&res);
 }
 

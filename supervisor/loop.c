@@ -602,22 +602,11 @@ void sup_session_free(struct sup_session *s)
 	if (!s)
 		return;
 	if (s->nthreads && !s->done) {
-		if (s->attach_mode) {
-			begin_stop(s, "interrupted");
-			sup_session_run(s);
-		} else {
-			/* Run mode on an error path: EXITKILL would kill the
-			 * target when psup exits anyway; do it now so the
-			 * zombie is reaped. */
-			kill(s->root, SIGKILL);
-			while (s->nthreads && !s->done) {
-				int status;
-				pid_t r = waitpid(-1, &status, __WALL);
-				if (r < 0)
-					break;
-				dispatch(s, r, status);
-			}
-		}
+		/* An error path: never harm the target for psup's failure.
+		 * Detaching ends EXITKILL's hold too; a run-mode target stays
+		 * psup's child, to be waited for by the caller. */
+		begin_stop(s, "error");
+		sup_session_run(s);
 	}
 	sup_session_release(s);
 	free(s);

@@ -115,7 +115,7 @@ void sup_session_set_duration(struct sup_session *s, uint64_t duration_ns);
  */
 int sup_session_run(struct sup_session *s);
 
-/* Ask the loop to end: attach mode detaches, run mode kills the target. */
+/* Ask the loop to end: every thread is detached and runs on. */
 void sup_session_request_stop(struct sup_session *s);
 
 struct sup_result {
@@ -130,8 +130,9 @@ struct sup_result {
 void sup_session_result(const struct sup_session *s, struct sup_result *out);
 pid_t sup_session_pid(const struct sup_session *s);
 unsigned sup_session_nthreads(const struct sup_session *s);
-/* Kills a still running run-mode target (EXITKILL would anyway), detaches an
- * attached one, frees. NULL is fine. */
+/* Detaches from whatever is still traced (an error path: the target runs
+ * on; a run-mode target is still the caller's child to wait for), frees.
+ * NULL is fine. */
 void sup_session_free(struct sup_session *s);
 
 /* One line on why attaching to pid is not possible, from /proc and sysctl
