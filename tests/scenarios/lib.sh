@@ -43,8 +43,9 @@ trap cleanup EXIT
 
 # Process tree and each process's status, for a scenario that failed or hung.
 dump_state() {
-	echo "---- process tree ----" >&2
-	ps -eo pid,ppid,stat,wchan:24,args --forest 2>/dev/null | grep -v ' \[' | tail -40 >&2
+	echo "---- process tree (this session) ----" >&2
+	ps --forest -o pid,ppid,stat,wchan:24,args -s "$(ps -o sid= -p $$ | tr -d ' ')" 2>/dev/null |
+		cut -c1-160 | tail -40 >&2
 	local p
 	for p in $(tagged_pids); do
 		echo "---- /proc/$p/status ----" >&2
