@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +68,7 @@ struct rec {
 	char *const *argv;          /* run: the command */
 	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
+	uint8_t stack[SMP_STACK_SNAPSHOT]; /* a stopped creator's stack copy */
 };
 
 static int write_header(struct rec *r, pid_t pid);
@@ -215,6 +217,53 @@ static void on_thread_ring(void *arg, int fd)
 }
 
 /*
+ * Where a thread was created: the creator's call stack. The supervisor
+ * reports a new thread from its creator's clone/fork stop, so the creator is
+ * ptrace-stopped and can be unwound (libunwind-ptrace). 0 when unknown.
+ */
+static uint64_t creation_context(struct rec *r, pid_t parent)
+{
+	struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
+	struct rec_proc *pp = pt ? proc_find(r, pt->pid) : NULL;
+	struct user_regs_struct regs;
+	struct smp_sample s = { .pid = pt ? pt->pid : 0, .tid = parent, .user = true, .have_regs = true };
+	int n;
+
+	if (!pp || !pp->sp || !r->unwind)
+		return 0;
+	n = sup_thread_snapshot(r->sup, parent, &regs, r->stack, sizeof(r->stack));
+	if (n < 0)
+		return 0;
+	s.ip = regs.rip;
+	s.stack = r->stack;
+	s.stack_size = (size_t)n;
+	s.regs[SMP_REG_AX] = regs.rax;
+	s.regs[SMP_REG_BX] = regs.rbx;
+	s.regs[SMP_REG_CX] = regs.rcx;
+	s.regs[SMP_REG_DX] = regs.rdx;
+	s.regs[SMP_REG_SI] = regs.rsi;
+	s.regs[SMP_REG_DI] = regs.rdi;
+	s.regs[SMP_REG_BP] = regs.rbp;
+	s.regs[SMP_REG_SP] = regs.rsp;
+	s.regs[SMP_REG_IP] = regs.rip;
+	s.regs[SMP_REG_FLAGS] = regs.eflags;
+	s.regs[SMP_REG_R8] = regs.r8;
+	s.regs[SMP_REG_R9] = regs.r9;
+	s.regs[SMP_REG_R10] = regs.r10;
+	s.regs[SMP_REG_R11] = regs.r11;
+	s.regs[SMP_REG_R12] = regs.r12;
+	s.regs[SMP_REG_R13] = regs.r13;
+	s.regs[SMP_REG_R14] = regs.r14;
+	s.regs[SMP_REG_R15] = regs.r15;
+	n = sym_space_unwind_sample(pp->sp, &s, r->pcs, REC_MAX_FRAMES);
+	pr_debug("creation context of a thread of %d: %d frames", pt->pid, n);
+	if (n <= 0)
+		return 0;
+	int64_t node = exp_profile_context(r->prof, pp->sp, pt->pid, r->pcs, (unsigned)n);
+	return node > 0 ? (uint64_t)node : 0;
+}
+
+/*
  * Ring size per thread. The drain stalls while an image's debug info loads
  * for the first time (tens of ms for a compressed libc debug file), so the
  * first threads get rings that hold a quarter second of 1 kHz stack samples;
@@ -273,6 +322,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	rt = (struct rep_thread){
 		.tid = tid, .pid = pid, .parent = parent,
 		.name = comm[0] ? comm : NULL, .time = psup_now_ns(),
+		.ctx = creation_context(r, parent),
 	};
 	rec_write_failed(r, rep_write_thread(r->w, &rt));
 }

@@ -38,6 +38,11 @@ enum exp_sample_flags {
  */
 int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
 		    const uint64_t *pcs, unsigned npcs, unsigned flags);
+/* Interns the calling context pcs (innermost first) of process pid without
+ * counting a sample: a thread's creation context. Returns its leaf node id,
+ * 0 when npcs is 0, or -errno. */
+int64_t exp_profile_context(struct exp_profile *p, struct sym_space *sp, pid_t pid,
+			    const uint64_t *pcs, unsigned npcs);
 /* Process pid exec'ed or ended: its addresses mean something else now. */
 void exp_profile_forget_process(struct exp_profile *p, pid_t pid);
 /* Thread tid ended: write its pending counts and free its table. */

@@ -172,28 +172,58 @@ static int64_t node_of(struct exp_profile *p, uint64_t parent, uint64_t loc)
 	return err < 0 ? err : (int64_t)*v;
 }
 
+/* The leaf node of pcs (innermost first), interned from the outermost caller
+ * down; 0 when npcs is 0. */
+static int64_t context_of(struct exp_profile *p, struct exp_space *s, struct sym_space *sp,
+			  const uint64_t *pcs, unsigned npcs)
+{
+	uint64_t node = 0;
+	int64_t r;
+
+	for (unsigned i = npcs; i-- > 0;) {
+		r = loc_of(p, s, sp, pcs[i], i > 0);
+		if (r < 0)
+			return r;
+		r = node_of(p, node, (uint64_t)r);
+		if (r < 0)
+			return r;
+		node = (uint64_t)r;
+	}
+	return (int64_t)node;
+}
+
+static struct exp_space *space_of(struct exp_profile *p, pid_t pid)
+{
+	struct exp_space *s = get_obj(&p->spaces, (uint64_t)pid, sizeof(*s));
+
+	if (s)
+		s->pid = pid;
+	return s;
+}
+
+int64_t exp_profile_context(struct exp_profile *p, struct sym_space *sp, pid_t pid,
+			    const uint64_t *pcs, unsigned npcs)
+{
+	struct exp_space *s = space_of(p, pid);
+
+	return s ? context_of(p, s, sp, pcs, npcs) : -ENOMEM;
+}
+
 int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
 		    const uint64_t *pcs, unsigned npcs, unsigned flags)
 {
-	struct exp_space *s = get_obj(&p->spaces, (uint64_t)pid, sizeof(*s));
+	struct exp_space *s = space_of(p, pid);
 	struct exp_thread *t = get_obj(&p->threads, (uint64_t)tid, sizeof(*t));
-	uint64_t node = 0, *count;
+	uint64_t node, *count;
 	int64_t r;
 
 	if (!s || !t)
 		return -ENOMEM;
-	s->pid = pid;
 	t->tid = tid;
-	/* From the outermost caller down to the leaf. */
-	for (unsigned i = npcs; i-- > 0;) {
-		r = loc_of(p, s, sp, pcs[i], i > 0);
-		if (r < 0)
-			return (int)r;
-		r = node_of(p, node, (uint64_t)r);
-		if (r < 0)
-			return (int)r;
-		node = (uint64_t)r;
-	}
+	r = context_of(p, s, sp, pcs, npcs);
+	if (r < 0)
+		return (int)r;
+	node = (uint64_t)r;
 	if (flags & EXP_SAMPLE_KERNEL) {
 		if (!p->kernel_loc) {
 			p->kernel_loc = p->next_loc++;

@@ -60,7 +60,8 @@ struct sup_hooks {
 	 * created after an attach) or as soon as it is seized (attach).
 	 * parent: the thread that created it, 0 when unknown. new_process: the
 	 * first thread of a process psup had not seen (parent is then the
-	 * forking thread). */
+	 * forking thread). When parent is known, it is ptrace-stopped at its
+	 * clone/fork event during the call (it may be unwound). */
 	void (*thread_new)(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process);
 	/* The thread is gone (reaped, dropped by an exec, or detached). */
 	void (*thread_gone)(void *arg, pid_t tid, pid_t pid);
@@ -134,6 +135,17 @@ unsigned sup_session_nthreads(const struct sup_session *s);
  * on; a run-mode target is still the caller's child to wait for), frees.
  * NULL is fine. */
 void sup_session_free(struct sup_session *s);
+
+struct user_regs_struct;
+
+/*
+ * For a thread psup holds in a ptrace stop (e.g. a creator inside a
+ * thread_new hook): copies its user registers and up to len bytes of its
+ * stack from the stack pointer up. Returns the bytes of stack copied (0 is
+ * possible) or -errno (-ESRCH: not stopped or gone).
+ */
+int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struct *regs,
+			void *stack, size_t len);
 
 /* One line on why attaching to pid is not possible, from /proc and sysctl
  * (already traced by N, other user, ptrace_scope, zombie, no such process).

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -112,4 +115,30 @@ pid_t sup_proc_tgid(pid_t tid, pid_t *ppid)
 		*ppid = line ? (pid_t)strtol(line + 6, NULL, 10) : 0;
 	free(buf);
 	return tgid;
+}
+
+int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struct *regs,
+			void *stack, size_t len)
+{
+	struct sup_thread *t = sup_thread_find(s, tid);
+	struct iovec local = { stack, len }, remote;
+	ssize_t n;
+
+	if (!t)
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, tid, 0L, regs) < 0)
+		return -errno;
+	if (!len)
+		return 0;
+	remote.iov_base = (void *)(uintptr_t)regs->rsp;
+	remote.iov_len = len;
+	n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	if (n < 0) {
+		/* The stack may end within len: take what is mapped. */
+		for (size_t part = len / 2; part >= 256 && n < 0; part /= 2) {
+			local.iov_len = remote.iov_len = part;
+			n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+		}
+	}
+	return n < 0 ? 0 : (int)n;
 }

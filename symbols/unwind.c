@@ -216,6 +216,33 @@ static unsigned unwind_steps(unw_cursor_t *c, uint64_t *pcs, unsigned n, unsigne
 	return n;
 }
 
+/*
+ * The first step found no unwind info for the sampled instruction: code
+ * without CFI, like glibc's __clone3 around its syscall ("in the child the
+ * unwind info will be wrong") where every new thread's creator stops. Treat
+ * it as a frameless leaf, as gdb and perf do: the return address is at the
+ * stack pointer. Accepted only when that value points into mapped code, then
+ * unwound on from there. Returns the number of pcs.
+ */
+static unsigned frameless_leaf(struct sym_space *sp, const struct smp_sample *s,
+			       uint64_t *pcs, unsigned max)
+{
+	struct smp_sample caller = *s;
+	uint64_t ra;
+	int n;
+
+	memcpy(&ra, s->stack, sizeof(ra));
+	if (!ra || !sym_space_find(sp, ra, false))
+		return 1;
+	caller.ip = ra;
+	caller.regs[SMP_REG_IP] = ra;
+	caller.regs[SMP_REG_SP] += 8;
+	caller.stack += 8;
+	caller.stack_size -= 8;
+	n = sym_space_unwind_sample(sp, &caller, pcs + 1, max - 1);
+	return n > 0 ? 1 + (unsigned)n : 1;
+}
+
 int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
 			    uint64_t *pcs, unsigned max)
 {
@@ -251,7 +278,10 @@ int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
 	 * the same address. */
 	if (unw_init_remote(&c, sp->unw_as, &ctx) < 0)
 		return 1;
-	return (int)unwind_steps(&c, pcs, 1, max, s->regs[SMP_REG_SP]);
+	unsigned n = unwind_steps(&c, pcs, 1, max, s->regs[SMP_REG_SP]);
+	if (n == 1 && s->stack_size >= 16)
+		n = frameless_leaf(sp, s, pcs, max);
+	return (int)n;
 }
 
 int sym_space_unwind_thread(struct sym_space *sp, pid_t tid, uint64_t *pcs, unsigned max)
