@@ -72,6 +72,7 @@ struct rec {
 };
 
 static int write_header(struct rec *r, pid_t pid);
+static void rec_abort(struct rec *r);
 
 static void rec_write_failed(struct rec *r, int err)
 {
@@ -700,6 +701,61 @@ static int mirror_exit(const struct sup_result *res)
 	return 128 + res->signal;
 }
 
+/* Everything both commands do before the supervisor starts. Returns 0, or
+ * an exit status after cleaning up. */
+static int rec_start(struct rec *r, const struct rec_options *o, const char *mode)
+{
+	int err;
+
+	if (rec_setup(r, o) < 0 || open_output(r, o) < 0) {
+		rec_release(r);
+		return 1;
+	}
+	r->mode = mode;
+	err = exp_profile_new(r->w, &r->prof);
+	if (err < 0) {
+		pr_err("cannot set up the profile: %s", strerror(-err));
+		rec_abort(r);
+		return 1;
+	}
+	r->start_ns = r->last_flush_ns = psup_now_ns();
+	return 0;
+}
+
+/* Before any record that matters: drop the file, it would only mislead. */
+static void rec_abort(struct rec *r)
+{
+	rep_writer_close(r->w);
+	unlink(r->path);
+	rec_release(r);
+}
+
+static void rec_loop(struct rec *r, struct sup_result *res)
+{
+	int err;
+
+	if (sup_session_set_tick(r->sup, REC_TICK_NS, on_tick, r) < 0)
+		pr_warn("no periodic drain: samples may be lost");
+	err = sup_session_run(r->sup);
+	if (err < 0)
+		pr_err("event loop failed: %s", strerror(-err));
+	sup_session_result(r->sup, res);
+}
+
+/* Writes the last records and frees everything. Returns 0 or -errno. */
+static int rec_end(struct rec *r, const char *reason)
+{
+	int err;
+
+	finish(r, reason);
+	sup_session_free(r->sup);
+	err = rep_writer_close(r->w);
+	if (err < 0 && !r->write_err)
+		pr_err("cannot write %s: %s", r->path, strerror(-err));
+	rec_release(r);
+	return err < 0 ? err : r->write_err;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct rec_options o;
@@ -715,53 +771,30 @@ int cmd_run(int argc, char **argv)
 		pr_err("no command to run; usage: psup run [options] [--] COMMAND [ARGS...]");
 		return 2;
 	}
-	if (rec_setup(&r, &o) < 0) {
-		rec_release(&r);
-		return 1;
-	}
-	if (open_output(&r, &o) < 0) {
-		rec_release(&r);
-		return 1;
-	}
-	r.mode = "run";
+	ret = rec_start(&r, &o, "run");
+	if (ret)
+		return ret;
 	r.argv = argv + optind;
-	err = exp_profile_new(r.w, &r.prof);
-	r.start_ns = r.last_flush_ns = psup_now_ns();
-	if (err == 0)
-		err = sup_spawn(argv + optind, o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS, rec_hooks(&r),
-				&r.sup, why, sizeof(why));
+	err = sup_spawn(argv + optind, o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS, rec_hooks(&r),
+			&r.sup, why, sizeof(why));
 	if (err < 0) {
 		pr_err("cannot run '%s': %s", argv[optind], why);
-		rep_writer_close(r.w);
-		unlink(o.output);
-		rec_release(&r);
+		rec_abort(&r);
 		return 1;
 	}
 	/* The child has its environment: psup's own may change now. No
 	 * debuginfod network queries while resolving symbols. */
 	unsetenv("DEBUGINFOD_URLS");
-	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
-		pr_warn("no periodic drain: samples may be lost");
-	err = sup_session_run(r.sup);
-	if (err < 0)
-		pr_err("event loop failed: %s", strerror(-err));
-	sup_session_result(r.sup, &res);
+	rec_loop(&r, &res);
 	if (res.exec_errno) {
 		psup_progress_end();
 		pr_err("cannot run '%s': %s", argv[optind], strerror(res.exec_errno));
 		sup_session_free(r.sup);
-		rep_writer_close(r.w);
-		unlink(o.output);
-		rec_release(&r);
+		rec_abort(&r);
 		return res.exec_errno == ENOENT || res.exec_errno == ENOTDIR ? 127 : 126;
 	}
-	finish(&r, res.detached && !res.exited ? res.reason : "exit");
 	pid_t pid = sup_session_pid(r.sup);
-	sup_session_free(r.sup);
-	err = rep_writer_close(r.w);
-	if (err < 0 && !r.write_err)
-		pr_err("cannot write %s: %s", o.output, strerror(-err));
-	rec_release(&r);
+	rec_end(&r, res.detached && !res.exited ? res.reason : "exit");
 	if (!res.exited) {
 		/* psup stopped profiling early (an error) and detached: the
 		 * program runs on as psup's child; its end is still ours to
@@ -797,41 +830,19 @@ int cmd_attach(int argc, char **argv)
 		pr_err("invalid pid '%s'", argv[optind]);
 		return 2;
 	}
-	if (rec_setup(&r, &o) < 0) {
-		rec_release(&r);
-		return 1;
-	}
-	if (open_output(&r, &o) < 0) {
-		rec_release(&r);
-		return 1;
-	}
+	ret = rec_start(&r, &o, "attach");
+	if (ret)
+		return ret;
 	unsetenv("DEBUGINFOD_URLS"); /* no network queries for symbols */
-	r.mode = "attach";
-	err = exp_profile_new(r.w, &r.prof);
-	r.start_ns = r.last_flush_ns = psup_now_ns();
-	if (err == 0)
-		err = sup_attach((pid_t)pid, rec_hooks(&r), &r.sup, why, sizeof(why));
+	err = sup_attach((pid_t)pid, rec_hooks(&r), &r.sup, why, sizeof(why));
 	if (err < 0) {
 		pr_err("%s", why);
-		rep_writer_close(r.w);
-		unlink(o.output);
-		rec_release(&r);
+		rec_abort(&r);
 		return 1;
 	}
 	sup_session_set_duration(r.sup, o.duration_ns);
-	if (sup_session_set_tick(r.sup, REC_TICK_NS, on_tick, &r) < 0)
-		pr_warn("no periodic drain: samples may be lost");
 	if (!r.quiet)
 		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));
-	err = sup_session_run(r.sup);
-	if (err < 0)
-		pr_err("event loop failed: %s", strerror(-err));
-	sup_session_result(r.sup, &res);
-	finish(&r, res.detached ? "detach" : "exit");
-	sup_session_free(r.sup);
-	err = rep_writer_close(r.w);
-	if (err < 0 && !r.write_err)
-		pr_err("cannot write %s: %s", o.output, strerror(-err));
-	rec_release(&r);
-	return r.write_err || err < 0 ? 1 : 0;
+	rec_loop(&r, &res);
+	return rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
 }

@@ -13,6 +13,7 @@
 struct exp_space {
 	pid_t pid;
 	struct psup_u64map locs;
+	uint64_t unknown_loc; /* shared by addresses in no known mapping */
 };
 
 /* Per thread: leaf node -> count since the last flush. */
@@ -102,6 +103,7 @@ void exp_profile_forget_process(struct exp_profile *p, pid_t pid)
 		return;
 	struct exp_space *s = (struct exp_space *)(uintptr_t)*v;
 	psup_u64map_clear(&s->locs);
+	s->unknown_loc = 0;
 }
 
 static int write_loc(struct exp_profile *p, uint64_t id, pid_t pid, uint64_t addr,
@@ -127,18 +129,19 @@ static int write_loc(struct exp_profile *p, uint64_t id, pid_t pid, uint64_t add
 	return rep_write_loc(p->w, &l);
 }
 
-/* The loc id of pc in process pid, symbolized and written when new. */
+/* The loc id of pc in process pid, symbolized and written when new. An
+ * address in no known mapping is not cached: the maps behind it are re-read
+ * at a limited rate (code loaded by dlopen shows up a little late), so a
+ * later sample of it may resolve. Until then it shares the process's
+ * [unknown] location. */
 static int64_t loc_of(struct exp_profile *p, struct exp_space *s, struct sym_space *sp,
 		      uint64_t pc, bool ret)
 {
-	bool created;
-	uint64_t *v = psup_u64map_upsert(&s->locs, pc << 1 | ret, &created);
+	uint64_t key = pc << 1 | ret, *v = psup_u64map_find(&s->locs, key);
 	struct sym_loc sl;
 	int err;
 
-	if (!v)
-		return -ENOMEM;
-	if (!created)
+	if (v)
 		return (int64_t)*v;
 	memset(&sl, 0, sizeof(sl));
 	sl.image = "[unknown]";
@@ -146,7 +149,19 @@ static int64_t loc_of(struct exp_profile *p, struct exp_space *s, struct sym_spa
 		memset(&sl, 0, sizeof(sl));
 		sl.image = "[unknown]";
 	}
-	/* Keep the address of the call, not of the return, for callers. */
+	if (!strcmp(sl.image, "[unknown]")) {
+		if (!s->unknown_loc) {
+			s->unknown_loc = p->next_loc++;
+			p->stats.locs++;
+			err = write_loc(p, s->unknown_loc, s->pid, 0, &sl);
+			if (err < 0)
+				return err;
+		}
+		return (int64_t)s->unknown_loc;
+	}
+	v = psup_u64map_upsert(&s->locs, key, NULL);
+	if (!v)
+		return -ENOMEM;
 	*v = p->next_loc++;
 	p->stats.locs++;
 	err = write_loc(p, *v, s->pid, pc, &sl);

@@ -21,36 +21,16 @@
 
 static bool tracer_is_us(pid_t tid)
 {
-	char path[64], *buf, *line;
-	bool us = false;
+	struct sup_proc_status ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return false;
-	line = strstr(buf, "\nTracerPid:");
-	if (line)
-		us = (pid_t)strtol(line + 11, NULL, 10) == getpid();
-	free(buf);
-	return us;
+	return sup_proc_status(tid, &ps) == 0 && ps.tracer == getpid();
 }
 
 static bool is_zombie(pid_t tid)
 {
-	char path[64], *buf, *line;
-	bool z = false;
+	struct sup_proc_status ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return false;
-	line = strstr(buf, "\nState:");
-	if (line) {
-		line += 7;
-		while (*line == ' ' || *line == '\t')
-			line++;
-		z = *line == 'Z' || *line == 'X';
-	}
-	free(buf);
-	return z;
+	return sup_proc_status(tid, &ps) == 0 && (ps.state == 'Z' || ps.state == 'X');
 }
 
 /* One pass over /proc/PID/task. Returns the number of threads added, or

@@ -339,8 +339,8 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	if (!is_process) {
 		/* clone(): a thread unless it made a new thread group (raw
 		 * clone without CLONE_THREAD). Test: t3200-raw-clone. */
-		pid_t tgid = sup_proc_tgid(child, NULL);
-		is_process = tgid == child;
+		struct sup_proc_status ps;
+		is_process = sup_proc_status(child, &ps) == 0 && ps.tgid == child;
 	}
 	if (c) {
 		if (!c->parent)
@@ -407,11 +407,10 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	if (!t) {
 		/* Rule 10: a new thread's first stop can precede its
 		 * creator's event. Adopt it. */
-		pid_t ppid = 0, tgid = sup_proc_tgid(tid, &ppid);
+		struct sup_proc_status ps;
+		pid_t tgid = sup_proc_status(tid, &ps) == 0 ? ps.tgid : tid;
 		bool new_process = tgid == tid && !sup_process_find(s, tgid);
 
-		if (!tgid)
-			tgid = tid;
 		t = sup_thread_add(s, tid, tgid, 0);
 		if (!t) {
 			ptrace(PTRACE_CONT, tid, 0L, 0L);

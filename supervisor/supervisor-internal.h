@@ -76,8 +76,14 @@ void sup_thread_remove(struct sup_session *s, struct sup_thread *t);
 void sup_thread_report(struct sup_session *s, struct sup_thread *t, bool new_process);
 struct sup_process *sup_process_find(struct sup_session *s, pid_t pid);
 struct sup_process *sup_process_get(struct sup_session *s, pid_t pid);
-/* Reads Tgid (and PPid) of tid from /proc; 0 when gone. */
-pid_t sup_proc_tgid(pid_t tid, pid_t *ppid);
+/* What psup needs of /proc/TID/status. */
+struct sup_proc_status {
+	pid_t tgid, ppid, tracer;
+	long uid;   /* real uid, -1 when unknown */
+	char state; /* R S D T t Z X ... */
+};
+/* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */
+int sup_proc_status(pid_t tid, struct sup_proc_status *out);
 
 /* loop.c */
 int sup_session_init(struct sup_session *s, bool attach_mode);

@@ -99,22 +99,37 @@ void sup_thread_remove(struct sup_session *s, struct sup_thread *t)
 	free(t);
 }
 
-pid_t sup_proc_tgid(pid_t tid, pid_t *ppid)
+static long status_field(const char *status, const char *key)
 {
-	char path[64], *buf, *line;
-	pid_t tgid = 0;
+	const char *line = strstr(status, key);
+
+	return line ? strtol(line + strlen(key), NULL, 10) : -1;
+}
+
+int sup_proc_status(pid_t tid, struct sup_proc_status *out)
+{
+	char path[64], *buf;
+	const char *state;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return 0;
-	line = strstr(buf, "\nTgid:");
-	if (line)
-		tgid = (pid_t)strtol(line + 6, NULL, 10);
-	line = strstr(buf, "\nPPid:");
-	if (ppid)
-		*ppid = line ? (pid_t)strtol(line + 6, NULL, 10) : 0;
+	err = psup_read_file(path, &buf, NULL);
+	if (err < 0)
+		return err;
+	out->tgid = (pid_t)status_field(buf, "\nTgid:");
+	out->ppid = (pid_t)status_field(buf, "\nPPid:");
+	out->tracer = (pid_t)status_field(buf, "\nTracerPid:");
+	out->uid = status_field(buf, "\nUid:");
+	out->state = '?';
+	state = strstr(buf, "\nState:");
+	if (state) {
+		state += 7;
+		while (*state == ' ' || *state == '\t')
+			state++;
+		out->state = *state;
+	}
 	free(buf);
-	return tgid;
+	return 0;
 }
 
 int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struct *regs,
