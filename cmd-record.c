@@ -79,9 +79,13 @@ static void rec_write_failed(struct rec *r, int err)
 	if (err >= 0 || r->write_err)
 		return;
 	r->write_err = err;
-	pr_err("cannot write %s: %s; profiling stops, the program runs on", r->path, strerror(-err));
+	if (err == -ENOMEM)
+		pr_err("out of memory; profiling stops, the program runs on");
+	else
+		pr_err("cannot write %s: %s; profiling stops, the program runs on", r->path, strerror(-err));
 	/* Never harm the target for our own failure: let it go. */
-	sup_session_request_stop(r->sup);
+	if (r->sup)
+		sup_session_request_stop(r->sup);
 }
 
 static struct rec_proc *proc_find(struct rec *r, pid_t pid)
@@ -130,7 +134,7 @@ static void proc_drop(struct rec *r, pid_t pid)
 	if (!p)
 		return;
 	psup_u64map_remove(&r->procs, (uint64_t)pid);
-	exp_profile_forget_process(r->prof, pid);
+	exp_profile_process_end(r->prof, pid);
 	sym_space_free(p->sp);
 	free(p);
 }
@@ -142,7 +146,6 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	struct smp_sample user;
 	const struct smp_sample *u = s;
 	unsigned flags = 0, n = 0;
-	int err;
 
 	r->samples++;
 	if (r->write_err)
@@ -174,11 +177,9 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
-	err = exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags);
-	if (err == -ENOMEM)
-		pr_err("out of memory aggregating samples");
-	else
-		rec_write_failed(r, err);
+	/* Any failure here (a write, or memory for a record whose id is now
+	 * taken) would leave later records pointing at nothing: stop. */
+	rec_write_failed(r, exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags));
 }
 
 static void on_lost(void *arg, pid_t tid, uint64_t count)
@@ -701,6 +702,19 @@ static int mirror_exit(const struct sup_result *res)
 	return 128 + res->signal;
 }
 
+/* One perf fd per thread: programs with a thousand threads exceed the usual
+ * soft limit of 1024. Raised to the hard limit in psup only (a spawned
+ * target keeps its own). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* Everything both commands do before the supervisor starts. Returns 0, or
  * an exit status after cleaning up. */
 static int rec_start(struct rec *r, const struct rec_options *o, const char *mode)
@@ -747,8 +761,11 @@ static int rec_end(struct rec *r, const char *reason)
 {
 	int err;
 
-	finish(r, reason);
+	/* Threads still traced (an error path) are detached first: their
+	 * last records go before the end record. */
 	sup_session_free(r->sup);
+	r->sup = NULL;
+	finish(r, reason);
 	err = rep_writer_close(r->w);
 	if (err < 0 && !r->write_err)
 		pr_err("cannot write %s: %s", r->path, strerror(-err));
@@ -782,9 +799,10 @@ int cmd_run(int argc, char **argv)
 		rec_abort(&r);
 		return 1;
 	}
-	/* The child has its environment: psup's own may change now. No
-	 * debuginfod network queries while resolving symbols. */
+	/* The child has its environment and limits: psup's own may change
+	 * now. No debuginfod network queries while resolving symbols. */
 	unsetenv("DEBUGINFOD_URLS");
+	raise_fd_limit();
 	rec_loop(&r, &res);
 	if (res.exec_errno) {
 		psup_progress_end();
@@ -834,6 +852,7 @@ int cmd_attach(int argc, char **argv)
 	if (ret)
 		return ret;
 	unsetenv("DEBUGINFOD_URLS"); /* no network queries for symbols */
+	raise_fd_limit();
 	err = sup_attach((pid_t)pid, rec_hooks(&r), &r.sup, why, sizeof(why));
 	if (err < 0) {
 		pr_err("%s", why);

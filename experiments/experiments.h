@@ -43,8 +43,10 @@ int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_
  * 0 when npcs is 0, or -errno. */
 int64_t exp_profile_context(struct exp_profile *p, struct sym_space *sp, pid_t pid,
 			    const uint64_t *pcs, unsigned npcs);
-/* Process pid exec'ed or ended: its addresses mean something else now. */
+/* Process pid exec'ed: its addresses mean something else now. */
 void exp_profile_forget_process(struct exp_profile *p, pid_t pid);
+/* Process pid ended: free what was kept for it. */
+void exp_profile_process_end(struct exp_profile *p, pid_t pid);
 /* Thread tid ended: write its pending counts and free its table. */
 int exp_profile_thread_end(struct exp_profile *p, pid_t tid);
 /* Writes the counts gathered since the last flush (one samples record per

@@ -106,6 +106,16 @@ void exp_profile_forget_process(struct exp_profile *p, pid_t pid)
 	s->unknown_loc = 0;
 }
 
+void exp_profile_process_end(struct exp_profile *p, pid_t pid)
+{
+	uint64_t *v = psup_u64map_find(&p->spaces, (uint64_t)pid);
+
+	if (!v)
+		return;
+	free_space((struct exp_space *)(uintptr_t)*v);
+	psup_u64map_remove(&p->spaces, (uint64_t)pid);
+}
+
 static int write_loc(struct exp_profile *p, uint64_t id, pid_t pid, uint64_t addr,
 		     const struct sym_loc *sl)
 {
@@ -145,7 +155,8 @@ static int64_t loc_of(struct exp_profile *p, struct exp_space *s, struct sym_spa
 		return (int64_t)*v;
 	memset(&sl, 0, sizeof(sl));
 	sl.image = "[unknown]";
-	if (sp && sym_space_resolve(sp, pc, ret, &sl) < 0) {
+	/* pc 0 is no code (and key 0 is the map's empty slot). */
+	if (pc && sp && sym_space_resolve(sp, pc, ret, &sl) < 0) {
 		memset(&sl, 0, sizeof(sl));
 		sl.image = "[unknown]";
 	}

@@ -41,7 +41,10 @@ static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
 	struct dirent *de;
 	DIR *d;
 	int added = 0;
-	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	/* TRACEEXIT: a thread that exits while attached (a leader calling
+	 * pthread_exit stays a zombie) must be known, or the detach would wait
+	 * for a stop that cannot come. */
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
@@ -129,6 +132,13 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 	}
 	if (hooks)
 		s->hooks = *hooks;
+	{
+		struct sup_proc_status ps;
+		if (sup_proc_status(pid, &ps) == 0 && ps.tgid > 0 && ps.tgid != pid) {
+			pr_info("%d is a thread of process %d: attaching to the process", pid, ps.tgid);
+			pid = ps.tgid;
+		}
+	}
 	s->root = pid;
 	/* Hooks may use the session (to watch fds) before we return. */
 	*out = s;
@@ -186,8 +196,18 @@ void sup_detach_begin(struct sup_session *s)
 		if (!s->threads.keys[i] || !s->threads.vals[i])
 			continue;
 		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
+		struct sup_proc_status ps;
 		if (t->flags & SUP_THREAD_DETACHING)
 			continue;
+		if ((t->flags & SUP_THREAD_EXITING) ||
+		    (sup_proc_status(t->tid, &ps) == 0 && (ps.state == 'Z' || ps.state == 'X'))) {
+			/* Past its exit (a zombie leader waiting for its
+			 * group): no stop will come, nothing is left to undo.
+			 * Test: t2070-attach-leader-exits. */
+			sup_thread_remove(s, t);
+			i = (size_t)-1; /* removal moves entries: rescan */
+			continue;
+		}
 		t->flags |= SUP_THREAD_DETACHING;
 		/* Rule 12: PTRACE_DETACH needs a ptrace stop; the interrupt
 		 * brings one (or another stop wins the race, rule 7: the loop
@@ -203,35 +223,66 @@ void sup_detach_others(struct sup_session *s)
 }
 
 /*
- * A thread blocked in epoll_wait when our PTRACE_INTERRUPT arrives returns
- * -EINTR: unlike read, futex or nanosleep, the kernel never restarts it
- * (signal(7)), so the program would see an EINTR caused by psup alone. At the
- * interrupt stop, back the thread up to re-execute the call, as the kernel
- * does for restartable ones; its arguments are still in their registers.
+ * A thread blocked in one of the calls the kernel never restarts after a
+ * stop (signal(7): epoll_wait, semop, sigtimedwait, io_getevents) returns
+ * -EINTR when our PTRACE_INTERRUPT arrives: the program would see an EINTR
+ * caused by psup alone. At the interrupt stop, back the thread up to
+ * re-execute the call, as the kernel does for restartable ones; its
+ * arguments are still in their registers (a relative timeout starts over).
+ * Not when a signal is pending: then the EINTR is the program's own.
  * Test: t2020-attach-blocked.
  */
+static bool never_restarted(long nr)
+{
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_rt_sigtimedwait:
+	case SYS_io_getevents:
+#ifdef SYS_io_pgetevents
+	case SYS_io_pgetevents:
+#endif
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool signal_pending(pid_t tid)
+{
+	char path[64], *buf, *line;
+	bool pending = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (psup_read_file(path, &buf, NULL) < 0)
+		return true; /* unknown: leave the call alone */
+	for (line = buf; (line = strstr(line, "Pnd:")); line += 4)
+		if (strtoull(line + 4, NULL, 16))
+			pending = true;
+	free(buf);
+	return pending;
+}
+
 void sup_thread_restart_interrupted(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
 
 	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
 		return;
-	if ((long)regs.rax != -EINTR)
+	if ((long)regs.rax != -EINTR || !never_restarted((long)regs.orig_rax))
 		return;
-	switch ((long)regs.orig_rax) {
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-	case SYS_epoll_pwait2:
-#endif
-		break;
-	default:
+	if (signal_pending(t->tid))
 		return;
-	}
 	regs.rax = regs.orig_rax;
 	regs.rip -= 2; /* the syscall instruction, 0f 05 */
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) == 0)
-		pr_debug("thread %d: restarting its interrupted epoll_wait", t->tid);
+		pr_debug("thread %d: restarting its interrupted system call %lld", t->tid,
+			 (long long)regs.orig_rax);
 }
 
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig)

@@ -280,6 +280,12 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 		if (p->ended)
 			return;
 		p->ended = true;
+		/* Its threads are gone: forget it, so fork storms do not grow
+		 * the table. */
+		if (!p->nthreads) {
+			psup_u64map_remove(&s->procs, (uint64_t)pid);
+			free(p);
+		}
 	}
 	pr_debug("process %d ended: status %d signal %d", pid, status, sig);
 	if (s->hooks.process_exit)
@@ -315,7 +321,8 @@ static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_s
 		/* Attach mode never saw a zombie leader: the process ends with
 		 * its last seized thread. */
 		if (p && !p->nthreads && s->attach_mode && !sup_thread_find(s, pid))
-			process_ended(s, pid, 0, 0, false);
+			process_ended(s, pid, st->status, st->kind == SUP_STOP_KILLED ? st->sig : 0,
+				      st->core);
 	}
 }
 
@@ -420,6 +427,9 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			t->flags |= SUP_THREAD_DETACHING;
 		sup_thread_report(s, t, new_process);
 	}
+	if (!(t->flags & SUP_THREAD_SEEN_STOP) && !s->attach_mode && t->tid == t->pid &&
+	    t->pid != s->root && ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->desc_opts) < 0)
+		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	t->flags &= ~(SUP_THREAD_LISTENING | SUP_THREAD_MAYBE_GONE);
 
@@ -551,6 +561,7 @@ int sup_session_run(struct sup_session *s)
 			if (now >= s->stop_deadline) {
 				pr_err("%u thread(s) did not stop for detaching; leaving them to the kernel",
 				       s->nthreads);
+				s->done = true;
 				break;
 			}
 			timeout = (int)((s->stop_deadline - now) / 1000000ULL) + 1;

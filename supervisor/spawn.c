@@ -89,6 +89,10 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		goto fail;
 	}
 	s->spawn_flags = flags;
+	/* Descendants are traced without EXITKILL: one psup cannot detach in
+	 * time (a parent blocked in vfork ignores PTRACE_INTERRUPT) must be
+	 * left running by the kernel, not killed. Test: t3055-vfork-wait. */
+	s->desc_opts = opts & ~PTRACE_O_EXITKILL;
 	if (hooks)
 		s->hooks = *hooks;
 	/* Hooks may use the session (to watch fds) before we return. */

@@ -40,6 +40,7 @@ struct sup_watch {
 struct sup_session {
 	bool attach_mode;
 	unsigned spawn_flags;
+	long desc_opts;             /* run mode: ptrace options of descendant processes */
 	pid_t root;                 /* the target process */
 	struct sup_hooks hooks;
 
@@ -95,7 +96,7 @@ void sup_thread_resume(struct sup_session *s, struct sup_thread *t, int request,
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */
 void sup_detach_begin(struct sup_session *s);
 /* At psup's own interrupt stop: re-execute a call the interrupt made fail
- * with EINTR that the kernel will not restart (epoll_wait). */
+ * with EINTR that the kernel will not restart (epoll_wait, semop, ...). */
 void sup_thread_restart_interrupted(struct sup_thread *t);
 /* Detaches t from the stop it is in, injecting sig (rule 12). */
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig);

@@ -95,9 +95,12 @@ jq_check() {
 	r=$(jq -e "$2" "$1" 2>&1) || { jq . "$1" | head -80 >&2; fail "$3 (jq: $2 gave ${r:-false})"; }
 }
 
-# Share (percent of all samples, self) of a function in a JSON report.
-func_self_pct() { # json, function name
-	jq -r --arg f "$2" '[.functions[] | select(.function == $f) | .self_percent] | add // 0' "$1"
+# Share (percent of all samples, total) of a function: samples with it on
+# the call path. Unlike self, it keeps the time the kernel spent on the
+# thread's behalf while it ran there (interrupts, scheduling under load),
+# which is shown as a [kernel] frame above the function.
+func_total_pct() { # json, function name
+	jq -r --arg f "$2" '[.functions[] | select(.function == $f) | .total_percent] | max // 0' "$1"
 }
 
 # in_range VALUE LOW HIGH

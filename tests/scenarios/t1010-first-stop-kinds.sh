@@ -9,7 +9,7 @@ for delay in "" 200; do
 	expect_rc 3
 	report_json "$WORK/r$delay.cbor" >"$WORK/r.json"
 	jq_check "$WORK/r.json" '.summary.samples > 100' "too few samples (delay '$delay')"
-	s=$(func_self_pct "$WORK/r.json" spin_loop)
+	s=$(func_total_pct "$WORK/r.json" spin_loop)
 	in_range "$s" 80 100 || fail "spin_loop has $s% of samples (delay '$delay')"
 done
 check_nothing_left

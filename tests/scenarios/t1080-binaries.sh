@@ -28,7 +28,7 @@ check() { # binary, function (as the report names it), min percent
 	expect_rc 3
 	report_json "$1.cbor" >"$1.json"
 	local s
-	s=$(func_self_pct "$1.json" "$2")
+	s=$(func_total_pct "$1.json" "$2")
 	note "$1: $2 $s%"
 	in_range "$s" "$3" 100 || fail "$1: $2 has $s% of the samples"
 }
