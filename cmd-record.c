@@ -404,9 +404,10 @@ static void on_tick(void *arg)
 		flush(r);
 	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
 		r->last_progress_ns = now;
-		psup_progress("psup: %.1f s, %llu samples, %u threads%s",
+		unsigned n = sup_session_nthreads(r->sup);
+		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s",
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
-			      sup_session_nthreads(r->sup),
+			      n, n == 1 ? "" : "s",
 			      r->lost ? ", samples lost" : "");
 	}
 }
