@@ -3,6 +3,7 @@
 /* linux/perf_event.h first: libpfm4's copy of it then stands aside. */
 #include <linux/perf_event.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -99,6 +100,296 @@ static void attr_fill_sampling(struct perf_event_attr *a, uint64_t period,
 	a->exclude_idle = 0;
 	a->watermark = 1;
 	/* wakeup_watermark is set per ring by smp_thread_open(). */
+	/* With the extra events in the ring, each sample names its event;
+	 * without them the main samples stay as they were. */
+	if (flags & (SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS))
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+}
+
+/*
+ * The extra events: every one of their records' sample_id trailers must have
+ * the main event's layout (TID, TIME, IDENTIFIER), since LOST records come
+ * from whichever event lost, and SET_OUTPUT requires the same clock.
+ * exclude_kernel is 0 whatever the main event decided: both fire inside the
+ * kernel (sched-out, try_to_wake_up) with kernel regs, which exclude_kernel
+ * would drop, every one (checked on 6.18: with exclude_kernel both count 0).
+ */
+static void attr_fill_extra(struct perf_event_attr *a, uint32_t type,
+			    uint64_t config, uint64_t sample_type,
+			    unsigned flags)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | sample_type;
+	a->sample_regs_user = SMP_REGS_MASK;
+	if ((sample_type & PERF_SAMPLE_STACK_USER) && (flags & SMP_EVENT_STACK))
+		a->sample_stack_user = SMP_STACK_SNAPSHOT;
+	else
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_STACK_USER;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->sample_id_all = 1;
+	/* Enabled by smp_thread_open() once redirected into the ring. */
+	a->disabled = 1;
+	a->exclude_hv = 1;
+}
+
+static void attr_fill_block(struct perf_event_attr *a, unsigned flags)
+{
+	attr_fill_extra(a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+			PERF_SAMPLE_REGS_USER, flags);
+}
+
+static void attr_fill_wakeup(struct perf_event_attr *a, uint64_t tp_id,
+			     unsigned flags)
+{
+	attr_fill_extra(a, PERF_TYPE_TRACEPOINT, tp_id,
+			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+				PERF_SAMPLE_STACK_USER,
+			flags);
+}
+
+/* ---- tracepoints ------------------------------------------------------- */
+
+static const char *const tracefs_roots[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
+
+/* Lines look like
+ *	field:pid_t pid;	offset:24;	size:4;	signed:1;
+ * The field's name is the last identifier of the declaration, before any
+ * array bounds ("char comm[16]"). */
+int smp_tracepoint_parse_format(const char *text, const char *field,
+				uint32_t *offset, uint32_t *size)
+{
+	size_t flen = strlen(field);
+	const char *line = text;
+
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		const char *f = strstr(line, "field:");
+		const char *semi, *end, *o, *z;
+
+		if (!eol)
+			eol = line + strlen(line);
+		if (!f || f >= eol)
+			goto next;
+		semi = memchr(f, ';', (size_t)(eol - f));
+		if (!semi)
+			goto next;
+		end = semi;
+		/* "name[16]" -> "name" */
+		{
+			const char *br = memchr(f, '[', (size_t)(semi - f));
+
+			if (br)
+				end = br;
+		}
+		while (end > f && isspace((unsigned char)end[-1]))
+			end--;
+		if ((size_t)(end - f) <= flen || memcmp(end - flen, field, flen))
+			goto next;
+		{
+			char before = end[-(ptrdiff_t)flen - 1];
+
+			if (isalnum((unsigned char)before) || before == '_')
+				goto next;
+		}
+		o = strstr(semi, "offset:");
+		z = strstr(semi, "size:");
+		if (!o || !z || o >= eol || z >= eol)
+			return -EINVAL;
+		{
+			char *e1, *e2;
+			unsigned long ov = strtoul(o + 7, &e1, 10);
+			unsigned long zv = strtoul(z + 5, &e2, 10);
+
+			if (e1 == o + 7 || e2 == z + 5 || ov > 65535 ||
+			    zv > 65535)
+				return -EINVAL;
+			*offset = (uint32_t)ov;
+			*size = (uint32_t)zv;
+		}
+		return 0;
+next:
+		line = *eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int smp_tracepoint_lookup(const char *sys_event, const char *field,
+			  uint64_t *id, uint32_t *offset, uint32_t *size)
+{
+	char path[256], *text = NULL, *end;
+	int err = -ENOENT, e;
+
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(tracefs_roots); i++) {
+		unsigned long long v;
+
+		snprintf(path, sizeof(path), "%s/events/%s/id", tracefs_roots[i],
+			 sys_event);
+		e = psup_read_file(path, &text, NULL);
+		if (e) {
+			/* Keep the most telling error: permission beats
+			 * absence. */
+			if (e == -EACCES || e == -EPERM)
+				err = -EACCES;
+			continue;
+		}
+		v = strtoull(text, &end, 10);
+		if (end == text) {
+			free(text);
+			return -EINVAL;
+		}
+		free(text);
+		text = NULL;
+		snprintf(path, sizeof(path), "%s/events/%s/format",
+			 tracefs_roots[i], sys_event);
+		e = psup_read_file(path, &text, NULL);
+		if (e)
+			return e == -EACCES || e == -EPERM ? -EACCES : -ENOENT;
+		e = smp_tracepoint_parse_format(text, field, offset, size);
+		free(text);
+		if (e)
+			return e;
+		*id = v;
+		return 0;
+	}
+	return err;
+}
+
+static pthread_once_t wakeup_tp_once = PTHREAD_ONCE_INIT;
+static int wakeup_tp_err;         /* 0: usable */
+static uint64_t wakeup_tp_id;
+static uint32_t wakeup_tp_pid_off;
+static bool wakeup_tp_found;      /* described in tracefs (the open may fail) */
+
+static void wakeup_tp_init(void)
+{
+	struct perf_event_attr a;
+	uint32_t size;
+	int fd, err;
+
+	err = smp_tracepoint_lookup(SMP_WAKEUP_TRACEPOINT, SMP_WAKEUP_FIELD,
+				    &wakeup_tp_id, &wakeup_tp_pid_off, &size);
+	/* Kernels before 4.3 have no sched_waking: sched_wakeup fired in
+	 * try_to_wake_up() itself there, in the waker's context too. */
+	if (err == -ENOENT)
+		err = smp_tracepoint_lookup(SMP_WAKEUP_TRACEPOINT_OLD,
+					    SMP_WAKEUP_FIELD, &wakeup_tp_id,
+					    &wakeup_tp_pid_off, &size);
+	if (!err && size != 4)
+		err = -EINVAL;
+	wakeup_tp_found = !err;
+	if (!err) {
+		attr_fill_wakeup(&a, wakeup_tp_id, SMP_EVENT_STACK);
+		fd = (int)sys_perf_event_open(&a, 0, -1, -1,
+					      PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			err = -errno;
+		else
+			close(fd);
+	}
+	if (err)
+		pr_debug("sampler: %s unusable (%d)\n", SMP_WAKEUP_TRACEPOINT,
+			 err);
+	wakeup_tp_err = err;
+}
+
+bool smp_have_wakeup_tracepoint(void)
+{
+	pthread_once(&wakeup_tp_once, wakeup_tp_init);
+	return wakeup_tp_err == 0;
+}
+
+static void why_wakeups_failed(int err, const char **why)
+{
+	if (err == -ENOENT && !wakeup_tp_found)
+		snprintf(why_buf, sizeof(why_buf),
+			 "wakeups: no tracepoint " SMP_WAKEUP_TRACEPOINT
+			 " (tracefs not mounted at /sys/kernel/tracing?)");
+	else if (err == -EACCES && !wakeup_tp_found)
+		snprintf(why_buf, sizeof(why_buf),
+			 "wakeups: tracefs is not readable (it is root-only); "
+			 "run as root");
+	else if (err == -EINVAL && !wakeup_tp_found)
+		snprintf(why_buf, sizeof(why_buf),
+			 "wakeups: cannot parse the format of "
+			 SMP_WAKEUP_TRACEPOINT);
+	else if (err == -EACCES || err == -EPERM)
+		snprintf(why_buf, sizeof(why_buf),
+			 "wakeups: tracepoint raw data refused (needs "
+			 "perf_event_paranoid -1 or CAP_PERFMON): %s",
+			 smp_open_strerror(err));
+	else
+		snprintf(why_buf, sizeof(why_buf), "wakeups: %s",
+			 smp_open_strerror(err));
+	*why = why_buf;
+}
+
+/* Fills and checks the extra events' attrs of ev (flags already set).
+ * Returns 0 or -errno with *why. */
+static int event_open_extras(struct smp_event *ev, const char **why)
+{
+	int fd;
+
+	if (ev->flags & SMP_EVENT_BLOCKS) {
+		attr_fill_block(&ev->block_attr, ev->flags);
+		fd = (int)sys_perf_event_open(&ev->block_attr, 0, -1, -1,
+					      PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			int err = -errno;
+
+			char *text = NULL;
+			long paranoid = 99;
+
+			if ((err == -EACCES || err == -EPERM) &&
+			    psup_read_file("/proc/sys/kernel/perf_event_paranoid",
+					   &text, NULL) == 0) {
+				paranoid = strtol(text, NULL, 10);
+				free(text);
+			}
+			if (paranoid != 99 && paranoid > 1)
+				snprintf(why_buf, sizeof(why_buf),
+					 "blocks: the context-switch event "
+					 "fires in the kernel and needs kernel "
+					 "samples, refused with "
+					 "perf_event_paranoid %ld; set it to 1 "
+					 "or lower, or run as root",
+					 paranoid);
+			else
+				snprintf(why_buf, sizeof(why_buf),
+					 "blocks: the context-switch event "
+					 "needs kernel samples: %s",
+					 smp_open_strerror(err));
+			*why = why_buf;
+			return err;
+		}
+		close(fd);
+	}
+	if (ev->flags & SMP_EVENT_WAKEUPS) {
+		if (!smp_have_wakeup_tracepoint()) {
+			why_wakeups_failed(wakeup_tp_err, why);
+			return wakeup_tp_err;
+		}
+		attr_fill_wakeup(&ev->wake_attr, wakeup_tp_id, ev->flags);
+		ev->wake_pid_off = wakeup_tp_pid_off;
+		fd = (int)sys_perf_event_open(&ev->wake_attr, 0, -1, -1,
+					      PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			int err = -errno;
+
+			why_wakeups_failed(err, why);
+			return err;
+		}
+		close(fd);
+	}
+	return 0;
 }
 
 static int event_alloc(const char *canon, const struct perf_event_attr *base,
@@ -151,8 +442,18 @@ int smp_event_new_unchecked(const char *name, uint64_t period,
 	i = builtin_lookup(name, &a);
 	if (i < 0)
 		return i;
-	return event_alloc(builtin_clocks[i].name, &a, period, jitter_pct, flags,
-			   out);
+	i = event_alloc(builtin_clocks[i].name, &a, period, jitter_pct, flags,
+			out);
+	if (i)
+		return i;
+	/* The raw layout of sched_waking on kernels 4.x-6.x. */
+	if (flags & SMP_EVENT_BLOCKS)
+		attr_fill_block(&(*out)->block_attr, flags);
+	if (flags & SMP_EVENT_WAKEUPS) {
+		attr_fill_wakeup(&(*out)->wake_attr, 0, flags);
+		(*out)->wake_pid_off = 24;
+	}
+	return 0;
 }
 
 /* Looks name up in libpfm4. Returns 0, -ENOENT (unknown) or -EINVAL with
@@ -258,7 +559,8 @@ int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
 		*why = "the period jitter must be below 100%";
 		return -EINVAL;
 	}
-	if (flags & ~(unsigned)(SMP_EVENT_STACK | SMP_EVENT_SWITCHES)) {
+	if (flags & ~(unsigned)(SMP_EVENT_STACK | SMP_EVENT_SWITCHES |
+				SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS)) {
 		*why = "unknown event flags";
 		return -EINVAL;
 	}
@@ -301,6 +603,11 @@ int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
 	}
 	close(fd);
 	ev->attr.disabled = 0;
+	err = event_open_extras(ev, why);
+	if (err) {
+		smp_event_free(ev);
+		return err;
+	}
 	*out = ev;
 	return 0;
 }

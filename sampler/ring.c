@@ -16,7 +16,8 @@
 #include "sampler/sampler-internal.h"
 
 /* The largest sample a stack event writes: header, ip, tid, time, period,
- * abi + 18 regs, stack size + snapshot + dyn_size is 8400 bytes; round up. */
+ * abi + 18 regs, stack size + snapshot + dyn_size is 8400 bytes (a wakeup
+ * sample, with its identifier and 40 bytes of raw data, 8440); round up. */
 #define STACK_SAMPLE_MAX (SMP_STACK_SNAPSHOT + 512u)
 /* A record's size is a u16, so nothing longer ever needs bouncing. */
 #define BOUNCE_MAX 65536u
@@ -24,7 +25,8 @@
 struct smp_thread {
 	const struct smp_event *ev; /* borrowed: outlives the thread */
 	pid_t tid;
-	int fd;
+	int fd;                     /* the main event: owns the ring */
+	int block_fd, wake_fd;      /* -1 unless asked for; output into fd's ring */
 	void *map;                  /* metadata page + data pages */
 	size_t map_len;
 	uint8_t *data;
@@ -110,33 +112,165 @@ static inline bool cur_u64(struct cursor *c, uint64_t *v)
 	return true;
 }
 
+/* PERF_SAMPLE_TID: little-endian { u32 pid, tid } */
+static inline bool cur_tid(struct cursor *c, pid_t *pid, pid_t *tid)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &v))
+		return false;
+	*pid = (pid_t)(uint32_t)v;
+	*tid = (pid_t)(uint32_t)(v >> 32);
+	return true;
+}
+
+/* PERF_SAMPLE_REGS_USER with SMP_REGS_MASK: { u64 abi; u64 regs[abi ? n : 0] } */
+static inline bool cur_regs(struct cursor *c, uint64_t *regs, bool *have)
+{
+	uint64_t abi;
+
+	if (!cur_u64(c, &abi))
+		return false;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return true;
+	/* SMP_REGS_MASK has exactly SMP_NREGS bits, written in bit order =
+	 * enum smp_reg order. */
+	if ((size_t)(c->end - c->p) < SMP_NREGS * 8)
+		return false;
+	for (int i = 0; i < SMP_NREGS; i++)
+		regs[i] = rd64(c->p + 8 * i);
+	c->p += SMP_NREGS * 8;
+	*have = true;
+	return true;
+}
+
+/* PERF_SAMPLE_STACK_USER: { u64 size; char data[size]; u64 dyn_size } */
+static inline bool cur_stack(struct cursor *c, const uint8_t **stack,
+			     size_t *stack_size)
+{
+	uint64_t size, dyn;
+
+	if (!cur_u64(c, &size))
+		return false;
+	/* size 0 (no user regs: a kernel thread) has no dyn_size. */
+	if (size) {
+		if (size > (uint64_t)(c->end - c->p))
+			return false;
+		*stack = c->p;
+		c->p += size;
+		if (!cur_u64(c, &dyn) || dyn > size)
+			return false;
+		*stack_size = (size_t)dyn;
+		if (!dyn)
+			*stack = NULL;
+	}
+	return true;
+}
+
+/* A sample of the SMP_EVENT_BLOCKS event, after its identifier. */
+static int parse_block(const struct smp_event *ev, struct cursor *c,
+		       const struct smp_sink *sink, struct smp_parse_ctx *ctx)
+{
+	uint64_t st = ev->block_attr.sample_type;
+	struct smp_block b;
+
+	memset(&b, 0, sizeof(b));
+	if ((st & PERF_SAMPLE_TID) && !cur_tid(c, &b.pid, &b.tid))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &b.time))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(c, b.regs, &b.have_regs))
+		return -EINVAL;
+	if (ctx && ctx->stats)
+		ctx->stats->blocks++;
+	if (sink && sink->block)
+		sink->block(sink->arg, &b);
+	return 0;
+}
+
+/* A sample of the SMP_EVENT_WAKEUPS tracepoint, after its identifier. */
+static int parse_wakeup(const struct smp_event *ev, struct cursor *c,
+			const struct smp_sink *sink, struct smp_parse_ctx *ctx)
+{
+	uint64_t st = ev->wake_attr.sample_type;
+	struct smp_wakeup w;
+
+	memset(&w, 0, sizeof(w));
+	if ((st & PERF_SAMPLE_TID) && !cur_tid(c, &w.pid, &w.tid))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &w.time))
+		return -EINVAL;
+	if (st & PERF_SAMPLE_RAW) {
+		/* { u32 size; char data[size]; } padded by the kernel so the
+		 * record stays 8-byte aligned (size counts the padding). */
+		uint32_t size;
+
+		if ((size_t)(c->end - c->p) < 4)
+			return -EINVAL;
+		size = rd32(c->p);
+		if ((size_t)(c->end - c->p) - 4 < size ||
+		    (4 + (size_t)size) % 8 != 0 ||
+		    (size_t)ev->wake_pid_off + 4 > size)
+			return -EINVAL;
+		w.wakee_tid = (pid_t)rd32(c->p + 4 + ev->wake_pid_off);
+		c->p += 4 + (size_t)size;
+	}
+	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(c, w.regs, &w.have_regs))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_STACK_USER) &&
+	    !cur_stack(c, &w.stack, &w.stack_size))
+		return -EINVAL;
+	w.owner = ctx ? ctx->tid : 0;
+	if (ctx && ctx->stats)
+		ctx->stats->wakeups++;
+	if (sink && sink->wakeup)
+		sink->wakeup(sink->arg, &w);
+	return 0;
+}
+
 static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			size_t len, uint16_t misc, const struct smp_sink *sink,
 			struct smp_parse_ctx *ctx)
 {
-	uint64_t st = ev->attr.sample_type, v, count = 0;
+	uint64_t st = ev->attr.sample_type, count = 0;
 	bool have_count = false;
 	struct cursor c = { rec + sizeof(struct perf_event_header), rec + len };
 	struct smp_sample s;
 
 	/* Only the fields smp_thread_open() asks for, in the kernel's order
-	 * (perf_event.h, PERF_RECORD_SAMPLE); identifier/addr/id/cpu are never
+	 * (perf_event.h, PERF_RECORD_SAMPLE); addr/id/cpu are never
 	 * requested. */
-	if (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-		  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+	if (st & (PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+		  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
 		  PERF_SAMPLE_BRANCH_STACK))
 		return -EOPNOTSUPP;
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		/* The extra events share the ring: the first field says
+		 * whose sample this is. */
+		uint64_t id, id_main = SMP_SYNTH_ID_MAIN,
+			     id_block = SMP_SYNTH_ID_BLOCK,
+			     id_wakeup = SMP_SYNTH_ID_WAKEUP;
+
+		if (!cur_u64(&c, &id))
+			return -EINVAL;
+		if (ctx && ctx->id_main) {
+			id_main = ctx->id_main;
+			id_block = ctx->id_block;
+			id_wakeup = ctx->id_wakeup;
+		}
+		if (id != id_main) {
+			if ((ev->flags & SMP_EVENT_BLOCKS) && id == id_block)
+				return parse_block(ev, &c, sink, ctx);
+			if ((ev->flags & SMP_EVENT_WAKEUPS) && id == id_wakeup)
+				return parse_wakeup(ev, &c, sink, ctx);
+			return -EINVAL;
+		}
+	}
 	memset(&s, 0, sizeof(s));
 	if ((st & PERF_SAMPLE_IP) && !cur_u64(&c, &s.ip))
 		return -EINVAL;
-	if (st & PERF_SAMPLE_TID) {
-		if (!cur_u64(&c, &v))
-			return -EINVAL;
-		/* little-endian { u32 pid, tid } */
-		s.pid = (pid_t)(uint32_t)v;
-		s.tid = (pid_t)(uint32_t)(v >> 32);
-	}
+	if ((st & PERF_SAMPLE_TID) && !cur_tid(&c, &s.pid, &s.tid))
+		return -EINVAL;
 	if ((st & PERF_SAMPLE_TIME) && !cur_u64(&c, &s.time))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_PERIOD) && !cur_u64(&c, &s.period))
@@ -147,38 +281,11 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			return -EINVAL;
 		have_count = true;
 	}
-	if (st & PERF_SAMPLE_REGS_USER) {
-		if (!cur_u64(&c, &v))
-			return -EINVAL;
-		if (v != PERF_SAMPLE_REGS_ABI_NONE) {
-			/* SMP_REGS_MASK has exactly SMP_NREGS bits, written in
-			 * bit order = enum smp_reg order. */
-			if ((size_t)(c.end - c.p) < SMP_NREGS * 8)
-				return -EINVAL;
-			for (int i = 0; i < SMP_NREGS; i++)
-				s.regs[i] = rd64(c.p + 8 * i);
-			c.p += SMP_NREGS * 8;
-			s.have_regs = true;
-		}
-	}
-	if (st & PERF_SAMPLE_STACK_USER) {
-		uint64_t size, dyn;
-
-		if (!cur_u64(&c, &size))
-			return -EINVAL;
-		/* size 0 (no user regs: a kernel thread) has no dyn_size. */
-		if (size) {
-			if (size > (uint64_t)(c.end - c.p))
-				return -EINVAL;
-			s.stack = c.p;
-			c.p += size;
-			if (!cur_u64(&c, &dyn) || dyn > size)
-				return -EINVAL;
-			s.stack_size = (size_t)dyn;
-			if (!dyn)
-				s.stack = NULL;
-		}
-	}
+	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(&c, s.regs, &s.have_regs))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_STACK_USER) &&
+	    !cur_stack(&c, &s.stack, &s.stack_size))
+		return -EINVAL;
 	s.user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 
 	/*
@@ -342,6 +449,28 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
 
+/* Opens one of the extra events on t's thread, disabled, redirects its
+ * records into t's ring, learns its id, then enables it. */
+static int thread_open_extra(struct smp_thread *t,
+			     const struct perf_event_attr *a, int *fd,
+			     uint64_t *id)
+{
+	struct perf_event_attr attr = *a;
+
+	attr.disabled = 1;
+	*fd = (int)sys_perf_event_open(&attr, t->tid, -1, -1,
+				       PERF_FLAG_FD_CLOEXEC);
+	if (*fd < 0) {
+		*fd = -1;
+		return -errno;
+	}
+	if (ioctl(*fd, PERF_EVENT_IOC_SET_OUTPUT, t->fd) < 0 ||
+	    ioctl(*fd, PERF_EVENT_IOC_ID, id) < 0 ||
+	    ioctl(*fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 		    struct smp_thread **out)
 {
@@ -371,6 +500,8 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 	t->ev = ev;
 	t->tid = tid;
 	t->fd = -1;
+	t->block_fd = -1;
+	t->wake_fd = -1;
 	t->map = MAP_FAILED;
 
 	attr = ev->attr;
@@ -423,14 +554,37 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 	t->ctx.last_count = 0;
 	t->ctx.count_valid = true;
 	t->ctx.stats = &t->stats;
+	if (ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER) {
+		if (ioctl(t->fd, PERF_EVENT_IOC_ID, &t->ctx.id_main) < 0) {
+			err = -errno;
+			goto fail;
+		}
+		if (ev->flags & SMP_EVENT_BLOCKS) {
+			err = thread_open_extra(t, &ev->block_attr, &t->block_fd,
+						&t->ctx.id_block);
+			if (err)
+				goto fail;
+		}
+		if (ev->flags & SMP_EVENT_WAKEUPS) {
+			err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd,
+						&t->ctx.id_wakeup);
+			if (err)
+				goto fail;
+		}
+	}
 	*out = t;
 	return 0;
 
 fail:
+	if (t->block_fd >= 0)
+		close(t->block_fd);
+	if (t->wake_fd >= 0)
+		close(t->wake_fd);
 	if (t->map != MAP_FAILED)
 		munmap(t->map, t->map_len);
 	if (t->fd >= 0)
 		close(t->fd);
+	free(t->bounce);
 	free(t);
 	return err;
 }
@@ -531,9 +685,19 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
 {
 	if (!t)
 		return;
+	if (t->block_fd >= 0)
+		ioctl(t->block_fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (t->wake_fd >= 0)
+		ioctl(t->wake_fd, PERF_EVENT_IOC_DISABLE, 0);
 	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (sink)
 		thread_drain(t, sink, false);
+	/* The redirected events hold references on the ring: close them
+	 * first, though the kernel frees it only after the last anyway. */
+	if (t->block_fd >= 0)
+		close(t->block_fd);
+	if (t->wake_fd >= 0)
+		close(t->wake_fd);
 	munmap(t->map, t->map_len);
 	close(t->fd);
 	free(t->bounce);

@@ -15,9 +15,25 @@
  * order, which is enum smp_reg's order. */
 #define SMP_REGS_MASK (((1ULL << 10) - 1) | (((1ULL << 8) - 1) << 16))
 
+/* The ids smp_parse_record() assumes without a thread (sampler.h). */
+#define SMP_SYNTH_ID_MAIN 1
+#define SMP_SYNTH_ID_BLOCK 2
+#define SMP_SYNTH_ID_WAKEUP 3
+
+/* The tracepoint SMP_EVENT_WAKEUPS samples, and the field read from its raw
+ * data (the wakee). */
+#define SMP_WAKEUP_TRACEPOINT "sched/sched_waking"
+#define SMP_WAKEUP_TRACEPOINT_OLD "sched/sched_wakeup" /* before 4.3 */
+#define SMP_WAKEUP_FIELD "pid"
+
 struct smp_event {
 	char *name;             /* canonical name, heap */
 	struct perf_event_attr attr; /* everything smp_thread_open() passes */
+	/* SMP_EVENT_BLOCKS / SMP_EVENT_WAKEUPS: opened beside attr on the
+	 * same thread, output redirected into its ring. */
+	struct perf_event_attr block_attr;
+	struct perf_event_attr wake_attr;
+	uint32_t wake_pid_off;  /* offset of the wakee's pid in the raw data */
 	uint64_t period;        /* base period */
 	unsigned jitter_pct;
 	unsigned flags;         /* enum smp_event_flags */
@@ -35,6 +51,9 @@ struct smp_parse_ctx {
 	uint64_t switch_time;   /* CLOCK_MONOTONIC ns of the last period change */
 	uint64_t last_count;    /* the event's count at the previous sample */
 	bool count_valid;       /* last_count is usable (no loss since) */
+	/* PERF_SAMPLE_IDENTIFIER of the ring's events (PERF_EVENT_IOC_ID),
+	 * used when the main event has IDENTIFIER (blocks or wakeups on). */
+	uint64_t id_main, id_block, id_wakeup;
 	struct smp_thread_stats *stats; /* may be NULL */
 };
 
@@ -43,6 +62,18 @@ struct smp_parse_ctx {
 int smp_event_new_unchecked(const char *name, uint64_t period,
 			    unsigned jitter_pct, unsigned flags,
 			    struct smp_event **out);
+
+/*
+ * Finds tracepoint sys_event ("sched/sched_waking") in tracefs: its id, and
+ * the offset and size of field (by name) in its raw data, from the format
+ * file. Returns 0, -ENOENT (no tracefs or no such event or field), -EACCES
+ * (tracefs not readable), or -EINVAL (a format it cannot parse).
+ */
+int smp_tracepoint_lookup(const char *sys_event, const char *field,
+			  uint64_t *id, uint32_t *offset, uint32_t *size);
+/* Parses a tracefs format file's text: the field's offset and size. */
+int smp_tracepoint_parse_format(const char *text, const char *field,
+				uint32_t *offset, uint32_t *size);
 
 int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 			 size_t len, const struct smp_sink *sink,

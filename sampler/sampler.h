@@ -48,6 +48,16 @@ struct smp_event;
 enum smp_event_flags {
 	SMP_EVENT_STACK = 1 << 0,     /* capture user regs + a user stack snapshot */
 	SMP_EVENT_SWITCHES = 1 << 1,  /* context-switch records (on/off CPU) */
+	/* Two more events per thread, off by default, for blocked-time
+	 * analyses (parallel efficiency, lock blame: a waiter's blocked time
+	 * on a futex is handed to the context of the thread that woke it).
+	 * Both write into the ring of the thread's main event, so one ring per
+	 * thread stays drained in order; their samples reach the sink's
+	 * block/wakeup callbacks. Both need kernel samples (they fire inside
+	 * the kernel, where exclude_kernel would drop every one of them):
+	 * root, CAP_PERFMON or perf_event_paranoid <= 1. */
+	SMP_EVENT_BLOCKS = 1 << 2,    /* one struct smp_block per switch-out */
+	SMP_EVENT_WAKEUPS = 1 << 3,   /* one struct smp_wakeup per wakeup */
 };
 
 /*
@@ -81,6 +91,13 @@ bool smp_event_samples_kernel(const struct smp_event *ev);
 /* Whether the machine has a hardware PMU (a cycles event can be opened). */
 bool smp_have_hw_pmu(void);
 
+/* Whether SMP_EVENT_WAKEUPS can work here: the sched:sched_waking tracepoint
+ * (sched_wakeup before 4.3) is described in tracefs (/sys/kernel/tracing, else
+ * /sys/kernel/debug/tracing: root-only on most systems) and a perf event on
+ * it with raw data can be opened (CAP_PERFMON, or perf_event_paranoid -1).
+ * Decided once per process; cheap afterwards. */
+bool smp_have_wakeup_tracepoint(void);
+
 /* What the kernel wrote, one callback per record, in ring order. The pointers
  * inside are valid only during the callback (they may point into the ring or
  * into a per-thread bounce buffer for records that wrap). */
@@ -103,11 +120,100 @@ struct smp_switch {
 	bool preempt;  /* switched out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
 };
 
+/*
+ * SMP_EVENT_BLOCKS: the software event context-switches, sampled at every
+ * switch-out of the thread (period 1), written while the thread is still
+ * current, immediately before the PERF_RECORD_SWITCH out record of the same
+ * switch when SMP_EVENT_SWITCHES is set (same ring, same CPU: the next record
+ * of the thread, barring losses). It carries no kernel ip: the user regs are
+ * what the thread had when it entered the kernel (task_pt_regs() on x86-64):
+ *  - regs[SMP_REG_IP] is where it entered: the instruction after `syscall`
+ *    inside libc's wrapper (the futex wait in pthread_mutex_lock,
+ *    pthread_cond_wait, sem_wait; read, epoll_wait, ...); SP and BP are the
+ *    wrapper's (no stack is copied; a frame-pointer walk needs memory the
+ *    consumer does not have, so unwind from a main sample or the thread's
+ *    last snapshot, or attribute to the blocking call site alone);
+ *  - for a thread blocked in a system call, the syscall's arguments are the
+ *    user regs as saved at entry: DI, SI, DX, R10, R8, R9 = arguments 1-6. A
+ *    futex(2) wait has regs[SMP_REG_DI] = the futex's address and
+ *    regs[SMP_REG_SI] = the op (FUTEX_WAIT, FUTEX_WAIT_PRIVATE = 128,
+ *    FUTEX_WAIT_BITSET|PRIVATE = 137 for glibc's mutexes and condvars): the
+ *    lock or condition variable it blocks on. Verified on kernel 6.18 by
+ *    tests/unit/test-sampler-blocks.c: every voluntary switch-out of a
+ *    thread in FUTEX_WAIT on a known address had DI = it and SI = FUTEX_WAIT.
+ *    regs[SMP_REG_AX] is -ENOSYS there (the kernel's placeholder; the syscall
+ *    number, orig_ax, is not among perf's registers).
+ *  - a PREEMPTED thread gives a block sample too, with the regs of the user
+ *    code it was interrupted in or, when preempted on its way out of a
+ *    syscall, that syscall's arguments: a thread that FUTEX_WAKEs a waiter on
+ *    its own CPU is preempted by it at once, with DI = the futex (half the
+ *    switches of the test's ping-pong). Only the PERF_RECORD_SWITCH out that
+ *    follows tells them apart (preempt set): blame-shifting consumers need
+ *    SMP_EVENT_SWITCHES, and the blocked time is up to the thread's next
+ *    switch-in record.
+ */
+struct smp_block {
+	pid_t pid, tid;
+	uint64_t time;      /* CLOCK_MONOTONIC ns, the switch-out */
+	bool have_regs;     /* false for a thread without user context */
+	uint64_t regs[SMP_NREGS];
+};
+
+/*
+ * SMP_EVENT_WAKEUPS: the tracepoint sched:sched_waking (period 1), which fires
+ * at the start of try_to_wake_up(), in the WAKER's context: current is the
+ * thread that called futex wake (or wrote the pipe, posted the semaphore,
+ * unlocked the mutex with waiters, exited with a joiner, ...), so pid/tid,
+ * regs and stack are the waker's, and wakee_tid is the thread made runnable:
+ * "tid woke wakee_tid". It fires only when the wakee was sleeping (a
+ * FUTEX_WAKE that finds no sleeper, or one not yet off its CPU, gives none).
+ * sched_waking rather than sched_wakeup (used only on kernels before 4.3,
+ * which lack sched_waking): sched_wakeup fires where the wakee is activated,
+ * which may be the target CPU's IPI handler (the scheduler's wakelist: an
+ * idle target, another LLC), not the waker; on this 2-CPU VM both gave the
+ * same counts.
+ *
+ * The kernel may also deliver the tracepoint to the WAKEE's event (perf's
+ * __perf_task()) when that event is active, i.e. the wakee is still on a CPU
+ * on its way to sleep: not seen in the test's 2000 wakeups on 6.18, but
+ * possible. So a ring's wakeups come in two kinds, told apart by owner:
+ *  - tid == owner: the ring's thread woke wakee_tid (its regs/stack);
+ *  - wakee_tid == owner, tid != owner: the ring's thread was woken by tid.
+ *    When both threads are sampled the waker's ring has it too: count a
+ *    wakeup from the waker's side.
+ * The thread's context includes the interrupts and softirqs that run while
+ * it is current: their wakeups (timers, I/O completions, perf waking the
+ * supervisor polling the ring) are attributed to it, with its regs and
+ * stack: a few percent of a futex ping-pong's, more on a loaded machine.
+ * Consumers blaming locks keep the wakeups whose wakee is a thread of the
+ * same process and whose waker regs are in a wake syscall (futex: regs[SMP_REG_DI]
+ * = the futex). Each copies the waker's stack: ~8.4 KiB
+ * per wakeup with SMP_EVENT_STACK, so futex-heavy programs need bigger rings
+ * or lose records (counted as lost). Measured cost on this VM: ~8 us more
+ * per context switch for blocks + wakeups, on top of ~9 us for the main
+ * event with stacks and switch records (futex ping-pong, median of 5).
+ */
+struct smp_wakeup {
+	pid_t pid, tid;       /* the waker: the task current at the wakeup */
+	uint64_t time;
+	pid_t wakee_tid;      /* the thread woken (raw data's pid field) */
+	pid_t owner;          /* the thread whose ring this came from; 0 from
+			       * smp_parse_record() */
+	bool have_regs;       /* user regs of the waker (false: kernel thread) */
+	uint64_t regs[SMP_NREGS];
+	const uint8_t *stack; /* the waker's user stack (SMP_EVENT_STACK) */
+	size_t stack_size;
+};
+
+/* block and wakeup come after arg so that positional initializers written
+ * before they existed ({ sample, lost, switch, arg }) still mean the same. */
 struct smp_sink {
 	void (*sample)(void *arg, const struct smp_sample *s);
 	void (*lost)(void *arg, pid_t tid, uint64_t count);
 	void (*context_switch)(void *arg, const struct smp_switch *sw); /* may be NULL */
 	void *arg;
+	void (*block)(void *arg, const struct smp_block *b);             /* may be NULL */
+	void (*wakeup)(void *arg, const struct smp_wakeup *w);           /* may be NULL */
 };
 
 /* One thread's sampling event and ring. Opaque. */
@@ -116,7 +222,10 @@ struct smp_thread;
 /*
  * Opens ev for thread tid (perf_event_open with pid = tid, cpu = -1, enabled,
  * close-on-exec) and maps its ring (ring_pages data pages, a power of two;
- * 0 picks a default sized for the stack snapshots). The fd becomes readable
+ * 0 picks a default sized for the stack snapshots). With SMP_EVENT_BLOCKS /
+ * SMP_EVENT_WAKEUPS their events are opened on the same thread and redirected
+ * into this ring (PERF_EVENT_IOC_SET_OUTPUT); the period randomization only
+ * touches the main event. The fd becomes readable
  * (EPOLLIN) when the ring is half full. Returns 0 or -errno (-ESRCH: the
  * thread is gone; -EINVAL: ring_pages not a power of two, or with
  * SMP_EVENT_STACK smaller than one stack sample, i.e. < 4 pages). When the
@@ -141,14 +250,17 @@ pid_t smp_thread_tid(const struct smp_thread *t);
  * -EIO when the ring's framing is corrupt (its content is then dropped).
  */
 int smp_thread_drain(struct smp_thread *t, const struct smp_sink *sink);
-/* Disables the event, drains what remains, unmaps and closes. NULL is fine. */
+/* Disables the events, drains what remains, unmaps and closes them all.
+ * NULL is fine. */
 void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
 
 /* Counters of one thread's ring since smp_thread_open(), for records and
  * tests (wrapped counts the records copied through the bounce buffer). */
 struct smp_thread_stats {
 	uint64_t records;      /* every record parsed */
-	uint64_t samples;      /* PERF_RECORD_SAMPLE */
+	uint64_t samples;      /* PERF_RECORD_SAMPLE of the main event */
+	uint64_t blocks;       /* samples of SMP_EVENT_BLOCKS */
+	uint64_t wakeups;      /* samples of SMP_EVENT_WAKEUPS */
 	uint64_t lost;         /* samples lost (RECORD_LOST + RECORD_LOST_SAMPLES) */
 	uint64_t switches;     /* PERF_RECORD_SWITCH */
 	uint64_t wrapped;      /* records that wrapped around the ring's end */
@@ -164,7 +276,10 @@ void smp_thread_get_stats(const struct smp_thread *t, struct smp_thread_stats *o
  * the ones smp_thread_open() requests for ev. len is the bytes available
  * (header.size must fit in it). Returns 0 (unknown record types are ignored)
  * or -EINVAL for a truncated or malformed record (the sink is not called).
- * period is the kernel's field as written.
+ * period is the kernel's field as written. With SMP_EVENT_BLOCKS/WAKEUPS every
+ * sample starts with its event's id (PERF_SAMPLE_IDENTIFIER), which the kernel
+ * assigns at open; without a thread the ids are taken to be 1 (main event),
+ * 2 (blocks) and 3 (wakeups), and other ids are refused.
  */
 int smp_parse_record(const struct smp_event *ev, const void *rec, size_t len,
 		     const struct smp_sink *sink);

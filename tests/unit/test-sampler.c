@@ -142,7 +142,8 @@ static int parse_exact(const struct smp_event *ev, const struct buf *b,
 static void check_truncations(const struct smp_event *ev, const struct buf *full)
 {
 	struct got g;
-	struct smp_sink sink = { got_sample, got_lost, got_switch, &g };
+	struct smp_sink sink = { .sample = got_sample, .lost = got_lost,
+				 .context_switch = got_switch, .arg = &g };
 	int refused = 0, tries = 0;
 
 	memset(&g, 0, sizeof(g));
@@ -167,7 +168,8 @@ static void test_synthetic(void)
 {
 	struct smp_event *ev = NULL, *ev_nostack = NULL;
 	struct got g;
-	struct smp_sink sink = { got_sample, got_lost, got_switch, &g };
+	struct smp_sink sink = { .sample = got_sample, .lost = got_lost,
+				 .context_switch = got_switch, .arg = &g };
 	struct buf b;
 
 	CHECK_EQ_INT(smp_event_new_unchecked("task-clock", 0, 10,
@@ -391,7 +393,8 @@ static void test_ring_walk(void)
 	struct smp_thread_stats st;
 	struct smp_parse_ctx ctx = { .stats = &st };
 	struct seq q;
-	struct smp_sink sink = { seq_sample, NULL, seq_switch, &q };
+	struct smp_sink sink = { .sample = seq_sample,
+				 .context_switch = seq_switch, .arg = &q };
 	struct buf b;
 	uint64_t head, tail;
 	int n;
@@ -703,7 +706,8 @@ static int run_child(const struct smp_event *ev, unsigned ring_pages,
 		     struct smp_thread_stats *stats, uint64_t *drain_ns,
 		     int *drain_errors)
 {
-	struct smp_sink sink = { run_sample, run_lost, run_switch, r };
+	struct smp_sink sink = { .sample = run_sample, .lost = run_lost,
+				 .context_switch = run_switch, .arg = r };
 	struct smp_thread *t = NULL;
 	int pipefd[2], status, err;
 	uint64_t deadline;
