@@ -29,3 +29,17 @@ run_psup 10 attach -o second.cbor $BG
 grep -q "already traced by pid $first" "$WORK/err" || fail "already traced: $(cat "$WORK/err")"
 kill -INT $first
 wait $first || fail "first psup failed to detach"
+
+# Another user's process: psup as nobody against a process of root's.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	cd /tmp
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PSUP" attach -o /dev/null -f $BG \
+		>"$WORK/out" 2>"$WORK/err"
+	RC=$?
+	cd "$WORK"
+	[ $RC -ne 0 ] || fail "nobody attached to root's process"
+	grep -q "another user" "$WORK/err" || fail "other user: $(cat "$WORK/err")"
+	[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "other user: not one line: $(cat "$WORK/err")"
+else
+	note "not root or no setpriv: the other-user case is not checked"
+fi
