@@ -22,10 +22,17 @@ static const char report_usage[] =
 	"\n"
 	"  --format FMT        text (default), markdown or json\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
-	"                      lines, threads, all (default: all)\n"
-	"  --top N             rows per table (default: 20 for text and markdown,\n"
-	"                      all for json; 0 means all)\n"
-	"  --min-percent P     hide rows below P percent of the samples\n"
+	"                      lines, threads, top-down, bottom-up, flat (functions\n"
+	"                      and lines), all (default: summary, images,\n"
+	"                      functions, lines, threads)\n"
+	"  --top N             rows per table and functions of bottom-up (default:\n"
+	"                      20 for text and markdown, all for json; 0 means all)\n"
+	"  --min-percent P     hide rows below P percent of the samples, and tree\n"
+	"                      subtrees below P percent (top-down: inclusive,\n"
+	"                      bottom-up: self samples; default: 0 for tables, 1\n"
+	"                      for trees in text and markdown, 0 in json)\n"
+	"  --depth N           levels of the top-down and bottom-up trees (default:\n"
+	"                      12 for text and markdown, 256 for json; 0 means all)\n"
 	"  -o, --output FILE   write the report to FILE instead of stdout\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -40,7 +47,9 @@ static int parse_views(const char *arg, unsigned *views)
 	} names[] = {
 		{ "summary", REP_VIEW_SUMMARY }, { "images", REP_VIEW_IMAGES },
 		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
-		{ "threads", REP_VIEW_THREADS }, { "all", REP_VIEW_ALL },
+		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
+		{ "bottom-up", REP_VIEW_BOTTOM_UP },
+		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
 
@@ -56,7 +65,8 @@ static int parse_views(const char *arg, unsigned *views)
 			}
 		}
 		if (!found && n) {
-			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, all)",
+			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, "
+			       "top-down, bottom-up, flat, all)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -73,22 +83,24 @@ static int parse_views(const char *arg, unsigned *views)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT };
+	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT, OPT_DEPTH };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "view", required_argument, NULL, OPT_VIEW },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rep_options opt = { REP_FORMAT_TEXT, REP_VIEW_ALL, 0, 0.0 };
+	struct rep_options opt = { REP_FORMAT_TEXT, REP_VIEW_DEFAULT, 0, 0.0 };
+	struct rep_tree_options topt = { 0, 0.0 };
 	static char *const default_files[] = { "psup.cbor", NULL };
 	char *const *files;
 	const char *output = NULL;
 	struct rep_profile *p = NULL;
-	bool top_set = false;
+	bool top_set = false, min_set = false, depth_set = false;
 	FILE *out = stdout;
 	char err[512];
 	int c, rc, nfiles, status = 1;
@@ -137,7 +149,21 @@ int cmd_report(int argc, char **argv)
 				       optarg);
 				return 2;
 			}
+			min_set = true;
 			break;
+		case OPT_DEPTH: {
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > (long)UINT32_MAX) {
+				pr_err("report: --depth needs a number of levels, not '%s'", optarg);
+				return 2;
+			}
+			topt.depth = (unsigned)n;
+			depth_set = true;
+			break;
+		}
 		case 'o':
 			output = optarg;
 			break;
@@ -157,6 +183,15 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!top_set)
 		opt.top = opt.format == REP_FORMAT_JSON ? 0 : 20;
+	/* People read the hot paths; scripts get every context, down to a depth
+	 * that parsers which recurse per nesting level (Python's json stops near
+	 * 1000 levels, two per tree level) still read. */
+	if (!depth_set)
+		topt.depth = opt.format == REP_FORMAT_JSON ? 256 : 12;
+	if (min_set)
+		topt.min_percent = opt.min_percent;
+	else
+		topt.min_percent = opt.format == REP_FORMAT_JSON ? 0.0 : 1.0;
 	files = optind < argc ? argv + optind : default_files;
 	nfiles = optind < argc ? argc - optind : 1;
 
@@ -184,7 +219,7 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = rep_print(p, &opt, out);
+	rc = rep_print_ext(p, &opt, &topt, out);
 	if (output && fclose(out) != 0 && !rc)
 		rc = -errno;
 	if (rc) {

@@ -212,4 +212,76 @@ void rep_model_finish(struct rep_loadctx *c, bool truncated);
 void rep_load_error(struct rep_loadctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ---- calling-context trees for the top-down and bottom-up views (cct.c) -- */
+
+/*
+ * Tallent & Mellor-Crummey 2009, sections 2 and 5: the top-down (calling
+ * context) view looks down the call chains from the outermost callers, the
+ * bottom-up (callers) view looks up from each function to its callers; the
+ * flat view is the functions and lines tables.
+ *
+ * A tree node is one function on one path: every frame of a location is a
+ * level of its own (inlined frames included), and siblings merge when they
+ * agree on (function, image, call site, inlined). The call site is the
+ * (file, line) in the caller where the call was made -- in the top-down tree
+ * the caller is the parent, in the bottom-up tree the node itself is the
+ * caller and the call site is where it called the callee below it (its
+ * parent in that tree).
+ * Row 0 is a root that stands for every sample; it has no function.
+ */
+struct rep_cnode {
+	uint32_t parent;     /* REP_NONE for row 0 */
+	uint32_t function;   /* string id, 0 only for row 0 */
+	uint32_t image;      /* string id */
+	uint32_t file, line; /* the call site, 0 when unknown or none */
+	uint32_t fn;         /* dense (function, image) index, REP_NONE for row 0 */
+	uint32_t depth;      /* row 0 has depth 0 */
+	bool inlined;        /* an inlined frame (not the outermost of its loc) */
+	/* top-down: samples in the context (with its callees) / with the
+	 * function as the innermost frame. bottom-up: samples of the root
+	 * function (with its callees / itself) that came through this path. */
+	uint64_t inclusive, exclusive;
+	uint32_t first_child, nchildren; /* into rep_ctree.children */
+};
+
+struct rep_ctree {
+	struct rep_cnode *nodes;
+	uint32_t n, cap;
+	uint32_t *children;  /* per node, sorted: see the builders */
+	uint32_t nfns;       /* distinct (function, image) pairs */
+	uint32_t max_depth;
+	uint64_t hidden;     /* bottom-up: nodes left out by the cuts */
+	struct rep_index ix;
+	const struct rep_profile *p;
+};
+
+/*
+ * Builds the top-down tree of p, merged over threads and runs, in time
+ * linear in the number of nodes and frames (plus sorting the children by
+ * inclusive samples, descending). t is initialized here; release it with
+ * rep_ctree_release() whatever this returns (0 or -ENOMEM).
+ */
+int rep_ctree_top_down(struct rep_ctree *t, const struct rep_profile *p);
+/*
+ * Builds the bottom-up tree from a top-down one: the children of row 0 are
+ * the functions, the children of a node are its callers, sorted by exclusive
+ * then inclusive samples, descending. exclusive counts the function's self
+ * samples; inclusive its samples with callees, each sample once, through the
+ * innermost occurrence of the function on the path (so recursion is not
+ * counted twice and inclusive >= exclusive everywhere).
+ *
+ * Only what a view shows is built, the rest is counted in t->hidden: at most
+ * max_depth levels (the function is level 1), nodes with at least
+ * min_percent of all samples as exclusive, the first max_functions
+ * functions (0: no limit, for each). Time: the items carried up the shown
+ * levels, sorted once per shown node. Release t with rep_ctree_release()
+ * whatever this returns (0 or -ENOMEM).
+ */
+int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_t max_depth,
+			double min_percent, uint32_t max_functions);
+void rep_ctree_release(struct rep_ctree *t);
+/* The child of node named by these fields, or REP_NONE (for tests). */
+uint32_t rep_ctree_child(const struct rep_ctree *t, uint32_t node, const char *function,
+			 uint32_t line);
+
 #endif

@@ -128,16 +128,36 @@ enum rep_view_bits {
 	REP_VIEW_FUNCTIONS = 1 << 2,
 	REP_VIEW_LINES = 1 << 3,
 	REP_VIEW_THREADS = 1 << 4,
-	REP_VIEW_ALL = 0x1f,
+	/* the calling-context tree from the outermost callers down */
+	REP_VIEW_TOP_DOWN = 1 << 5,
+	/* per function (by self samples), its callers as a tree */
+	REP_VIEW_BOTTOM_UP = 1 << 6,
+	REP_VIEW_DEFAULT = 0x1f, /* summary, images, functions, lines, threads */
+	REP_VIEW_ALL = 0x7f,
 };
 
 struct rep_options {
 	enum rep_format format;
-	unsigned views;          /* rep_view_bits; 0 means all */
-	unsigned top;            /* rows per table; 0 means all */
+	unsigned views;          /* rep_view_bits; 0 means REP_VIEW_DEFAULT */
+	unsigned top;            /* rows per table, and functions of the
+				    bottom-up view; 0 means all */
 	double min_percent;      /* hide rows below this share */
 };
 
+/* How much of the top-down and bottom-up trees to print. (Separate from
+ * rep_options so that positional initializers of that one stay complete.) */
+struct rep_tree_options {
+	unsigned depth;          /* levels shown; 0 means all */
+	double min_percent;      /* hide subtrees below this share: of inclusive
+				    samples (top-down), of self samples
+				    (bottom-up) */
+};
+
+/* Prints the views of o->views to out; 0, -ENOMEM or -EIO. The tree views
+ * print every level and node. */
 int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *out);
+/* Same, the tree views cut as t says (NULL: every level and node). */
+int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
+		  const struct rep_tree_options *t, FILE *out);
 
 #endif

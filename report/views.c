@@ -1287,6 +1287,244 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 	return rc ? -ENOMEM : 0;
 }
 
+/* ---- calling-context trees ------------------------------------------------------ */
+
+struct tree_view {
+	const struct agg *a;
+	const struct rep_options *o;
+	const struct rep_tree_options *to;
+	const struct rep_ctree *t;
+	bool bottom_up;
+	FILE *out;
+	int numw;          /* width of the sample columns */
+};
+
+/* The sort key is also the pruning key, so a hidden child hides the
+ * siblings after it as well. */
+static bool cnode_shown(const struct tree_view *v, const struct rep_cnode *c)
+{
+	uint64_t key = v->bottom_up ? c->exclusive : c->inclusive;
+
+	if (v->to->depth && c->depth > v->to->depth)
+		return false;
+	return pct(key, v->a->total) >= v->to->min_percent;
+}
+
+static const char *cnode_name(const struct tree_view *v, const struct rep_cnode *c, char *buf,
+			      size_t len)
+{
+	const char *name = S(v->a, c->function);
+
+	/* C++ names can run for hundreds of columns: keep the tree readable */
+	if (v->o->format != REP_FORMAT_JSON && width(name) > 100) {
+		snprintf(buf, len, "%.*s...", (int)cp_offset(name, 97), name);
+		return buf;
+	}
+	return name;
+}
+
+/* "file:line" of the call site, the file without its directories; "" when
+ * unknown. */
+static void cnode_site(const struct tree_view *v, const struct rep_cnode *c, char *buf, size_t len)
+{
+	const char *file = rep_str(v->a->p, c->file);
+
+	buf[0] = 0;
+	if (file && c->line)
+		snprintf(buf, len, "%s:%" PRIu32, base_name(file), c->line);
+	else if (file)
+		snprintf(buf, len, "%s", base_name(file));
+}
+
+static void tree_enter_json(const struct tree_view *v, const struct rep_cnode *c, bool first)
+{
+	FILE *out = v->out;
+	const char *file = rep_str(v->a->p, c->file);
+	bool f = true;
+
+	fputs(first ? "{" : ",{", out);
+	json_kstr(out, &f, "function", S(v->a, c->function));
+	json_kstr(out, &f, "file", file);
+	json_key(out, &f, "line");
+	if (file && c->line)
+		fprintf(out, "%" PRIu32, c->line);
+	else
+		fputs("null", out);
+	json_kstr(out, &f, "image", S(v->a, c->image));
+	json_kbool(out, &f, "inlined", c->inlined);
+	json_ku64(out, &f, "inclusive", c->inclusive);
+	json_ku64(out, &f, "exclusive", c->exclusive);
+	json_kpct(out, &f, "inclusive_percent", pct(c->inclusive, v->a->total));
+	json_kpct(out, &f, "exclusive_percent", pct(c->exclusive, v->a->total));
+	json_key(out, &f, v->bottom_up ? "callers" : "children");
+	fputc('[', out);
+}
+
+static void tree_enter_text(const struct tree_view *v, const struct rep_cnode *c)
+{
+	uint64_t m1 = v->bottom_up ? c->exclusive : c->inclusive;
+	uint64_t m2 = v->bottom_up ? c->inclusive : c->exclusive;
+	char name[128], site[256];
+	FILE *out = v->out;
+
+	cnode_site(v, c, site, sizeof(site));
+	fprintf(out, "  %*" PRIu64 "  %6.1f%%  %*" PRIu64 "  %6.1f%%  %*s", v->numw, m1,
+		pct(m1, v->a->total), v->numw, m2, pct(m2, v->a->total),
+		(int)(2 * (c->depth - 1)), "");
+	put_text(out, cnode_name(v, c, name, sizeof(name)), SIZE_MAX);
+	if (c->inlined)
+		fputs(" (inlined)", out);
+	if (site[0]) {
+		fputs(v->bottom_up ? "  at " : "  from ", out);
+		put_text(out, site, SIZE_MAX);
+	} else if (v->bottom_up && c->depth == 1 && S(v->a, c->function)[0] != '[') {
+		fputs("  [", out);
+		put_text(out, base_name(S(v->a, c->image)), SIZE_MAX);
+		fputc(']', out);
+	}
+	fputc('\n', out);
+}
+
+static void tree_enter_md(const struct tree_view *v, const struct rep_cnode *c)
+{
+	uint64_t m1 = v->bottom_up ? c->exclusive : c->inclusive;
+	uint64_t m2 = v->bottom_up ? c->inclusive : c->exclusive;
+	char name[128], site[256];
+	FILE *out = v->out;
+
+	cnode_site(v, c, site, sizeof(site));
+	fprintf(out, "%*s- **%.1f%%** %s (%" PRIu64 "), %s %.1f%% (%" PRIu64 "): ",
+		(int)(2 * (c->depth - 1)), "", pct(m1, v->a->total),
+		v->bottom_up ? "self" : "incl", m1, v->bottom_up ? "total" : "self",
+		pct(m2, v->a->total), m2);
+	put_md_cell(out, cnode_name(v, c, name, sizeof(name)), true);
+	if (c->inlined)
+		fputs(" _(inlined)_", out);
+	if (site[0]) {
+		fputs(v->bottom_up ? " at " : " from ", out);
+		put_md_cell(out, site, true);
+	} else if (v->bottom_up && c->depth == 1 && S(v->a, c->function)[0] != '[') {
+		/* "[image+0x..]" and "[kernel]" name their image already */
+		fputs(" in ", out);
+		put_md_cell(out, base_name(S(v->a, c->image)), true);
+	}
+	fputc('\n', out);
+}
+
+/* Prints the tree in pre-order without recursion (a recursive program makes
+ * deep trees); returns the number of hidden subtrees or -ENOMEM. */
+static int64_t tree_walk(const struct tree_view *v)
+{
+	struct frame {
+		uint32_t node, next, printed;
+	} *st;
+	const struct rep_ctree *t = v->t;
+	size_t sp = 0;
+	int64_t hidden = 0;
+
+	st = malloc(((size_t)t->max_depth + 2) * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st[sp++] = (struct frame){ 0, 0, 0 };
+	while (sp) {
+		struct frame *fr = &st[sp - 1];
+		const struct rep_cnode *c = &t->nodes[fr->node];
+		uint32_t limit = UINT32_MAX, ch = REP_NONE;
+
+		/* --top counts the functions of the bottom-up view */
+		if (fr->node == 0 && v->bottom_up && v->o->top)
+			limit = v->o->top;
+		while (fr->next < c->nchildren) {
+			uint32_t k = t->children[c->first_child + fr->next++];
+			const struct rep_cnode *kc = &t->nodes[k];
+
+			if (!kc->inclusive && !kc->exclusive)
+				continue;
+			if (fr->printed >= limit || !cnode_shown(v, kc)) {
+				hidden++;
+				continue;
+			}
+			ch = k;
+			break;
+		}
+		if (ch == REP_NONE) {
+			if (fr->node && v->o->format == REP_FORMAT_JSON)
+				fputs("]}", v->out);
+			sp--;
+			continue;
+		}
+		if (v->o->format == REP_FORMAT_JSON)
+			tree_enter_json(v, &t->nodes[ch], fr->printed == 0);
+		else if (v->o->format == REP_FORMAT_MARKDOWN)
+			tree_enter_md(v, &t->nodes[ch]);
+		else
+			tree_enter_text(v, &t->nodes[ch]);
+		fr->printed++;
+		st[sp++] = (struct frame){ ch, 0, 0 };
+	}
+	free(st);
+	return hidden;
+}
+
+static int view_tree(const struct agg *a, const struct rep_options *o,
+		     const struct rep_tree_options *to, FILE *out, const struct rep_ctree *t,
+		     bool bottom_up)
+{
+	struct tree_view v = { a, o, to, t, bottom_up, out, 5 };
+	const char *what = bottom_up ? "--top, --depth, --min-percent" : "--depth, --min-percent";
+	char buf[32];
+	int64_t hidden;
+
+	if (o->format == REP_FORMAT_JSON) {
+		fputs(bottom_up ? ",\"bottom_up\":[" : ",\"top_down\":[", out);
+	} else {
+		if (bottom_up)
+			print_title(out, o->format, "Bottom-up",
+				    "functions by self samples, each with the call paths that "
+				    "reached it (self, total: its samples through that path; "
+				    "at: the line of the call in the caller)");
+		else
+			print_title(out, o->format, "Top-down",
+				    "calling contexts from the outermost callers (incl: samples "
+				    "in the context and its callees; self: in the function "
+				    "itself; from: the line of the call in the caller)");
+		if (o->format == REP_FORMAT_TEXT) {
+			if ((size_t)snprintf(buf, sizeof(buf), "%" PRIu64, a->total) > (size_t)v.numw)
+				v.numw = (int)strlen(buf);
+			fprintf(out, "  %*s  %7s  %*s  %7s  %s\n", v.numw,
+				bottom_up ? "self" : "incl", bottom_up ? "self%" : "incl%", v.numw,
+				bottom_up ? "total" : "self", bottom_up ? "total%" : "self%",
+				bottom_up ? "function, then its callers" : "function");
+		}
+	}
+	hidden = tree_walk(&v);
+	if (hidden < 0)
+		return (int)hidden;
+	hidden += (int64_t)t->hidden; /* what the bottom-up builder left out */
+	if (o->format == REP_FORMAT_JSON) {
+		fputc(']', out);
+	} else {
+		bool none = !t->nodes[0].nchildren || !a->total;
+
+		if (o->format == REP_FORMAT_MARKDOWN) {
+			if (none)
+				fputs("_no samples_\n", out);
+			if (hidden)
+				fprintf(out, "\n_%" PRId64 " more subtree%s hidden (%s)_\n", hidden,
+					hidden == 1 ? "" : "s", what);
+		} else {
+			if (none)
+				fputs("  (no samples)\n", out);
+			if (hidden)
+				fprintf(out, "  (%" PRId64 " more subtree%s hidden: %s)\n", hidden,
+					hidden == 1 ? "" : "s", what);
+		}
+		fputc('\n', out);
+	}
+	a->hidden[bottom_up ? 5 : 4] = (size_t)hidden;
+	return 0;
+}
+
 static void json_runs(const struct agg *a, FILE *out)
 {
 	const struct rep_profile *p = a->p;
@@ -1350,19 +1588,41 @@ static void json_runs(const struct agg *a, FILE *out)
 
 int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *out)
 {
+	return rep_print_ext(p, o, NULL, out);
+}
+
+int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
+		  const struct rep_tree_options *t, FILE *out)
+{
+	static const char *const names[] = { "images", "functions", "lines",
+					     "threads", "top_down", "bottom_up" };
 	struct rep_options opt = *o;
-	size_t hidden[4] = { 0 };
+	struct rep_tree_options topt = { 0, 0.0 };
+	size_t hidden[6] = { 0 };
+	struct rep_ctree td, bu;
 	struct agg a;
 	int rc;
 
+	memset(&td, 0, sizeof(td));
+	memset(&bu, 0, sizeof(bu));
 	if (!opt.views)
-		opt.views = REP_VIEW_ALL;
+		opt.views = REP_VIEW_DEFAULT;
 	if (!(opt.min_percent >= 0.0)) /* also NaN */
 		opt.min_percent = 0.0;
+	if (t)
+		topt = *t;
+	if (!(topt.min_percent >= 0.0))
+		topt.min_percent = 0.0;
 	rc = agg_build(&a, p);
 	if (rc)
 		goto out;
 	a.hidden = hidden;
+	if (opt.views & (REP_VIEW_TOP_DOWN | REP_VIEW_BOTTOM_UP))
+		rc = rep_ctree_top_down(&td, p);
+	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
+		rc = rep_ctree_bottom_up(&bu, &td, topt.depth, topt.min_percent, opt.top);
+	if (rc)
+		goto out;
 	if (opt.format == REP_FORMAT_JSON) {
 		fputc('{', out);
 		json_runs(&a, out);
@@ -1379,12 +1639,15 @@ int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *ou
 		rc = view_lines(&a, &opt, out);
 	if (!rc && (opt.views & REP_VIEW_THREADS))
 		rc = view_threads(&a, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_TOP_DOWN))
+		rc = view_tree(&a, &opt, &topt, out, &td, false);
+	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
+		rc = view_tree(&a, &opt, &topt, out, &bu, true);
 	if (!rc && opt.format == REP_FORMAT_JSON) {
-		static const char *const names[] = { "images", "functions", "lines", "threads" };
 		bool f = true;
 
 		fputs(",\"hidden\":{", out);
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 6; i++)
 			if (opt.views & (REP_VIEW_IMAGES << i))
 				json_ku64(out, &f, names[i], hidden[i]);
 		fputs("}}\n", out);
@@ -1392,6 +1655,8 @@ int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *ou
 	if (!rc && (fflush(out) != 0 || ferror(out)))
 		rc = -EIO;
 out:
+	rep_ctree_release(&td);
+	rep_ctree_release(&bu);
 	agg_release(&a);
 	return rc;
 }

@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	rc = rep_profile_load_buf(p, data, size, "fuzz", err, sizeof(err));
 	if (rc == 0) {
-		struct rep_options o = { REP_FORMAT_TEXT, 0, 0, 0.0 };
+		/* Every view, the calling-context trees included. */
+		struct rep_options o = { .format = REP_FORMAT_TEXT, .views = REP_VIEW_ALL };
 
 		if (rep_print(p, &o, devnull))
 			abort();
