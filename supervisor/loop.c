@@ -533,9 +533,10 @@ static void on_signals(void *arg, int fd)
 		pr_debug("psup received signal %d", sig);
 		if (s->attach_mode) {
 			begin_stop(s, "interrupted");
-		} else if (sig == SIGTERM || sig == SIGHUP) {
-			/* Run mode: the target decides what the signal means;
-			 * Ctrl-C and Ctrl-\ reach it from the terminal already. */
+		} else if (sig == SIGTERM || sig == SIGHUP || getpgid(s->root) != getpgrp()) {
+			/* Run mode: the target decides what the signal means.
+			 * Ctrl-C and Ctrl-\ reach it from the terminal already,
+			 * unless it left psup's process group (setsid). */
 			kill(s->root, sig);
 		}
 	}
