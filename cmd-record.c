@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ struct rec_thread {
 struct rec_proc {
 	pid_t pid;
 	struct sym_space *sp;
+	struct psup_u64map block_kinds; /* user ip -> enum exp_block_kind + 1 */
 };
 
 struct rec {
@@ -57,6 +59,7 @@ struct rec {
 	struct rep_writer *w;
 	struct smp_event *ev;
 	struct exp_profile *prof;
+	struct exp_tstate *ts;
 	struct sup_session *sup;
 	struct psup_u64map threads; /* tid -> struct rec_thread * */
 	struct psup_u64map procs;   /* pid -> struct rec_proc * */
@@ -136,6 +139,7 @@ static void proc_drop(struct rec *r, pid_t pid)
 	psup_u64map_remove(&r->procs, (uint64_t)pid);
 	exp_profile_process_end(r->prof, pid);
 	sym_space_free(p->sp);
+	psup_u64map_release(&p->block_kinds);
 	free(p);
 }
 
@@ -191,6 +195,47 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 		rec_write_failed(r, rep_write_lost(r->w, tid, count));
 }
 
+static void on_switch(void *arg, const struct smp_switch *sw)
+{
+	struct rec *r = arg;
+
+	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
+}
+
+/* What a thread blocks on, from the function it entered the kernel in,
+ * symbolized once per address and process. The cache holds kind + 1, or
+ * BLOCK_RAW_SYSCALL for syscall(2) itself, whose arguments tell each time. */
+#define BLOCK_RAW_SYSCALL ((uint64_t)EXP_BLOCK_KINDS + 1)
+
+static void on_block(void *arg, const struct smp_block *b)
+{
+	struct rec *r = arg;
+	struct rec_proc *p = proc_find(r, b->pid);
+	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
+	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	struct sym_loc loc;
+	uint64_t *v;
+
+	if (!b->have_regs || !p || !p->sp || !ip)
+		goto out;
+	v = psup_u64map_upsert(&p->block_kinds, ip, NULL);
+	if (v && *v) {
+		kind = *v == BLOCK_RAW_SYSCALL ? exp_block_kind_of("syscall", di, si)
+					       : (enum exp_block_kind)(*v - 1);
+		goto out;
+	}
+	if (sym_space_resolve(p->sp, ip, false, &loc) < 0)
+		goto out;
+	for (unsigned i = 0; i < loc.nframes && kind == EXP_BLOCK_OTHER; i++)
+		kind = exp_block_kind_of(loc.frames[i].function, di, si);
+	if (v)
+		*v = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall")
+			     ? BLOCK_RAW_SYSCALL
+			     : (uint64_t)kind + 1;
+out:
+	exp_tstate_block(r->ts, b->tid, kind);
+}
+
 static void drain_thread(struct rec *r, struct rec_thread *t)
 {
 	if (t->st && smp_thread_drain(t->st, &r->sink) < 0)
@@ -216,6 +261,60 @@ static void on_thread_ring(void *arg, int fd)
 
 	(void)fd;
 	drain_thread(t->r, t);
+}
+
+/*
+ * A thread starts running (run mode: it is about to). One found by an attach
+ * may be asleep: /proc says so, and its system call says on what.
+ */
+static void start_thread_state(struct rec *r, pid_t tid)
+{
+	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	bool blocked = false;
+	char path[64], *buf;
+
+	if (!strcmp(r->mode, "attach")) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+		if (psup_read_file(path, &buf, NULL) == 0) {
+			const char *st = strrchr(buf, ')');
+			blocked = st && (st[2] == 'S' || st[2] == 'D');
+			free(buf);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/syscall", tid);
+		if (blocked && psup_read_file(path, &buf, NULL) == 0) {
+			switch (atoi(buf)) {
+			case SYS_futex:
+				kind = EXP_BLOCK_FUTEX;
+				break;
+			case SYS_nanosleep:
+			case SYS_clock_nanosleep:
+			case SYS_pause:
+			case SYS_rt_sigtimedwait:
+				kind = EXP_BLOCK_SLEEP;
+				break;
+			case SYS_read:
+			case SYS_write:
+			case SYS_poll:
+			case SYS_ppoll:
+			case SYS_select:
+			case SYS_pselect6:
+			case SYS_epoll_wait:
+			case SYS_epoll_pwait:
+			case SYS_recvfrom:
+			case SYS_recvmsg:
+			case SYS_accept:
+			case SYS_accept4:
+			case SYS_connect:
+				kind = EXP_BLOCK_IO;
+				break;
+			default:
+				break;
+			}
+			free(buf);
+		}
+	}
+	if (exp_tstate_thread_start(r->ts, tid, psup_now_ns(), blocked, kind) < 0)
+		pr_debug("no state for thread %d", tid);
 }
 
 /*
@@ -320,6 +419,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
 		pr_warn("cannot watch the ring of thread %d", tid);
 	}
+	start_thread_state(r, tid);
 	read_comm(tid, comm, sizeof(comm));
 	rt = (struct rep_thread){
 		.tid = tid, .pid = pid, .parent = parent,
@@ -339,6 +439,24 @@ static void thread_close(struct rec *r, struct rec_thread *t)
 	}
 }
 
+static void write_thread_times(struct rec *r, pid_t tid)
+{
+	struct exp_thread_times et;
+	uint64_t now = psup_now_ns();
+
+	if (exp_tstate_thread_end(r->ts, tid, now, &et) < 0)
+		return;
+	struct rep_thread_times tt = {
+		.running = et.running,
+		.runnable = et.runnable,
+		.blocked_futex = et.blocked[EXP_BLOCK_FUTEX],
+		.blocked_io = et.blocked[EXP_BLOCK_IO],
+		.blocked_sleep = et.blocked[EXP_BLOCK_SLEEP],
+		.blocked_other = et.blocked[EXP_BLOCK_OTHER],
+	};
+	rec_write_failed(r, rep_write_thread_times(r->w, tid, now, &tt));
+}
+
 static void on_thread_gone(void *arg, pid_t tid, pid_t pid)
 {
 	struct rec *r = arg;
@@ -350,6 +468,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid)
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
+	write_thread_times(r, tid);
 	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
 	rec_write_failed(r, rep_write_thread_end(r->w, tid, psup_now_ns()));
 }
@@ -641,12 +760,14 @@ static void rec_release(struct rec *r)
 		struct rec_proc *p = (struct rec_proc *)(uintptr_t)r->procs.vals[i];
 		if (r->procs.keys[i] && p) {
 			sym_space_free(p->sp);
+			psup_u64map_release(&p->block_kinds);
 			free(p);
 		}
 	}
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
 	exp_profile_free(r->prof);
+	exp_tstate_free(r->ts);
 	smp_event_free(r->ev);
 }
 
@@ -661,12 +782,31 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	r->unwind = !o->no_unwind;
 	r->quiet = psup_log_level < PSUP_LOG_INFO;
 	r->path = o->output;
-	err = smp_event_new(o->event, o->period, o->jitter, flags, &r->ev, &why);
+	/* Thread states come with the samples: switch records, and block
+	 * samples for what a thread blocks on. Block samples need kernel
+	 * sampling (root, CAP_PERFMON or perf_event_paranoid <= 1); without it
+	 * the blocked time is not split by cause. */
+	err = smp_event_new(o->event, o->period, o->jitter,
+			    flags | SMP_EVENT_SWITCHES | SMP_EVENT_BLOCKS, &r->ev, &why);
+	if (err < 0) {
+		smp_event_free(r->ev);
+		r->ev = NULL;
+		err = smp_event_new(o->event, o->period, o->jitter, flags | SMP_EVENT_SWITCHES, &r->ev,
+				    &why);
+		if (err == 0)
+			pr_debug("no block samples: blocked time is not split by cause");
+	}
 	if (err < 0) {
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .arg = r };
+	err = exp_tstate_new(&r->ts);
+	if (err < 0) {
+		pr_err("out of memory");
+		return err;
+	}
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
+				     .context_switch = on_switch, .block = on_block, .arg = r };
 	return 0;
 }
 

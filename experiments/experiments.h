@@ -60,4 +60,42 @@ struct exp_profile_stats {
 };
 void exp_profile_stats(const struct exp_profile *p, struct exp_profile_stats *out);
 
+/*
+ * Thread states (Tallent & Mellor-Crummey need to know which threads work):
+ * per thread, the time running, runnable (preempted, waiting for a CPU) and
+ * blocked, by what it blocked on. Fed from each thread's own ring, in order.
+ */
+enum exp_block_kind {
+	EXP_BLOCK_FUTEX,  /* locks, condition variables, joins, semaphores */
+	EXP_BLOCK_IO,     /* read, write, poll, epoll, accept, ... */
+	EXP_BLOCK_SLEEP,  /* nanosleep, pause, sigtimedwait, ... */
+	EXP_BLOCK_OTHER,
+	EXP_BLOCK_KINDS
+};
+
+struct exp_thread_times {
+	uint64_t running, runnable;        /* ns */
+	uint64_t blocked[EXP_BLOCK_KINDS]; /* ns */
+};
+
+struct exp_tstate;
+
+int exp_tstate_new(struct exp_tstate **out);
+void exp_tstate_free(struct exp_tstate *ts);
+/* Thread tid is known from time on: running, or blocked on kind (a thread
+ * found asleep at an attach). */
+int exp_tstate_thread_start(struct exp_tstate *ts, pid_t tid, uint64_t time, bool blocked,
+			    enum exp_block_kind kind);
+/* The block sample before a switch-out: what the thread blocks on. */
+void exp_tstate_block(struct exp_tstate *ts, pid_t tid, enum exp_block_kind kind);
+/* A switch record: in, or out (preempt: still runnable). */
+void exp_tstate_switch(struct exp_tstate *ts, pid_t tid, uint64_t time, bool out, bool preempt);
+/* Thread tid ended at time: its totals in *out, and it is forgotten.
+ * -ENOENT for a thread never started. */
+int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time,
+			  struct exp_thread_times *out);
+/* What a thread that entered the kernel in function blocks on; arg0 and
+ * arg1 are its first two argument registers (for syscall(2) itself). */
+enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint64_t arg1);
+
 #endif

@@ -293,7 +293,7 @@ static const char *rec_names[] = {
 	[REP_REC_THREAD] = "thread", [REP_REC_THREAD_END] = "thread_end",
 	[REP_REC_LOC] = "loc", [REP_REC_NODE] = "node", [REP_REC_SAMPLES] = "samples",
 	[REP_REC_LOST] = "lost", [REP_REC_EXEC] = "exec", [REP_REC_EXIT] = "exit",
-	[REP_REC_END] = "end",
+	[REP_REC_END] = "end", [REP_REC_THREAD_TIMES] = "thread_times",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -699,6 +699,37 @@ static int apply_samples(struct rep_loadctx *c, const struct rep_rec *r)
 	return 0;
 }
 
+/* Time in each state: several records of one thread row add up (a thread
+ * taken over by an exec keeps one row, see thread_get). */
+static int apply_thread_times(struct rep_loadctx *c, const struct rep_rec *r)
+{
+	struct rep_thread_times *tt;
+	struct rep_mthread *t;
+	uint32_t row;
+	int rc;
+
+	if ((rc = need(c, r, REP_K_TID, "tid")))
+		return rc;
+	if (r->u[REP_K_TID] == 0) {
+		rep_load_error(c, "thread times of tid 0");
+		return -EINVAL;
+	}
+	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &row)))
+		return rc;
+	t = &c->p->threads[row];
+	tt = &t->times;
+	/* absent keys read as 0 */
+	tt->running = sat_add(tt->running, r->u[REP_K_RUNNING]);
+	tt->runnable = sat_add(tt->runnable, r->u[REP_K_RUNNABLE]);
+	tt->blocked_futex = sat_add(tt->blocked_futex, r->u[REP_K_BLOCKED_FUTEX]);
+	tt->blocked_io = sat_add(tt->blocked_io, r->u[REP_K_BLOCKED_IO]);
+	tt->blocked_sleep = sat_add(tt->blocked_sleep, r->u[REP_K_BLOCKED_SLEEP]);
+	tt->blocked_other = sat_add(tt->blocked_other, r->u[REP_K_BLOCKED_OTHER]);
+	t->has_times = true;
+	c->p->runs[c->run].has_times = true;
+	return 0;
+}
+
 static int apply_lost(struct rep_loadctx *c, const struct rep_rec *r)
 {
 	struct rep_run *run = &c->p->runs[c->run];
@@ -751,6 +782,8 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		return apply_samples(c, r);
 	case REP_REC_LOST:
 		return apply_lost(c, r);
+	case REP_REC_THREAD_TIMES:
+		return apply_thread_times(c, r);
 	case REP_REC_EXEC:
 		if ((rc = need(c, r, REP_K_PID, "pid")))
 			return rc;

@@ -334,6 +334,12 @@ static const struct {
 	[REP_K_SAMPLES] = { "samples", KK_UINT },
 	[REP_K_LOST] = { "lost", KK_UINT },
 	[REP_K_UNWIND_FAILURES] = { "unwind_failures", KK_UINT },
+	[REP_K_RUNNING] = { "running", KK_UINT },
+	[REP_K_RUNNABLE] = { "runnable", KK_UINT },
+	[REP_K_BLOCKED_FUTEX] = { "blocked_futex", KK_UINT },
+	[REP_K_BLOCKED_IO] = { "blocked_io", KK_UINT },
+	[REP_K_BLOCKED_SLEEP] = { "blocked_sleep", KK_UINT },
+	[REP_K_BLOCKED_OTHER] = { "blocked_other", KK_UINT },
 };
 
 static const struct {
@@ -345,6 +351,7 @@ static const struct {
 	{ "node", REP_REC_NODE }, { "samples", REP_REC_SAMPLES },
 	{ "lost", REP_REC_LOST }, { "exec", REP_REC_EXEC },
 	{ "exit", REP_REC_EXIT }, { "end", REP_REC_END },
+	{ "thread_times", REP_REC_THREAD_TIMES },
 };
 
 static bool slice_is(const char *p, size_t n, const char *s)

@@ -288,6 +288,32 @@ int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time)
 	return rec_end(w);
 }
 
+int rep_write_thread_times(struct rep_writer *w, pid_t tid, uint64_t time,
+			   const struct rep_thread_times *t)
+{
+	int err = rec_begin(w, 9, "thread_times");
+
+	if (err)
+		return err;
+	enc_text(w, "tid");
+	enc_int(w, tid);
+	enc_text(w, "time");
+	enc_uint(w, time);
+	enc_text(w, "running");
+	enc_uint(w, t->running);
+	enc_text(w, "runnable");
+	enc_uint(w, t->runnable);
+	enc_text(w, "blocked_futex");
+	enc_uint(w, t->blocked_futex);
+	enc_text(w, "blocked_io");
+	enc_uint(w, t->blocked_io);
+	enc_text(w, "blocked_sleep");
+	enc_uint(w, t->blocked_sleep);
+	enc_text(w, "blocked_other");
+	enc_uint(w, t->blocked_other);
+	return rec_end(w);
+}
+
 int rep_write_loc(struct rep_writer *w, const struct rep_loc *l)
 {
 	int err = rec_begin(w, l->build_id ? 8 : 7, "loc");

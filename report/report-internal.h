@@ -58,6 +58,7 @@ enum rep_rec_type {
 	REP_REC_EXEC,
 	REP_REC_EXIT,
 	REP_REC_END,
+	REP_REC_THREAD_TIMES,
 };
 
 /* Keys of every record type; a key means the same thing in every record. */
@@ -69,8 +70,12 @@ enum rep_key {
 	REP_K_IMAGE, REP_K_BUILD_ID, REP_K_OFFSET, REP_K_FRAMES, REP_K_LOC,
 	REP_K_COUNTS, REP_K_COUNT, REP_K_PATH, REP_K_STATUS, REP_K_SIGNAL,
 	REP_K_REASON, REP_K_SAMPLES, REP_K_LOST, REP_K_UNWIND_FAILURES,
+	REP_K_RUNNING, REP_K_RUNNABLE, REP_K_BLOCKED_FUTEX, REP_K_BLOCKED_IO,
+	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER,
 	REP_K_NKEYS
 };
+/* rep_rec.have is a bit per key */
+_Static_assert(REP_K_NKEYS <= 64, "too many record keys for rep_rec.have");
 
 struct rep_rec {
 	enum rep_rec_type type;
@@ -124,6 +129,9 @@ struct rep_mthread {
 	uint32_t name;       /* string id or 0 */
 	uint64_t samples, lost;
 	bool ended;
+	/* thread_times records of the tid, summed; has_times: at least one */
+	bool has_times;
+	struct rep_thread_times times;
 	struct psup_u64map leaves; /* node row + 1 -> samples */
 };
 
@@ -144,6 +152,7 @@ struct rep_run {
 	int exit_status;     /* -1 when none */
 	int exit_signal;     /* 0 when none */
 	uint32_t nthreads, nprocesses;
+	bool has_times;      /* a thread of the run has thread_times */
 };
 
 struct rep_strtab {

@@ -58,6 +58,17 @@ struct rep_thread {
 };
 int rep_write_thread(struct rep_writer *w, const struct rep_thread *t);
 int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time);
+/* Time a thread spent in each scheduling state over its life, in ns: on a
+ * CPU, runnable but waiting for one, and blocked (sleeping in the kernel),
+ * split by what it waited on. */
+struct rep_thread_times {
+	uint64_t running, runnable, blocked_futex, blocked_io, blocked_sleep, blocked_other; /* ns */
+};
+/* Writes a "thread_times" record; the recorder writes one per thread, right
+ * before the thread's thread_end (time: mono ns, as there). Files without it
+ * are valid: the states are then unknown. */
+int rep_write_thread_times(struct rep_writer *w, pid_t tid, uint64_t time,
+			   const struct rep_thread_times *t);
 
 struct rep_frame {
 	const char *function;    /* NULL when unknown */

@@ -1219,6 +1219,97 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 	return rc ? -ENOMEM : 0;
 }
 
+/* Whether any run has thread_times records (else the states are unknown and
+ * the threads view is as without them). */
+static bool have_times(const struct rep_profile *p)
+{
+	for (uint32_t i = 0; i < p->nruns; i++)
+		if (p->runs[i].has_times)
+			return true;
+	return false;
+}
+
+static uint64_t times_blocked(const struct rep_thread_times *t)
+{
+	return sat_add(sat_add(t->blocked_futex, t->blocked_io),
+		       sat_add(t->blocked_sleep, t->blocked_other));
+}
+
+/* The thread's lifetime as the recorder accounted it: the sum of the states. */
+static uint64_t times_life(const struct rep_thread_times *t)
+{
+	return sat_add(sat_add(t->running, t->runnable), times_blocked(t));
+}
+
+/* A share of the lifetime, whole percents; "<1%" keeps a small nonzero
+ * share from reading as nothing. */
+static int cell_share(struct table *t, uint64_t x, uint64_t life)
+{
+	double v = pct(x, life);
+
+	if (x && v < 0.5)
+		return cell(t, "<1%%");
+	return cell(t, "%.0f%%", v);
+}
+
+static void json_times(FILE *out, bool *first, const struct rep_mthread *th)
+{
+	const struct rep_thread_times *t = &th->times;
+	bool f = true;
+
+	json_key(out, first, "times");
+	if (!th->has_times) {
+		fputs("null", out);
+		return;
+	}
+	fputc('{', out);
+	json_ku64(out, &f, "running", t->running);
+	json_ku64(out, &f, "runnable", t->runnable);
+	json_ku64(out, &f, "blocked", times_blocked(t));
+	json_ku64(out, &f, "blocked_futex", t->blocked_futex);
+	json_ku64(out, &f, "blocked_io", t->blocked_io);
+	json_ku64(out, &f, "blocked_sleep", t->blocked_sleep);
+	json_ku64(out, &f, "blocked_other", t->blocked_other);
+	fputc('}', out);
+}
+
+/* One row of the thread states table: the same threads as the threads
+ * table, in the same order. */
+static int states_row(struct table *t, bool multi, const struct agg *a,
+		      const struct rep_mthread *th)
+{
+	const struct rep_thread_times *tt = &th->times;
+	uint64_t life = times_life(tt);
+	int rc = 0;
+
+	if (multi)
+		rc |= cell(t, "%" PRIu32, th->run + 1);
+	rc |= cell(t, "%d", th->tid);
+	rc |= cell(t, "%s", th->name ? S(a, th->name) : "");
+	if (!th->has_times) {
+		/* unknown: a recorder that stopped before the thread's end */
+		for (int i = 0; i < 9; i++)
+			rc |= cell(t, "-");
+		return rc;
+	}
+	rc |= cell(t, "%.3fs", (double)life / 1e9);
+	rc |= cell(t, "%.3fs", (double)tt->running / 1e9);
+	rc |= cell_share(t, tt->running, life);
+	rc |= cell_share(t, tt->runnable, life);
+	rc |= cell_share(t, times_blocked(tt), life);
+	rc |= cell_share(t, tt->blocked_futex, life);
+	rc |= cell_share(t, tt->blocked_io, life);
+	rc |= cell_share(t, tt->blocked_sleep, life);
+	rc |= cell_share(t, tt->blocked_other, life);
+	return rc;
+}
+
+/*
+ * Threads by samples. When the recorder wrote thread_times, a second table
+ * with the same rows gives each thread's time per scheduling state: the
+ * threads table is already near 100 columns wide, so the states get a table
+ * of their own rather than more columns. JSON puts them in the thread's row.
+ */
 static int view_threads(const struct agg *a, const struct rep_options *o, FILE *out)
 {
 	static const struct col cols[] = {
@@ -1226,10 +1317,17 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 		{ "name", C_CODE, 16 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
 		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE, 36 },
 	};
+	static const struct col scols[] = {
+		{ "run", C_RIGHT, 0 },      { "tid", C_RIGHT, 0 },     { "name", C_CODE, 16 },
+		{ "lifetime", C_RIGHT, 0 }, { "running", C_RIGHT, 0 }, { "run%", C_RIGHT, 0 },
+		{ "wait%", C_RIGHT, 0 },    { "blocked%", C_RIGHT, 0 }, { "futex%", C_RIGHT, 0 },
+		{ "io%", C_RIGHT, 0 },      { "sleep%", C_RIGHT, 0 },  { "other%", C_RIGHT, 0 },
+	};
 	const struct rep_profile *p = a->p;
-	bool multi = p->nruns > 1;
+	bool multi = p->nruns > 1, times = have_times(p);
 	/* the run column only when there are several runs */
 	struct table t = { multi ? cols : cols + 1, multi ? 8 : 7, NULL, 0, 0 };
+	struct table st = { multi ? scols : scols + 1, multi ? 12 : 11, NULL, 0, 0 };
 	size_t shown = 0, hidden = 0;
 	int rc = 0;
 
@@ -1257,6 +1355,8 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 			json_kpct(out, &f, "percent", share);
 			json_ku64(out, &f, "lost", th->lost);
 			json_kstr(out, &f, "top_function", top);
+			if (times)
+				json_times(out, &f, th);
 			fputc('}', out);
 		} else {
 			if (multi)
@@ -1268,6 +1368,8 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 			rc |= cell(&t, "%.1f%%", share);
 			rc |= cell(&t, "%" PRIu64, th->lost);
 			rc |= cell(&t, "%s", top ? top : "");
+			if (times)
+				rc |= states_row(&st, multi, a, th);
 		}
 		shown++;
 	}
@@ -1281,9 +1383,16 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 		} else {
 			print_table(out, o->format, &t, hidden);
 		}
+		if (st.ncells) {
+			print_title(out, o->format, "Thread states",
+				    "lifetime = running + wait (runnable, for a CPU) + "
+				    "blocked (futex, io, sleep, other)");
+			print_table(out, o->format, &st, 0);
+		}
 	}
 	a->hidden[3] = hidden;
 	table_release(&t);
+	table_release(&st);
 	return rc ? -ENOMEM : 0;
 }
 
@@ -1565,6 +1674,7 @@ static void json_runs(const struct agg *a, FILE *out)
 		json_ku64(out, &f, "unwind_failures", r->unwind_failures);
 		json_ku64(out, &f, "threads", r->nthreads);
 		json_ku64(out, &f, "processes", r->nprocesses);
+		json_kbool(out, &f, "thread_times", r->has_times);
 		json_ku64(out, &f, "records", r->nrecords);
 		json_kbool(out, &f, "complete", r->complete);
 		json_kbool(out, &f, "truncated", r->truncated);

@@ -69,6 +69,8 @@ static int write_profile(const char *path, int variant)
 	uint64_t s1[] = { N + 2, 10, N + 3, 5, N + 4, 7, N + 5, 2, N + 6, 1 };
 	uint64_t s2[] = { N + 8, 4, N + 9, 6 };
 	struct rep_end e = { 10000, "exit", 35, 3, 2 };
+	/* 4 ms of life: 1 running, 0.5 runnable, 2.5 blocked */
+	struct rep_thread_times tt = { 1000000, 500000, 2000000, 0, 400000, 100000 };
 	struct rep_writer *w;
 	int rc;
 
@@ -108,6 +110,9 @@ static int write_profile(const char *path, int variant)
 	}
 	W(rep_write_lost(w, pid + 1, 3));
 	W(rep_write_exec(w, pid, "/usr/bin/app", 1500));
+	/* variant 1 is an older recorder's file: no thread_times */
+	if (!variant)
+		W(rep_write_thread_times(w, pid + 1, 5000, &tt));
 	W(rep_write_thread_end(w, pid + 1, 5000));
 	W(rep_write_exit(w, pid, 0, 0, 9000));
 	W(rep_write_end(w, &e));
@@ -281,6 +286,12 @@ static void test_round_trip(const char *a, const char *b)
 	CHECK(strstr(json, "\"name\":\"app\",\"samples\":25,\"percent\":71.4286,\"lost\":0,"
 			   "\"top_function\":\"compute\"") != NULL);
 	CHECK(strstr(json, "\"top_function\":\"memcpy\"") != NULL);
+	/* thread times: the worker's as written, the main thread's unknown */
+	CHECK(strstr(json, "\"top_function\":\"memcpy\",\"times\":{\"running\":1000000,"
+			   "\"runnable\":500000,\"blocked\":2500000,\"blocked_futex\":2000000,"
+			   "\"blocked_io\":0,\"blocked_sleep\":400000,\"blocked_other\":100000}}") != NULL);
+	CHECK(strstr(json, "\"top_function\":\"compute\",\"times\":null}") != NULL);
+	CHECK(strstr(json, "\"thread_times\":true") != NULL);
 	/* the run */
 	CHECK(strstr(json, "\"argv\":[\"./app\",\"--n\",\"3\"]") != NULL);
 	CHECK(strstr(json, "\"exit_status\":0,\"exit_signal\":null") != NULL);
@@ -781,6 +792,185 @@ static void test_threads(void)
 	rep_profile_free(p);
 }
 
+/* The text of the row of the "Thread states" table that contains match:
+ * from the line's start to its end, in a static buffer ("" when none). */
+static const char *states_line(const char *txt, const char *match)
+{
+	static char line[256];
+	const char *s = txt ? strstr(txt, "Thread states") : NULL, *m, *b, *e;
+
+	line[0] = '\0';
+	if (!s || !(m = strstr(s, match)))
+		return line;
+	for (b = m; b > s && b[-1] != '\n'; b--)
+		;
+	e = strchr(m, '\n');
+	if (!e)
+		e = m + strlen(m);
+	snprintf(line, sizeof(line), "%.*s", (int)(e - b), b);
+	return line;
+}
+
+/* Per-thread scheduling states: thread_times records sum per thread row
+ * (an exec keeps the row), a reused tid gets its own, the views show them;
+ * a file without them prints as before; bad thread_times records fail. */
+static void test_thread_times(void)
+{
+	char path[256], err[256];
+	struct rep_header h = { .mode = "run", .pid = 10, .event = "task-clock", .period = 1 };
+	struct rep_frame fr[] = { { "f", "f.c", 1 } };
+	struct rep_loc l = { 1, 10, 0x10, "/bin/t", NULL, 0x10, 1, fr };
+	/* 1 s: 0.5 running, 0.1 runnable, 0.2 futex, 0.1 io, 0.1 sleep */
+	struct rep_thread_times t1 = { 500000000, 100000000, 200000000, 100000000, 100000000, 0 };
+	/* after the exec: 1 s more, all of it asleep but 3 ms of other */
+	struct rep_thread_times t2 = { 0, 0, 0, 0, 997000000, 3000000 };
+	struct rep_thread_times t3 = { 2000000000, 0, 0, 0, 0, 0 };
+	struct rep_thread t;
+	uint64_t s[] = { 1, 5 };
+	struct rep_writer *w;
+	struct rep_profile *p;
+	struct enc e = { 0 };
+	char *out;
+
+	snprintf(path, sizeof(path), "%s/times.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(path, 0, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_loc(w, &l), 0);
+	CHECK_EQ_INT(rep_write_node(w, 1, 0, 1), 0);
+	t = (struct rep_thread){ 10, 10, 0, "main", 1, 0 };
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_samples(w, 10, s, 1), 0);
+	/* tid 11 execs: its two records sum in one row */
+	t = (struct rep_thread){ 11, 10, 10, "pre", 2, 0 };
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_thread_times(w, 11, 3, &t1), 0);
+	CHECK_EQ_INT(rep_write_thread_end(w, 11, 3), 0);
+	t.name = "post";
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_thread_times(w, 11, 4, &t2), 0);
+	CHECK_EQ_INT(rep_write_thread_end(w, 11, 4), 0);
+	/* tid 12 had samples, then the tid is reused: two rows */
+	t = (struct rep_thread){ 12, 10, 10, "old12", 5, 0 };
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_samples(w, 12, s, 1), 0);
+	CHECK_EQ_INT(rep_write_thread_times(w, 12, 6, &t3), 0);
+	CHECK_EQ_INT(rep_write_thread_end(w, 12, 6), 0);
+	t = (struct rep_thread){ 12, 10, 10, "new12", 7, 0 };
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_thread_times(w, 12, 8, &t1), 0);
+	CHECK_EQ_INT(rep_write_thread_end(w, 12, 8), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+
+	rep_profile_new(&p);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	out = render(p, REP_FORMAT_JSON, REP_VIEW_THREADS, 0);
+	CHECK(out != NULL);
+	if (out) {
+		CHECK(strstr(out, "\"thread_times\":true") != NULL);
+		CHECK(strstr(out, "\"name\":\"post\",\"samples\":0,\"percent\":0.0000,\"lost\":0,"
+				  "\"top_function\":null,\"times\":{\"running\":500000000,"
+				  "\"runnable\":100000000,\"blocked\":1400000000,"
+				  "\"blocked_futex\":200000000,\"blocked_io\":100000000,"
+				  "\"blocked_sleep\":1097000000,\"blocked_other\":3000000}}") != NULL);
+		CHECK_EQ_INT(json_num(out, "threads", "\"name\":\"old12\"", "running"), 2000000000);
+		CHECK_EQ_INT(json_num(out, "threads", "\"name\":\"new12\"", "running"), 500000000);
+		CHECK_EQ_INT(json_num(out, "threads", "\"name\":\"new12\"", "blocked"), 400000000);
+		CHECK(strstr(out, "\"name\":\"pre\"") == NULL);
+		CHECK(strstr(out, "\"top_function\":\"f\",\"times\":null}") != NULL); /* main */
+		check_json_parses(out);
+	}
+	free(out);
+	out = render(p, REP_FORMAT_TEXT, REP_VIEW_THREADS, 0);
+	CHECK(out && strstr(out, "Thread states -- lifetime = run") &&
+	      strstr(out, "running  run%  wait%  blocked%  futex%  io%  sleep%  other%"));
+	/* post: 2 s; run 25%, wait 5%, blocked 70% = futex 10, io 5, sleep 55, other <1 */
+	CHECK(strcmp(states_line(out, "post"),
+		     "   11  post     2.000s   0.500s   25%     5%       70%     10%   5%     55%     <1%") == 0);
+	CHECK(strcmp(states_line(out, "old12"),
+		     "   12  old12    2.000s   2.000s  100%     0%        0%      0%   0%      0%      0%") == 0);
+	CHECK(strcmp(states_line(out, "main"),
+		     "   10  main          -        -     -      -         -       -    -       -       -") == 0);
+	{
+		/* no line of the view is wider than 100 columns */
+		const char *l = out;
+		size_t maxw = 0;
+
+		while (l && *l) {
+			const char *nl = strchr(l, '\n');
+			size_t n = nl ? (size_t)(nl - l) : strlen(l);
+
+			if (n > maxw)
+				maxw = n;
+			l = nl ? nl + 1 : NULL;
+		}
+		CHECK(maxw <= 100);
+	}
+	free(out);
+	/* --top 1: the states table shows the same rows as the threads table */
+	out = render(p, REP_FORMAT_TEXT, REP_VIEW_THREADS, 1);
+	CHECK(out && strstr(out, "Thread states") && !strstr(out, "post"));
+	free(out);
+	out = render(p, REP_FORMAT_MARKDOWN, REP_VIEW_THREADS, 0);
+	CHECK(out && strstr(out, "### Thread states") &&
+	      strstr(out, "| `post` | 2.000s | 0.500s | 25% | 5% | 70% | 10% | 5% | 55% | \\<1% |"));
+	free(out);
+	rep_profile_free(p);
+
+	/* without thread_times (an older recorder): the view as before */
+	snprintf(path, sizeof(path), "%s/notimes.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(path, 0, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	t = (struct rep_thread){ 10, 10, 0, "main", 1, 0 };
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_thread_end(w, 10, 2), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	rep_profile_new(&p);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	out = render(p, REP_FORMAT_JSON, REP_VIEW_THREADS, 0);
+	CHECK(out && strstr(out, "\"thread_times\":false") && !strstr(out, "\"times\"") &&
+	      strstr(out, "\"top_function\":null}]"));
+	free(out);
+	out = render(p, REP_FORMAT_TEXT, REP_VIEW_THREADS, 0);
+	CHECK(out && strstr(out, "Threads") && strstr(out, "main") && !strstr(out, "Thread states"));
+	free(out);
+	rep_profile_free(p);
+
+	/* records by hand: absent states read as 0, unknown keys are skipped;
+	 * no tid, tid 0 or a state that is not a number fail */
+	e_header(&e, 1, false);
+	e_map(&e, 4);
+	e_str(&e, "type");
+	e_str(&e, "thread_times");
+	e_str(&e, "tid");
+	e_uint(&e, 5);
+	e_str(&e, "blocked_io");
+	e_uint(&e, 7);
+	e_str(&e, "blocked_gpu");
+	e_uint(&e, 9);
+	rep_profile_new(&p);
+	CHECK_EQ_INT(rep_profile_load_buf(p, e.b, e.n, "hand", err, sizeof(err)), 0);
+	out = render(p, REP_FORMAT_JSON, REP_VIEW_THREADS, 0);
+	CHECK(out && strstr(out, "\"times\":{\"running\":0,\"runnable\":0,\"blocked\":7,"
+				 "\"blocked_futex\":0,\"blocked_io\":7,"));
+	free(out);
+	rep_profile_free(p);
+	e.n = 0;
+	for (int bad = 0; bad < 3; bad++) {
+		e_header(&e, 1, false);
+		e_map(&e, 2);
+		e_str(&e, "type");
+		e_str(&e, "thread_times");
+		e_str(&e, bad == 0 ? "running" : bad == 1 ? "tid" : "runnable");
+		if (bad == 2)
+			e_str(&e, "lots");
+		else
+			e_uint(&e, bad == 0 ? 1 : 0);
+		CHECK_EQ_INT(load_enc(&e, err, sizeof(err)), -EINVAL);
+		check_err(err, "hand: record 2: ");
+	}
+	free(e.b);
+}
+
 static void test_writer_errors(const char *a)
 {
 	struct rep_writer *w;
@@ -834,6 +1024,7 @@ int main(void)
 	test_schema_rules();
 	test_nasty_strings();
 	test_threads();
+	test_thread_times();
 	test_truncation(a);
 	test_corruption(a, &seed, &cases);
 	test_garbage(&seed, &cases);
