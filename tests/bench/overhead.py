@@ -61,9 +61,12 @@ def main():
             perf, "record", "-q", "-e", "task-clock", "-c", str(args.period), "--call-graph", "dwarf",
             "-o", pdata, "--"] + prog
 
+    threads = os.path.join(args.build, "tests", "targets", "threads")
     programs = {
         "1 thread": [work, "1", str(args.iterations)],
         "2 threads": [work, "2", str(args.iterations // 2)],
+        # ~300k context switches: the cost of per-thread events on each switch.
+        "futex ping-pong, 4 threads": [threads, "--futex", "4", "20000"],
     }
     print(f"# psup overhead over native, task-clock period {args.period} ns, "
           f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios")
