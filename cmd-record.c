@@ -53,7 +53,6 @@ struct rec_proc {
 
 struct rec {
 	const char *path;
-	bool attach;
 	bool unwind;
 	bool quiet;
 	struct rep_writer *w;
@@ -412,9 +411,11 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->pid = pid;
 	err = smp_thread_open(r->ev, tid, ring_pages_for(r), &t->st);
 	if (err < 0) {
-		r->open_failures++;
-		if (err != -ESRCH)
+		/* -ESRCH: the thread is already gone, nothing was missed. */
+		if (err != -ESRCH) {
+			r->open_failures++;
 			pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
+		}
 		t->st = NULL;
 	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
 		pr_warn("cannot watch the ring of thread %d", tid);
@@ -486,6 +487,8 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	exe[n > 0 ? n : 0] = '\0';
 	if (p && p->sp)
 		sym_space_exec(p->sp);
+	if (p)
+		psup_u64map_clear(&p->block_kinds); /* addresses of the old image */
 	exp_profile_forget_process(r->prof, pid);
 	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
 }
@@ -741,6 +744,9 @@ static void finish(struct rec *r, const char *reason)
 		pr_info("%llu samples (%llu lost), %llu contexts, in %.2f s",
 			(unsigned long long)r->samples, (unsigned long long)r->lost,
 			(unsigned long long)st.nodes, (double)(e.time - r->start_ns) / 1e9);
+	if (r->open_failures)
+		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
+			(unsigned long long)r->open_failures);
 	if (r->lost && r->samples && r->lost * 100 > r->samples)
 		pr_warn("%llu samples were lost (the rings overflowed); consider a longer --period",
 			(unsigned long long)r->lost);
