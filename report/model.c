@@ -222,8 +222,7 @@ void rep_profile_free(struct rep_profile *p)
 	free(p);
 }
 
-/* Makes room for one more element in a uint32-counted array. */
-static int grow32(void **arr, uint32_t *cap, uint32_t n, size_t sz)
+int rep_grow32(void **arr, uint32_t *cap, uint32_t n, size_t sz)
 {
 	uint32_t ncap;
 	void *na;
@@ -239,11 +238,6 @@ static int grow32(void **arr, uint32_t *cap, uint32_t n, size_t sz)
 	*arr = na;
 	*cap = ncap;
 	return 0;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
 }
 
 /* ---- loading ------------------------------------------------------------------- */
@@ -337,7 +331,7 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 			       (unsigned long long)r->u[REP_K_VERSION], REP_FORMAT_VERSION);
 		return -EINVAL;
 	}
-	if (grow32((void **)&p->runs, &p->runs_cap, p->nruns, sizeof(*p->runs)))
+	if (rep_grow32((void **)&p->runs, &p->runs_cap, p->nruns, sizeof(*p->runs)))
 		return -ENOMEM;
 	run = &p->runs[p->nruns];
 	memset(run, 0, sizeof(*run));
@@ -410,7 +404,7 @@ static int thread_get(struct rep_loadctx *c, uint64_t tid, int how, uint32_t *ro
 		*row = REP_NONE;
 		return 0;
 	}
-	if (grow32((void **)&p->threads, &p->threads_cap, p->nthreads, sizeof(*p->threads)))
+	if (rep_grow32((void **)&p->threads, &p->threads_cap, p->nthreads, sizeof(*p->threads)))
 		return -ENOMEM;
 	slot = psup_u64map_upsert(&c->tids, tid, &created);
 	if (!slot)
@@ -550,7 +544,7 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 	if (r->nframes > UINT32_MAX / 2 || p->nframes > UINT32_MAX - nframes)
 		return -ENOMEM;
 	while (p->frames_cap < p->nframes + nframes)
-		if (grow32((void **)&p->frames, &p->frames_cap, p->frames_cap, sizeof(*p->frames)))
+		if (rep_grow32((void **)&p->frames, &p->frames_cap, p->frames_cap, sizeof(*p->frames)))
 			return -ENOMEM;
 	h = hash_mix(0, (uint64_t)image);
 	for (uint32_t i = 0; i < nframes; i++) {
@@ -583,7 +577,7 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 	key.nframes = nframes;
 	row = rep_index_find(&p->loc_ix, h, loc_eq, p, &key);
 	if (row == REP_NONE) {
-		if (grow32((void **)&p->locs, &p->locs_cap, p->nlocs, sizeof(*p->locs)))
+		if (rep_grow32((void **)&p->locs, &p->locs_cap, p->nlocs, sizeof(*p->locs)))
 			return -ENOMEM;
 		l = &p->locs[p->nlocs];
 		l->image = (uint32_t)image;
@@ -641,7 +635,7 @@ static int apply_node(struct rep_loadctx *c, const struct rep_rec *r)
 	key = ((uint64_t)(parent + 1) << 32) | (loc + 1ULL);
 	/* room first, so a key in the map always points at a row */
 	if (p->nnodes >= UINT32_MAX - 2 ||
-	    grow32((void **)&p->nodes, &p->nodes_cap, p->nnodes, sizeof(*p->nodes)))
+	    rep_grow32((void **)&p->nodes, &p->nodes_cap, p->nnodes, sizeof(*p->nodes)))
 		return -ENOMEM;
 	slot = psup_u64map_upsert(&p->node_ix, key, &created);
 	if (!slot)
@@ -691,10 +685,10 @@ static int apply_samples(struct rep_loadctx *c, const struct rep_rec *r)
 		slot = psup_u64map_upsert(&t->leaves, nrow + 1ULL, &created);
 		if (!slot)
 			return -ENOMEM;
-		*slot = sat_add(*slot, n);
-		t->samples = sat_add(t->samples, n);
-		run->samples = sat_add(run->samples, n);
-		p->samples = sat_add(p->samples, n);
+		*slot = rep_sat_add(*slot, n);
+		t->samples = rep_sat_add(t->samples, n);
+		run->samples = rep_sat_add(run->samples, n);
+		p->samples = rep_sat_add(p->samples, n);
 	}
 	return 0;
 }
@@ -719,12 +713,12 @@ static int apply_thread_times(struct rep_loadctx *c, const struct rep_rec *r)
 	t = &c->p->threads[row];
 	tt = &t->times;
 	/* absent keys read as 0 */
-	tt->running = sat_add(tt->running, r->u[REP_K_RUNNING]);
-	tt->runnable = sat_add(tt->runnable, r->u[REP_K_RUNNABLE]);
-	tt->blocked_futex = sat_add(tt->blocked_futex, r->u[REP_K_BLOCKED_FUTEX]);
-	tt->blocked_io = sat_add(tt->blocked_io, r->u[REP_K_BLOCKED_IO]);
-	tt->blocked_sleep = sat_add(tt->blocked_sleep, r->u[REP_K_BLOCKED_SLEEP]);
-	tt->blocked_other = sat_add(tt->blocked_other, r->u[REP_K_BLOCKED_OTHER]);
+	tt->running = rep_sat_add(tt->running, r->u[REP_K_RUNNING]);
+	tt->runnable = rep_sat_add(tt->runnable, r->u[REP_K_RUNNABLE]);
+	tt->blocked_futex = rep_sat_add(tt->blocked_futex, r->u[REP_K_BLOCKED_FUTEX]);
+	tt->blocked_io = rep_sat_add(tt->blocked_io, r->u[REP_K_BLOCKED_IO]);
+	tt->blocked_sleep = rep_sat_add(tt->blocked_sleep, r->u[REP_K_BLOCKED_SLEEP]);
+	tt->blocked_other = rep_sat_add(tt->blocked_other, r->u[REP_K_BLOCKED_OTHER]);
 	t->has_times = true;
 	c->p->runs[c->run].has_times = true;
 	return 0;
@@ -741,9 +735,9 @@ static int apply_lost(struct rep_loadctx *c, const struct rep_rec *r)
 	if (rep_rec_has(r, REP_K_TID) && r->u[REP_K_TID]) {
 		if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &row)))
 			return rc;
-		c->p->threads[row].lost = sat_add(c->p->threads[row].lost, r->u[REP_K_COUNT]);
+		c->p->threads[row].lost = rep_sat_add(c->p->threads[row].lost, r->u[REP_K_COUNT]);
 	}
-	run->lost = sat_add(run->lost, r->u[REP_K_COUNT]);
+	run->lost = rep_sat_add(run->lost, r->u[REP_K_COUNT]);
 	return 0;
 }
 

@@ -293,4 +293,14 @@ void rep_ctree_release(struct rep_ctree *t);
 uint32_t rep_ctree_child(const struct rep_ctree *t, uint32_t node, const char *function,
 			 uint32_t line);
 
+/* Makes room for one more element (index n) in a uint32-counted array,
+ * doubling it. 0 or -ENOMEM. */
+int rep_grow32(void **arr, uint32_t *cap, uint32_t n, size_t sz);
+
+/* a + b, saturating: merged counts never wrap. */
+static inline uint64_t rep_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 #endif

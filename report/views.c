@@ -62,29 +62,6 @@ struct agg {
 	size_t *hidden;                  /* rows hidden per view, for JSON */
 };
 
-static int grow(void **arr, uint32_t *cap, uint32_t n, size_t sz)
-{
-	uint32_t ncap;
-	void *na;
-
-	if (n < *cap)
-		return 0;
-	if (*cap >= UINT32_MAX / 4)
-		return -ENOMEM;
-	ncap = *cap ? *cap * 2 : 64;
-	na = realloc(*arr, (size_t)ncap * sz);
-	if (!na)
-		return -ENOMEM;
-	*arr = na;
-	*cap = ncap;
-	return 0;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 static uint32_t fn_row_of(struct agg *a, uint32_t frame, uint32_t image)
 {
 	const struct rep_mframe *f = &a->p->frames[frame];
@@ -93,7 +70,7 @@ static uint32_t fn_row_of(struct agg *a, uint32_t frame, uint32_t image)
 
 	if (a->frame_fn[frame] != REP_NONE)
 		return a->frame_fn[frame];
-	if (grow((void **)&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
+	if (rep_grow32((void **)&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
 		return REP_NONE;
 	slot = psup_u64map_upsert(&a->fn_ix, key, &created);
 	if (!slot)
@@ -149,7 +126,7 @@ static uint32_t ln_row_of(struct agg *a, uint32_t frame, uint32_t image)
 	if (row == REP_NONE) {
 		struct ln_row *r;
 
-		if (grow((void **)&a->lns, &a->lns_cap, a->nlns, sizeof(*a->lns)))
+		if (rep_grow32((void **)&a->lns, &a->lns_cap, a->nlns, sizeof(*a->lns)))
 			return REP_NONE;
 		r = &a->lns[a->nlns];
 		memset(r, 0, sizeof(*r));
@@ -169,7 +146,7 @@ static uint32_t im_row_of(struct agg *a, uint32_t image)
 	uint64_t *slot;
 	bool created;
 
-	if (grow((void **)&a->ims, &a->ims_cap, a->nims, sizeof(*a->ims)))
+	if (rep_grow32((void **)&a->ims, &a->ims_cap, a->nims, sizeof(*a->ims)))
 		return REP_NONE;
 	slot = psup_u64map_upsert(&a->im_ix, image, &created);
 	if (!slot)
@@ -298,7 +275,7 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->keys[i])
 				a->node_self[m->keys[i] - 1] =
-					sat_add(a->node_self[m->keys[i] - 1], m->vals[i]);
+					rep_sat_add(a->node_self[m->keys[i] - 1], m->vals[i]);
 	}
 	for (uint32_t n = 0; n < p->nnodes; n++) {
 		uint64_t c = a->node_self[n];
@@ -307,17 +284,17 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 
 		if (!c)
 			continue;
-		a->total = sat_add(a->total, c);
+		a->total = rep_sat_add(a->total, c);
 		l = &p->locs[p->nodes[n].loc];
 		if ((row = im_row_of(a, l->image)) == REP_NONE)
 			return -ENOMEM;
-		a->ims[row].self = sat_add(a->ims[row].self, c);
+		a->ims[row].self = rep_sat_add(a->ims[row].self, c);
 		if ((row = fn_row_of(a, l->frames, l->image)) == REP_NONE)
 			return -ENOMEM;
-		a->fns[row].self = sat_add(a->fns[row].self, c);
+		a->fns[row].self = rep_sat_add(a->fns[row].self, c);
 		if ((row = ln_row_of(a, l->frames, l->image)) == REP_NONE)
 			return -ENOMEM;
-		a->lns[row].self = sat_add(a->lns[row].self, c);
+		a->lns[row].self = rep_sat_add(a->lns[row].self, c);
 
 		/* Parents were defined before their children, so the walk ends. */
 		stamp++;
@@ -331,11 +308,11 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 					return -ENOMEM;
 				if (a->fns[fr].stamp != stamp) {
 					a->fns[fr].stamp = stamp;
-					a->fns[fr].total = sat_add(a->fns[fr].total, c);
+					a->fns[fr].total = rep_sat_add(a->fns[fr].total, c);
 				}
 				if (a->lns[lr].stamp != stamp) {
 					a->lns[lr].stamp = stamp;
-					a->lns[lr].total = sat_add(a->lns[lr].total, c);
+					a->lns[lr].total = rep_sat_add(a->lns[lr].total, c);
 				}
 			}
 		}
@@ -359,7 +336,7 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 				continue;
 			l = &p->locs[p->nodes[m->keys[i] - 1].loc];
 			fr = a->frame_fn[l->frames];
-			tmp[fr] = sat_add(tmp[fr], m->vals[i]);
+			tmp[fr] = rep_sat_add(tmp[fr], m->vals[i]);
 			if (best == REP_NONE || tmp[fr] > tmp[best] ||
 			    (tmp[fr] == tmp[best] && strcmp(S(a, a->fns[fr].name), S(a, a->fns[best].name)) < 0))
 				best = fr;
@@ -495,9 +472,9 @@ static void totals(const struct rep_profile *p, struct totals *t)
 	for (uint32_t i = 0; i < p->nruns; i++) {
 		const struct rep_run *r = &p->runs[i];
 
-		t->duration = sat_add(t->duration, run_duration(r));
-		t->lost = sat_add(t->lost, r->lost > r->end_lost ? r->lost : r->end_lost);
-		t->unwind = sat_add(t->unwind, r->unwind_failures);
+		t->duration = rep_sat_add(t->duration, run_duration(r));
+		t->lost = rep_sat_add(t->lost, r->lost > r->end_lost ? r->lost : r->end_lost);
+		t->unwind = rep_sat_add(t->unwind, r->unwind_failures);
 		t->threads += r->nthreads;
 		t->processes += r->nprocesses;
 	}
@@ -1058,7 +1035,7 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 	for (uint32_t i = 0; i < a->nims; i++) {
 		const struct im_row *r = &a->ims[a->im_order[i]];
 
-		cum = sat_add(cum, r->self);
+		cum = rep_sat_add(cum, r->self);
 		if (!row_shown(o, shown, pct(r->self, a->total))) {
 			hidden++;
 			continue;
@@ -1111,7 +1088,7 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 		double selfp = pct(r->self, a->total), totp = pct(r->total, a->total);
 		const char *file = rep_str(a->p, r->file);
 
-		cum = sat_add(cum, r->self);
+		cum = rep_sat_add(cum, r->self);
 		if (!row_shown(o, shown, selfp > totp ? selfp : totp)) {
 			hidden++;
 			continue;
@@ -1171,7 +1148,7 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 		double selfp = pct(r->self, a->total), totp = pct(r->total, a->total);
 		const char *file = rep_str(a->p, r->file);
 
-		cum = sat_add(cum, r->self);
+		cum = rep_sat_add(cum, r->self);
 		if (!row_shown(o, shown, selfp > totp ? selfp : totp)) {
 			hidden++;
 			continue;
@@ -1231,14 +1208,14 @@ static bool have_times(const struct rep_profile *p)
 
 static uint64_t times_blocked(const struct rep_thread_times *t)
 {
-	return sat_add(sat_add(t->blocked_futex, t->blocked_io),
-		       sat_add(t->blocked_sleep, t->blocked_other));
+	return rep_sat_add(rep_sat_add(t->blocked_futex, t->blocked_io),
+		       rep_sat_add(t->blocked_sleep, t->blocked_other));
 }
 
 /* The thread's lifetime as the recorder accounted it: the sum of the states. */
 static uint64_t times_life(const struct rep_thread_times *t)
 {
-	return sat_add(sat_add(t->running, t->runnable), times_blocked(t));
+	return rep_sat_add(rep_sat_add(t->running, t->runnable), times_blocked(t));
 }
 
 /* A share of the lifetime, whole percents; "<1%" keeps a small nonzero
