@@ -39,10 +39,24 @@
 
 struct rec;
 
+/* A creator's registers and stack, copied while it is stopped at its clone
+ * event; unwound and symbolized once it runs again. */
+struct rec_snapshot {
+	struct smp_sample s;
+	pid_t pid;
+	uint8_t stack[SMP_STACK_SNAPSHOT];
+};
+
 struct rec_thread {
 	struct rec *r;
-	pid_t tid, pid;
+	pid_t tid, pid, parent;
 	struct smp_thread *st;
+	/* Its "thread" record waits for the creation context (see
+	 * thread_record_pending()). */
+	bool record_pending;
+	uint64_t created;
+	char comm[16];
+	struct rec_snapshot *creator;
 };
 
 struct rec_proc {
@@ -70,7 +84,7 @@ struct rec {
 	char *const *argv;          /* run: the command */
 	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
-	uint8_t stack[SMP_STACK_SNAPSHOT]; /* a stopped creator's stack copy */
+	unsigned records_pending;   /* threads whose record waits */
 };
 
 static int write_header(struct rec *r, pid_t pid);
@@ -319,48 +333,93 @@ static void start_thread_state(struct rec *r, pid_t tid)
 /*
  * Where a thread was created: the creator's call stack. The supervisor
  * reports a new thread from its creator's clone/fork stop, so the creator is
- * ptrace-stopped and can be unwound (libunwind-ptrace). 0 when unknown.
+ * ptrace-stopped: only its registers and stack are copied then (a few us).
+ * Unwinding and symbolizing wait until it runs again, since a first lookup in
+ * an image can take tens of ms (inflating libc's compressed debug info)
+ * that the program would otherwise spend stopped.
  */
-static uint64_t creation_context(struct rec *r, pid_t parent)
+static struct rec_snapshot *snapshot_creator(struct rec *r, pid_t parent)
 {
 	struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
-	struct rec_proc *pp = pt ? proc_find(r, pt->pid) : NULL;
 	struct user_regs_struct regs;
-	struct smp_sample s = { .pid = pt ? pt->pid : 0, .tid = parent, .user = true, .have_regs = true };
+	struct rec_snapshot *c;
 	int n;
 
-	if (!pp || !pp->sp || !r->unwind)
+	if (!pt || !r->unwind)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	n = sup_thread_snapshot(r->sup, parent, &regs, c->stack, sizeof(c->stack));
+	if (n < 0) {
+		free(c);
+		return NULL;
+	}
+	c->pid = pt->pid;
+	c->s = (struct smp_sample){
+		.pid = pt->pid, .tid = parent, .ip = regs.rip, .user = true, .have_regs = true,
+		.stack = c->stack, .stack_size = (size_t)n,
+	};
+	c->s.regs[SMP_REG_AX] = regs.rax;
+	c->s.regs[SMP_REG_BX] = regs.rbx;
+	c->s.regs[SMP_REG_CX] = regs.rcx;
+	c->s.regs[SMP_REG_DX] = regs.rdx;
+	c->s.regs[SMP_REG_SI] = regs.rsi;
+	c->s.regs[SMP_REG_DI] = regs.rdi;
+	c->s.regs[SMP_REG_BP] = regs.rbp;
+	c->s.regs[SMP_REG_SP] = regs.rsp;
+	c->s.regs[SMP_REG_IP] = regs.rip;
+	c->s.regs[SMP_REG_FLAGS] = regs.eflags;
+	c->s.regs[SMP_REG_R8] = regs.r8;
+	c->s.regs[SMP_REG_R9] = regs.r9;
+	c->s.regs[SMP_REG_R10] = regs.r10;
+	c->s.regs[SMP_REG_R11] = regs.r11;
+	c->s.regs[SMP_REG_R12] = regs.r12;
+	c->s.regs[SMP_REG_R13] = regs.r13;
+	c->s.regs[SMP_REG_R14] = regs.r14;
+	c->s.regs[SMP_REG_R15] = regs.r15;
+	return c;
+}
+
+/* The creation context's node, 0 when unknown. */
+static uint64_t creation_context(struct rec *r, const struct rec_snapshot *c)
+{
+	struct rec_proc *pp = c ? proc_find(r, c->pid) : NULL;
+	int n;
+
+	if (!pp || !pp->sp)
 		return 0;
-	n = sup_thread_snapshot(r->sup, parent, &regs, r->stack, sizeof(r->stack));
-	if (n < 0)
-		return 0;
-	s.ip = regs.rip;
-	s.stack = r->stack;
-	s.stack_size = (size_t)n;
-	s.regs[SMP_REG_AX] = regs.rax;
-	s.regs[SMP_REG_BX] = regs.rbx;
-	s.regs[SMP_REG_CX] = regs.rcx;
-	s.regs[SMP_REG_DX] = regs.rdx;
-	s.regs[SMP_REG_SI] = regs.rsi;
-	s.regs[SMP_REG_DI] = regs.rdi;
-	s.regs[SMP_REG_BP] = regs.rbp;
-	s.regs[SMP_REG_SP] = regs.rsp;
-	s.regs[SMP_REG_IP] = regs.rip;
-	s.regs[SMP_REG_FLAGS] = regs.eflags;
-	s.regs[SMP_REG_R8] = regs.r8;
-	s.regs[SMP_REG_R9] = regs.r9;
-	s.regs[SMP_REG_R10] = regs.r10;
-	s.regs[SMP_REG_R11] = regs.r11;
-	s.regs[SMP_REG_R12] = regs.r12;
-	s.regs[SMP_REG_R13] = regs.r13;
-	s.regs[SMP_REG_R14] = regs.r14;
-	s.regs[SMP_REG_R15] = regs.r15;
-	n = sym_space_unwind_sample(pp->sp, &s, r->pcs, REC_MAX_FRAMES);
-	pr_debug("creation context of a thread of %d: %d frames", pt->pid, n);
+	n = sym_space_unwind_sample(pp->sp, &c->s, r->pcs, REC_MAX_FRAMES);
 	if (n <= 0)
 		return 0;
-	int64_t node = exp_profile_context(r->prof, pp->sp, pt->pid, r->pcs, (unsigned)n);
+	int64_t node = exp_profile_context(r->prof, pp->sp, c->pid, r->pcs, (unsigned)n);
 	return node > 0 ? (uint64_t)node : 0;
+}
+
+/* Writes the "thread" record of t, with its creation context. */
+static void thread_record(struct rec *r, struct rec_thread *t)
+{
+	struct rep_thread rt = {
+		.tid = t->tid, .pid = t->pid, .parent = t->parent,
+		.name = t->comm[0] ? t->comm : NULL, .time = t->created,
+		.ctx = creation_context(r, t->creator),
+	};
+
+	rec_write_failed(r, rep_write_thread(r->w, &rt));
+	free(t->creator);
+	t->creator = NULL;
+	t->record_pending = false;
+	r->records_pending--;
+}
+
+/* From the loop's tick: every thread whose record still waits. */
+static void thread_records_pending(struct rec *r)
+{
+	for (size_t i = 0; r->records_pending && i < r->threads.cap; i++) {
+		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
+		if (r->threads.keys[i] && t && t->record_pending)
+			thread_record(r, t);
+	}
 }
 
 /*
@@ -385,8 +444,6 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 {
 	struct rec *r = arg;
 	struct rec_thread *t;
-	struct rep_thread rt;
-	char comm[64];
 	uint64_t *v;
 	int err;
 
@@ -421,13 +478,12 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		pr_warn("cannot watch the ring of thread %d", tid);
 	}
 	start_thread_state(r, tid);
-	read_comm(tid, comm, sizeof(comm));
-	rt = (struct rep_thread){
-		.tid = tid, .pid = pid, .parent = parent,
-		.name = comm[0] ? comm : NULL, .time = psup_now_ns(),
-		.ctx = creation_context(r, parent),
-	};
-	rec_write_failed(r, rep_write_thread(r->w, &rt));
+	read_comm(tid, t->comm, sizeof(t->comm));
+	t->parent = parent;
+	t->created = psup_now_ns();
+	t->creator = snapshot_creator(r, parent);
+	t->record_pending = true;
+	r->records_pending++;
 }
 
 static void thread_close(struct rec *r, struct rec_thread *t)
@@ -440,12 +496,12 @@ static void thread_close(struct rec *r, struct rec_thread *t)
 	}
 }
 
-static void write_thread_times(struct rec *r, pid_t tid)
+static void write_thread_times(struct rec *r, pid_t tid, bool exited)
 {
 	struct exp_thread_times et;
 	uint64_t now = psup_now_ns();
 
-	if (exp_tstate_thread_end(r->ts, tid, now, &et) < 0)
+	if (exp_tstate_thread_end(r->ts, tid, now, exited, &et) < 0)
 		return;
 	struct rep_thread_times tt = {
 		.running = et.running,
@@ -458,7 +514,7 @@ static void write_thread_times(struct rec *r, pid_t tid)
 	rec_write_failed(r, rep_write_thread_times(r->w, tid, now, &tt));
 }
 
-static void on_thread_gone(void *arg, pid_t tid, pid_t pid)
+static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 {
 	struct rec *r = arg;
 	struct rec_thread *t = thread_find(r, tid);
@@ -466,10 +522,12 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid)
 	(void)pid;
 	if (!t)
 		return;
+	if (t->record_pending)
+		thread_record(r, t);
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
-	write_thread_times(r, tid);
+	write_thread_times(r, tid, exited);
 	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
 	rec_write_failed(r, rep_write_thread_end(r->w, tid, psup_now_ns()));
 }
@@ -513,6 +571,7 @@ static void on_tick(void *arg)
 	struct rec *r = arg;
 	uint64_t now = psup_now_ns();
 
+	thread_records_pending(r);
 	/* Threads that sample slowly never reach the ring's watermark. */
 	for (size_t i = 0; i < r->threads.cap; i++)
 		if (r->threads.keys[i] && r->threads.vals[i])
@@ -759,6 +818,7 @@ static void rec_release(struct rec *r)
 		if (r->threads.keys[i] && t) {
 			if (t->st)
 				smp_thread_close(t->st, NULL);
+			free(t->creator);
 			free(t);
 		}
 	}

@@ -91,8 +91,10 @@ void exp_tstate_block(struct exp_tstate *ts, pid_t tid, enum exp_block_kind kind
 /* A switch record: in, or out (preempt: still runnable). */
 void exp_tstate_switch(struct exp_tstate *ts, pid_t tid, uint64_t time, bool out, bool preempt);
 /* Thread tid ended at time: its totals in *out, and it is forgotten.
- * -ENOENT for a thread never started. */
-int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time,
+ * exited: it died, so its life ended at its last switch-out (later time is
+ * psup's, reaping it), unless it was never seen switching out. -ENOENT for a
+ * thread never started. */
+int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time, bool exited,
 			  struct exp_thread_times *out);
 /* What a thread that entered the kernel in function blocks on; arg0 and
  * arg1 are its first two argument registers (for syscall(2) itself). */

@@ -127,14 +127,15 @@ void exp_tstate_switch(struct exp_tstate *ts, pid_t tid, uint64_t time, bool out
 	t->have_pending = false;
 }
 
-int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time,
+int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time, bool exited,
 			  struct exp_thread_times *out)
 {
 	struct ts_thread *t = find(ts, tid);
 
 	if (!t)
 		return -ENOENT;
-	charge(t, time);
+	if (!exited || t->state == TS_RUNNING)
+		charge(t, time);
 	*out = t->times;
 	psup_u64map_remove(&ts->threads, (uint64_t)tid);
 	free(t);

@@ -175,7 +175,7 @@ fail_detach:
 			if (!t)
 				continue;
 			if (st.kind == SUP_STOP_EXITED || st.kind == SUP_STOP_KILLED)
-				sup_thread_remove(s, t);
+				sup_thread_remove(s, t, true);
 			else
 				sup_detach_thread(s, t, st.kind == SUP_STOP_SIGNAL ? st.sig : 0);
 		} else {
@@ -204,7 +204,7 @@ void sup_detach_begin(struct sup_session *s)
 			/* Past its exit (a zombie leader waiting for its
 			 * group): no stop will come, nothing is left to undo.
 			 * Test: t2070-attach-leader-exits. */
-			sup_thread_remove(s, t);
+			sup_thread_remove(s, t, true);
 			i = (size_t)-1; /* removal moves entries: rescan */
 			continue;
 		}
@@ -300,7 +300,7 @@ void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig)
 	}
 	pid_t tid = t->tid;
 	/* Perf fds are closed by the thread_gone hook before the detach. */
-	sup_thread_remove(s, t);
+	sup_thread_remove(s, t, false);
 	if (ptrace(PTRACE_DETACH, tid, 0L, (long)sig) < 0 && errno != ESRCH)
 		pr_debug("detach %d: %s", tid, strerror(errno));
 	pr_trace("detached %d (signal %d)", tid, sig);

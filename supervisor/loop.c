@@ -311,7 +311,7 @@ static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_s
 		return;
 	}
 	pid = t->pid;
-	sup_thread_remove(s, t);
+	sup_thread_remove(s, t, true);
 	/* A leader's status is reported once the whole group is gone
 	 * (delay_group_leader); it is the process's. Test: t1150-leader-exit. */
 	if (tid == pid)
@@ -383,7 +383,7 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 			continue;
 		struct sup_thread *o = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
 		if (o && o->pid == pid) {
-			sup_thread_remove(s, o);
+			sup_thread_remove(s, o, true);
 			i = (size_t)-1; /* removal moves entries: rescan */
 		}
 	}

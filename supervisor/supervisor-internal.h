@@ -73,7 +73,7 @@ struct sup_thread *sup_thread_find(struct sup_session *s, pid_t tid);
 struct sup_thread *sup_thread_add(struct sup_session *s, pid_t tid, pid_t pid, pid_t parent);
 /* Removes and frees t, calls thread_gone if it was reported; ends the
  * process when its last thread goes (the caller reports the exit). */
-void sup_thread_remove(struct sup_session *s, struct sup_thread *t);
+void sup_thread_remove(struct sup_session *s, struct sup_thread *t, bool exited);
 void sup_thread_report(struct sup_session *s, struct sup_thread *t, bool new_process);
 struct sup_process *sup_process_find(struct sup_session *s, pid_t pid);
 struct sup_process *sup_process_get(struct sup_session *s, pid_t pid);

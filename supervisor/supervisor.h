@@ -63,8 +63,9 @@ struct sup_hooks {
 	 * forking thread). When parent is known, it is ptrace-stopped at its
 	 * clone/fork event during the call (it may be unwound). */
 	void (*thread_new)(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process);
-	/* The thread is gone (reaped, dropped by an exec, or detached). */
-	void (*thread_gone)(void *arg, pid_t tid, pid_t pid);
+	/* The thread is gone: exited (reaped, or dropped by an exec) or, when
+	 * exited is false, detached while alive. */
+	void (*thread_gone)(void *arg, pid_t tid, pid_t pid, bool exited);
 	/* Process pid completed an execve. old_tid is the thread that called it
 	 * (now known as pid); the other threads were reported gone before. */
 	void (*exec)(void *arg, pid_t pid, pid_t old_tid);

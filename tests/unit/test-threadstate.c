@@ -23,14 +23,14 @@ int main(void)
 	exp_tstate_switch(ts, 7, 1215, false, false);
 	exp_tstate_block(ts, 7, EXP_BLOCK_SLEEP);
 	exp_tstate_switch(ts, 7, 1230, true, false);
-	CHECK(exp_tstate_thread_end(ts, 7, 1270, &t) == 0);
+	CHECK(exp_tstate_thread_end(ts, 7, 1270, false, &t) == 0);
 	CHECK_EQ_INT(t.running, 100 + 30 + 10 + 15);
 	CHECK_EQ_INT(t.runnable, 20);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_FUTEX], 50);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_OTHER], 5);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_SLEEP], 40);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_IO], 0);
-	CHECK(exp_tstate_thread_end(ts, 7, 1300, &t) == -ENOENT);
+	CHECK(exp_tstate_thread_end(ts, 7, 1300, false, &t) == -ENOENT);
 
 	/* A block sample before a preemption (leaving FUTEX_WAKE) does not
 	 * make the later voluntary switch a futex wait. */
@@ -39,7 +39,7 @@ int main(void)
 	exp_tstate_switch(ts, 8, 10, true, true);
 	exp_tstate_switch(ts, 8, 20, false, false);
 	exp_tstate_switch(ts, 8, 30, true, false);
-	CHECK(exp_tstate_thread_end(ts, 8, 40, &t) == 0);
+	CHECK(exp_tstate_thread_end(ts, 8, 40, false, &t) == 0);
 	CHECK_EQ_INT(t.running, 20);
 	CHECK_EQ_INT(t.runnable, 10);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_OTHER], 10);
@@ -49,10 +49,20 @@ int main(void)
 	CHECK(exp_tstate_thread_start(ts, 9, 100, true, EXP_BLOCK_IO) == 0);
 	exp_tstate_switch(ts, 9, 90, false, false);
 	exp_tstate_switch(ts, 9, 150, true, false);
-	CHECK(exp_tstate_thread_end(ts, 9, 160, &t) == 0);
+	CHECK(exp_tstate_thread_end(ts, 9, 160, false, &t) == 0);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_IO], 0);
 	CHECK_EQ_INT(t.running, 50);
 	CHECK_EQ_INT(t.blocked[EXP_BLOCK_OTHER], 10);
+	/* A thread that died: its life ends at its last switch-out, not when
+	 * psup got round to reaping it; one last seen running runs until now. */
+	CHECK(exp_tstate_thread_start(ts, 10, 0, false, EXP_BLOCK_OTHER) == 0);
+	exp_tstate_switch(ts, 10, 30, true, false);
+	CHECK(exp_tstate_thread_end(ts, 10, 500, true, &t) == 0);
+	CHECK_EQ_INT(t.running, 30);
+	CHECK_EQ_INT(t.blocked[EXP_BLOCK_OTHER], 0);
+	CHECK(exp_tstate_thread_start(ts, 11, 0, false, EXP_BLOCK_OTHER) == 0);
+	CHECK(exp_tstate_thread_end(ts, 11, 40, true, &t) == 0);
+	CHECK_EQ_INT(t.running, 40);
 	/* Unknown threads are ignored. */
 	exp_tstate_switch(ts, 99, 5, true, false);
 	exp_tstate_block(ts, 99, EXP_BLOCK_IO);
