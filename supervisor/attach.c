@@ -148,7 +148,7 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 		added = scan_once(s, pid, why, whylen);
 		if (added < 0) {
 			err = added;
-			goto fail_detach;
+			goto fail;
 		}
 	} while (added > 0 && ++scans < SUP_ATTACH_MAX_SCANS);
 	if (!s->nthreads) {
@@ -160,33 +160,11 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 		goto fail;
 	}
 	return 0;
-fail_detach:
-	/* Threads seized so far were not stopped: detach them cleanly. */
-	sup_detach_begin(s);
-	s->stopping = true;
-	s->stop_deadline = psup_now_ns() + 2000000000ULL;
-	while (s->nthreads && psup_now_ns() < s->stop_deadline) {
-		int status;
-		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
-		if (r > 0) {
-			struct sup_thread *t = sup_thread_find(s, r);
-			struct sup_stop st;
-			sup_stop_classify(status, &st);
-			if (!t)
-				continue;
-			if (st.kind == SUP_STOP_EXITED || st.kind == SUP_STOP_KILLED)
-				sup_thread_remove(s, t, true);
-			else
-				sup_detach_thread(s, t, st.kind == SUP_STOP_SIGNAL ? st.sig : 0);
-		} else {
-			usleep(1000);
-		}
-	}
 fail:
+	/* Threads seized so far run on: the session's own loop detaches
+	 * them. */
 	*out = NULL;
-	s->root = 0;
-	sup_session_release(s);
-	free(s);
+	sup_session_free(s);
 	return err;
 }
 
@@ -212,14 +190,8 @@ void sup_detach_begin(struct sup_session *s)
 		/* Rule 12: PTRACE_DETACH needs a ptrace stop; the interrupt
 		 * brings one (or another stop wins the race, rule 7: the loop
 		 * detaches at whichever comes first). */
-		if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
-			t->flags |= SUP_THREAD_MAYBE_GONE;
+		ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L); /* ESRCH: its exit is on its way */
 	}
-}
-
-void sup_detach_others(struct sup_session *s)
-{
-	sup_detach_begin(s);
 }
 
 /*
@@ -253,21 +225,6 @@ static bool never_restarted(long nr)
 	}
 }
 
-static bool signal_pending(pid_t tid)
-{
-	char path[64], *buf, *line;
-	bool pending = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return true; /* unknown: leave the call alone */
-	for (line = buf; (line = strstr(line, "Pnd:")); line += 4)
-		if (strtoull(line + 4, NULL, 16))
-			pending = true;
-	free(buf);
-	return pending;
-}
-
 void sup_thread_restart_interrupted(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
@@ -276,8 +233,9 @@ void sup_thread_restart_interrupted(struct sup_thread *t)
 		return;
 	if ((long)regs.rax != -EINTR || !never_restarted((long)regs.orig_rax))
 		return;
-	if (signal_pending(t->tid))
-		return;
+	struct sup_proc_status ps;
+	if (sup_proc_status(t->tid, &ps) < 0 || ps.signal_pending)
+		return; /* the EINTR may be the program's own: leave it */
 	regs.rax = regs.orig_rax;
 	regs.rip -= 2; /* the syscall instruction, 0f 05 */
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) == 0)

@@ -224,18 +224,10 @@ static void on_duration(void *arg, int fd)
 	begin_stop(s, "duration");
 }
 
-void sup_thread_resume(struct sup_session *s, struct sup_thread *t, int request, int sig)
+void sup_thread_resume(struct sup_thread *t, int request, int sig)
 {
-	(void)s;
-	if (ptrace(request, t->tid, 0L, (long)sig) < 0) {
-		if (errno == ESRCH) {
-			/* Rule 6: the thread may be dying; its exit status is
-			 * still to come through wait. */
-			t->flags |= SUP_THREAD_MAYBE_GONE;
-			return;
-		}
+	if (ptrace(request, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
 		pr_debug("ptrace(%d) on %d: %s", request, t->tid, strerror(errno));
-	}
 }
 
 /* Stop the session: attach mode (and run mode asked by the command) detach
@@ -431,7 +423,6 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	    t->pid != s->root && ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->desc_opts) < 0)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
-	t->flags &= ~(SUP_THREAD_LISTENING | SUP_THREAD_MAYBE_GONE);
 
 	switch (st.kind) {
 	case SUP_STOP_SIGNAL:
@@ -442,8 +433,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		if (t->flags & SUP_THREAD_DETACHING)
 			break;
 		/* Rule 3: keep job control working. */
-		t->flags |= SUP_THREAD_LISTENING;
-		sup_thread_resume(s, t, PTRACE_LISTEN, 0);
+		sup_thread_resume(t, PTRACE_LISTEN, 0);
 		return;
 	case SUP_STOP_CLONE:
 		adopt_child(s, t, (pid_t)event_msg(tid), false);
@@ -473,7 +463,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			s->done = true;
 		return;
 	}
-	sup_thread_resume(s, t, PTRACE_CONT, sig);
+	sup_thread_resume(t, PTRACE_CONT, sig);
 }
 
 /* Rule 5: collect every pending status before handling any. */

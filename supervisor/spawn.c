@@ -88,7 +88,6 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		snprintf(why, whylen, "cannot set up the event loop: %s", strerror(-err));
 		goto fail;
 	}
-	s->spawn_flags = flags;
 	/* Descendants are traced without EXITKILL: one psup cannot detach in
 	 * time (a parent blocked in vfork ignores PTRACE_INTERRUPT) must be
 	 * left running by the kernel, not killed. Test: t3055-vfork-wait. */

@@ -11,9 +11,7 @@ enum sup_thread_flags {
 	SUP_THREAD_SEEN_STOP = 1 << 0,   /* its first ptrace stop has arrived */
 	SUP_THREAD_DETACHING = 1 << 1,   /* interrupted; detach at its next stop */
 	SUP_THREAD_EXITING = 1 << 2,     /* passed PTRACE_EVENT_EXIT */
-	SUP_THREAD_MAYBE_GONE = 1 << 3,  /* a request failed with ESRCH (rule 6) */
-	SUP_THREAD_LISTENING = 1 << 4,   /* in group-stop, restarted with LISTEN */
-	SUP_THREAD_REPORTED = 1 << 5,    /* thread_new hook called */
+	SUP_THREAD_REPORTED = 1 << 3,    /* thread_new hook called */
 };
 
 struct sup_thread {
@@ -39,7 +37,6 @@ struct sup_watch {
 
 struct sup_session {
 	bool attach_mode;
-	unsigned spawn_flags;
 	long desc_opts;             /* run mode: ptrace options of descendant processes */
 	pid_t root;                 /* the target process */
 	struct sup_hooks hooks;
@@ -82,6 +79,7 @@ struct sup_proc_status {
 	pid_t tgid, ppid, tracer;
 	long uid;   /* real uid, -1 when unknown */
 	char state; /* R S D T t Z X ... */
+	bool signal_pending; /* SigPnd or ShdPnd not empty */
 };
 /* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */
 int sup_proc_status(pid_t tid, struct sup_proc_status *out);
@@ -89,8 +87,9 @@ int sup_proc_status(pid_t tid, struct sup_proc_status *out);
 /* loop.c */
 int sup_session_init(struct sup_session *s, bool attach_mode);
 void sup_session_release(struct sup_session *s);
-/* Restart a stopped thread; ESRCH marks it maybe-gone (rule 6). */
-void sup_thread_resume(struct sup_session *s, struct sup_thread *t, int request, int sig);
+/* Restart a stopped thread. ESRCH is not an error (rule 6): the thread is
+ * dying and its exit status is still to come through wait. */
+void sup_thread_resume(struct sup_thread *t, int request, int sig);
 
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */
@@ -100,7 +99,5 @@ void sup_detach_begin(struct sup_session *s);
 void sup_thread_restart_interrupted(struct sup_thread *t);
 /* Detaches t from the stop it is in, injecting sig (rule 12). */
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig);
-/* Detach every thread of processes other than keep (run mode, after the root ended). */
-void sup_detach_others(struct sup_session *s);
 
 #endif

@@ -120,6 +120,10 @@ int sup_proc_status(pid_t tid, struct sup_proc_status *out)
 	out->ppid = (pid_t)status_field(buf, "\nPPid:");
 	out->tracer = (pid_t)status_field(buf, "\nTracerPid:");
 	out->uid = status_field(buf, "\nUid:");
+	out->signal_pending = false;
+	for (const char *p = buf; (p = strstr(p, "Pnd:")); p += 4)
+		if (strtoull(p + 4, NULL, 16))
+			out->signal_pending = true;
 	out->state = '?';
 	state = strstr(buf, "\nState:");
 	if (state) {
