@@ -86,17 +86,8 @@ static uint32_t ctree_get(struct rep_ctree *t, struct psup_u64map *fns, const st
 
 	if (row != REP_NONE)
 		return row;
-	if (t->n == t->cap) {
-		struct rep_cnode *nn;
-
-		if (t->cap >= UINT32_MAX / 4)
-			return REP_NONE;
-		nn = realloc(t->nodes, (size_t)t->cap * 2 * sizeof(*nn));
-		if (!nn)
-			return REP_NONE;
-		t->nodes = nn;
-		t->cap *= 2;
-	}
+	if (rep_grow32((void **)&t->nodes, &t->cap, t->n, sizeof(*t->nodes)))
+		return REP_NONE;
 	slot = psup_u64map_upsert(fns, ((uint64_t)k->function << 32) | k->image, &created);
 	if (!slot)
 		return REP_NONE;
@@ -395,17 +386,8 @@ static uint32_t bu_add(struct rep_ctree *t, uint32_t parent, const struct rep_cn
 {
 	struct rep_cnode *c;
 
-	if (t->n == t->cap) {
-		struct rep_cnode *nn;
-
-		if (t->cap >= UINT32_MAX / 4)
-			return REP_NONE;
-		nn = realloc(t->nodes, (size_t)t->cap * 2 * sizeof(*nn));
-		if (!nn)
-			return REP_NONE;
-		t->nodes = nn;
-		t->cap *= 2;
-	}
+	if (rep_grow32((void **)&t->nodes, &t->cap, t->n, sizeof(*t->nodes)))
+		return REP_NONE;
 	c = &t->nodes[t->n];
 	memset(c, 0, sizeof(*c));
 	c->parent = parent;

@@ -149,6 +149,37 @@ static void enc_text_or_null(struct rep_writer *w, const char *s)
 		enc_null(w);
 }
 
+/* A key and its value, the unit of every record map. */
+static void kv_uint(struct rep_writer *w, const char *k, uint64_t v)
+{
+	enc_text(w, k);
+	enc_uint(w, v);
+}
+
+static void kv_int(struct rep_writer *w, const char *k, int64_t v)
+{
+	enc_text(w, k);
+	enc_int(w, v);
+}
+
+static void kv_bool(struct rep_writer *w, const char *k, bool v)
+{
+	enc_text(w, k);
+	enc_bool(w, v);
+}
+
+static void kv_text(struct rep_writer *w, const char *k, const char *v)
+{
+	enc_text(w, k);
+	enc_text(w, v);
+}
+
+static void kv_text_or_null(struct rep_writer *w, const char *k, const char *v)
+{
+	enc_text(w, k);
+	enc_text_or_null(w, v);
+}
+
 static void enc_map(struct rep_writer *w, size_t n)
 {
 	unsigned char *p = enc_room(w, HEAD_MAX);
@@ -173,8 +204,7 @@ static int rec_begin(struct rep_writer *w, size_t nkeys, const char *type)
 	w->len = 0;
 	w->nomem = false;
 	enc_map(w, nkeys);
-	enc_text(w, "type");
-	enc_text(w, type);
+	kv_text(w, "type", type);
 	return 0;
 }
 
@@ -217,38 +247,25 @@ int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 	err = rec_begin(w, nkeys, "header");
 	if (err)
 		return err;
-	enc_text(w, "format");
-	enc_text(w, "psup");
-	enc_text(w, "version");
-	enc_uint(w, REP_FORMAT_VERSION);
-	enc_text(w, "psup");
-	enc_text(w, PSUP_VERSION);
-	enc_text(w, "mode");
-	enc_text_or_null(w, h->mode);
+	kv_text(w, "format", "psup");
+	kv_uint(w, "version", REP_FORMAT_VERSION);
+	kv_text(w, "psup", PSUP_VERSION);
+	kv_text_or_null(w, "mode", h->mode);
 	if (h->argv) {
 		enc_text(w, "argv");
 		enc_array(w, argc);
 		for (size_t i = 0; i < argc; i++)
 			enc_text(w, h->argv[i]);
 	}
-	enc_text(w, "pid");
-	enc_int(w, h->pid);
-	enc_text(w, "wall_ns");
-	enc_uint(w, h->wall_ns);
-	enc_text(w, "mono_ns");
-	enc_uint(w, h->mono_ns);
-	enc_text(w, "event");
-	enc_text_or_null(w, h->event);
-	enc_text(w, "period");
-	enc_uint(w, h->period);
-	enc_text(w, "jitter");
-	enc_uint(w, h->jitter_pct);
-	enc_text(w, "clock");
-	enc_bool(w, h->clock_event);
-	enc_text(w, "hw_pmu");
-	enc_bool(w, h->hw_pmu);
-	enc_text(w, "hostname");
-	enc_text_or_null(w, h->hostname);
+	kv_int(w, "pid", h->pid);
+	kv_uint(w, "wall_ns", h->wall_ns);
+	kv_uint(w, "mono_ns", h->mono_ns);
+	kv_text_or_null(w, "event", h->event);
+	kv_uint(w, "period", h->period);
+	kv_uint(w, "jitter", h->jitter_pct);
+	kv_bool(w, "clock", h->clock_event);
+	kv_bool(w, "hw_pmu", h->hw_pmu);
+	kv_text_or_null(w, "hostname", h->hostname);
 	return rec_end(w);
 }
 
@@ -258,20 +275,14 @@ int rep_write_thread(struct rep_writer *w, const struct rep_thread *t)
 
 	if (err)
 		return err;
-	enc_text(w, "tid");
-	enc_int(w, t->tid);
-	enc_text(w, "pid");
-	enc_int(w, t->pid);
-	enc_text(w, "parent");
-	enc_int(w, t->parent);
+	kv_int(w, "tid", t->tid);
+	kv_int(w, "pid", t->pid);
+	kv_int(w, "parent", t->parent);
 	if (t->name) {
-		enc_text(w, "name");
-		enc_text(w, t->name);
+		kv_text(w, "name", t->name);
 	}
-	enc_text(w, "time");
-	enc_uint(w, t->time);
-	enc_text(w, "ctx");
-	enc_uint(w, t->ctx);
+	kv_uint(w, "time", t->time);
+	kv_uint(w, "ctx", t->ctx);
 	return rec_end(w);
 }
 
@@ -281,10 +292,8 @@ int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time)
 
 	if (err)
 		return err;
-	enc_text(w, "tid");
-	enc_int(w, tid);
-	enc_text(w, "time");
-	enc_uint(w, time);
+	kv_int(w, "tid", tid);
+	kv_uint(w, "time", time);
 	return rec_end(w);
 }
 
@@ -295,22 +304,14 @@ int rep_write_thread_times(struct rep_writer *w, pid_t tid, uint64_t time,
 
 	if (err)
 		return err;
-	enc_text(w, "tid");
-	enc_int(w, tid);
-	enc_text(w, "time");
-	enc_uint(w, time);
-	enc_text(w, "running");
-	enc_uint(w, t->running);
-	enc_text(w, "runnable");
-	enc_uint(w, t->runnable);
-	enc_text(w, "blocked_futex");
-	enc_uint(w, t->blocked_futex);
-	enc_text(w, "blocked_io");
-	enc_uint(w, t->blocked_io);
-	enc_text(w, "blocked_sleep");
-	enc_uint(w, t->blocked_sleep);
-	enc_text(w, "blocked_other");
-	enc_uint(w, t->blocked_other);
+	kv_int(w, "tid", tid);
+	kv_uint(w, "time", time);
+	kv_uint(w, "running", t->running);
+	kv_uint(w, "runnable", t->runnable);
+	kv_uint(w, "blocked_futex", t->blocked_futex);
+	kv_uint(w, "blocked_io", t->blocked_io);
+	kv_uint(w, "blocked_sleep", t->blocked_sleep);
+	kv_uint(w, "blocked_other", t->blocked_other);
 	return rec_end(w);
 }
 
@@ -320,20 +321,14 @@ int rep_write_loc(struct rep_writer *w, const struct rep_loc *l)
 
 	if (err)
 		return err;
-	enc_text(w, "id");
-	enc_uint(w, l->id);
-	enc_text(w, "pid");
-	enc_int(w, l->pid);
-	enc_text(w, "addr");
-	enc_uint(w, l->addr);
-	enc_text(w, "image");
-	enc_text_or_null(w, l->image);
+	kv_uint(w, "id", l->id);
+	kv_int(w, "pid", l->pid);
+	kv_uint(w, "addr", l->addr);
+	kv_text_or_null(w, "image", l->image);
 	if (l->build_id) {
-		enc_text(w, "build_id");
-		enc_text(w, l->build_id);
+		kv_text(w, "build_id", l->build_id);
 	}
-	enc_text(w, "offset");
-	enc_uint(w, l->offset);
+	kv_uint(w, "offset", l->offset);
 	enc_text(w, "frames");
 	enc_array(w, l->nframes);
 	for (unsigned i = 0; i < l->nframes; i++) {
@@ -353,12 +348,9 @@ int rep_write_node(struct rep_writer *w, uint64_t id, uint64_t parent, uint64_t 
 
 	if (err)
 		return err;
-	enc_text(w, "id");
-	enc_uint(w, id);
-	enc_text(w, "parent");
-	enc_uint(w, parent);
-	enc_text(w, "loc");
-	enc_uint(w, loc);
+	kv_uint(w, "id", id);
+	kv_uint(w, "parent", parent);
+	kv_uint(w, "loc", loc);
 	return rec_end(w);
 }
 
@@ -368,8 +360,7 @@ int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, si
 
 	if (err)
 		return err;
-	enc_text(w, "tid");
-	enc_int(w, tid);
+	kv_int(w, "tid", tid);
 	enc_text(w, "counts");
 	enc_array(w, 2 * npairs);
 	for (size_t i = 0; i < 2 * npairs; i++)
@@ -383,10 +374,8 @@ int rep_write_lost(struct rep_writer *w, pid_t tid, uint64_t count)
 
 	if (err)
 		return err;
-	enc_text(w, "tid");
-	enc_int(w, tid);
-	enc_text(w, "count");
-	enc_uint(w, count);
+	kv_int(w, "tid", tid);
+	kv_uint(w, "count", count);
 	return rec_end(w);
 }
 
@@ -396,12 +385,9 @@ int rep_write_exec(struct rep_writer *w, pid_t pid, const char *path, uint64_t t
 
 	if (err)
 		return err;
-	enc_text(w, "pid");
-	enc_int(w, pid);
-	enc_text(w, "path");
-	enc_text_or_null(w, path);
-	enc_text(w, "time");
-	enc_uint(w, time);
+	kv_int(w, "pid", pid);
+	kv_text_or_null(w, "path", path);
+	kv_uint(w, "time", time);
 	return rec_end(w);
 }
 
@@ -411,8 +397,7 @@ int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint
 
 	if (err)
 		return err;
-	enc_text(w, "pid");
-	enc_int(w, pid);
+	kv_int(w, "pid", pid);
 	enc_text(w, "status");
 	if (status >= 0 && signal <= 0)
 		enc_int(w, status);
@@ -423,8 +408,7 @@ int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint
 		enc_int(w, signal);
 	else
 		enc_null(w);
-	enc_text(w, "time");
-	enc_uint(w, time);
+	kv_uint(w, "time", time);
 	return rec_end(w);
 }
 
@@ -434,15 +418,10 @@ int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 
 	if (err)
 		return err;
-	enc_text(w, "time");
-	enc_uint(w, e->time);
-	enc_text(w, "reason");
-	enc_text_or_null(w, e->reason);
-	enc_text(w, "samples");
-	enc_uint(w, e->samples);
-	enc_text(w, "lost");
-	enc_uint(w, e->lost);
-	enc_text(w, "unwind_failures");
-	enc_uint(w, e->unwind_failures);
+	kv_uint(w, "time", e->time);
+	kv_text_or_null(w, "reason", e->reason);
+	kv_uint(w, "samples", e->samples);
+	kv_uint(w, "lost", e->lost);
+	kv_uint(w, "unwind_failures", e->unwind_failures);
 	return rec_end(w);
 }
