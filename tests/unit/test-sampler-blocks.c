@@ -32,6 +32,7 @@
 #include "common/util.h"
 #include "sampler/sampler-internal.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/perf-records.h"
 
 /* ---- synthetic records ------------------------------------------------ */
 
@@ -88,38 +89,6 @@ static void got_wakeup(void *arg, const struct smp_wakeup *w)
 		memcpy(g->stack, w->stack,
 		       w->stack_size < sizeof(g->stack) ? w->stack_size
 							: sizeof(g->stack));
-}
-
-struct buf {
-	uint8_t b[16384];
-	size_t n;
-};
-
-static void put64(struct buf *b, uint64_t v)
-{
-	memcpy(b->b + b->n, &v, 8);
-	b->n += 8;
-}
-
-static void put32(struct buf *b, uint32_t v)
-{
-	memcpy(b->b + b->n, &v, 4);
-	b->n += 4;
-}
-
-static void put_hdr(struct buf *b, uint32_t type, uint16_t misc)
-{
-	struct perf_event_header h = { .type = type, .misc = misc, .size = 0 };
-
-	memcpy(b->b, &h, sizeof(h));
-	b->n = sizeof(h);
-}
-
-static void fix_size(struct buf *b)
-{
-	uint16_t sz = (uint16_t)b->n;
-
-	memcpy(b->b + 6, &sz, 2);
 }
 
 static void put_regs(struct buf *b, uint64_t base)
@@ -188,18 +157,6 @@ static void make_main(struct buf *b, uint64_t id, uint64_t time)
 		b->b[b->n++] = (uint8_t)i;
 	put64(b, 16);
 	fix_size(b);
-}
-
-static int parse_exact(const struct smp_event *ev, const struct buf *b,
-		       size_t len, const struct smp_sink *sink)
-{
-	uint8_t *p = malloc(len ? len : 1);
-	int ret;
-
-	memcpy(p, b->b, len);
-	ret = smp_parse_record(ev, p, len, sink);
-	free(p);
-	return ret;
 }
 
 static void check_truncations(const struct smp_event *ev, const struct buf *full)

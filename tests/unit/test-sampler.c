@@ -22,6 +22,7 @@
 #include "common/util.h"
 #include "sampler/sampler-internal.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/perf-records.h"
 
 #define CANARY 0x5053555053555053ULL
 
@@ -65,33 +66,6 @@ static void got_switch(void *arg, const struct smp_switch *sw)
 	g->sw = *sw;
 }
 
-struct buf {
-	uint8_t b[16384];
-	size_t n;
-};
-
-static void put64(struct buf *b, uint64_t v)
-{
-	memcpy(b->b + b->n, &v, 8);
-	b->n += 8;
-}
-
-static void put_hdr(struct buf *b, uint32_t type, uint16_t misc)
-{
-	struct perf_event_header h = { .type = type, .misc = misc, .size = 0 };
-
-	b->n = 0;
-	memcpy(b->b, &h, sizeof(h));
-	b->n = sizeof(h);
-}
-
-static void fix_size(struct buf *b)
-{
-	uint16_t sz = (uint16_t)b->n;
-
-	memcpy(b->b + 6, &sz, 2);
-}
-
 static void put_trailer(struct buf *b, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	put64(b, (uint64_t)tid << 32 | pid);
@@ -122,20 +96,6 @@ static void make_sample(struct buf *b, uint16_t misc, bool regs,
 		put64(b, 0);                      /* no stack, no dyn_size */
 	}
 	fix_size(b);
-}
-
-/* Parses the first len bytes of b copied into a heap block of exactly len
- * bytes, so ASan sees any read past them. */
-static int parse_exact(const struct smp_event *ev, const struct buf *b,
-		       size_t len, const struct smp_sink *sink)
-{
-	uint8_t *p = malloc(len ? len : 1);
-	int ret;
-
-	memcpy(p, b->b, len);
-	ret = smp_parse_record(ev, p, len, sink);
-	free(p);
-	return ret;
 }
 
 /* Every shorter length, and every smaller header size, must be refused. */
