@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,8 @@ struct rec {
 	struct smp_event *ev;
 	struct exp_profile *prof;
 	struct exp_tstate *ts;
+	struct exp_par *par;        /* idleness and lock blame */
+	unsigned cpus;              /* CPUs the program may use */
 	struct sup_session *sup;
 	struct psup_u64map threads; /* tid -> struct rec_thread * */
 	struct psup_u64map procs;   /* pid -> struct rec_proc * */
@@ -196,7 +199,11 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	}
 	/* Any failure here (a write, or memory for a record whose id is now
 	 * taken) would leave later records pointing at nothing: stop. */
-	rec_write_failed(r, exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags));
+	int64_t node = exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags);
+	if (node < 0)
+		rec_write_failed(r, (int)node);
+	else if (node > 0)
+		rec_write_failed(r, exp_par_sample(r->par, s->tid, s->time, (uint64_t)node));
 }
 
 static void on_lost(void *arg, pid_t tid, uint64_t count)
@@ -213,6 +220,7 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 	struct rec *r = arg;
 
 	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
+	rec_write_failed(r, exp_par_switch(r->par, sw->tid, sw->time, !sw->out || sw->preempt));
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,
@@ -227,26 +235,58 @@ static void on_block(void *arg, const struct smp_block *b)
 	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
 	struct sym_loc loc;
+	bool raw = false;
 	uint64_t *v;
 
 	if (!b->have_regs || !p || !p->sp || !ip)
 		goto out;
 	v = psup_u64map_upsert(&p->block_kinds, ip, NULL);
 	if (v && *v) {
-		kind = *v == BLOCK_RAW_SYSCALL ? exp_block_kind_of("syscall", di, si)
-					       : (enum exp_block_kind)(*v - 1);
+		raw = *v == BLOCK_RAW_SYSCALL;
+		kind = raw ? exp_block_kind_of("syscall", di, si) : (enum exp_block_kind)(*v - 1);
 		goto out;
 	}
 	if (sym_space_resolve(p->sp, ip, false, &loc) < 0)
 		goto out;
 	for (unsigned i = 0; i < loc.nframes && kind == EXP_BLOCK_OTHER; i++)
 		kind = exp_block_kind_of(loc.frames[i].function, di, si);
+	raw = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall");
 	if (v)
-		*v = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall")
-			     ? BLOCK_RAW_SYSCALL
-			     : (uint64_t)kind + 1;
+		*v = raw ? BLOCK_RAW_SYSCALL : (uint64_t)kind + 1;
 out:
 	exp_tstate_block(r->ts, b->tid, kind);
+	/* The futex word: the first argument, after the number for syscall(2). */
+	if (kind == EXP_BLOCK_FUTEX)
+		rec_write_failed(r, exp_par_block_futex(r->par, b->pid, b->tid, b->time, raw ? si : di));
+}
+
+/* A traced thread woke another: if the wakee waited in a futex, the wait
+ * is blamed on the waker's calling context (unwound here, from the wakeup
+ * sample's stack). */
+static void on_wakeup(void *arg, const struct smp_wakeup *wk)
+{
+	struct rec *r = arg;
+	struct rec_proc *p = proc_find(r, wk->pid);
+	int64_t node = 0;
+	int n = 0;
+
+	if (!thread_find(r, wk->wakee_tid) || !wk->have_regs || r->write_err)
+		return;
+	if (p && p->sp && r->unwind) {
+		struct smp_sample s = {
+			.pid = wk->pid, .tid = wk->tid, .time = wk->time, .ip = wk->regs[SMP_REG_IP],
+			.user = true, .have_regs = true, .stack = wk->stack, .stack_size = wk->stack_size,
+		};
+		memcpy(s.regs, wk->regs, sizeof(s.regs));
+		n = sym_space_unwind_sample(p->sp, &s, r->pcs, REC_MAX_FRAMES);
+		if (n > 0)
+			node = exp_profile_context(r->prof, p->sp, wk->pid, r->pcs, (unsigned)n);
+	}
+	if (node < 0) {
+		rec_write_failed(r, (int)node);
+		return;
+	}
+	rec_write_failed(r, exp_par_wake(r->par, wk->tid, wk->wakee_tid, wk->time, (uint64_t)node));
 }
 
 static void drain_thread(struct rec *r, struct rec_thread *t)
@@ -326,8 +366,10 @@ static void start_thread_state(struct rec *r, pid_t tid)
 			free(buf);
 		}
 	}
-	if (exp_tstate_thread_start(r->ts, tid, psup_now_ns(), blocked, kind) < 0)
+	uint64_t now = psup_now_ns();
+	if (exp_tstate_thread_start(r->ts, tid, now, blocked, kind) < 0)
 		pr_debug("no state for thread %d", tid);
+	rec_write_failed(r, exp_par_thread_start(r->par, tid, now, !blocked));
 }
 
 /*
@@ -528,6 +570,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
 	write_thread_times(r, tid, exited);
+	rec_write_failed(r, exp_par_thread_end(r->par, tid, psup_now_ns()));
 	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
 	rec_write_failed(r, rep_write_thread_end(r->w, tid, psup_now_ns()));
 }
@@ -561,8 +604,11 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 
 static void flush(struct rec *r)
 {
+	/* idleness and lock records name nodes the profile wrote already */
 	if (!r->write_err)
 		rec_write_failed(r, exp_profile_flush(r->prof));
+	if (!r->write_err)
+		rec_write_failed(r, exp_par_flush(r->par));
 	r->last_flush_ns = psup_now_ns();
 }
 
@@ -572,10 +618,14 @@ static void on_tick(void *arg)
 	uint64_t now = psup_now_ns();
 
 	thread_records_pending(r);
-	/* Threads that sample slowly never reach the ring's watermark. */
+	/* Threads that sample slowly never reach the ring's watermark. Every
+	 * ring is drained past now, so the events up to now can be replayed
+	 * in time order. */
 	for (size_t i = 0; i < r->threads.cap; i++)
 		if (r->threads.keys[i] && r->threads.vals[i])
 			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
+	if (!r->write_err)
+		rec_write_failed(r, exp_par_advance(r->par, now));
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
 		interval = REC_FLUSH_MIN_NS;
@@ -775,6 +825,7 @@ static int write_header(struct rec *r, pid_t pid)
 		.clock_event = smp_event_is_clock(r->ev),
 		.hw_pmu = smp_have_hw_pmu(),
 		.hostname = host,
+		.cpus = r->cpus,
 	};
 
 	gethostname(host, sizeof(host) - 1);
@@ -787,6 +838,8 @@ static void finish(struct rec *r, const char *reason)
 	struct exp_profile_stats st;
 	struct rep_end e;
 
+	if (!r->write_err)
+		rec_write_failed(r, exp_par_advance(r->par, UINT64_MAX));
 	flush(r);
 	exp_profile_stats(r->prof, &st);
 	e = (struct rep_end){
@@ -833,6 +886,7 @@ static void rec_release(struct rec *r)
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
 	exp_profile_free(r->prof);
+	exp_par_free(r->par);
 	exp_tstate_free(r->ts);
 	smp_event_free(r->ev);
 }
@@ -852,15 +906,23 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	 * samples for what a thread blocks on. Block samples need kernel
 	 * sampling (root, CAP_PERFMON or perf_event_paranoid <= 1); without it
 	 * the blocked time is not split by cause. */
-	err = smp_event_new(o->event, o->period, o->jitter,
-			    flags | SMP_EVENT_SWITCHES | SMP_EVENT_BLOCKS, &r->ev, &why);
-	if (err < 0) {
+	/* Wakeup samples (a tracepoint: root or CAP_PERFMON) blame futex
+	 * waits on the thread that ended them. */
+	static const unsigned extras[] = {
+		SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS, SMP_EVENT_BLOCKS, 0,
+	};
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(extras); i++) {
 		smp_event_free(r->ev);
 		r->ev = NULL;
-		err = smp_event_new(o->event, o->period, o->jitter, flags | SMP_EVENT_SWITCHES, &r->ev,
-				    &why);
-		if (err == 0)
-			pr_debug("no block samples: blocked time is not split by cause");
+		err = smp_event_new(o->event, o->period, o->jitter,
+				    flags | SMP_EVENT_SWITCHES | extras[i], &r->ev, &why);
+		if (err == 0) {
+			if (!(extras[i] & SMP_EVENT_WAKEUPS))
+				pr_debug("no wakeup samples: lock waits are not blamed on holders");
+			if (!(extras[i] & SMP_EVENT_BLOCKS))
+				pr_debug("no block samples: blocked time is not split by cause");
+			break;
+		}
 	}
 	if (err < 0) {
 		pr_err("%s", why ? why : smp_open_strerror(err));
@@ -872,7 +934,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		return err;
 	}
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
-				     .context_switch = on_switch, .block = on_block, .arg = r };
+				     .context_switch = on_switch, .block = on_block,
+				     .wakeup = on_wakeup, .arg = r };
 	return 0;
 }
 
@@ -924,9 +987,17 @@ static void raise_fd_limit(void)
 
 /* Everything both commands do before the supervisor starts. Returns 0, or
  * an exit status after cleaning up. */
-static int rec_start(struct rec *r, const struct rec_options *o, const char *mode)
+static int rec_start(struct rec *r, const struct rec_options *o, const char *mode, pid_t pid)
 {
+	cpu_set_t cpus;
 	int err;
+
+	/* Idleness's n (Tallent, section 2.1): the CPUs the program may run
+	 * on; a run's child inherits psup's. */
+	CPU_ZERO(&cpus);
+	r->cpus = sched_getaffinity(pid, sizeof(cpus), &cpus) == 0 ? (unsigned)CPU_COUNT(&cpus) : 0;
+	if (!r->cpus)
+		r->cpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (rec_setup(r, o) < 0 || open_output(r, o) < 0) {
 		rec_release(r);
@@ -934,6 +1005,8 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 	}
 	r->mode = mode;
 	err = exp_profile_new(r->w, &r->prof);
+	if (err == 0)
+		err = exp_par_new(r->w, r->cpus, &r->par);
 	if (err < 0) {
 		pr_err("cannot set up the profile: %s", strerror(-err));
 		rec_abort(r);
@@ -995,7 +1068,7 @@ int cmd_run(int argc, char **argv)
 		pr_err("no command to run; usage: psup run [options] [--] COMMAND [ARGS...]");
 		return 2;
 	}
-	ret = rec_start(&r, &o, "run");
+	ret = rec_start(&r, &o, "run", 0);
 	if (ret)
 		return ret;
 	r.argv = argv + optind;
@@ -1055,7 +1128,7 @@ int cmd_attach(int argc, char **argv)
 		pr_err("invalid pid '%s'", argv[optind]);
 		return 2;
 	}
-	ret = rec_start(&r, &o, "attach");
+	ret = rec_start(&r, &o, "attach", (pid_t)pid);
 	if (ret)
 		return ret;
 	unsetenv("DEBUGINFOD_URLS"); /* no network queries for symbols */

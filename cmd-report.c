@@ -23,8 +23,15 @@ static const char report_usage[] =
 	"  --format FMT        text (default), markdown or json\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
 	"                      lines, threads, top-down, bottom-up, flat (functions\n"
-	"                      and lines), all (default: summary, images,\n"
-	"                      functions, lines, threads)\n"
+	"                      and lines), efficiency (work, idleness and overhead\n"
+	"                      of the top functions), locks (futex waits blamed\n"
+	"                      on the holders), all (default: summary, images,\n"
+	"                      functions, lines, threads, and efficiency and\n"
+	"                      locks when the files have them)\n"
+	"  --overhead LIST     comma-separated glob patterns of functions that are\n"
+	"                      parallel overhead (synchronization, thread\n"
+	"                      management); '+LIST' adds to the default list, which\n"
+	"                      covers glibc's pthread, futex and semaphore code\n"
 	"  --top N             rows per table and functions of bottom-up (default:\n"
 	"                      20 for text and markdown, all for json; 0 means all)\n"
 	"  --min-percent P     hide rows below P percent of the samples, and tree\n"
@@ -48,7 +55,8 @@ static int parse_views(const char *arg, unsigned *views)
 		{ "summary", REP_VIEW_SUMMARY }, { "images", REP_VIEW_IMAGES },
 		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
 		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
-		{ "bottom-up", REP_VIEW_BOTTOM_UP },
+		{ "bottom-up", REP_VIEW_BOTTOM_UP }, { "efficiency", REP_VIEW_EFFICIENCY },
+		{ "locks", REP_VIEW_LOCKS },
 		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
@@ -66,7 +74,7 @@ static int parse_views(const char *arg, unsigned *views)
 		}
 		if (!found && n) {
 			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, "
-			       "top-down, bottom-up, flat, all)",
+			       "top-down, bottom-up, flat, efficiency, locks, all)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -83,18 +91,20 @@ static int parse_views(const char *arg, unsigned *views)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT, OPT_DEPTH };
+	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT, OPT_DEPTH, OPT_OVERHEAD };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "view", required_argument, NULL, OPT_VIEW },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "overhead", required_argument, NULL, OPT_OVERHEAD },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rep_options opt = { REP_FORMAT_TEXT, REP_VIEW_DEFAULT, 0, 0.0 };
+	/* views 0: the default set, plus what the files have data for */
+	struct rep_options opt = { REP_FORMAT_TEXT, 0, 0, 0.0, NULL };
 	struct rep_tree_options topt = { 0, 0.0 };
 	static char *const default_files[] = { "psup.cbor", NULL };
 	char *const *files;
@@ -164,6 +174,14 @@ int cmd_report(int argc, char **argv)
 			depth_set = true;
 			break;
 		}
+		case OPT_OVERHEAD:
+			if (!optarg[0] || !strcmp(optarg, "+")) {
+				pr_err("report: --overhead needs glob patterns, e.g. 'my_spin_lock*' or "
+				       "'+my_spin_lock*'");
+				return 2;
+			}
+			opt.overhead = optarg;
+			break;
 		case 'o':
 			output = optarg;
 			break;

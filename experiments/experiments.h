@@ -34,10 +34,12 @@ enum exp_sample_flags {
  * Adds one sample of thread tid of process pid. pcs[0] is the sampled
  * instruction (or, with EXP_SAMPLE_KERNEL, the user instruction the thread
  * entered the kernel from), then return addresses, innermost first.
- * sp resolves new addresses. Returns 0 or -errno (-ENOMEM, a write error).
+ * sp resolves new addresses. Returns the sample's leaf node id (0 when there
+ * was nothing to count: npcs 0 and no kernel leaf) or -errno (-ENOMEM, a
+ * write error).
  */
-int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
-		    const uint64_t *pcs, unsigned npcs, unsigned flags);
+int64_t exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
+			const uint64_t *pcs, unsigned npcs, unsigned flags);
 /* Interns the calling context pcs (innermost first) of process pid without
  * counting a sample: a thread's creation context. Returns its leaf node id,
  * 0 when npcs is 0, or -errno. */
@@ -99,5 +101,55 @@ int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time, bool 
 /* What a thread that entered the kernel in function blocks on; arg0 and
  * arg1 are its first two argument registers (for syscall(2) itself). */
 enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint64_t arg1);
+
+/*
+ * Parallel efficiency (Tallent & Mellor-Crummey 2009, section 2.1) and lock
+ * blame. Each sample of a working thread carries n_idle / n_w of idleness,
+ * n_w being the threads working at that instant, at most one per core
+ * (ncpus: the CPUs the program may run on), n_idle = ncpus - n_w. A thread
+ * works while it is running or runnable; it idles while blocked. Work
+ * itself is the sample profile's counts; this writes "idleness" records
+ * (per thread, node -> millionths of a sample) beside them.
+ *
+ * Lock blame: a futex wait (from a block sample: the address) ends when a
+ * thread wakes the waiter (a wakeup sample: the waker's calling context);
+ * the wait's time is charged to (process, address, waker context) and
+ * written as "lock_waits" records. A wait nobody traced ended (a timeout, a
+ * signal) is charged to context 0.
+ *
+ * Events come from each thread's ring in its own order and are replayed in
+ * one time order by exp_par_advance(), up to a time every ring is known to
+ * be drained to. Node ids are the sample profile's.
+ */
+struct exp_par;
+
+/* Records go to w (not owned); ncpus >= 1. Free with exp_par_free(). */
+int exp_par_new(struct rep_writer *w, unsigned ncpus, struct exp_par **out);
+void exp_par_free(struct exp_par *x);
+/* The buffering calls return 0 or -ENOMEM. */
+int exp_par_thread_start(struct exp_par *x, pid_t tid, uint64_t time, bool working);
+int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time);
+/* working: switched in, or out but still runnable (preempted). */
+int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool working);
+/* A sample of tid at time, its leaf node (0: ignored). */
+int exp_par_sample(struct exp_par *x, pid_t tid, uint64_t time, uint64_t node);
+/* tid of process pid blocks at time in a futex wait on addr. */
+int exp_par_block_futex(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t addr);
+/* waker woke wakee at time, from calling context node (0: unknown). */
+int exp_par_wake(struct exp_par *x, pid_t waker, pid_t wakee, uint64_t time, uint64_t node);
+/* Replays, in time order, the events up to time until; later ones wait.
+ * Events older than an earlier until (a late ring) are replayed next time,
+ * against the state of then. 0, -ENOMEM. */
+int exp_par_advance(struct exp_par *x, uint64_t until);
+/* Writes the idleness and lock waits replayed since the last flush. */
+int exp_par_flush(struct exp_par *x);
+
+struct exp_par_stats {
+	uint64_t samples;     /* samples replayed */
+	uint64_t idle_micro;  /* their idleness, millionths of a sample */
+	uint64_t waits;       /* futex waits that ended */
+	uint64_t blamed;      /* of which a traced waker ended */
+};
+void exp_par_stats(const struct exp_par *x, struct exp_par_stats *out);
 
 #endif

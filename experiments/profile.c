@@ -235,8 +235,8 @@ int64_t exp_profile_context(struct exp_profile *p, struct sym_space *sp, pid_t p
 	return s ? context_of(p, s, sp, pcs, npcs) : -ENOMEM;
 }
 
-int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
-		    const uint64_t *pcs, unsigned npcs, unsigned flags)
+int64_t exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_t tid,
+			const uint64_t *pcs, unsigned npcs, unsigned flags)
 {
 	struct exp_space *s = space_of(p, pid);
 	struct exp_thread *t = get_obj(&p->threads, (uint64_t)tid, sizeof(*t));
@@ -260,7 +260,7 @@ int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_
 		}
 		r = node_of(p, node, p->kernel_loc);
 		if (r < 0)
-			return (int)r;
+			return r;
 		node = (uint64_t)r;
 	}
 	if (!node)
@@ -270,7 +270,7 @@ int exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, pid_
 		return -ENOMEM;
 	(*count)++;
 	p->stats.samples++;
-	return 0;
+	return (int64_t)node;
 }
 
 static int flush_thread(struct exp_profile *p, struct exp_thread *t)

@@ -17,6 +17,7 @@
 struct ckey {
 	uint32_t parent, function, image, file, line;
 	bool inlined;
+	bool spawned;   /* a thread's outermost frame under its creation context */
 };
 
 static uint64_t ckey_hash(const struct ckey *k)
@@ -24,13 +25,14 @@ static uint64_t ckey_hash(const struct ckey *k)
 	uint64_t h = psup_hash64(((uint64_t)k->parent << 32) | k->function);
 
 	h = psup_hash64(h ^ (((uint64_t)k->image << 32) | k->file));
-	return psup_hash64(h ^ (((uint64_t)k->line << 1) | k->inlined));
+	return psup_hash64(h ^ (((uint64_t)k->line << 2) | (uint64_t)k->spawned << 1 | k->inlined));
 }
 
 static uint64_t cnode_hash(const void *ctx, uint32_t row)
 {
 	const struct rep_cnode *c = &((const struct rep_ctree *)ctx)->nodes[row];
-	struct ckey k = { c->parent, c->function, c->image, c->file, c->line, c->inlined };
+	struct ckey k = { c->parent, c->function, c->image, c->file, c->line, c->inlined,
+			  c->spawned };
 
 	return ckey_hash(&k);
 }
@@ -41,7 +43,8 @@ static bool cnode_eq(const void *ctx, uint32_t row, const void *key)
 	const struct ckey *k = key;
 
 	return c->parent == k->parent && c->function == k->function && c->image == k->image &&
-	       c->file == k->file && c->line == k->line && c->inlined == k->inlined;
+	       c->file == k->file && c->line == k->line && c->inlined == k->inlined &&
+	       c->spawned == k->spawned;
 }
 
 static int ctree_init(struct rep_ctree *t, const struct rep_profile *p)
@@ -101,6 +104,7 @@ static uint32_t ctree_get(struct rep_ctree *t, struct psup_u64map *fns, const st
 	c->file = k->file;
 	c->line = k->line;
 	c->inlined = k->inlined;
+	c->spawned = k->spawned;
 	c->fn = (uint32_t)(*slot - 1);
 	c->depth = t->nodes[k->parent].depth + 1;
 	c->first_child = c->nchildren = 0;
@@ -188,40 +192,58 @@ static int ctree_link(struct rep_ctree *t, bool by_exclusive)
 
 /* ---- top-down ----------------------------------------------------------------- */
 
-int rep_ctree_top_down(struct rep_ctree *t, const struct rep_profile *p)
+/* What one group of threads (those created at one context) adds up. */
+struct td_group {
+	uint32_t ctx;       /* profile node of the creation context, REP_NONE: none */
+	uint64_t *self;     /* profile node -> samples with it as the leaf */
+	uint64_t *idle;     /* profile node -> idleness, millionths */
+	uint32_t *list;     /* the profile nodes its samples need, ascending */
+	uint32_t nlist;
+};
+
+static int add_leaf(uint64_t *arr, uint64_t n, uint64_t v, uint32_t nnodes)
 {
-	struct psup_u64map fns;
-	uint32_t *at = NULL;   /* profile node -> tree row of its innermost frame */
-	uint64_t *self = NULL; /* profile node -> samples with it as the leaf */
-	int rc;
+	if (n >= nnodes)
+		return 0;
+	arr[n] = rep_sat_add(arr[n], v);
+	return 1;
+}
 
-	psup_u64map_init(&fns);
-	rc = ctree_init(t, p);
-	if (rc)
-		goto out;
-	rc = -ENOMEM;
-	at = malloc(((size_t)p->nnodes + 1) * sizeof(*at));
-	self = calloc((size_t)p->nnodes + 1, sizeof(*self));
-	if (!at || !self)
-		goto out;
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		const struct psup_u64map *m = &p->threads[i].leaves;
-
-		for (size_t j = 0; j < m->cap; j++) {
-			uint64_t n = m->keys[j] - 1;
-
-			if (m->keys[j] && n < p->nnodes)
-				self[n] = self[n] + m->vals[j] < self[n] ? UINT64_MAX
-									 : self[n] + m->vals[j];
-		}
+/* Marks n and its ancestors into g->list (mark: per profile node, the group
+ * number + 1 that marked it last). */
+static void mark_path(const struct rep_profile *p, struct td_group *g, uint32_t gi, uint32_t *mark,
+		      uint32_t n)
+{
+	while (n != REP_NONE && n < p->nnodes && mark[n] != gi + 1) {
+		mark[n] = gi + 1;
+		g->list[g->nlist++] = n;
+		n = p->nodes[n].parent;
 	}
+}
 
-	/* The model creates a node only after its parent, so rows are in
-	 * topological order and one forward pass builds the tree. */
-	for (uint32_t n = 0; n < p->nnodes; n++) {
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Lays the nodes of g->list into the tree: a path of the group starts under
+ * root (row 0, or the creation context's row, marked spawned), each loc a
+ * level per frame. at[] gets, per profile node, the row of its innermost
+ * frame. The list is in ascending order, which is topological: the model
+ * creates a node after its parent.
+ */
+static int lay_group(struct rep_ctree *t, struct psup_u64map *fns, const struct rep_profile *p,
+		     const struct td_group *g, uint32_t root, const struct rep_mframe *site,
+		     const bool *overhead, uint32_t *at)
+{
+	for (uint32_t j = 0; j < g->nlist; j++) {
+		uint32_t n = g->list[j];
 		const struct rep_mnode *mn = &p->nodes[n];
 		const struct rep_mloc *l = &p->locs[mn->loc];
-		struct ckey k = { 0, 0, l->image, 0, 0, false };
+		struct ckey k = { root, 0, l->image, 0, 0, false, root != 0 };
 
 		if (mn->parent != REP_NONE && mn->parent < n) {
 			const struct rep_mloc *pl = &p->locs[p->nodes[mn->parent].loc];
@@ -230,6 +252,10 @@ int rep_ctree_top_down(struct rep_ctree *t, const struct rep_profile *p)
 			k.parent = at[mn->parent];
 			k.file = p->frames[pl->frames].file;
 			k.line = p->frames[pl->frames].line;
+			k.spawned = false;
+		} else if (site) {
+			k.file = site->file;
+			k.line = site->line;
 		}
 		/* outermost frame first: inlined callees hang below their caller */
 		for (uint32_t i = l->nframes; i-- > 0;) {
@@ -237,26 +263,140 @@ int rep_ctree_top_down(struct rep_ctree *t, const struct rep_profile *p)
 
 			k.function = f->function;
 			k.inlined = i + 1 < l->nframes;
-			k.parent = ctree_get(t, &fns, &k);
+			k.parent = ctree_get(t, fns, &k);
 			if (k.parent == REP_NONE)
-				goto out;
+				return -ENOMEM;
 			k.file = f->file;
 			k.line = f->line;
+			k.spawned = false;
 		}
 		at[n] = k.parent;
-		t->nodes[at[n]].exclusive += self[n];
+		if (!g->self)
+			continue;
+		struct rep_cnode *c = &t->nodes[at[n]];
+		c->exclusive = rep_sat_add(c->exclusive, g->self[n]);
+		c->idle_excl = rep_sat_add(c->idle_excl, g->idle[n]);
+		if (overhead && overhead[n])
+			c->overhead_excl = rep_sat_add(c->overhead_excl, g->self[n]);
+	}
+	return 0;
+}
+
+int rep_ctree_top_down(struct rep_ctree *t, const struct rep_profile *p)
+{
+	return rep_ctree_top_down_ext(t, p, NULL);
+}
+
+int rep_ctree_top_down_ext(struct rep_ctree *t, const struct rep_profile *p, const bool *overhead)
+{
+	struct psup_u64map fns, gix;
+	struct td_group *groups = NULL;
+	uint32_t ngroups = 0, groups_cap = 0;
+	uint32_t *at = NULL, *mark = NULL, *mark0 = NULL, *at_base = NULL;
+	size_t nn = (size_t)p->nnodes + 1;
+	int rc;
+
+	psup_u64map_init(&fns);
+	psup_u64map_init(&gix);
+	rc = ctree_init(t, p);
+	if (rc)
+		goto out;
+	rc = -ENOMEM;
+	at = malloc(nn * sizeof(*at));
+	at_base = malloc(nn * sizeof(*at_base));
+	/* group 0's marks apart: its list grows while the others mark theirs */
+	mark = calloc(nn, sizeof(*mark));
+	mark0 = calloc(nn, sizeof(*mark0));
+	if (!at || !at_base || !mark || !mark0)
+		goto out;
+
+	/* Group the threads by creation context: group 0 is the threads
+	 * without one (the first thread, threads of an attach). */
+	for (uint32_t i = 0; i <= p->nthreads; i++) {
+		uint32_t ctx = i ? p->threads[i - 1].ctx : REP_NONE;
+		uint64_t *slot;
+		bool created;
+
+		if (ctx != REP_NONE && ctx >= p->nnodes)
+			ctx = REP_NONE;
+		slot = psup_u64map_upsert(&gix, (uint64_t)ctx + 1, &created);
+		if (!slot)
+			goto out;
+		if (created) {
+			if (rep_grow32((void **)&groups, &groups_cap, ngroups, sizeof(*groups)))
+				goto out;
+			memset(&groups[ngroups], 0, sizeof(groups[ngroups]));
+			groups[ngroups].ctx = ctx;
+			*slot = ++ngroups;
+		}
+		if (!i)
+			continue;
+		struct td_group *g = &groups[*slot - 1];
+		if (!g->self) {
+			g->self = calloc(nn, sizeof(*g->self));
+			g->idle = calloc(nn, sizeof(*g->idle));
+			g->list = malloc(nn * sizeof(*g->list));
+			if (!g->self || !g->idle || !g->list)
+				goto out;
+		}
+		const struct rep_mthread *th = &p->threads[i - 1];
+		for (size_t j = 0; j < th->leaves.cap; j++)
+			if (th->leaves.keys[j])
+				add_leaf(g->self, th->leaves.keys[j] - 1, th->leaves.vals[j], p->nnodes);
+		for (size_t j = 0; j < th->idle.cap; j++)
+			if (th->idle.keys[j])
+				add_leaf(g->idle, th->idle.keys[j] - 1, th->idle.vals[j], p->nnodes);
+	}
+	/* Group 0 also lays the creation contexts, where the others hang. */
+	if (!groups[0].list && !(groups[0].list = malloc(nn * sizeof(*groups[0].list))))
+		goto out;
+	for (uint32_t gi = 0; gi < ngroups; gi++) {
+		struct td_group *g = &groups[gi];
+		if (!g->self)
+			continue;
+		for (uint32_t n = 0; n < p->nnodes; n++)
+			if (g->self[n] || g->idle[n])
+				mark_path(p, g, gi, gi ? mark : mark0, n);
+		if (gi)
+			mark_path(p, &groups[0], 0, mark0, g->ctx);
+	}
+	for (uint32_t gi = 0; gi < ngroups; gi++)
+		qsort(groups[gi].list, groups[gi].nlist, sizeof(uint32_t), cmp_u32);
+	if (lay_group(t, &fns, p, &groups[0], 0, NULL, overhead, at_base))
+		goto out;
+	for (uint32_t gi = 1; gi < ngroups; gi++) {
+		const struct td_group *g = &groups[gi];
+		const struct rep_mloc *cl = &p->locs[p->nodes[g->ctx].loc];
+
+		if (!g->self)
+			continue;
+		if (lay_group(t, &fns, p, g, at_base[g->ctx], &p->frames[cl->frames], overhead, at))
+			goto out;
 	}
 	for (uint32_t i = t->n; i-- > 1;) {
-		struct rep_cnode *c = &t->nodes[i];
+		struct rep_cnode *c = &t->nodes[i], *par = &t->nodes[c->parent];
 
-		c->inclusive += c->exclusive;
-		t->nodes[c->parent].inclusive += c->inclusive;
+		c->inclusive = rep_sat_add(c->inclusive, c->exclusive);
+		c->idle_incl = rep_sat_add(c->idle_incl, c->idle_excl);
+		c->overhead_incl = rep_sat_add(c->overhead_incl, c->overhead_excl);
+		par->inclusive = rep_sat_add(par->inclusive, c->inclusive);
+		par->idle_incl = rep_sat_add(par->idle_incl, c->idle_incl);
+		par->overhead_incl = rep_sat_add(par->overhead_incl, c->overhead_incl);
 	}
 	rc = ctree_link(t, false);
 out:
+	for (uint32_t gi = 0; gi < ngroups; gi++) {
+		free(groups[gi].self);
+		free(groups[gi].idle);
+		free(groups[gi].list);
+	}
+	free(groups);
 	free(at);
-	free(self);
+	free(at_base);
+	free(mark);
+	free(mark0);
 	psup_u64map_release(&fns);
+	psup_u64map_release(&gix);
 	return rc;
 }
 

@@ -190,6 +190,7 @@ int rep_profile_new(struct rep_profile **out)
 	rep_index_init(&p->strs.ix);
 	rep_index_init(&p->loc_ix);
 	psup_u64map_init(&p->node_ix);
+	psup_u64map_init(&p->lock_ix);
 	/* make id 0 exist so rep_str() can index safely */
 	if (intern_str(p, "") < 0) {
 		rep_profile_free(p);
@@ -213,9 +214,13 @@ void rep_profile_free(struct rep_profile *p)
 	free(p->frames);
 	free(p->nodes);
 	psup_u64map_release(&p->node_ix);
-	for (uint32_t i = 0; i < p->nthreads; i++)
+	for (uint32_t i = 0; i < p->nthreads; i++) {
 		psup_u64map_release(&p->threads[i].leaves);
+		psup_u64map_release(&p->threads[i].idle);
+	}
 	free(p->threads);
+	free(p->locks);
+	psup_u64map_release(&p->lock_ix);
 	for (uint32_t i = 0; i < p->nruns; i++)
 		free(p->runs[i].argv);
 	free(p->runs);
@@ -288,6 +293,7 @@ static const char *rec_names[] = {
 	[REP_REC_LOC] = "loc", [REP_REC_NODE] = "node", [REP_REC_SAMPLES] = "samples",
 	[REP_REC_LOST] = "lost", [REP_REC_EXEC] = "exec", [REP_REC_EXIT] = "exit",
 	[REP_REC_END] = "end", [REP_REC_THREAD_TIMES] = "thread_times",
+	[REP_REC_IDLENESS] = "idleness", [REP_REC_LOCK_WAITS] = "lock_waits",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -369,6 +375,7 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 	run->jitter = r->u[REP_K_JITTER];
 	run->clock = rep_rec_has(r, REP_K_CLOCK) && r->u[REP_K_CLOCK];
 	run->hw_pmu = rep_rec_has(r, REP_K_HW_PMU) && r->u[REP_K_HW_PMU];
+	run->cpus = r->u[REP_K_CPUS] <= UINT32_MAX ? (uint32_t)r->u[REP_K_CPUS] : 0;
 	run->pid = rep_rec_has(r, REP_K_PID) ? (int)r->u[REP_K_PID] : 0;
 	run->wall_ns = r->u[REP_K_WALL_NS];
 	run->mono_ns = r->u[REP_K_MONO_NS];
@@ -414,6 +421,8 @@ static int thread_get(struct rep_loadctx *c, uint64_t tid, int how, uint32_t *ro
 	t->run = c->run;
 	t->tid = (int)tid;
 	psup_u64map_init(&t->leaves);
+	psup_u64map_init(&t->idle);
+	t->ctx = REP_NONE;
 	*row = p->nthreads++;
 	*slot = *row + 1ULL;
 	p->runs[c->run].nthreads++;
@@ -436,7 +445,7 @@ static int check_node(struct rep_loadctx *c, uint64_t id, const char *what, uint
 static int apply_thread(struct rep_loadctx *c, const struct rep_rec *r)
 {
 	struct rep_mthread *t;
-	uint32_t row, ctx;
+	uint32_t row, ctx = REP_NONE;
 	int64_t name;
 	int rc;
 
@@ -460,6 +469,7 @@ static int apply_thread(struct rep_loadctx *c, const struct rep_rec *r)
 		t->parent = r->u[REP_K_PARENT] <= INT32_MAX ? (int)r->u[REP_K_PARENT] : 0;
 	if (name)
 		t->name = (uint32_t)name;
+	t->ctx = rep_rec_has(r, REP_K_CTX) && r->u[REP_K_CTX] ? ctx : REP_NONE;
 	return mark_pid(c, (uint64_t)t->pid);
 }
 
@@ -693,6 +703,95 @@ static int apply_samples(struct rep_loadctx *c, const struct rep_rec *r)
 	return 0;
 }
 
+/* Idleness of a thread: node -> millionths of a sample, like samples. */
+static int apply_idleness(struct rep_loadctx *c, const struct rep_rec *r)
+{
+	struct rep_profile *p = c->p;
+	uint32_t trow, nrow;
+	uint64_t *slot;
+	int rc;
+
+	if ((rc = need(c, r, REP_K_TID, "tid")) || (rc = need(c, r, REP_K_COUNTS, "counts")))
+		return rc;
+	if (r->ncounts % 2) {
+		rep_load_error(c, "\"counts\" has an odd number of values");
+		return -EINVAL;
+	}
+	if (r->u[REP_K_TID] == 0) {
+		rep_load_error(c, "idleness of tid 0");
+		return -EINVAL;
+	}
+	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &trow)))
+		return rc;
+	p->runs[c->run].has_idleness = true;
+	p->has_idleness = true;
+	for (size_t i = 0; i < r->ncounts; i += 2) {
+		uint64_t n = r->counts[i + 1];
+
+		if ((rc = check_node(c, r->counts[i], "\"counts\"", &nrow)))
+			return rc;
+		if (!n)
+			continue;
+		slot = psup_u64map_upsert(&p->threads[trow].idle, nrow + 1ULL, NULL);
+		if (!slot)
+			return -ENOMEM;
+		*slot = rep_sat_add(*slot, n);
+		p->idle_micro = rep_sat_add(p->idle_micro, n);
+	}
+	return 0;
+}
+
+static uint64_t lock_hash(uint32_t run, int pid, uint64_t addr, uint32_t ctx)
+{
+	uint64_t h = psup_hash64(addr ^ ((uint64_t)run << 32));
+
+	h = psup_hash64(h ^ (((uint64_t)(uint32_t)pid << 32) | ctx));
+	return h ? h : 1;
+}
+
+/* Lock waits merge by (run, pid, address, waker context): an address means
+ * nothing across runs, the context does. */
+static int apply_lock_waits(struct rep_loadctx *c, const struct rep_rec *r)
+{
+	struct rep_profile *p = c->p;
+	uint32_t ctx = REP_NONE;
+	uint64_t key, *slot;
+	bool created;
+	int rc;
+
+	if ((rc = need(c, r, REP_K_PID, "pid")) || (rc = need(c, r, REP_K_ADDR, "addr")))
+		return rc;
+	if (rep_rec_has(r, REP_K_CTX) && r->u[REP_K_CTX] &&
+	    (rc = check_node(c, r->u[REP_K_CTX], "a lock's \"ctx\"", &ctx)))
+		return rc;
+	key = lock_hash(c->run, (int)r->u[REP_K_PID], r->u[REP_K_ADDR], ctx);
+	for (;;) {
+		slot = psup_u64map_upsert(&p->lock_ix, key, &created);
+		if (!slot)
+			return -ENOMEM;
+		if (created)
+			break;
+		struct rep_mlock *l = &p->locks[*slot - 1];
+		if (l->run == c->run && l->pid == (int)r->u[REP_K_PID] &&
+		    l->addr == r->u[REP_K_ADDR] && l->ctx == ctx) {
+			l->waits = rep_sat_add(l->waits, r->u[REP_K_COUNT]);
+			l->wait_ns = rep_sat_add(l->wait_ns, r->u[REP_K_WAIT_NS]);
+			return 0;
+		}
+		key = psup_hash64(key) | 1;
+	}
+	if (rep_grow32((void **)&p->locks, &p->locks_cap, p->nlocks, sizeof(*p->locks))) {
+		psup_u64map_remove(&p->lock_ix, key);
+		return -ENOMEM;
+	}
+	p->locks[p->nlocks] = (struct rep_mlock){
+		.run = c->run, .pid = (int)r->u[REP_K_PID], .addr = r->u[REP_K_ADDR], .ctx = ctx,
+		.waits = r->u[REP_K_COUNT], .wait_ns = r->u[REP_K_WAIT_NS],
+	};
+	*slot = ++p->nlocks;
+	return 0;
+}
+
 /* Time in each state: several records of one thread row add up (a thread
  * taken over by an exec keeps one row, see thread_get). */
 static int apply_thread_times(struct rep_loadctx *c, const struct rep_rec *r)
@@ -778,6 +877,10 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		return apply_lost(c, r);
 	case REP_REC_THREAD_TIMES:
 		return apply_thread_times(c, r);
+	case REP_REC_IDLENESS:
+		return apply_idleness(c, r);
+	case REP_REC_LOCK_WAITS:
+		return apply_lock_waits(c, r);
 	case REP_REC_EXEC:
 		if ((rc = need(c, r, REP_K_PID, "pid")))
 			return rc;

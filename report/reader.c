@@ -340,6 +340,8 @@ static const struct {
 	[REP_K_BLOCKED_IO] = { "blocked_io", KK_UINT },
 	[REP_K_BLOCKED_SLEEP] = { "blocked_sleep", KK_UINT },
 	[REP_K_BLOCKED_OTHER] = { "blocked_other", KK_UINT },
+	[REP_K_CPUS] = { "cpus", KK_UINT },
+	[REP_K_WAIT_NS] = { "wait_ns", KK_UINT },
 };
 
 static const struct {
@@ -351,7 +353,8 @@ static const struct {
 	{ "node", REP_REC_NODE }, { "samples", REP_REC_SAMPLES },
 	{ "lost", REP_REC_LOST }, { "exec", REP_REC_EXEC },
 	{ "exit", REP_REC_EXIT }, { "end", REP_REC_END },
-	{ "thread_times", REP_REC_THREAD_TIMES },
+	{ "thread_times", REP_REC_THREAD_TIMES }, { "idleness", REP_REC_IDLENESS },
+	{ "lock_waits", REP_REC_LOCK_WAITS },
 };
 
 static bool slice_is(const char *p, size_t n, const char *s)
@@ -422,7 +425,7 @@ static int read_value(struct reader *rd, int k, const struct tok *t)
 	int rc;
 
 	if (t->kind == TK_NULL) {
-		r->have &= ~(1ULL << k);
+		r->have &= ~((unsigned __int128)1 << k);
 		return 0;
 	}
 	switch (keys[k].kind) {
@@ -489,7 +492,7 @@ static int read_value(struct reader *rd, int k, const struct tok *t)
 		rc = -EINVAL;
 	}
 	if (!rc)
-		r->have |= 1ULL << k;
+		r->have |= (unsigned __int128)1 << k;
 	return rc;
 }
 

@@ -236,7 +236,7 @@ static int rec_end(struct rep_writer *w)
 
 int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 {
-	size_t nkeys = 14, argc = 0;
+	size_t nkeys = 14 + (h->cpus != 0), argc = 0;
 	int err;
 
 	if (h->argv) {
@@ -266,6 +266,8 @@ int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 	kv_bool(w, "clock", h->clock_event);
 	kv_bool(w, "hw_pmu", h->hw_pmu);
 	kv_text_or_null(w, "hostname", h->hostname);
+	if (h->cpus)
+		kv_uint(w, "cpus", h->cpus);
 	return rec_end(w);
 }
 
@@ -365,6 +367,35 @@ int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, si
 	enc_array(w, 2 * npairs);
 	for (size_t i = 0; i < 2 * npairs; i++)
 		enc_uint(w, pairs[i]);
+	return rec_end(w);
+}
+
+int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs)
+{
+	int err = rec_begin(w, 3, "idleness");
+
+	if (err)
+		return err;
+	kv_int(w, "tid", tid);
+	enc_text(w, "counts");
+	enc_array(w, 2 * npairs);
+	for (size_t i = 0; i < 2 * npairs; i++)
+		enc_uint(w, pairs[i]);
+	return rec_end(w);
+}
+
+int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,
+			 uint64_t waits, uint64_t wait_ns)
+{
+	int err = rec_begin(w, 6, "lock_waits");
+
+	if (err)
+		return err;
+	kv_int(w, "pid", pid);
+	kv_uint(w, "addr", addr);
+	kv_uint(w, "ctx", ctx);
+	kv_uint(w, "count", waits);
+	kv_uint(w, "wait_ns", wait_ns);
 	return rec_end(w);
 }
 

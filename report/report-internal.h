@@ -8,6 +8,8 @@
 
 #include "report/report.h"
 
+#include <stdio.h>
+
 #include "common/hash.h"
 
 /* ---- a small hash index over rows kept elsewhere ----------------------- */
@@ -59,6 +61,8 @@ enum rep_rec_type {
 	REP_REC_EXIT,
 	REP_REC_END,
 	REP_REC_THREAD_TIMES,
+	REP_REC_IDLENESS,
+	REP_REC_LOCK_WAITS,
 };
 
 /* Keys of every record type; a key means the same thing in every record. */
@@ -71,15 +75,15 @@ enum rep_key {
 	REP_K_COUNTS, REP_K_COUNT, REP_K_PATH, REP_K_STATUS, REP_K_SIGNAL,
 	REP_K_REASON, REP_K_SAMPLES, REP_K_LOST, REP_K_UNWIND_FAILURES,
 	REP_K_RUNNING, REP_K_RUNNABLE, REP_K_BLOCKED_FUTEX, REP_K_BLOCKED_IO,
-	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER,
+	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER, REP_K_CPUS, REP_K_WAIT_NS,
 	REP_K_NKEYS
 };
 /* rep_rec.have is a bit per key */
-_Static_assert(REP_K_NKEYS <= 64, "too many record keys for rep_rec.have");
+_Static_assert(REP_K_NKEYS <= 128, "too many record keys for rep_rec.have");
 
 struct rep_rec {
 	enum rep_rec_type type;
-	uint64_t have;   /* 1 << rep_key for each key present (not null) */
+	unsigned __int128 have; /* bit rep_key for each key present (not null) */
 	uint64_t u[REP_K_NKEYS];             /* unsigned and bool values */
 	struct rep_slice s[REP_K_NKEYS];     /* text values */
 	/* Arrays point into storage the reader reuses between records. */
@@ -93,7 +97,7 @@ struct rep_rec {
 
 static inline bool rep_rec_has(const struct rep_rec *r, enum rep_key k)
 {
-	return r->have & (1ULL << k);
+	return (r->have >> k) & 1;
 }
 
 /* ---- the merged profile ------------------------------------------------ */
@@ -133,6 +137,18 @@ struct rep_mthread {
 	bool has_times;
 	struct rep_thread_times times;
 	struct psup_u64map leaves; /* node row + 1 -> samples */
+	struct psup_u64map idle;   /* node row + 1 -> idleness, millionths of a sample */
+	uint32_t ctx;        /* node row of the creation context, REP_NONE if none */
+};
+
+/* Futex waits of one lock (process, address) that one context ended,
+ * merged over runs by (pid, address, context node). */
+struct rep_mlock {
+	uint32_t run;
+	int pid;
+	uint64_t addr;
+	uint32_t ctx;        /* node row of the waker, REP_NONE when nobody traced */
+	uint64_t waits, wait_ns;
 };
 
 struct rep_run {
@@ -153,6 +169,8 @@ struct rep_run {
 	int exit_signal;     /* 0 when none */
 	uint32_t nthreads, nprocesses;
 	bool has_times;      /* a thread of the run has thread_times */
+	uint32_t cpus;       /* header's "cpus", 0 when absent */
+	bool has_idleness;   /* an idleness record was read */
 };
 
 struct rep_strtab {
@@ -182,6 +200,13 @@ struct rep_profile {
 	uint32_t nruns, runs_cap;
 
 	uint64_t samples;
+	uint64_t idle_micro;          /* all idleness, millionths of a sample */
+	bool has_idleness;
+
+	struct rep_mlock *locks;
+	uint32_t nlocks, locks_cap;
+	struct psup_u64map lock_ix;   /* hash of (run, pid, addr, ctx) -> row + 1 */
+
 	/* The last load stopped at a truncated record. */
 	bool last_truncated;
 	size_t last_nrecords;
@@ -246,10 +271,16 @@ struct rep_cnode {
 	uint32_t fn;         /* dense (function, image) index, REP_NONE for row 0 */
 	uint32_t depth;      /* row 0 has depth 0 */
 	bool inlined;        /* an inlined frame (not the outermost of its loc) */
+	bool spawned;        /* top-down: the outermost frame of threads created
+				at the parent context (the parent is where the
+				creator called clone; file/line its call site) */
 	/* top-down: samples in the context (with its callees) / with the
 	 * function as the innermost frame. bottom-up: samples of the root
 	 * function (with its callees / itself) that came through this path. */
 	uint64_t inclusive, exclusive;
+	/* top-down only: idleness (millionths of a sample) and overhead
+	 * (samples in synchronization and thread management), the same way */
+	uint64_t idle_incl, idle_excl, overhead_incl, overhead_excl;
 	uint32_t first_child, nchildren; /* into rep_ctree.children */
 };
 
@@ -271,6 +302,9 @@ struct rep_ctree {
  * rep_ctree_release() whatever this returns (0 or -ENOMEM).
  */
 int rep_ctree_top_down(struct rep_ctree *t, const struct rep_profile *p);
+/* Same, threads rooted at their creation contexts (see spawned), with
+ * idleness, and overhead where overhead[profile node] (NULL: none). */
+int rep_ctree_top_down_ext(struct rep_ctree *t, const struct rep_profile *p, const bool *overhead);
 /*
  * Builds the bottom-up tree from a top-down one: the children of row 0 are
  * the functions, the children of a node are its callers, sorted by exclusive
@@ -292,6 +326,38 @@ void rep_ctree_release(struct rep_ctree *t);
 /* The child of node named by these fields, or REP_NONE (for tests). */
 uint32_t rep_ctree_child(const struct rep_ctree *t, uint32_t node, const char *function,
 			 uint32_t line);
+
+/* ---- shared by the views (views.c) -------------------------------------- */
+
+/* JSON output: a string (escaped; NULL is null; bytes that are not UTF-8
+ * become U+FFFD), and "key": value pairs after a comma unless *first. */
+void rep_json_str(FILE *out, const char *s);
+void rep_json_key(FILE *out, bool *first, const char *key);
+void rep_json_kstr(FILE *out, bool *first, const char *key, const char *val);
+void rep_json_ku64(FILE *out, bool *first, const char *key, uint64_t v);
+void rep_json_kpct(FILE *out, bool *first, const char *key, double v);
+void rep_json_kbool(FILE *out, bool *first, const char *key, bool v);
+/* The last component of path (path itself when it ends in '/'). */
+const char *rep_base_name(const char *path);
+
+/* ---- parallel efficiency (parallel.c) ------------------------------------ */
+
+/* The default overhead patterns (glob, comma-separated): synchronization
+ * and thread management in glibc's pthread, futex and semaphore code. */
+extern const char rep_overhead_default[];
+/*
+ * Per profile node, whether a sample with it as the leaf is parallel
+ * overhead (Tallent & Mellor-Crummey, section 2.2): walking from the leaf
+ * to its callers through system libraries (libc, ld.so, libstdc++, libgcc,
+ * the kernel, the vdso), up to and including the first frame outside them,
+ * some function matches one of patterns (NULL: the default). *out is
+ * malloc'ed, p->nnodes entries; the caller frees it. 0 or -ENOMEM.
+ */
+int rep_overhead_flags(const struct rep_profile *p, const char *patterns, bool **out);
+/* The efficiency summary and lock-blame views. 0 or -ENOMEM. */
+int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
+			const struct rep_options *o, FILE *out);
+int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FILE *out);
 
 /* Makes room for one more element (index n) in a uint32-counted array,
  * doubling it. 0 or -ENOMEM. */

@@ -46,6 +46,7 @@ struct rep_header {
 	bool clock_event;        /* period is in ns */
 	bool hw_pmu;
 	const char *hostname;
+	unsigned cpus;           /* CPUs the program may use (idleness's n); 0: unknown */
 };
 int rep_write_header(struct rep_writer *w, const struct rep_header *h);
 
@@ -93,6 +94,15 @@ int rep_write_node(struct rep_writer *w, uint64_t id, uint64_t parent, uint64_t 
  * pairs = { leaf node, count, leaf node, count, ... } (2 * npairs values). */
 int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs);
 int rep_write_lost(struct rep_writer *w, pid_t tid, uint64_t count);
+/* Idleness of thread tid since its last idleness record (Tallent &
+ * Mellor-Crummey, section 2.1): pairs = { leaf node, idleness in millionths
+ * of a sample, ... } (2 * npairs values). */
+int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs);
+/* Futex waits in process pid on address addr that the thread at calling
+ * context ctx ended (0: no traced thread did) since the last such record:
+ * their number and total time. */
+int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,
+			 uint64_t waits, uint64_t wait_ns);
 int rep_write_exec(struct rep_writer *w, pid_t pid, const char *path, uint64_t time);
 /* A process of the tree ended: status >= 0 for an exit, signal > 0 for a kill. */
 int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint64_t time);
@@ -143,8 +153,15 @@ enum rep_view_bits {
 	REP_VIEW_TOP_DOWN = 1 << 5,
 	/* per function (by self samples), its callers as a tree */
 	REP_VIEW_BOTTOM_UP = 1 << 6,
-	REP_VIEW_DEFAULT = 0x1f, /* summary, images, functions, lines, threads */
-	REP_VIEW_ALL = 0x7f,
+	/* futex waits by lock, blamed on the contexts that released them */
+	REP_VIEW_LOCKS = 1 << 7,
+	/* work, idleness and overhead of the top functions, read as in
+	 * Tallent & Mellor-Crummey's Table 1 */
+	REP_VIEW_EFFICIENCY = 1 << 8,
+	/* summary, images, functions, lines, threads; plus efficiency and
+	 * locks when the files have that data */
+	REP_VIEW_DEFAULT = 0x1f,
+	REP_VIEW_ALL = 0x1ff,
 };
 
 struct rep_options {
@@ -153,6 +170,10 @@ struct rep_options {
 	unsigned top;            /* rows per table, and functions of the
 				    bottom-up view; 0 means all */
 	double min_percent;      /* hide rows below this share */
+	/* Parallel overhead: comma-separated glob patterns of function names
+	 * (NULL: the default list, see rep_overhead_flags); a leading '+'
+	 * adds to the default list instead of replacing it. */
+	const char *overhead;
 };
 
 /* How much of the top-down and bottom-up trees to print. (Separate from

@@ -708,7 +708,7 @@ static void print_table(FILE *out, enum rep_format f, const struct table *t, siz
 	fputc('\n', out);
 }
 
-static const char *base_name(const char *path)
+const char *rep_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -719,7 +719,7 @@ static const char *base_name(const char *path)
 
 /* Writes s as a JSON string: escapes, and U+FFFD for bytes that are not
  * UTF-8, so the output always parses. */
-static void json_str(FILE *out, const char *s)
+void rep_json_str(FILE *out, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
 
@@ -776,34 +776,34 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void json_key(FILE *out, bool *first, const char *key)
+void rep_json_key(FILE *out, bool *first, const char *key)
 {
 	fputs(*first ? "" : ",", out);
 	*first = false;
 	fprintf(out, "\"%s\":", key);
 }
 
-static void json_kstr(FILE *out, bool *first, const char *key, const char *val)
+void rep_json_kstr(FILE *out, bool *first, const char *key, const char *val)
 {
-	json_key(out, first, key);
-	json_str(out, val);
+	rep_json_key(out, first, key);
+	rep_json_str(out, val);
 }
 
-static void json_ku64(FILE *out, bool *first, const char *key, uint64_t v)
+void rep_json_ku64(FILE *out, bool *first, const char *key, uint64_t v)
 {
-	json_key(out, first, key);
+	rep_json_key(out, first, key);
 	fprintf(out, "%" PRIu64, v);
 }
 
-static void json_kpct(FILE *out, bool *first, const char *key, double v)
+void rep_json_kpct(FILE *out, bool *first, const char *key, double v)
 {
-	json_key(out, first, key);
+	rep_json_key(out, first, key);
 	fprintf(out, "%.4f", v);
 }
 
-static void json_kbool(FILE *out, bool *first, const char *key, bool v)
+void rep_json_kbool(FILE *out, bool *first, const char *key, bool v)
 {
-	json_key(out, first, key);
+	rep_json_key(out, first, key);
 	fputs(v ? "true" : "false", out);
 }
 
@@ -896,20 +896,20 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 		bool f = true;
 
 		fputs(",\"summary\":{", out);
-		json_ku64(out, &f, "runs", p->nruns);
-		json_kstr(out, &f, "command", same_cmd ? cmd : NULL);
-		json_ku64(out, &f, "samples", a->total);
-		json_ku64(out, &f, "lost", t.lost);
-		json_kpct(out, &f, "lost_percent", lostp);
-		json_ku64(out, &f, "duration_ns", t.duration);
-		json_ku64(out, &f, "threads", t.threads);
-		json_ku64(out, &f, "processes", t.processes);
-		json_ku64(out, &f, "unwind_failures", t.unwind);
-		json_key(out, &f, "warnings");
+		rep_json_ku64(out, &f, "runs", p->nruns);
+		rep_json_kstr(out, &f, "command", same_cmd ? cmd : NULL);
+		rep_json_ku64(out, &f, "samples", a->total);
+		rep_json_ku64(out, &f, "lost", t.lost);
+		rep_json_kpct(out, &f, "lost_percent", lostp);
+		rep_json_ku64(out, &f, "duration_ns", t.duration);
+		rep_json_ku64(out, &f, "threads", t.threads);
+		rep_json_ku64(out, &f, "processes", t.processes);
+		rep_json_ku64(out, &f, "unwind_failures", t.unwind);
+		rep_json_key(out, &f, "warnings");
 		fputc('[', out);
 		for (size_t i = 0; i < warn.n; i++) {
 			fputs(i ? "," : "", out);
-			json_str(out, warn.w[i]);
+			rep_json_str(out, warn.w[i]);
 		}
 		fputs("]}", out);
 		goto out;
@@ -1044,10 +1044,10 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 			bool f = true;
 
 			fputs(shown ? ",{" : "{", out);
-			json_kstr(out, &f, "image", S(a, r->image));
-			json_ku64(out, &f, "samples", r->self);
-			json_kpct(out, &f, "percent", pct(r->self, a->total));
-			json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			rep_json_kstr(out, &f, "image", S(a, r->image));
+			rep_json_ku64(out, &f, "samples", r->self);
+			rep_json_kpct(out, &f, "percent", pct(r->self, a->total));
+			rep_json_kpct(out, &f, "cum_percent", pct(cum, a->total));
 			fputc('}', out);
 		} else {
 			rc |= cell(&t, "%" PRIu64, r->self);
@@ -1097,14 +1097,14 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 			bool f = true;
 
 			fputs(shown ? ",{" : "{", out);
-			json_kstr(out, &f, "function", S(a, r->name));
-			json_kstr(out, &f, "image", S(a, r->image));
-			json_kstr(out, &f, "file", file);
-			json_ku64(out, &f, "self", r->self);
-			json_kpct(out, &f, "self_percent", selfp);
-			json_kpct(out, &f, "cum_percent", pct(cum, a->total));
-			json_ku64(out, &f, "total", r->total);
-			json_kpct(out, &f, "total_percent", totp);
+			rep_json_kstr(out, &f, "function", S(a, r->name));
+			rep_json_kstr(out, &f, "image", S(a, r->image));
+			rep_json_kstr(out, &f, "file", file);
+			rep_json_ku64(out, &f, "self", r->self);
+			rep_json_kpct(out, &f, "self_percent", selfp);
+			rep_json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			rep_json_ku64(out, &f, "total", r->total);
+			rep_json_kpct(out, &f, "total_percent", totp);
 			fputc('}', out);
 		} else {
 			rc |= cell(&t, "%" PRIu64, r->self);
@@ -1112,8 +1112,8 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
 			rc |= cell(&t, "%.1f%%", totp);
 			rc |= cell(&t, "%s", S(a, r->name));
-			rc |= cell(&t, "%s", base_name(S(a, r->image)));
-			rc |= cell(&t, "%s", file ? base_name(file) : "");
+			rc |= cell(&t, "%s", rep_base_name(S(a, r->image)));
+			rc |= cell(&t, "%s", file ? rep_base_name(file) : "");
 		}
 		shown++;
 	}
@@ -1157,19 +1157,19 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 			bool f = true;
 
 			fputs(shown ? ",{" : "{", out);
-			json_kstr(out, &f, "file", file);
-			json_key(out, &f, "line");
+			rep_json_kstr(out, &f, "file", file);
+			rep_json_key(out, &f, "line");
 			if (file)
 				fprintf(out, "%" PRIu32, r->line);
 			else
 				fputs("null", out);
-			json_kstr(out, &f, "function", S(a, r->function));
-			json_kstr(out, &f, "image", S(a, r->image));
-			json_ku64(out, &f, "self", r->self);
-			json_kpct(out, &f, "self_percent", selfp);
-			json_kpct(out, &f, "cum_percent", pct(cum, a->total));
-			json_ku64(out, &f, "total", r->total);
-			json_kpct(out, &f, "total_percent", totp);
+			rep_json_kstr(out, &f, "function", S(a, r->function));
+			rep_json_kstr(out, &f, "image", S(a, r->image));
+			rep_json_ku64(out, &f, "self", r->self);
+			rep_json_kpct(out, &f, "self_percent", selfp);
+			rep_json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			rep_json_ku64(out, &f, "total", r->total);
+			rep_json_kpct(out, &f, "total_percent", totp);
 			fputc('}', out);
 		} else {
 			rc |= cell(&t, "%" PRIu64, r->self);
@@ -1177,7 +1177,7 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 			rc |= cell(&t, "%" PRIu64, r->total);
 			rc |= cell(&t, "%.1f%%", totp);
 			if (file)
-				rc |= cell(&t, "%s:%" PRIu32, base_name(file), r->line);
+				rc |= cell(&t, "%s:%" PRIu32, rep_base_name(file), r->line);
 			else
 				rc |= cell(&t, "-");
 			rc |= cell(&t, "%s", S(a, r->function));
@@ -1234,19 +1234,19 @@ static void json_times(FILE *out, bool *first, const struct rep_mthread *th)
 	const struct rep_thread_times *t = &th->times;
 	bool f = true;
 
-	json_key(out, first, "times");
+	rep_json_key(out, first, "times");
 	if (!th->has_times) {
 		fputs("null", out);
 		return;
 	}
 	fputc('{', out);
-	json_ku64(out, &f, "running", t->running);
-	json_ku64(out, &f, "runnable", t->runnable);
-	json_ku64(out, &f, "blocked", times_blocked(t));
-	json_ku64(out, &f, "blocked_futex", t->blocked_futex);
-	json_ku64(out, &f, "blocked_io", t->blocked_io);
-	json_ku64(out, &f, "blocked_sleep", t->blocked_sleep);
-	json_ku64(out, &f, "blocked_other", t->blocked_other);
+	rep_json_ku64(out, &f, "running", t->running);
+	rep_json_ku64(out, &f, "runnable", t->runnable);
+	rep_json_ku64(out, &f, "blocked", times_blocked(t));
+	rep_json_ku64(out, &f, "blocked_futex", t->blocked_futex);
+	rep_json_ku64(out, &f, "blocked_io", t->blocked_io);
+	rep_json_ku64(out, &f, "blocked_sleep", t->blocked_sleep);
+	rep_json_ku64(out, &f, "blocked_other", t->blocked_other);
 	fputc('}', out);
 }
 
@@ -1324,14 +1324,14 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 			bool f = true;
 
 			fputs(shown ? ",{" : "{", out);
-			json_ku64(out, &f, "run", th->run + 1ULL);
-			json_ku64(out, &f, "tid", (uint64_t)th->tid);
-			json_ku64(out, &f, "pid", (uint64_t)th->pid);
-			json_kstr(out, &f, "name", rep_str(p, th->name));
-			json_ku64(out, &f, "samples", th->samples);
-			json_kpct(out, &f, "percent", share);
-			json_ku64(out, &f, "lost", th->lost);
-			json_kstr(out, &f, "top_function", top);
+			rep_json_ku64(out, &f, "run", th->run + 1ULL);
+			rep_json_ku64(out, &f, "tid", (uint64_t)th->tid);
+			rep_json_ku64(out, &f, "pid", (uint64_t)th->pid);
+			rep_json_kstr(out, &f, "name", rep_str(p, th->name));
+			rep_json_ku64(out, &f, "samples", th->samples);
+			rep_json_kpct(out, &f, "percent", share);
+			rep_json_ku64(out, &f, "lost", th->lost);
+			rep_json_kstr(out, &f, "top_function", top);
 			if (times)
 				json_times(out, &f, th);
 			fputc('}', out);
@@ -1383,7 +1383,19 @@ struct tree_view {
 	bool bottom_up;
 	FILE *out;
 	int numw;          /* width of the sample columns */
+	bool parallel;     /* top-down with idleness: show idle% and ovh% */
 };
+
+/* A share of the total effort (samples + idleness): x in millionths of a
+ * sample when micro, else samples. */
+static double effort_pct(const struct tree_view *v, uint64_t x, bool micro)
+{
+	const struct rep_cnode *root = &v->t->nodes[0];
+	double effort = (double)root->inclusive + (double)root->idle_incl / 1e6;
+	double val = micro ? (double)x / 1e6 : (double)x;
+
+	return effort > 0 ? 100.0 * val / effort : 0.0;
+}
 
 /* The sort key is also the pruning key, so a hidden child hides the
  * siblings after it as well. */
@@ -1417,9 +1429,9 @@ static void cnode_site(const struct tree_view *v, const struct rep_cnode *c, cha
 
 	buf[0] = 0;
 	if (file && c->line)
-		snprintf(buf, len, "%s:%" PRIu32, base_name(file), c->line);
+		snprintf(buf, len, "%s:%" PRIu32, rep_base_name(file), c->line);
 	else if (file)
-		snprintf(buf, len, "%s", base_name(file));
+		snprintf(buf, len, "%s", rep_base_name(file));
 }
 
 static void tree_enter_json(const struct tree_view *v, const struct rep_cnode *c, bool first)
@@ -1429,20 +1441,35 @@ static void tree_enter_json(const struct tree_view *v, const struct rep_cnode *c
 	bool f = true;
 
 	fputs(first ? "{" : ",{", out);
-	json_kstr(out, &f, "function", S(v->a, c->function));
-	json_kstr(out, &f, "file", file);
-	json_key(out, &f, "line");
+	rep_json_kstr(out, &f, "function", S(v->a, c->function));
+	rep_json_kstr(out, &f, "file", file);
+	rep_json_key(out, &f, "line");
 	if (file && c->line)
 		fprintf(out, "%" PRIu32, c->line);
 	else
 		fputs("null", out);
-	json_kstr(out, &f, "image", S(v->a, c->image));
-	json_kbool(out, &f, "inlined", c->inlined);
-	json_ku64(out, &f, "inclusive", c->inclusive);
-	json_ku64(out, &f, "exclusive", c->exclusive);
-	json_kpct(out, &f, "inclusive_percent", pct(c->inclusive, v->a->total));
-	json_kpct(out, &f, "exclusive_percent", pct(c->exclusive, v->a->total));
-	json_key(out, &f, v->bottom_up ? "callers" : "children");
+	rep_json_kstr(out, &f, "image", S(v->a, c->image));
+	rep_json_kbool(out, &f, "inlined", c->inlined);
+	rep_json_ku64(out, &f, "inclusive", c->inclusive);
+	rep_json_ku64(out, &f, "exclusive", c->exclusive);
+	rep_json_kpct(out, &f, "inclusive_percent", pct(c->inclusive, v->a->total));
+	rep_json_kpct(out, &f, "exclusive_percent", pct(c->exclusive, v->a->total));
+	if (!v->bottom_up) {
+		/* Tallent & Mellor-Crummey: work (samples that are not
+		 * overhead), idleness, overhead, and their share of the effort */
+		rep_json_ku64(out, &f, "work", c->inclusive - c->overhead_incl);
+		rep_json_key(out, &f, "idleness");
+		fprintf(out, "%.3f", (double)c->idle_incl / 1e6);
+		rep_json_ku64(out, &f, "overhead", c->overhead_incl);
+		rep_json_ku64(out, &f, "exclusive_work", c->exclusive - c->overhead_excl);
+		rep_json_key(out, &f, "exclusive_idleness");
+		fprintf(out, "%.3f", (double)c->idle_excl / 1e6);
+		rep_json_ku64(out, &f, "exclusive_overhead", c->overhead_excl);
+		rep_json_kpct(out, &f, "idleness_percent", effort_pct(v, c->idle_incl, true));
+		rep_json_kpct(out, &f, "overhead_percent", effort_pct(v, c->overhead_incl, false));
+		rep_json_kbool(out, &f, "thread_root", c->spawned);
+	}
+	rep_json_key(out, &f, v->bottom_up ? "callers" : "children");
 	fputc('[', out);
 }
 
@@ -1454,9 +1481,14 @@ static void tree_enter_text(const struct tree_view *v, const struct rep_cnode *c
 	FILE *out = v->out;
 
 	cnode_site(v, c, site, sizeof(site));
-	fprintf(out, "  %*" PRIu64 "  %6.1f%%  %*" PRIu64 "  %6.1f%%  %*s", v->numw, m1,
-		pct(m1, v->a->total), v->numw, m2, pct(m2, v->a->total),
-		(int)(2 * (c->depth - 1)), "");
+	fprintf(out, "  %*" PRIu64 "  %6.1f%%  %*" PRIu64 "  %6.1f%%  ", v->numw, m1,
+		pct(m1, v->a->total), v->numw, m2, pct(m2, v->a->total));
+	if (v->parallel)
+		fprintf(out, "%5.1f%%  %5.1f%%  ", effort_pct(v, c->idle_incl, true),
+			effort_pct(v, c->overhead_incl, false));
+	fprintf(out, "%*s", (int)(2 * (c->depth - 1)), "");
+	if (c->spawned)
+		fputs("[thread] ", out);
 	put_text(out, cnode_name(v, c, name, sizeof(name)), SIZE_MAX);
 	if (c->inlined)
 		fputs(" (inlined)", out);
@@ -1465,7 +1497,7 @@ static void tree_enter_text(const struct tree_view *v, const struct rep_cnode *c
 		put_text(out, site, SIZE_MAX);
 	} else if (v->bottom_up && c->depth == 1 && S(v->a, c->function)[0] != '[') {
 		fputs("  [", out);
-		put_text(out, base_name(S(v->a, c->image)), SIZE_MAX);
+		put_text(out, rep_base_name(S(v->a, c->image)), SIZE_MAX);
 		fputc(']', out);
 	}
 	fputc('\n', out);
@@ -1479,10 +1511,14 @@ static void tree_enter_md(const struct tree_view *v, const struct rep_cnode *c)
 	FILE *out = v->out;
 
 	cnode_site(v, c, site, sizeof(site));
-	fprintf(out, "%*s- **%.1f%%** %s (%" PRIu64 "), %s %.1f%% (%" PRIu64 "): ",
+	fprintf(out, "%*s- **%.1f%%** %s (%" PRIu64 "), %s %.1f%% (%" PRIu64 ")",
 		(int)(2 * (c->depth - 1)), "", pct(m1, v->a->total),
 		v->bottom_up ? "self" : "incl", m1, v->bottom_up ? "total" : "self",
 		pct(m2, v->a->total), m2);
+	if (v->parallel)
+		fprintf(out, ", idle %.1f%%, overhead %.1f%%", effort_pct(v, c->idle_incl, true),
+			effort_pct(v, c->overhead_incl, false));
+	fputs(c->spawned ? ": [thread] " : ": ", out);
 	put_md_cell(out, cnode_name(v, c, name, sizeof(name)), true);
 	if (c->inlined)
 		fputs(" _(inlined)_", out);
@@ -1492,7 +1528,7 @@ static void tree_enter_md(const struct tree_view *v, const struct rep_cnode *c)
 	} else if (v->bottom_up && c->depth == 1 && S(v->a, c->function)[0] != '[') {
 		/* "[image+0x..]" and "[kernel]" name their image already */
 		fputs(" in ", out);
-		put_md_cell(out, base_name(S(v->a, c->image)), true);
+		put_md_cell(out, rep_base_name(S(v->a, c->image)), true);
 	}
 	fputc('\n', out);
 }
@@ -1556,7 +1592,7 @@ static int view_tree(const struct agg *a, const struct rep_options *o,
 		     const struct rep_tree_options *to, FILE *out, const struct rep_ctree *t,
 		     bool bottom_up)
 {
-	struct tree_view v = { a, o, to, t, bottom_up, out, 5 };
+	struct tree_view v = { a, o, to, t, bottom_up, out, 5, !bottom_up && a->p->has_idleness };
 	const char *what = bottom_up ? "--top, --depth, --min-percent" : "--depth, --min-percent";
 	char buf[32];
 	int64_t hidden;
@@ -1571,15 +1607,25 @@ static int view_tree(const struct agg *a, const struct rep_options *o,
 				    "at: the line of the call in the caller)");
 		else
 			print_title(out, o->format, "Top-down",
-				    "calling contexts from the outermost callers (incl: samples "
-				    "in the context and its callees; self: in the function "
-				    "itself; from: the line of the call in the caller)");
+				    v.parallel
+					    ? "calling contexts from the outermost callers, each thread "
+					      "under the context that created it ([thread]) (incl: "
+					      "samples in the context and its callees; self: in the "
+					      "function itself; idle%, ovh%: its idleness and overhead, "
+					      "as shares of the total effort; from: the line of the "
+					      "call in the caller)"
+					    : "calling contexts from the outermost callers, each thread "
+					      "under the context that created it ([thread]) (incl: "
+					      "samples in the context and its callees; self: in the "
+					      "function itself; from: the line of the call in the "
+					      "caller)");
 		if (o->format == REP_FORMAT_TEXT) {
 			if ((size_t)snprintf(buf, sizeof(buf), "%" PRIu64, a->total) > (size_t)v.numw)
 				v.numw = (int)strlen(buf);
-			fprintf(out, "  %*s  %7s  %*s  %7s  %s\n", v.numw,
+			fprintf(out, "  %*s  %7s  %*s  %7s  %s%s\n", v.numw,
 				bottom_up ? "self" : "incl", bottom_up ? "self%" : "incl%", v.numw,
 				bottom_up ? "total" : "self", bottom_up ? "total%" : "self%",
+				v.parallel ? " idle%    ovh%  " : "",
 				bottom_up ? "function, then its callers" : "function");
 		}
 	}
@@ -1622,52 +1668,52 @@ static void json_runs(const struct agg *a, FILE *out)
 		bool f = true;
 
 		fputs(i ? ",{" : "{", out);
-		json_kstr(out, &f, "file", S(a, r->file));
-		json_key(out, &f, "argv");
+		rep_json_kstr(out, &f, "file", S(a, r->file));
+		rep_json_key(out, &f, "argv");
 		if (r->has_argv) {
 			fputc('[', out);
 			for (uint32_t j = 0; j < r->nargv; j++) {
 				fputs(j ? "," : "", out);
-				json_str(out, S(a, r->argv[j]));
+				rep_json_str(out, S(a, r->argv[j]));
 			}
 			fputc(']', out);
 		} else {
 			fputs("null", out);
 		}
-		json_kstr(out, &f, "exec", rep_str(p, r->exec_path));
-		json_kstr(out, &f, "mode", rep_str(p, r->mode));
-		json_ku64(out, &f, "pid", (uint64_t)r->pid);
-		json_kstr(out, &f, "event", rep_str(p, r->event));
-		json_ku64(out, &f, "period", r->period);
-		json_ku64(out, &f, "jitter", r->jitter);
-		json_kbool(out, &f, "clock", r->clock);
-		json_kbool(out, &f, "hw_pmu", r->hw_pmu);
-		json_kstr(out, &f, "hostname", rep_str(p, r->hostname));
-		json_kstr(out, &f, "recorder", rep_str(p, r->version));
-		json_ku64(out, &f, "wall_ns", r->wall_ns);
-		json_ku64(out, &f, "duration_ns", run_duration(r));
-		json_ku64(out, &f, "samples", r->samples);
-		json_ku64(out, &f, "lost", r->lost > r->end_lost ? r->lost : r->end_lost);
-		json_ku64(out, &f, "unwind_failures", r->unwind_failures);
-		json_ku64(out, &f, "threads", r->nthreads);
-		json_ku64(out, &f, "processes", r->nprocesses);
-		json_kbool(out, &f, "thread_times", r->has_times);
-		json_ku64(out, &f, "records", r->nrecords);
-		json_kbool(out, &f, "complete", r->complete);
-		json_kbool(out, &f, "truncated", r->truncated);
-		json_kstr(out, &f, "end_reason", rep_str(p, r->end_reason));
-		json_key(out, &f, "exit_status");
+		rep_json_kstr(out, &f, "exec", rep_str(p, r->exec_path));
+		rep_json_kstr(out, &f, "mode", rep_str(p, r->mode));
+		rep_json_ku64(out, &f, "pid", (uint64_t)r->pid);
+		rep_json_kstr(out, &f, "event", rep_str(p, r->event));
+		rep_json_ku64(out, &f, "period", r->period);
+		rep_json_ku64(out, &f, "jitter", r->jitter);
+		rep_json_kbool(out, &f, "clock", r->clock);
+		rep_json_kbool(out, &f, "hw_pmu", r->hw_pmu);
+		rep_json_kstr(out, &f, "hostname", rep_str(p, r->hostname));
+		rep_json_kstr(out, &f, "recorder", rep_str(p, r->version));
+		rep_json_ku64(out, &f, "wall_ns", r->wall_ns);
+		rep_json_ku64(out, &f, "duration_ns", run_duration(r));
+		rep_json_ku64(out, &f, "samples", r->samples);
+		rep_json_ku64(out, &f, "lost", r->lost > r->end_lost ? r->lost : r->end_lost);
+		rep_json_ku64(out, &f, "unwind_failures", r->unwind_failures);
+		rep_json_ku64(out, &f, "threads", r->nthreads);
+		rep_json_ku64(out, &f, "processes", r->nprocesses);
+		rep_json_kbool(out, &f, "thread_times", r->has_times);
+		rep_json_ku64(out, &f, "records", r->nrecords);
+		rep_json_kbool(out, &f, "complete", r->complete);
+		rep_json_kbool(out, &f, "truncated", r->truncated);
+		rep_json_kstr(out, &f, "end_reason", rep_str(p, r->end_reason));
+		rep_json_key(out, &f, "exit_status");
 		if (r->exited && !r->exit_signal && r->exit_status >= 0)
 			fprintf(out, "%d", r->exit_status);
 		else
 			fputs("null", out);
-		json_key(out, &f, "exit_signal");
+		rep_json_key(out, &f, "exit_signal");
 		if (r->exited && r->exit_signal)
 			fprintf(out, "%d", r->exit_signal);
 		else
 			fputs("null", out);
 		run_ended(a, r, buf, sizeof(buf));
-		json_kstr(out, &f, "ended", buf);
+		rep_json_kstr(out, &f, "ended", buf);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -1687,13 +1733,19 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 	struct rep_tree_options topt = { 0, 0.0 };
 	size_t hidden[6] = { 0 };
 	struct rep_ctree td, bu;
+	bool *overhead = NULL;
 	struct agg a;
 	int rc;
 
 	memset(&td, 0, sizeof(td));
 	memset(&bu, 0, sizeof(bu));
-	if (!opt.views)
+	if (!opt.views) {
 		opt.views = REP_VIEW_DEFAULT;
+		if (p->has_idleness)
+			opt.views |= REP_VIEW_EFFICIENCY;
+		if (p->nlocks)
+			opt.views |= REP_VIEW_LOCKS;
+	}
 	if (!(opt.min_percent >= 0.0)) /* also NaN */
 		opt.min_percent = 0.0;
 	if (t)
@@ -1704,8 +1756,11 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 	if (rc)
 		goto out;
 	a.hidden = hidden;
-	if (opt.views & (REP_VIEW_TOP_DOWN | REP_VIEW_BOTTOM_UP))
-		rc = rep_ctree_top_down(&td, p);
+	if (opt.views & (REP_VIEW_TOP_DOWN | REP_VIEW_BOTTOM_UP | REP_VIEW_EFFICIENCY)) {
+		rc = rep_overhead_flags(p, opt.overhead, &overhead);
+		if (!rc)
+			rc = rep_ctree_top_down_ext(&td, p, overhead);
+	}
 	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
 		rc = rep_ctree_bottom_up(&bu, &td, topt.depth, topt.min_percent, opt.top);
 	if (rc)
@@ -1726,6 +1781,10 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		rc = view_lines(&a, &opt, out);
 	if (!rc && (opt.views & REP_VIEW_THREADS))
 		rc = view_threads(&a, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_EFFICIENCY))
+		rc = rep_view_efficiency(p, &td, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_LOCKS))
+		rc = rep_view_locks(p, &opt, out);
 	if (!rc && (opt.views & REP_VIEW_TOP_DOWN))
 		rc = view_tree(&a, &opt, &topt, out, &td, false);
 	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
@@ -1736,7 +1795,7 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		fputs(",\"hidden\":{", out);
 		for (int i = 0; i < 6; i++)
 			if (opt.views & (REP_VIEW_IMAGES << i))
-				json_ku64(out, &f, names[i], hidden[i]);
+				rep_json_ku64(out, &f, names[i], hidden[i]);
 		fputs("}}\n", out);
 	}
 	if (!rc && (fflush(out) != 0 || ferror(out)))
@@ -1744,6 +1803,7 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 out:
 	rep_ctree_release(&td);
 	rep_ctree_release(&bu);
+	free(overhead);
 	agg_release(&a);
 	return rc;
 }

@@ -137,7 +137,7 @@ static char *slurp(const char *path, size_t *len)
 /* Prints p into a heap string (caller frees). */
 static char *render(const struct rep_profile *p, enum rep_format f, unsigned views, unsigned top)
 {
-	struct rep_options o = { f, views, top, 0.0 };
+	struct rep_options o = { f, views, top, 0.0, NULL };
 	char *s = NULL;
 	size_t n = 0;
 	FILE *m = open_memstream(&s, &n);
@@ -358,7 +358,7 @@ static FILE *devnull;
 static int load_any(const void *buf, size_t len)
 {
 	struct rep_profile *p;
-	struct rep_options o = { REP_FORMAT_TEXT, 0, 0, 0.0 };
+	struct rep_options o = { REP_FORMAT_TEXT, 0, 0, 0.0, NULL };
 	char err[256];
 	int rc;
 
@@ -411,7 +411,7 @@ static void test_truncation(const char *path)
 			CHECK_EQ_INT(rc, 0);
 			CHECK_EQ_INT(rep_profile_truncated(p, &nrec), !at_bound);
 			CHECK_EQ_INT(nrec, at_bound ? b + 1 : b);
-			CHECK_EQ_INT(rep_print(p, &(struct rep_options){ REP_FORMAT_TEXT, 0, 0, 0 },
+			CHECK_EQ_INT(rep_print(p, &(struct rep_options){ REP_FORMAT_TEXT, 0, 0, 0, NULL },
 					       devnull), 0);
 			if (!at_bound && n == len - 1) {
 				char *txt = render(p, REP_FORMAT_TEXT, REP_VIEW_SUMMARY, 0);

@@ -1,0 +1,412 @@
+#include "experiments/experiments.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "report/report.h"
+
+/*
+ * Work, idleness and lock waits (Tallent & Mellor-Crummey 2009, section 2.1;
+ * HPCToolkit's blame shifting for locks).
+ *
+ * A sample's idleness depends on how many threads worked at its instant, and
+ * a wait is blamed on the thread that ended it: both need every thread's
+ * events in one time order, but each thread's events arrive from its own
+ * ring, drained at its own moment. So events are buffered, and processed in
+ * time order up to a time the caller knows every ring has been drained to
+ * (exp_par_advance). The buffer holds one tick's events: small fixed-size
+ * entries, no stacks (those are interned into node ids on arrival).
+ */
+
+#define PAR_MICRO 1000000ULL /* idleness is kept in millionths of a sample */
+
+enum par_ev_kind { EV_START, EV_END, EV_SWITCH, EV_SAMPLE, EV_BLOCK, EV_WAKE };
+
+struct par_ev {
+	uint64_t time;
+	uint64_t seq;   /* arrival order: ties keep it */
+	uint64_t a;     /* sample: node; block: futex address; wake: waker node;
+			   start/switch: working */
+	pid_t tid;      /* the thread the event is about (wake: the waker) */
+	pid_t other;    /* wake: the wakee; block: the pid */
+	uint8_t kind;
+};
+
+/* One thread, as the time-ordered replay sees it. */
+struct par_thread {
+	pid_t tid;
+	bool working;
+	bool ended;          /* its end was replayed: freed once written */
+	bool blocked_futex;  /* a futex wait not yet ended */
+	pid_t wait_pid;
+	uint64_t wait_addr, wait_since;
+	struct psup_u64map idle; /* node -> micro-samples since the last flush */
+};
+
+/* One (process, futex address, waker context): the waits it ended. */
+struct par_lock {
+	pid_t pid;
+	uint64_t addr, node;
+	uint64_t waits, wait_ns;
+};
+
+struct exp_par {
+	struct rep_writer *w;
+	unsigned ncpus;
+	unsigned nworking;
+	struct psup_u64map threads;   /* tid -> struct par_thread * */
+	struct par_ev *evs;
+	size_t nevs, cap;
+	uint64_t seq;
+	uint64_t done_until;          /* events up to here were replayed */
+	struct par_lock *locks;
+	size_t nlocks, locks_cap;
+	struct psup_u64map lock_ix;   /* hash of (pid, addr, node) -> index + 1 */
+	uint64_t *pairs;
+	size_t pairs_cap;
+	struct exp_par_stats stats;
+};
+
+int exp_par_new(struct rep_writer *w, unsigned ncpus, struct exp_par **out)
+{
+	struct exp_par *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	x->w = w;
+	x->ncpus = ncpus ? ncpus : 1;
+	psup_u64map_init(&x->threads);
+	psup_u64map_init(&x->lock_ix);
+	*out = x;
+	return 0;
+}
+
+static struct par_thread *thread_find(struct exp_par *x, pid_t tid)
+{
+	uint64_t *v = psup_u64map_find(&x->threads, (uint64_t)tid);
+
+	return v ? (struct par_thread *)(uintptr_t)*v : NULL;
+}
+
+static void thread_free(struct par_thread *t)
+{
+	psup_u64map_release(&t->idle);
+	free(t);
+}
+
+void exp_par_free(struct exp_par *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->threads.cap; i++)
+		if (x->threads.keys[i] && x->threads.vals[i])
+			thread_free((struct par_thread *)(uintptr_t)x->threads.vals[i]);
+	psup_u64map_release(&x->threads);
+	psup_u64map_release(&x->lock_ix);
+	free(x->evs);
+	free(x->locks);
+	free(x->pairs);
+	free(x);
+}
+
+static int push(struct exp_par *x, const struct par_ev *e)
+{
+	if (x->nevs == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 1024;
+		struct par_ev *n = realloc(x->evs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		x->evs = n;
+		x->cap = cap;
+	}
+	x->evs[x->nevs] = *e;
+	x->evs[x->nevs++].seq = x->seq++;
+	return 0;
+}
+
+int exp_par_thread_start(struct exp_par *x, pid_t tid, uint64_t time, bool working)
+{
+	return push(x, &(struct par_ev){ .time = time, .a = working, .tid = tid, .kind = EV_START });
+}
+
+int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time)
+{
+	return push(x, &(struct par_ev){ .time = time, .tid = tid, .kind = EV_END });
+}
+
+int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool working)
+{
+	return push(x, &(struct par_ev){ .time = time, .a = working, .tid = tid, .kind = EV_SWITCH });
+}
+
+int exp_par_sample(struct exp_par *x, pid_t tid, uint64_t time, uint64_t node)
+{
+	if (!node)
+		return 0;
+	return push(x, &(struct par_ev){ .time = time, .a = node, .tid = tid, .kind = EV_SAMPLE });
+}
+
+int exp_par_block_futex(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t addr)
+{
+	return push(x, &(struct par_ev){ .time = time, .a = addr, .tid = tid, .other = pid,
+					 .kind = EV_BLOCK });
+}
+
+int exp_par_wake(struct exp_par *x, pid_t waker, pid_t wakee, uint64_t time, uint64_t node)
+{
+	return push(x, &(struct par_ev){ .time = time, .a = node, .tid = waker, .other = wakee,
+					 .kind = EV_WAKE });
+}
+
+static int cmp_ev(const void *p, const void *q)
+{
+	const struct par_ev *a = p, *b = q;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static struct par_thread *thread_get(struct exp_par *x, pid_t tid)
+{
+	struct par_thread *t = thread_find(x, tid);
+	uint64_t *v;
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	v = psup_u64map_upsert(&x->threads, (uint64_t)tid, NULL);
+	if (!v) {
+		free(t);
+		return NULL;
+	}
+	*v = (uintptr_t)t;
+	t->tid = tid;
+	psup_u64map_init(&t->idle);
+	return t;
+}
+
+static void set_working(struct exp_par *x, struct par_thread *t, bool working)
+{
+	if (t->working == working)
+		return;
+	t->working = working;
+	if (working)
+		x->nworking++;
+	else
+		x->nworking--;
+}
+
+static uint64_t lock_key(pid_t pid, uint64_t addr, uint64_t node)
+{
+	uint64_t h = psup_hash64(addr ^ ((uint64_t)(uint32_t)pid << 40));
+
+	h = psup_hash64(h ^ node);
+	return h ? h : 1;
+}
+
+static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, uint64_t ns)
+{
+	uint64_t key = lock_key(pid, addr, node), *v;
+	bool created;
+
+	/* Open addressing on the hash: collisions of the 64-bit hash probe on. */
+	for (;;) {
+		v = psup_u64map_upsert(&x->lock_ix, key, &created);
+		if (!v)
+			return -ENOMEM;
+		if (created)
+			break;
+		struct par_lock *l = &x->locks[*v - 1];
+		if (l->pid == pid && l->addr == addr && l->node == node) {
+			l->waits++;
+			l->wait_ns += ns;
+			return 0;
+		}
+		key = psup_hash64(key) | 1;
+	}
+	if (x->nlocks == x->locks_cap) {
+		size_t cap = x->locks_cap ? 2 * x->locks_cap : 64;
+		struct par_lock *n = realloc(x->locks, cap * sizeof(*n));
+		if (!n) {
+			psup_u64map_remove(&x->lock_ix, key);
+			return -ENOMEM;
+		}
+		x->locks = n;
+		x->locks_cap = cap;
+	}
+	x->locks[x->nlocks] = (struct par_lock){ pid, addr, node, 1, ns };
+	*v = ++x->nlocks;
+	return 0;
+}
+
+/* A futex wait ended at time: blame it on node (0 when nobody we watch
+ * woke it: a timeout, a signal, a waker psup does not trace). */
+static int wait_end(struct exp_par *x, struct par_thread *t, uint64_t time, uint64_t node)
+{
+	if (!t->blocked_futex)
+		return 0;
+	t->blocked_futex = false;
+	x->stats.waits++;
+	if (node)
+		x->stats.blamed++;
+	return lock_add(x, t->wait_pid, t->wait_addr, node,
+			time > t->wait_since ? time - t->wait_since : 0);
+}
+
+static int replay(struct exp_par *x, const struct par_ev *e)
+{
+	struct par_thread *t = thread_get(x, e->tid);
+	uint64_t *v;
+
+	if (!t)
+		return -ENOMEM;
+	switch (e->kind) {
+	case EV_START:
+		t->ended = false; /* a tid reused before the flush */
+		set_working(x, t, e->a);
+		break;
+	case EV_END:
+		set_working(x, t, false);
+		/* the idleness map is written by the next flush */
+		t->blocked_futex = false;
+		t->ended = true;
+		break;
+	case EV_SWITCH:
+		if (e->a && t->blocked_futex)
+			wait_end(x, t, e->time, 0);
+		set_working(x, t, e->a);
+		break;
+	case EV_SAMPLE: {
+		/* Section 2.1: n_w working threads, at most one per core; each
+		 * working sample carries n_idle / n_w of idleness. The sampled
+		 * thread is running, whatever its switch records said. */
+		unsigned nw = x->nworking + !t->working;
+		if (nw > x->ncpus)
+			nw = x->ncpus;
+		uint64_t idle = (uint64_t)(x->ncpus - nw) * PAR_MICRO / nw;
+		x->stats.samples++;
+		if (!idle)
+			break;
+		v = psup_u64map_upsert(&t->idle, e->a, NULL);
+		if (!v)
+			return -ENOMEM;
+		*v += idle;
+		x->stats.idle_micro += idle;
+		break;
+	}
+	case EV_BLOCK:
+		t->blocked_futex = true;
+		t->wait_pid = e->other;
+		t->wait_addr = e->a;
+		t->wait_since = e->time;
+		break;
+	case EV_WAKE: {
+		struct par_thread *w = thread_find(x, e->other);
+		if (w)
+			return wait_end(x, w, e->time, e->a);
+		break;
+	}
+	}
+	return 0;
+}
+
+/* Forgets a thread whose end was replayed and whose idleness is written. */
+static void drop_if_done(struct exp_par *x, pid_t tid)
+{
+	struct par_thread *t = thread_find(x, tid);
+
+	if (!t || !t->ended || t->idle.len)
+		return;
+	psup_u64map_remove(&x->threads, (uint64_t)tid);
+	thread_free(t);
+}
+
+int exp_par_advance(struct exp_par *x, uint64_t until)
+{
+	size_t n = 0, k = 0;
+	int err = 0;
+
+	if (!x->nevs)
+		goto out;
+	qsort(x->evs, x->nevs, sizeof(*x->evs), cmp_ev);
+	while (n < x->nevs && x->evs[n].time <= until)
+		n++;
+	for (size_t i = 0; i < n && !err; i++) {
+		err = replay(x, &x->evs[i]);
+		if (!err && x->evs[i].kind == EV_END)
+			drop_if_done(x, x->evs[i].tid);
+	}
+	/* keep the later ones, in order */
+	for (size_t i = n; i < x->nevs; i++)
+		x->evs[k++] = x->evs[i];
+	x->nevs = k;
+out:
+	if (until > x->done_until)
+		x->done_until = until;
+	return err;
+}
+
+static int flush_thread(struct exp_par *x, struct par_thread *t)
+{
+	size_t n = 0;
+
+	if (!t->idle.len)
+		return 0;
+	if (t->idle.len * 2 > x->pairs_cap) {
+		size_t cap = t->idle.len * 4;
+		uint64_t *np = realloc(x->pairs, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		x->pairs = np;
+		x->pairs_cap = cap;
+	}
+	for (size_t j = 0; j < t->idle.cap; j++) {
+		if (!t->idle.keys[j] || !t->idle.vals[j])
+			continue;
+		x->pairs[2 * n] = t->idle.keys[j];
+		x->pairs[2 * n + 1] = t->idle.vals[j];
+		n++;
+	}
+	psup_u64map_clear(&t->idle);
+	return n ? rep_write_idleness(x->w, t->tid, x->pairs, n) : 0;
+}
+
+int exp_par_flush(struct exp_par *x)
+{
+	pid_t ended[64];
+	size_t nended;
+	int err = 0;
+
+	for (size_t i = 0; i < x->threads.cap && !err; i++)
+		if (x->threads.keys[i] && x->threads.vals[i])
+			err = flush_thread(x, (struct par_thread *)(uintptr_t)x->threads.vals[i]);
+	for (size_t i = 0; i < x->nlocks && !err; i++) {
+		const struct par_lock *l = &x->locks[i];
+		err = rep_write_lock_waits(x->w, l->pid, l->addr, l->node, l->waits, l->wait_ns);
+	}
+	x->nlocks = 0;
+	psup_u64map_clear(&x->lock_ix);
+	/* Threads that ended are forgotten once written (collected first: a
+	 * removal may move the map's entries). */
+	do {
+		nended = 0;
+		for (size_t i = 0; i < x->threads.cap && nended < 64; i++) {
+			struct par_thread *t = (struct par_thread *)(uintptr_t)x->threads.vals[i];
+			if (x->threads.keys[i] && t && t->ended && !t->idle.len)
+				ended[nended++] = t->tid;
+		}
+		for (size_t i = 0; i < nended; i++)
+			drop_if_done(x, ended[i]);
+	} while (nended == 64);
+	return err;
+}
+
+void exp_par_stats(const struct exp_par *x, struct exp_par_stats *out)
+{
+	*out = x->stats;
+}

@@ -1,0 +1,134 @@
+/* Work, idleness and lock blame (experiments/parallel.c): events arriving
+ * out of time order across threads are replayed in order; idleness is
+ * n_idle / n_w per working sample with n_w at most the CPUs; futex waits go
+ * to the waker's context, or to none; the records read back with the same
+ * totals. */
+#include "experiments/experiments.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report-internal.h"
+#include "tests/unit/tap.h"
+
+#define M 1000000ULL /* a sample, in millionths */
+
+static const struct rep_header header = {
+	.mode = "run", .pid = 100, .event = "task-clock", .period = 1000000,
+	.clock_event = true, .cpus = 2,
+};
+
+int main(void)
+{
+	char path[] = "/tmp/psup-test-parallel-XXXXXX";
+	struct rep_writer *w;
+	struct exp_profile *prof;
+	struct exp_par *x;
+	struct exp_par_stats st;
+	/* no address space: every address is [unknown], so contexts differ
+	 * by their depth */
+	const uint64_t a[] = { 0x1003, 0x1001 }, b[] = { 0x1004 };
+	const uint64_t c[] = { 0x1005, 0x1002, 0x1001 };
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(rep_writer_open(path, REP_WRITER_FORCE, &w) == 0);
+	CHECK(rep_write_header(w, &header) == 0);
+	CHECK(exp_profile_new(w, &prof) == 0);
+	CHECK(exp_par_new(w, 2, &x) == 0);
+	int64_t na = exp_profile_add(prof, NULL, 100, 101, a, 2, 0);
+	int64_t nb = exp_profile_add(prof, NULL, 100, 101, b, 1, 0);
+	int64_t nc = exp_profile_context(prof, NULL, 100, c, 3);
+	CHECK(na > 0 && nb > 0 && nc > 0 && na != nb && nb != nc && na != nc);
+
+	/* Thread 101 works alone from 0; 102 sleeps until 11; 103 comes at 22. */
+	CHECK(exp_par_thread_start(x, 101, 0, true) == 0);
+	CHECK(exp_par_thread_start(x, 102, 0, false) == 0);
+	for (uint64_t t = 1; t <= 10; t++)
+		CHECK(exp_par_sample(x, 101, t, (uint64_t)na) == 0);
+	for (uint64_t t = 12; t <= 21; t++)
+		CHECK(exp_par_sample(x, 101, t, (uint64_t)nb) == 0);
+	/* 102's ring is drained after 101's: its switch-in arrives late */
+	CHECK(exp_par_switch(x, 102, 11, true) == 0);
+	CHECK(exp_par_thread_start(x, 103, 22, true) == 0);
+	for (uint64_t t = 23; t <= 25; t++)
+		CHECK(exp_par_sample(x, 103, t, (uint64_t)na) == 0);
+	CHECK(exp_par_sample(x, 101, 26, 0) == 0); /* no node: ignored */
+
+	/* Only what is up to 15 is replayed. */
+	CHECK(exp_par_advance(x, 15) == 0);
+	exp_par_stats(x, &st);
+	CHECK_EQ_INT(st.samples, 14);
+	CHECK_EQ_INT(st.idle_micro, 10 * M); /* 1 working of 2 CPUs: 1 each */
+	CHECK(exp_par_advance(x, 100) == 0);
+	exp_par_stats(x, &st);
+	CHECK_EQ_INT(st.samples, 23);
+	CHECK_EQ_INT(st.idle_micro, 10 * M); /* 2 and 3 working: none idle */
+
+	/* 102 and 103 block; 101 alone again: 3 samples of 1 idle each. */
+	CHECK(exp_par_block_futex(x, 100, 102, 30, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 30, false) == 0);
+	CHECK(exp_par_switch(x, 103, 30, false) == 0);
+	for (uint64_t t = 31; t <= 33; t++)
+		CHECK(exp_par_sample(x, 101, t, (uint64_t)nb) == 0);
+	/* 101 wakes 102 at 40 from context nc: a 10 ns wait blamed on nc */
+	CHECK(exp_par_wake(x, 101, 102, 40, (uint64_t)nc) == 0);
+	CHECK(exp_par_switch(x, 102, 41, true) == 0);
+	/* 102 waits again; a timeout ends it (no wake): 5 ns on context 0 */
+	CHECK(exp_par_block_futex(x, 100, 102, 50, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 50, false) == 0);
+	CHECK(exp_par_switch(x, 102, 55, true) == 0);
+	/* a wake of a thread that was not in a futex wait blames nothing */
+	CHECK(exp_par_wake(x, 101, 103, 60, (uint64_t)nc) == 0);
+	CHECK(exp_par_thread_end(x, 103, 70) == 0);
+	CHECK(exp_par_advance(x, 100) == 0);
+	exp_par_stats(x, &st);
+	CHECK_EQ_INT(st.samples, 26);
+	CHECK_EQ_INT(st.idle_micro, 13 * M);
+	CHECK_EQ_INT(st.waits, 2);
+	CHECK_EQ_INT(st.blamed, 1);
+
+	/* Three CPUs, three threads: 2 working leave 1 idle, shared by 2. */
+	struct exp_par *y;
+	CHECK(exp_par_new(w, 3, &y) == 0);
+	CHECK(exp_par_thread_start(y, 201, 0, true) == 0);
+	CHECK(exp_par_thread_start(y, 202, 0, true) == 0);
+	CHECK(exp_par_sample(y, 201, 5, (uint64_t)na) == 0);
+	CHECK(exp_par_advance(y, 10) == 0);
+	exp_par_stats(y, &st);
+	CHECK_EQ_INT(st.idle_micro, M / 2);
+	exp_par_free(y);
+
+	CHECK(exp_profile_flush(prof) == 0);
+	CHECK(exp_par_flush(x) == 0);
+	exp_par_free(x);
+	exp_profile_free(prof);
+	CHECK(rep_writer_close(w) == 0);
+
+	/* Read back: idleness per thread and node, lock rows. */
+	struct rep_profile *p;
+	char err[256];
+	CHECK(rep_profile_new(&p) == 0);
+	CHECK(rep_profile_load(p, path, err, sizeof(err)) == 0);
+	CHECK(p->has_idleness);
+	CHECK_EQ_INT(p->runs[0].cpus, 2);
+	CHECK_EQ_INT(p->idle_micro, 13 * M);
+	CHECK_EQ_INT(p->nlocks, 2);
+	uint64_t blamed = 0, unblamed = 0;
+	for (uint32_t i = 0; i < p->nlocks; i++) {
+		CHECK_EQ_INT(p->locks[i].addr, 0xbeef0);
+		CHECK_EQ_INT(p->locks[i].waits, 1);
+		if (p->locks[i].ctx == REP_NONE)
+			unblamed += p->locks[i].wait_ns;
+		else
+			blamed += p->locks[i].wait_ns;
+	}
+	CHECK_EQ_INT(blamed, 10);
+	CHECK_EQ_INT(unblamed, 5);
+	rep_profile_free(p);
+	unlink(path);
+	return tap_done();
+}
