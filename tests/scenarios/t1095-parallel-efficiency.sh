@@ -52,4 +52,16 @@ jq_check l.json '[.top_down | .. | objects | select(.function? == "start_holder"
 report_json --view efficiency --overhead 'burn' p.cbor >o.json
 jq_check o.json '.efficiency.overhead_percent > 50' "--overhead burn does not make burn overhead"
 "$PSUP" report --overhead '' p.cbor >/dev/null 2>&1 && fail "--overhead '' accepted"
+
+# attach: the same blame, for threads psup found already running
+start_bg "$TARGETS/parallel" lock 400
+sleep 0.5
+run_psup 60 attach -q -d 1.5 -o a.cbor $BG
+expect_rc 0
+report_json --view locks,efficiency a.cbor >a.json
+jq_check a.json ".locks[0].holders[0].released_in.function == \"holder_critical\"" \
+	"attach: the wait is not blamed on holder_critical"
+jq_check a.json '.efficiency.measured == true' "attach: no idleness recorded"
+kill $BG 2>/dev/null
+wait $BG 2>/dev/null
 check_nothing_left

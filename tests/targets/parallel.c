@@ -101,6 +101,8 @@ static int locks(void)
 
 	if (start_holder(&t))
 		return 1;
+	printf("ready\n"); /* for attach tests */
+	fflush(stdout);
 	for (int r = 0; r < rounds; r++) {
 		while (atomic_load(&round_held) != r)
 			;

@@ -319,7 +319,10 @@ static void test_output(const struct rep_profile *p)
 		CHECK(strstr(s, "{\"function\":\"b\",\"file\":\"app.c\",\"line\":20,\"image\":"
 				"\"/usr/bin/app\",\"inlined\":false,\"inclusive\":37,"
 				"\"exclusive\":35,\"inclusive_percent\":30.8333,"
-				"\"exclusive_percent\":29.1667,\"children\":[") != NULL);
+				"\"exclusive_percent\":29.1667,\"work\":37,\"idleness\":0.000,"
+				"\"overhead\":0,\"exclusive_work\":35,\"exclusive_idleness\":0.000,"
+				"\"exclusive_overhead\":0,\"idleness_percent\":0.0000,"
+				"\"overhead_percent\":0.0000,\"thread_root\":false,\"children\":[") != NULL);
 		CHECK(strstr(s, "{\"function\":\"helper\",\"file\":\"app.c\",\"line\":22,"
 				"\"image\":\"/usr/bin/app\",\"inlined\":true,\"inclusive\":5,") !=
 		      NULL);
