@@ -116,7 +116,7 @@ static void attr_fill_sampling(struct perf_event_attr *a, uint64_t period,
  */
 static void attr_fill_extra(struct perf_event_attr *a, uint32_t type,
 			    uint64_t config, uint64_t sample_type,
-			    unsigned flags)
+			    unsigned flags, uint32_t stack)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -127,7 +127,7 @@ static void attr_fill_extra(struct perf_event_attr *a, uint32_t type,
 			 PERF_SAMPLE_TIME | sample_type;
 	a->sample_regs_user = SMP_REGS_MASK;
 	if ((sample_type & PERF_SAMPLE_STACK_USER) && (flags & SMP_EVENT_STACK))
-		a->sample_stack_user = SMP_STACK_SNAPSHOT;
+		a->sample_stack_user = stack;
 	else
 		a->sample_type &= ~(uint64_t)PERF_SAMPLE_STACK_USER;
 	a->use_clockid = 1;
@@ -141,7 +141,7 @@ static void attr_fill_extra(struct perf_event_attr *a, uint32_t type,
 static void attr_fill_block(struct perf_event_attr *a, unsigned flags)
 {
 	attr_fill_extra(a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-			PERF_SAMPLE_REGS_USER, flags);
+			PERF_SAMPLE_REGS_USER, flags, 0);
 }
 
 static void attr_fill_wakeup(struct perf_event_attr *a, uint64_t tp_id,
@@ -150,7 +150,7 @@ static void attr_fill_wakeup(struct perf_event_attr *a, uint64_t tp_id,
 	attr_fill_extra(a, PERF_TYPE_TRACEPOINT, tp_id,
 			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
 				PERF_SAMPLE_STACK_USER,
-			flags);
+			flags, SMP_WAKEUP_STACK);
 }
 
 /* ---- tracepoints ------------------------------------------------------- */

@@ -32,6 +32,10 @@ enum smp_reg {
  * (PERF_SAMPLE_STACK_USER). 8 KiB holds the frames of a typical unwind without
  * making the records (about 8.4 KiB each) too expensive to copy at 1 kHz. */
 #define SMP_STACK_SNAPSHOT 8192u
+/* The waker's stack in a wakeup sample: enough for the frames from the
+ * futex call up to the code that released the lock, and a quarter of the
+ * copy at every wakeup of a lock-heavy program. */
+#define SMP_WAKEUP_STACK 2048u
 
 /* Default ring sizes in data pages (4 KiB each) picked when ring_pages is 0.
  * With stacks: 128 pages = 512 KiB hold ~62 samples of ~8.4 KiB, i.e. 62 ms at

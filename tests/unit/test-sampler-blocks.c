@@ -222,7 +222,7 @@ static void test_attrs(void)
 		     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			     PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
 			     PERF_SAMPLE_STACK_USER);
-	CHECK_EQ_INT(ev->wake_attr.sample_stack_user, SMP_STACK_SNAPSHOT);
+	CHECK_EQ_INT(ev->wake_attr.sample_stack_user, SMP_WAKEUP_STACK);
 	CHECK(!(nostack->wake_attr.sample_type & PERF_SAMPLE_STACK_USER));
 	/* The same trailer layout and clock on all three (SET_OUTPUT). */
 	CHECK(ev->block_attr.sample_id_all && ev->wake_attr.sample_id_all);
