@@ -220,7 +220,7 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 	struct rec *r = arg;
 
 	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
-	rec_write_failed(r, exp_par_switch(r->par, sw->tid, sw->time, !sw->out || sw->preempt));
+	rec_write_failed(r, exp_par_switch(r->par, sw->tid, sw->time, sw->out, sw->preempt));
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,
@@ -261,32 +261,39 @@ out:
 }
 
 /* A traced thread woke another: if the wakee waited in a futex, the wait
- * is blamed on the waker's calling context (unwound here, from the wakeup
- * sample's stack). */
+ * is blamed on the waker's calling context, unwound here from the stack of
+ * the wakeups that carry one (a sample of them: SMP_WAKEUP_PERIOD). */
 static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 {
 	struct rec *r = arg;
 	struct rec_proc *p = proc_find(r, wk->pid);
-	int64_t node = 0;
-	int n = 0;
+	uint64_t node = EXP_PAR_UNSAMPLED;
 
-	if (!thread_find(r, wk->wakee_tid) || !wk->have_regs || r->write_err)
+	if (!thread_find(r, wk->wakee_tid) || r->write_err)
 		return;
-	if (p && p->sp && r->unwind) {
+	if (wk->sampled && !(wk->have_regs && p && p->sp && r->unwind))
+		return; /* no context to add: its unsampled twin reports it */
+	if (wk->sampled) {
 		struct smp_sample s = {
 			.pid = wk->pid, .tid = wk->tid, .time = wk->time, .ip = wk->regs[SMP_REG_IP],
 			.user = true, .have_regs = true, .stack = wk->stack, .stack_size = wk->stack_size,
 		};
+		int n;
+
 		memcpy(s.regs, wk->regs, sizeof(s.regs));
 		n = sym_space_unwind_sample(p->sp, &s, r->pcs, REC_MAX_FRAMES);
-		if (n > 0)
-			node = exp_profile_context(r->prof, p->sp, wk->pid, r->pcs, (unsigned)n);
+		if (n <= 0)
+			return;
+		int64_t ctx = exp_profile_context(r->prof, p->sp, wk->pid, r->pcs, (unsigned)n);
+		if (ctx < 0) {
+			rec_write_failed(r, (int)ctx);
+			return;
+		}
+		if (!ctx)
+			return;
+		node = (uint64_t)ctx;
 	}
-	if (node < 0) {
-		rec_write_failed(r, (int)node);
-		return;
-	}
-	rec_write_failed(r, exp_par_wake(r->par, wk->tid, wk->wakee_tid, wk->time, (uint64_t)node));
+	rec_write_failed(r, exp_par_wake(r->par, wk->tid, wk->wakee_tid, wk->time, node));
 }
 
 static void drain_thread(struct rec *r, struct rec_thread *t)
@@ -856,6 +863,13 @@ static void finish(struct rec *r, const char *reason)
 		pr_info("%llu samples (%llu lost), %llu contexts, in %.2f s",
 			(unsigned long long)r->samples, (unsigned long long)r->lost,
 			(unsigned long long)st.nodes, (double)(e.time - r->start_ns) / 1e9);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		pr_debug("psup itself used %.3f s of CPU (user %.3f, system %.3f)",
+			 (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+			 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	if (r->open_failures)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);

@@ -115,7 +115,8 @@ enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint6
  * thread wakes the waiter (a wakeup sample: the waker's calling context);
  * the wait's time is charged to (process, address, waker context) and
  * written as "lock_waits" records. A wait nobody traced ended (a timeout, a
- * signal) is charged to context 0.
+ * signal) is charged to context 0, one a traced thread ended without a
+ * sampled context to context 0 with "traced" set.
  *
  * Events come from each thread's ring in its own order and are replayed in
  * one time order by exp_par_advance(), up to a time every ring is known to
@@ -129,13 +130,19 @@ void exp_par_free(struct exp_par *x);
 /* The buffering calls return 0 or -ENOMEM. */
 int exp_par_thread_start(struct exp_par *x, pid_t tid, uint64_t time, bool working);
 int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time);
-/* working: switched in, or out but still runnable (preempted). */
-int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool working);
+/* A switch record: in, or out (preempt: still runnable, so working). */
+int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool out, bool preempt);
 /* A sample of tid at time, its leaf node (0: ignored). */
 int exp_par_sample(struct exp_par *x, pid_t tid, uint64_t time, uint64_t node);
-/* tid of process pid blocks at time in a futex wait on addr. */
+/* tid of process pid enters the kernel's scheduler at time from a futex
+ * call on addr (a block sample): a wait, unless the switch-out that
+ * follows is a preemption. */
 int exp_par_block_futex(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t addr);
-/* waker woke wakee at time, from calling context node (0: unknown). */
+/* waker woke wakee at time, from calling context node; EXP_PAR_UNSAMPLED
+ * when the wakeup carried no context (wakeup samples with a stack are one
+ * in SMP_WAKEUP_PERIOD). A sampled wakeup reported right after the same
+ * wakeup unsampled (both events fire) moves the wait to its context. */
+#define EXP_PAR_UNSAMPLED UINT64_MAX
 int exp_par_wake(struct exp_par *x, pid_t waker, pid_t wakee, uint64_t time, uint64_t node);
 /* Replays, in time order, the events up to time until; later ones wait.
  * Events older than an earlier until (a late ring) are replayed next time,
@@ -149,6 +156,7 @@ struct exp_par_stats {
 	uint64_t idle_micro;  /* their idleness, millionths of a sample */
 	uint64_t waits;       /* futex waits that ended */
 	uint64_t blamed;      /* of which a traced waker ended */
+	uint64_t sampled;     /* of which with the waker's context */
 };
 void exp_par_stats(const struct exp_par *x, struct exp_par_stats *out);
 

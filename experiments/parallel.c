@@ -30,7 +30,7 @@ struct par_ev {
 	uint64_t a;     /* sample: node; block: futex address; wake: waker node;
 			   start/switch: working */
 	pid_t tid;      /* the thread the event is about (wake: the waker) */
-	pid_t other;    /* wake: the wakee; block: the pid */
+	pid_t other;    /* wake: the wakee; block: the pid; switch: out */
 	uint8_t kind;
 };
 
@@ -39,7 +39,19 @@ struct par_thread {
 	pid_t tid;
 	bool working;
 	bool ended;          /* its end was replayed: freed once written */
+	/* The last wait a wakeup without context ended, for the sampled
+	 * report of the same wakeup that may follow. */
+	bool last_unsampled;
+	pid_t last_waker, last_pid;
+	uint64_t last_addr, last_ns, last_time;
+	/* A wakeup that came while the thread was still on its way to sleep
+	 * (a FUTEX_WAKE between its FUTEX_WAIT and its switch-out): it ends
+	 * the wait that switch-out begins. */
+	bool early;
+	pid_t early_waker;
+	uint64_t early_node, early_time;
 	bool blocked_futex;  /* a futex wait not yet ended */
+	bool wait_confirmed; /* its switch-out was not a preemption */
 	pid_t wait_pid;
 	uint64_t wait_addr, wait_since;
 	struct psup_u64map idle; /* node -> micro-samples since the last flush */
@@ -136,9 +148,10 @@ int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time)
 	return push(x, &(struct par_ev){ .time = time, .tid = tid, .kind = EV_END });
 }
 
-int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool working)
+int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool out, bool preempt)
 {
-	return push(x, &(struct par_ev){ .time = time, .a = working, .tid = tid, .kind = EV_SWITCH });
+	return push(x, &(struct par_ev){ .time = time, .a = !out || preempt, .tid = tid,
+					 .other = out, .kind = EV_SWITCH });
 }
 
 int exp_par_sample(struct exp_par *x, pid_t tid, uint64_t time, uint64_t node)
@@ -244,18 +257,67 @@ static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, 
 	return 0;
 }
 
+static struct par_lock *lock_find(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node)
+{
+	uint64_t key = lock_key(pid, addr, node), *v;
+
+	while ((v = psup_u64map_find(&x->lock_ix, key))) {
+		struct par_lock *l = &x->locks[*v - 1];
+		if (l->pid == pid && l->addr == addr && l->node == node)
+			return l;
+		key = psup_hash64(key) | 1;
+	}
+	return NULL;
+}
+
 /* A futex wait ended at time: blame it on node (0 when nobody we watch
  * woke it: a timeout, a signal, a waker psup does not trace). */
-static int wait_end(struct exp_par *x, struct par_thread *t, uint64_t time, uint64_t node)
+static int wait_end(struct exp_par *x, struct par_thread *t, pid_t waker, uint64_t time,
+		    uint64_t node)
 {
+	uint64_t ns;
+
 	if (!t->blocked_futex)
 		return 0;
 	t->blocked_futex = false;
+	ns = time > t->wait_since ? time - t->wait_since : 0;
 	x->stats.waits++;
 	if (node)
 		x->stats.blamed++;
-	return lock_add(x, t->wait_pid, t->wait_addr, node,
-			time > t->wait_since ? time - t->wait_since : 0);
+	if (node && node != EXP_PAR_UNSAMPLED)
+		x->stats.sampled++;
+	t->last_unsampled = node == EXP_PAR_UNSAMPLED;
+	t->last_waker = waker;
+	t->last_pid = t->wait_pid;
+	t->last_addr = t->wait_addr;
+	t->last_ns = ns;
+	t->last_time = time;
+	return lock_add(x, t->wait_pid, t->wait_addr, node, ns);
+}
+
+/* The sampled report of a wakeup whose unsampled report ended the wait a
+ * moment before (the two events' records carry their own times, a few us
+ * apart): the wait goes to the sampled context. */
+#define SAME_WAKEUP_NS 20000ULL
+/* A wakeup at most this long before a futex switch-out ended that wait. */
+#define EARLY_WAKE_NS 200000ULL
+
+static int wake_sampled_late(struct exp_par *x, struct par_thread *t, pid_t waker,
+			     uint64_t time, uint64_t node)
+{
+	struct par_lock *l;
+
+	if (!t->last_unsampled || t->last_waker != waker || node == EXP_PAR_UNSAMPLED || !node ||
+	    (time > t->last_time ? time - t->last_time : t->last_time - time) > SAME_WAKEUP_NS)
+		return 0;
+	t->last_unsampled = false;
+	l = lock_find(x, t->last_pid, t->last_addr, EXP_PAR_UNSAMPLED);
+	if (!l || !l->waits || l->wait_ns < t->last_ns)
+		return 0; /* written by a flush in between: it stays unsampled */
+	l->waits--;
+	l->wait_ns -= t->last_ns;
+	x->stats.sampled++;
+	return lock_add(x, t->last_pid, t->last_addr, node, t->last_ns);
 }
 
 static int replay(struct exp_par *x, const struct par_ev *e)
@@ -277,8 +339,20 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 		t->ended = true;
 		break;
 	case EV_SWITCH:
-		if (e->a && t->blocked_futex)
-			wait_end(x, t, e->time, 0);
+		/* preempted inside a futex call (a FUTEX_WAKE, say): no wait */
+		if (e->other && e->a && t->blocked_futex && !t->wait_confirmed) {
+			t->blocked_futex = false;
+			set_working(x, t, true);
+			break;
+		}
+		if (e->other && !e->a)
+			t->wait_confirmed = true;
+		if (!e->other && t->blocked_futex) {
+			bool early = t->early;
+			t->early = false;
+			return wait_end(x, t, early ? t->early_waker : 0, e->time,
+					early ? t->early_node : 0);
+		}
 		set_working(x, t, e->a);
 		break;
 	case EV_SAMPLE: {
@@ -300,15 +374,35 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 		break;
 	}
 	case EV_BLOCK:
+		t->early = t->early && e->time - t->early_time <= EARLY_WAKE_NS;
 		t->blocked_futex = true;
+		t->wait_confirmed = false;
 		t->wait_pid = e->other;
 		t->wait_addr = e->a;
 		t->wait_since = e->time;
 		break;
 	case EV_WAKE: {
 		struct par_thread *w = thread_find(x, e->other);
-		if (w)
-			return wait_end(x, w, e->time, e->a);
+		if (w && w->blocked_futex)
+			return wait_end(x, w, e->tid, e->time, e->a);
+		if (!w)
+			break;
+		if (w->early && w->early_waker == e->tid && w->early_node == EXP_PAR_UNSAMPLED &&
+		    e->time - w->early_time <= SAME_WAKEUP_NS) {
+			w->early_node = e->a; /* the same early wakeup, sampled */
+			break;
+		}
+		if (w->last_unsampled && w->last_waker == e->tid && e->a != EXP_PAR_UNSAMPLED)
+			return wake_sampled_late(x, w, e->tid, e->time, e->a);
+		/* the unsampled twin of the sampled wakeup that ended the wait */
+		if (!w->last_unsampled && w->last_waker == e->tid && e->a == EXP_PAR_UNSAMPLED &&
+		    (e->time > w->last_time ? e->time - w->last_time : w->last_time - e->time) <=
+			    SAME_WAKEUP_NS)
+			break;
+		w->early = true;
+		w->early_waker = e->tid;
+		w->early_node = e->a;
+		w->early_time = e->time;
 		break;
 	}
 	}
@@ -387,7 +481,11 @@ int exp_par_flush(struct exp_par *x)
 			err = flush_thread(x, (struct par_thread *)(uintptr_t)x->threads.vals[i]);
 	for (size_t i = 0; i < x->nlocks && !err; i++) {
 		const struct par_lock *l = &x->locks[i];
-		err = rep_write_lock_waits(x->w, l->pid, l->addr, l->node, l->waits, l->wait_ns);
+		if (!l->waits)
+			continue;
+		err = rep_write_lock_waits(x->w, l->pid, l->addr,
+					   l->node == EXP_PAR_UNSAMPLED ? 0 : l->node,
+					   l->node != 0, l->waits, l->wait_ns);
 	}
 	x->nlocks = 0;
 	psup_u64map_clear(&x->lock_ix);

@@ -378,6 +378,12 @@ static int cmp_lock_entry(const void *x, const void *y, void *ctx)
 		return a->pid < b->pid ? -1 : 1;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
+	/* sampled holders first, then traced wakers without a context, then
+	 * no traced waker */
+	int ka = a->ctx != REP_NONE ? 0 : a->traced ? 1 : 2;
+	int kb = b->ctx != REP_NONE ? 0 : b->traced ? 1 : 2;
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
 	if (a->wait_ns != b->wait_ns)
 		return a->wait_ns > b->wait_ns ? -1 : 1;
 	return a->ctx < b->ctx ? -1 : a->ctx > b->ctx;
@@ -491,6 +497,20 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 		const struct lockrow *lr = &rows[r];
 		const struct rep_mlock *l0 = &p->locks[ord[lr->first]];
 		double share = total ? 100.0 * (double)lr->wait_ns / (double)total : 0;
+		/* Wakeups between wakeup samples (traced waker, no context) are
+		 * shared among the sampled holders of the lock in proportion
+		 * to their sampled waits: a sampled estimate, as the profile
+		 * is. */
+		uint64_t sampled_ns = 0, unsampled_ns = 0, unsampled_waits = 0;
+		for (uint32_t j = 0; j < lr->n; j++) {
+			const struct rep_mlock *l = &p->locks[ord[lr->first + j]];
+			if (l->ctx != REP_NONE) {
+				sampled_ns = rep_sat_add(sampled_ns, l->wait_ns);
+			} else if (l->traced) {
+				unsampled_ns = rep_sat_add(unsampled_ns, l->wait_ns);
+				unsampled_waits = rep_sat_add(unsampled_waits, l->waits);
+			}
+		}
 
 		if (o->format == REP_FORMAT_JSON) {
 			bool f = true;
@@ -515,16 +535,27 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 		}
 		for (uint32_t j = 0; j < lr->n; j++) {
 			const struct rep_mlock *l = &p->locks[ord[lr->first + j]];
-			double hs = lr->wait_ns ? 100.0 * (double)l->wait_ns / (double)lr->wait_ns : 0;
 			const struct rep_mframe *rf = l->ctx != REP_NONE ? release_frame(p, l->ctx) : NULL;
+			double part = sampled_ns ? (double)l->wait_ns / (double)sampled_ns : 0;
+			uint64_t ns = l->wait_ns, waits = l->waits;
+
+			if (l->ctx != REP_NONE) {
+				ns += (uint64_t)((double)unsampled_ns * part + 0.5);
+				waits += (uint64_t)((double)unsampled_waits * part + 0.5);
+			} else if (l->traced && sampled_ns) {
+				continue; /* shared among the holders above */
+			}
+			double hs = lr->wait_ns ? 100.0 * (double)ns / (double)lr->wait_ns : 0;
 
 			if (o->format == REP_FORMAT_JSON) {
 				bool f = true;
 
 				fputs(j ? ",{" : "{", out);
-				rep_json_ku64(out, &f, "waits", l->waits);
-				rep_json_ku64(out, &f, "wait_ns", l->wait_ns);
+				rep_json_ku64(out, &f, "waits", waits);
+				rep_json_ku64(out, &f, "wait_ns", ns);
 				rep_json_kpct(out, &f, "wait_percent", hs);
+				rep_json_ku64(out, &f, "sampled_waits", l->ctx != REP_NONE ? l->waits : 0);
+				rep_json_kbool(out, &f, "traced", l->ctx != REP_NONE || l->traced);
 				rep_json_key(out, &f, "released_in");
 				if (rf) {
 					bool g = true;
@@ -544,11 +575,13 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 				continue;
 			}
 			fputs(o->format == REP_FORMAT_MARKDOWN ? "  - " : "    ", out);
-			fprintf(out, "%5.1f%%  %.3f s, %" PRIu64 " waits: ", hs, (double)l->wait_ns / 1e9,
-				l->waits);
+			fprintf(out, "%5.1f%%  %.3f s, %" PRIu64 " waits: ", hs, (double)ns / 1e9, waits);
 			if (l->ctx == REP_NONE) {
-				fputs("(no traced thread released it: timeouts, signals, threads psup "
-				      "does not see)\n", out);
+				fputs(l->traced ? "(released by traced threads, but no wakeup sample "
+						  "caught their context)\n"
+						: "(no traced thread released it: timeouts, signals, "
+						  "threads psup does not see)\n",
+				      out);
 				continue;
 			}
 			if (rf) {

@@ -385,15 +385,16 @@ int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, s
 }
 
 int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,
-			 uint64_t waits, uint64_t wait_ns)
+			 bool traced, uint64_t waits, uint64_t wait_ns)
 {
-	int err = rec_begin(w, 6, "lock_waits");
+	int err = rec_begin(w, 7, "lock_waits");
 
 	if (err)
 		return err;
 	kv_int(w, "pid", pid);
 	kv_uint(w, "addr", addr);
 	kv_uint(w, "ctx", ctx);
+	kv_bool(w, "traced", traced);
 	kv_uint(w, "count", waits);
 	kv_uint(w, "wait_ns", wait_ns);
 	return rec_end(w);

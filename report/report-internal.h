@@ -75,7 +75,7 @@ enum rep_key {
 	REP_K_COUNTS, REP_K_COUNT, REP_K_PATH, REP_K_STATUS, REP_K_SIGNAL,
 	REP_K_REASON, REP_K_SAMPLES, REP_K_LOST, REP_K_UNWIND_FAILURES,
 	REP_K_RUNNING, REP_K_RUNNABLE, REP_K_BLOCKED_FUTEX, REP_K_BLOCKED_IO,
-	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER, REP_K_CPUS, REP_K_WAIT_NS,
+	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER, REP_K_CPUS, REP_K_WAIT_NS, REP_K_TRACED,
 	REP_K_NKEYS
 };
 /* rep_rec.have is a bit per key */
@@ -147,7 +147,9 @@ struct rep_mlock {
 	uint32_t run;
 	int pid;
 	uint64_t addr;
-	uint32_t ctx;        /* node row of the waker, REP_NONE when nobody traced */
+	uint32_t ctx;        /* node row of the waker, REP_NONE when not sampled */
+	bool traced;         /* ctx REP_NONE: a traced thread woke them (between
+				wakeup samples), else nobody psup traced */
 	uint64_t waits, wait_ns;
 };
 

@@ -99,10 +99,12 @@ int rep_write_lost(struct rep_writer *w, pid_t tid, uint64_t count);
  * of a sample, ... } (2 * npairs values). */
 int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs);
 /* Futex waits in process pid on address addr that the thread at calling
- * context ctx ended (0: no traced thread did) since the last such record:
- * their number and total time. */
+ * context ctx ended since the last such record: their number and total
+ * time. ctx 0: no sampled context; traced then says whether a traced thread
+ * ended them (a wakeup between wakeup samples) or none did (a timeout, a
+ * signal, a thread psup does not trace). */
 int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,
-			 uint64_t waits, uint64_t wait_ns);
+			 bool traced, uint64_t waits, uint64_t wait_ns);
 int rep_write_exec(struct rep_writer *w, pid_t pid, const char *path, uint64_t time);
 /* A process of the tree ended: status >= 0 for an exit, signal > 0 for a kill. */
 int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint64_t time);

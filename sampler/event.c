@@ -151,6 +151,15 @@ static void attr_fill_wakeup(struct perf_event_attr *a, uint64_t tp_id,
 			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
 				PERF_SAMPLE_STACK_USER,
 			flags, SMP_WAKEUP_STACK);
+	a->sample_period = SMP_WAKEUP_PERIOD;
+}
+
+/* Every wakeup, without regs or stack: who woke whom, and when. */
+static void attr_fill_wakeup_all(struct perf_event_attr *a, uint64_t tp_id,
+				 unsigned flags)
+{
+	attr_fill_extra(a, PERF_TYPE_TRACEPOINT, tp_id, PERF_SAMPLE_RAW, flags, 0);
+	a->sample_regs_user = 0;
 }
 
 /* ---- tracepoints ------------------------------------------------------- */
@@ -378,6 +387,7 @@ static int event_open_extras(struct smp_event *ev, const char **why)
 			return wakeup_tp_err;
 		}
 		attr_fill_wakeup(&ev->wake_attr, wakeup_tp_id, ev->flags);
+		attr_fill_wakeup_all(&ev->wake_all_attr, wakeup_tp_id, ev->flags);
 		ev->wake_pid_off = wakeup_tp_pid_off;
 		fd = (int)sys_perf_event_open(&ev->wake_attr, 0, -1, -1,
 					      PERF_FLAG_FD_CLOEXEC);
@@ -451,6 +461,7 @@ int smp_event_new_unchecked(const char *name, uint64_t period,
 		attr_fill_block(&(*out)->block_attr, flags);
 	if (flags & SMP_EVENT_WAKEUPS) {
 		attr_fill_wakeup(&(*out)->wake_attr, 0, flags);
+		attr_fill_wakeup_all(&(*out)->wake_all_attr, 0, flags);
 		(*out)->wake_pid_off = 24;
 	}
 	return 0;

@@ -26,7 +26,8 @@ struct smp_thread {
 	const struct smp_event *ev; /* borrowed: outlives the thread */
 	pid_t tid;
 	int fd;                     /* the main event: owns the ring */
-	int block_fd, wake_fd;      /* -1 unless asked for; output into fd's ring */
+	int block_fd, wake_fd, wake_all_fd; /* -1 unless asked for; output into fd's ring */
+	uint64_t wakeups_at_change;  /* stats.wakeups at the last wakeup period change */
 	void *map;                  /* metadata page + data pages */
 	size_t map_len;
 	uint8_t *data;
@@ -190,12 +191,14 @@ static int parse_block(const struct smp_event *ev, struct cursor *c,
 
 /* A sample of the SMP_EVENT_WAKEUPS tracepoint, after its identifier. */
 static int parse_wakeup(const struct smp_event *ev, struct cursor *c,
-			const struct smp_sink *sink, struct smp_parse_ctx *ctx)
+			const struct smp_sink *sink, struct smp_parse_ctx *ctx,
+			bool sampled)
 {
-	uint64_t st = ev->wake_attr.sample_type;
+	uint64_t st = sampled ? ev->wake_attr.sample_type : ev->wake_all_attr.sample_type;
 	struct smp_wakeup w;
 
 	memset(&w, 0, sizeof(w));
+	w.sampled = sampled;
 	if ((st & PERF_SAMPLE_TID) && !cur_tid(c, &w.pid, &w.tid))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &w.time))
@@ -221,7 +224,7 @@ static int parse_wakeup(const struct smp_event *ev, struct cursor *c,
 	    !cur_stack(c, &w.stack, &w.stack_size))
 		return -EINVAL;
 	w.owner = ctx ? ctx->tid : 0;
-	if (ctx && ctx->stats)
+	if (ctx && ctx->stats && sampled)
 		ctx->stats->wakeups++;
 	if (sink && sink->wakeup)
 		sink->wakeup(sink->arg, &w);
@@ -249,7 +252,8 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 		 * whose sample this is. */
 		uint64_t id, id_main = SMP_SYNTH_ID_MAIN,
 			     id_block = SMP_SYNTH_ID_BLOCK,
-			     id_wakeup = SMP_SYNTH_ID_WAKEUP;
+			     id_wakeup = SMP_SYNTH_ID_WAKEUP,
+			     id_wakeup_all = SMP_SYNTH_ID_WAKEUP_ALL;
 
 		if (!cur_u64(&c, &id))
 			return -EINVAL;
@@ -257,12 +261,15 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			id_main = ctx->id_main;
 			id_block = ctx->id_block;
 			id_wakeup = ctx->id_wakeup;
+			id_wakeup_all = ctx->id_wakeup_all;
 		}
 		if (id != id_main) {
 			if ((ev->flags & SMP_EVENT_BLOCKS) && id == id_block)
 				return parse_block(ev, &c, sink, ctx);
 			if ((ev->flags & SMP_EVENT_WAKEUPS) && id == id_wakeup)
-				return parse_wakeup(ev, &c, sink, ctx);
+				return parse_wakeup(ev, &c, sink, ctx, true);
+			if ((ev->flags & SMP_EVENT_WAKEUPS) && id == id_wakeup_all)
+				return parse_wakeup(ev, &c, sink, ctx, false);
 			return -EINVAL;
 		}
 	}
@@ -502,6 +509,7 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 	t->fd = -1;
 	t->block_fd = -1;
 	t->wake_fd = -1;
+	t->wake_all_fd = -1;
 	t->map = MAP_FAILED;
 
 	attr = ev->attr;
@@ -568,6 +576,10 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 		if (ev->flags & SMP_EVENT_WAKEUPS) {
 			err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd,
 						&t->ctx.id_wakeup);
+			if (!err)
+				err = thread_open_extra(t, &ev->wake_all_attr,
+							&t->wake_all_fd,
+							&t->ctx.id_wakeup_all);
 			if (err)
 				goto fail;
 		}
@@ -580,6 +592,8 @@ fail:
 		close(t->block_fd);
 	if (t->wake_fd >= 0)
 		close(t->wake_fd);
+	if (t->wake_all_fd >= 0)
+		close(t->wake_all_fd);
 	if (t->map != MAP_FAILED)
 		munmap(t->map, t->map_len);
 	if (t->fd >= 0)
@@ -650,6 +664,23 @@ static void thread_randomize_period(struct smp_thread *t)
 	t->stats.period_sets++;
 }
 
+/*
+ * Wakeups with a stack come one in SMP_WAKEUP_PERIOD on average, the period
+ * drawn anew every JITTER_EVERY of them from [P/2, 3P/2]: a fixed period
+ * could lock onto a program that wakes its threads in a fixed order.
+ */
+static void thread_randomize_wakeups(struct smp_thread *t)
+{
+	uint64_t next;
+
+	if (t->wake_fd < 0 || t->stats.wakeups - t->wakeups_at_change < JITTER_EVERY)
+		return;
+	next = SMP_WAKEUP_PERIOD / 2 + psup_rand_next(&t->rng) % (SMP_WAKEUP_PERIOD + 1);
+	if (ioctl(t->wake_fd, PERF_EVENT_IOC_PERIOD, &next) < 0)
+		pr_debug("sampler: tid %d: wakeup period: %d\n", t->tid, -errno);
+	t->wakeups_at_change = t->stats.wakeups;
+}
+
 static int thread_drain(struct smp_thread *t, const struct smp_sink *sink,
 			bool randomize)
 {
@@ -671,8 +702,10 @@ static int thread_drain(struct smp_thread *t, const struct smp_sink *sink,
 	}
 	/* Our reads of the records happen before the kernel may reuse them. */
 	__atomic_store_n(&mp->data_tail, t->tail, __ATOMIC_RELEASE);
-	if (randomize)
+	if (randomize) {
 		thread_randomize_period(t);
+		thread_randomize_wakeups(t);
+	}
 	return n;
 }
 
@@ -689,6 +722,8 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
 		ioctl(t->block_fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (t->wake_fd >= 0)
 		ioctl(t->wake_fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (t->wake_all_fd >= 0)
+		ioctl(t->wake_all_fd, PERF_EVENT_IOC_DISABLE, 0);
 	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (sink)
 		thread_drain(t, sink, false);
@@ -698,6 +733,8 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
 		close(t->block_fd);
 	if (t->wake_fd >= 0)
 		close(t->wake_fd);
+	if (t->wake_all_fd >= 0)
+		close(t->wake_all_fd);
 	munmap(t->map, t->map_len);
 	close(t->fd);
 	free(t->bounce);

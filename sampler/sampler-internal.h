@@ -19,6 +19,7 @@
 #define SMP_SYNTH_ID_MAIN 1
 #define SMP_SYNTH_ID_BLOCK 2
 #define SMP_SYNTH_ID_WAKEUP 3
+#define SMP_SYNTH_ID_WAKEUP_ALL 4
 
 /* The tracepoint SMP_EVENT_WAKEUPS samples, and the field read from its raw
  * data (the wakee). */
@@ -32,7 +33,8 @@ struct smp_event {
 	/* SMP_EVENT_BLOCKS / SMP_EVENT_WAKEUPS: opened beside attr on the
 	 * same thread, output redirected into its ring. */
 	struct perf_event_attr block_attr;
-	struct perf_event_attr wake_attr;
+	struct perf_event_attr wake_attr;     /* 1 in ~SMP_WAKEUP_PERIOD, with stack */
+	struct perf_event_attr wake_all_attr; /* every wakeup, who woke whom only */
 	uint32_t wake_pid_off;  /* offset of the wakee's pid in the raw data */
 	uint64_t period;        /* base period */
 	unsigned jitter_pct;
@@ -53,7 +55,7 @@ struct smp_parse_ctx {
 	bool count_valid;       /* last_count is usable (no loss since) */
 	/* PERF_SAMPLE_IDENTIFIER of the ring's events (PERF_EVENT_IOC_ID),
 	 * used when the main event has IDENTIFIER (blocks or wakeups on). */
-	uint64_t id_main, id_block, id_wakeup;
+	uint64_t id_main, id_block, id_wakeup, id_wakeup_all;
 	struct smp_thread_stats *stats; /* may be NULL */
 };
 

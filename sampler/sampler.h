@@ -36,6 +36,11 @@ enum smp_reg {
  * futex call up to the code that released the lock, and a quarter of the
  * copy at every wakeup of a lock-heavy program. */
 #define SMP_WAKEUP_STACK 2048u
+/* Wakeups carry that stack one time in SMP_WAKEUP_PERIOD on average (the
+ * period is randomized); every wakeup still says who woke whom. A lock-heavy
+ * program wakes threads 10^5 times a second: unwinding each would cost the
+ * supervisor more than the program. */
+#define SMP_WAKEUP_PERIOD 16u
 
 /* Default ring sizes in data pages (4 KiB each) picked when ring_pages is 0.
  * With stacks: 128 pages = 512 KiB hold ~62 samples of ~8.4 KiB, i.e. 62 ms at
@@ -203,6 +208,9 @@ struct smp_wakeup {
 	pid_t wakee_tid;      /* the thread woken (raw data's pid field) */
 	pid_t owner;          /* the thread whose ring this came from; 0 from
 			       * smp_parse_record() */
+	bool sampled;         /* one of the wakeups that carry regs and stack
+			       * (else only who woke whom, at every wakeup; a
+			       * sampled wakeup comes twice: once each way) */
 	bool have_regs;       /* user regs of the waker (false: kernel thread) */
 	uint64_t regs[SMP_NREGS];
 	const uint8_t *stack; /* the waker's user stack (SMP_EVENT_STACK) */

@@ -32,12 +32,13 @@ jq_check p.json '([.threads[].samples] | add) == .runs[0].samples' "threads do n
 jq_check p.json '(([.top_down[].idleness] | add) - .efficiency.idleness) | fabs < 0.01' \
 	"top-down idleness does not add up to the total"
 
-run_psup 120 run -q -o l.cbor -- "$TARGETS/parallel" lock 10
+# wakeups carry the waker's stack one time in 16: enough rounds for a few
+run_psup 120 run -q -o l.cbor -- "$TARGETS/parallel" lock 300
 expect_rc 0
 report_json --view all l.cbor >l.json
 release=$(marker_line "$SRCDIR/tests/targets/parallel.c" release)
 jq_check l.json '.locks | length >= 1' "no lock in the locks view"
-jq_check l.json '.locks[0].waits >= 8' "fewer than 8 waits on the contended mutex"
+jq_check l.json '.locks[0].waits >= 250' "fewer than 250 waits on the contended mutex"
 jq_check l.json ".locks[0].holders[0] | .released_in.function == \"holder_critical\" and .released_in.line == $release and .wait_percent > 80" \
 	"the wait is not blamed on holder_critical at line $release"
 # creation context: holder runs under start_holder, as a thread root
@@ -54,7 +55,7 @@ jq_check o.json '.efficiency.overhead_percent > 50' "--overhead burn does not ma
 "$PSUP" report --overhead '' p.cbor >/dev/null 2>&1 && fail "--overhead '' accepted"
 
 # attach: the same blame, for threads psup found already running
-start_bg "$TARGETS/parallel" lock 400
+start_bg "$TARGETS/parallel" lock 5000
 sleep 0.5
 run_psup 60 attach -q -d 1.5 -o a.cbor $BG
 expect_rc 0

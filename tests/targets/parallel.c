@@ -8,16 +8,18 @@
  *                           idleness is 1 of the effort 1 + 2 + 1: 25%.
  *   parallel lock ROUNDS    a holder thread (created in start_holder) takes
  *                           a mutex, signals, and works in holder_critical
- *                           while a waiter blocks on the mutex; the unlock
- *                           wakes the waiter: its wait belongs to
+ *                           (2 ms) while a waiter blocks on the mutex; the
+ *                           unlock wakes the waiter: its wait belongs to
  *                           holder_critical.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 
@@ -64,12 +66,34 @@ static int phases(long units)
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int waiter_tid;
+
+/* Whether thread tid sleeps (blocked on the mutex, here): /proc says S. */
+static bool sleeping(int tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !p || p[2] == 'S';
+}
 static atomic_int round_held = -1, round_done = -1;
 static long rounds;
 
 static __attribute__((noinline)) void holder_critical(void)
 {
-	burn(2);
+	burn(0.2);
+	/* every round makes the waiter wait, however loaded the machine */
+	for (int i = 0; i < 100000 && !sleeping(atomic_load(&waiter_tid)); i++)
+		burn(0.01);
 	pthread_mutex_unlock(&lock); /* MARK:release */
 }
 
@@ -82,7 +106,7 @@ static void *holder(void *arg)
 		/* let the waiter reach the lock and block on it */
 		while (atomic_load(&round_done) != r - 1)
 			;
-		burn(0.5);
+		burn(0.05);
 		holder_critical();
 		while (atomic_load(&round_done) != r)
 			;
@@ -99,6 +123,7 @@ static int locks(void)
 {
 	pthread_t t;
 
+	atomic_store(&waiter_tid, (int)gettid());
 	if (start_holder(&t))
 		return 1;
 	printf("ready\n"); /* for attach tests */

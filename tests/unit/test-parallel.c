@@ -52,7 +52,7 @@ int main(void)
 	for (uint64_t t = 12; t <= 21; t++)
 		CHECK(exp_par_sample(x, 101, t, (uint64_t)nb) == 0);
 	/* 102's ring is drained after 101's: its switch-in arrives late */
-	CHECK(exp_par_switch(x, 102, 11, true) == 0);
+	CHECK(exp_par_switch(x, 102, 11, false, false) == 0);
 	CHECK(exp_par_thread_start(x, 103, 22, true) == 0);
 	for (uint64_t t = 23; t <= 25; t++)
 		CHECK(exp_par_sample(x, 103, t, (uint64_t)na) == 0);
@@ -70,26 +70,57 @@ int main(void)
 
 	/* 102 and 103 block; 101 alone again: 3 samples of 1 idle each. */
 	CHECK(exp_par_block_futex(x, 100, 102, 30, 0xbeef0) == 0);
-	CHECK(exp_par_switch(x, 102, 30, false) == 0);
-	CHECK(exp_par_switch(x, 103, 30, false) == 0);
+	CHECK(exp_par_switch(x, 102, 30, true, false) == 0);
+	CHECK(exp_par_switch(x, 103, 30, true, false) == 0);
 	for (uint64_t t = 31; t <= 33; t++)
 		CHECK(exp_par_sample(x, 101, t, (uint64_t)nb) == 0);
 	/* 101 wakes 102 at 40 from context nc: a 10 ns wait blamed on nc */
 	CHECK(exp_par_wake(x, 101, 102, 40, (uint64_t)nc) == 0);
-	CHECK(exp_par_switch(x, 102, 41, true) == 0);
+	CHECK(exp_par_switch(x, 102, 41, false, false) == 0);
 	/* 102 waits again; a timeout ends it (no wake): 5 ns on context 0 */
 	CHECK(exp_par_block_futex(x, 100, 102, 50, 0xbeef0) == 0);
-	CHECK(exp_par_switch(x, 102, 50, false) == 0);
-	CHECK(exp_par_switch(x, 102, 55, true) == 0);
+	CHECK(exp_par_switch(x, 102, 50, true, false) == 0);
+	CHECK(exp_par_switch(x, 102, 55, false, false) == 0);
 	/* a wake of a thread that was not in a futex wait blames nothing */
 	CHECK(exp_par_wake(x, 101, 103, 60, (uint64_t)nc) == 0);
+	/* a wakeup without context, then the same wakeup sampled 2 us later:
+	 * the 20 ns wait moves to the sampled context */
+	CHECK(exp_par_block_futex(x, 100, 102, 62, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 62, true, false) == 0);
+	CHECK(exp_par_wake(x, 101, 102, 82, EXP_PAR_UNSAMPLED) == 0);
+	CHECK(exp_par_wake(x, 101, 102, 2082, (uint64_t)nc) == 0);
+	CHECK(exp_par_switch(x, 102, 3000, false, false) == 0);
+	/* an early wakeup (before the switch-out: FUTEX_WAKE raced the
+	 * FUTEX_WAIT), unsampled then sampled: the wait it ends, 3 ns, is
+	 * the sampled context's */
+	CHECK(exp_par_wake(x, 101, 102, 3500, EXP_PAR_UNSAMPLED) == 0);
+	CHECK(exp_par_wake(x, 101, 102, 3502, (uint64_t)nc) == 0);
+	CHECK(exp_par_block_futex(x, 100, 102, 3510, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 3510, true, false) == 0);
+	CHECK(exp_par_switch(x, 102, 3513, false, false) == 0);
+	/* a sampled wakeup first, its unsampled twin after: counted once */
+	CHECK(exp_par_block_futex(x, 100, 102, 3600, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 3600, true, false) == 0);
+	CHECK(exp_par_wake(x, 101, 102, 3604, (uint64_t)nc) == 0);
+	CHECK(exp_par_wake(x, 101, 102, 3605, EXP_PAR_UNSAMPLED) == 0);
+	CHECK(exp_par_switch(x, 102, 3606, false, false) == 0);
+	/* preempted inside a futex call (its FUTEX_WAKE): not a wait */
+	CHECK(exp_par_block_futex(x, 100, 102, 3700, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 3700, true, true) == 0);
+	CHECK(exp_par_switch(x, 102, 3750, false, false) == 0);
+	/* one left without a context: 7 ns */
+	CHECK(exp_par_block_futex(x, 100, 102, 4000, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 4000, true, false) == 0);
+	CHECK(exp_par_wake(x, 101, 102, 4007, EXP_PAR_UNSAMPLED) == 0);
+	CHECK(exp_par_switch(x, 102, 4010, false, false) == 0);
 	CHECK(exp_par_thread_end(x, 103, 70) == 0);
-	CHECK(exp_par_advance(x, 100) == 0);
+	CHECK(exp_par_advance(x, 5000) == 0);
 	exp_par_stats(x, &st);
 	CHECK_EQ_INT(st.samples, 26);
 	CHECK_EQ_INT(st.idle_micro, 13 * M);
-	CHECK_EQ_INT(st.waits, 2);
-	CHECK_EQ_INT(st.blamed, 1);
+	CHECK_EQ_INT(st.waits, 6);
+	CHECK_EQ_INT(st.blamed, 5);
+	CHECK_EQ_INT(st.sampled, 4);
 
 	/* Three CPUs, three threads: 2 working leave 1 idle, shared by 2. */
 	struct exp_par *y;
@@ -116,17 +147,23 @@ int main(void)
 	CHECK(p->has_idleness);
 	CHECK_EQ_INT(p->runs[0].cpus, 2);
 	CHECK_EQ_INT(p->idle_micro, 13 * M);
-	CHECK_EQ_INT(p->nlocks, 2);
-	uint64_t blamed = 0, unblamed = 0;
+	CHECK_EQ_INT(p->nlocks, 3);
+	uint64_t blamed = 0, unblamed = 0, unsampled = 0;
 	for (uint32_t i = 0; i < p->nlocks; i++) {
 		CHECK_EQ_INT(p->locks[i].addr, 0xbeef0);
-		CHECK_EQ_INT(p->locks[i].waits, 1);
-		if (p->locks[i].ctx == REP_NONE)
-			unblamed += p->locks[i].wait_ns;
-		else
+		if (p->locks[i].ctx != REP_NONE) {
+			CHECK_EQ_INT(p->locks[i].waits, 4);
 			blamed += p->locks[i].wait_ns;
+		} else if (p->locks[i].traced) {
+			CHECK_EQ_INT(p->locks[i].waits, 1);
+			unsampled += p->locks[i].wait_ns;
+		} else {
+			CHECK_EQ_INT(p->locks[i].waits, 1);
+			unblamed += p->locks[i].wait_ns;
+		}
 	}
-	CHECK_EQ_INT(blamed, 10);
+	CHECK_EQ_INT(blamed, 10 + 20 + 3 + 4);
+	CHECK_EQ_INT(unsampled, 7);
 	CHECK_EQ_INT(unblamed, 5);
 	rep_profile_free(p);
 	unlink(path);

@@ -24,8 +24,10 @@
  *   start_thread -> worker -> compute                               30
  *   start_thread -> worker -> my_spin                               10
  *   start_thread -> worker -> pthread_mutex_unlock -> __lll_lock_wake (a waker)
- * Locks: 0x1000 woken by the unlock path (2 waits, 3000 ns) and by nobody
- * (1 wait, 1000 ns); 0x2000 woken by the unlock path (1 wait, 500 ns).
+ * Locks: 0x1000 woken by the unlock path (2 sampled waits, 3000 ns), by
+ * traced threads between wakeup samples (2 waits, 1500 ns: the unlock
+ * path's, as the only sampled holder) and by nobody (1 wait, 1000 ns);
+ * 0x2000 by the unlock path (1 wait, 500 ns); 0x3000 only between samples.
  */
 static int write_profile(const char *path)
 {
@@ -89,9 +91,11 @@ static int write_profile(const char *path)
 	rc = rc ? rc : rep_write_samples(w, 100, s1, 2);
 	rc = rc ? rc : rep_write_idleness(w, 100, i1, 2);
 	rc = rc ? rc : rep_write_samples(w, 101, s2, 2);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 15, 2, 3000);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, 1, 1000);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x2000, 15, 1, 500);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 15, true, 2, 3000);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, false, 1, 1000);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, true, 2, 1500);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x2000, 15, true, 1, 500);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x3000, 0, true, 1, 200);
 	rc = rc ? rc : rep_write_end(w, &e);
 	if (rc) {
 		rep_writer_close(w);
@@ -199,17 +203,23 @@ int main(void)
 	CHECK(s && strstr(s, "whole program: work 57.1%, idleness 35.7%, overhead 7.1% of effort") != NULL);
 	free(s);
 
-	/* Locks: 0x1000 first (4000 ns), its holder the worker, then nobody. */
+	/* Locks: 0x1000 first (5500 ns), its holder the worker with the
+	 * unsampled waits, then nobody; 0x3000 has no sampled holder. */
 	o = (struct rep_options){ .format = REP_FORMAT_JSON, .views = REP_VIEW_LOCKS };
 	s = render(p, &o);
-	CHECK(s && strstr(s, "\"locks\":[{\"pid\":100,\"address\":\"0x1000\",\"waits\":3,"
-			     "\"wait_ns\":4000,") != NULL);
-	CHECK(s && strstr(s, "\"holders\":[{\"waits\":2,\"wait_ns\":3000,\"wait_percent\":75.0000,"
+	CHECK(s && strstr(s, "\"locks\":[{\"pid\":100,\"address\":\"0x1000\",\"waits\":5,"
+			     "\"wait_ns\":5500,") != NULL);
+	CHECK(s && strstr(s, "\"holders\":[{\"waits\":4,\"wait_ns\":4500,"
+			     "\"wait_percent\":81.8182,\"sampled_waits\":2,\"traced\":true,"
 			     "\"released_in\":{\"function\":\"worker\",\"file\":\"app.c\","
 			     "\"line\":40}") != NULL);
-	CHECK(s && strstr(s, "{\"waits\":1,\"wait_ns\":1000,\"wait_percent\":25.0000,"
-			     "\"released_in\":null,\"frames\":[]}") != NULL);
+	CHECK(s && strstr(s, "{\"waits\":1,\"wait_ns\":1000,\"wait_percent\":18.1818,"
+			     "\"sampled_waits\":0,\"traced\":false,\"released_in\":null,"
+			     "\"frames\":[]}") != NULL);
 	CHECK(s && strstr(s, "\"address\":\"0x2000\"") > strstr(s, "\"address\":\"0x1000\""));
+	CHECK(s && strstr(s, "\"address\":\"0x3000\",\"waits\":1,\"wait_ns\":200,"
+			     "\"wait_percent\":3.2258,\"holders\":[{\"waits\":1,\"wait_ns\":200,"
+			     "\"wait_percent\":100.0000,\"sampled_waits\":0,\"traced\":true,") != NULL);
 	free(s);
 	o.format = REP_FORMAT_MARKDOWN;
 	s = render(p, &o);
