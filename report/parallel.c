@@ -322,11 +322,14 @@ int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 		double ri = e > 0 ? 100.0 * ((double)r->idle / 1e6) / e : 0;
 		double ro = e > 0 ? 100.0 * (double)r->overhead / e : 0;
 
-		/* the regions worth a reading: not the root frames every
-		 * thread has, nor runtime code (overhead is read at its caller) */
+		/* the regions worth a reading: not runtime code (overhead is
+		 * read at its caller) */
 		if (share < (o->min_percent > 0 ? o->min_percent : 5.0))
 			break;
 		if (name[0] == '[' || system_image(rep_str(p, c->image)))
+			continue;
+		/* main and its like are the whole program, read above */
+		if (share >= 99.5)
 			continue;
 		if (o->format == REP_FORMAT_JSON) {
 			bool f = true;
