@@ -46,9 +46,17 @@ static __attribute__((noinline)) void serial_phase(long units)
 	burn(units); /* MARK:serial */
 }
 
+/* The parallel phase's work, in 1 ms chunks the two threads take from a
+ * shared counter: however the scheduler shares the CPUs, both work to the
+ * end (a fixed half each would leave one thread alone at the end on a
+ * loaded machine, and that is idleness). */
+static atomic_long chunks_left;
+
 static void *parallel_worker(void *arg)
 {
-	burn(*(long *)arg); /* MARK:parallel */
+	(void)arg;
+	while (atomic_fetch_sub(&chunks_left, 1) > 0)
+		burn(0.1); /* MARK:parallel */
 	return NULL;
 }
 
@@ -57,8 +65,9 @@ static int phases(long units)
 	pthread_t t[2];
 
 	serial_phase(units);
+	atomic_store(&chunks_left, 2 * 10 * units);
 	for (int i = 0; i < 2; i++)
-		if (pthread_create(&t[i], NULL, parallel_worker, &units))
+		if (pthread_create(&t[i], NULL, parallel_worker, NULL))
 			return 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
