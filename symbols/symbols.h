@@ -123,8 +123,9 @@ struct sym_access {
 
 enum sym_insn_flags {
 	/* An access whose addresses cannot be computed from the registers or
-	 * watched: gather/scatter (VSIB), MPX (MIB), an operand of unknown size.
-	 * Such accesses are left out of access[]. Accesses wider than 8 bytes
+	 * watched: gather/scatter (VSIB), MPX (MIB), an operand of unknown size,
+	 * more than SYM_INSN_MAX_ACCESS accesses. Such accesses are left out of
+	 * access[] (the others of the instruction are there). Accesses wider than 8 bytes
 	 * (vector, cmpxchg16b, fxsave) are NOT unwatchable: a watchpoint covers
 	 * their first aligned bytes (sym_watch_range()), and by the paper's
 	 * section 6.4 rule the verdict on those bytes stands for the whole
@@ -150,7 +151,8 @@ enum sym_insn_flags {
 struct sym_insn {
 	unsigned length;  /* bytes of the instruction */
 	unsigned flags;   /* enum sym_insn_flags */
-	unsigned naccess; /* entries used in access[] */
+	unsigned naccess; /* entries used in access[], pure reads first
+			   * (program order: movs reads [rsi], then writes [rdi]) */
 	struct sym_access access[SYM_INSN_MAX_ACCESS];
 };
 
