@@ -180,10 +180,12 @@ int exp_wexact_new(double precision, struct exp_wexact **out);
 void exp_wexact_free(struct exp_wexact *w);
 
 /* One access of an instruction of process pid. Accesses of one instruction
- * in the order they happen (string ops: the read before the write). Returns
- * 0, -EINVAL (size 0 or too large, no READ/WRITE, missing value) or -ENOMEM
- * (the analysis stays consistent: that access is dropped). Allocates only
- * when a new line, context or pair is first seen. */
+ * in the order they happen (sym_insn_decode() lists them so: reads first).
+ * Returns 0, -EINVAL (size 0 or too large, wrapping around the address
+ * space, no READ/WRITE, a missing value) or -ENOMEM: when the shadow could
+ * not grow the access is dropped whole; when only a new pair could not be
+ * created, the bytes for that pair are not counted. Allocates only when a
+ * line, context or pair is first seen. */
 int exp_wexact_access(struct exp_wexact *w, pid_t pid, const struct exp_wexact_access *a);
 
 /* Process pid ended or exec'ed: its shadow is freed (pending stores stay
@@ -221,5 +223,144 @@ struct exp_wexact_stats {
 };
 
 void exp_wexact_stats(const struct exp_wexact *w, struct exp_wexact_stats *out);
+
+/*
+ * Witch, sampled (experiments/witch.c; Witch paper sections 4-6): the
+ * decisions and the attribution of DeadCraft, SilentCraft and LoadCraft. The
+ * command samples an access, asks here what to watch (reservoir replacement
+ * over the debug registers, section 4.1), arms it, and reports each trap;
+ * waste and use go to (watch context, trap context) pairs in proportion to
+ * the samples of the watch's context (mu and eta, section 4.2). Contexts are
+ * node ids of exp_profile_context(). No ptrace here.
+ */
+enum exp_witch_kind {
+	EXP_WITCH_DEAD,   /* dead stores: a store overwritten before any load */
+	EXP_WITCH_SILENT, /* silent stores: a store of the value already there */
+	EXP_WITCH_LOAD,   /* silent loads: a load of the value loaded last time */
+	EXP_WITCH_KINDS,
+};
+
+#define EXP_WITCH_MAX_SLOTS 4
+
+/* Access flags: the same values as SYM_ACCESS_READ/WRITE and
+ * SYM_INSN_FP32/FP64. */
+enum exp_witch_access_flags {
+	EXP_WITCH_READ = 1 << 0,
+	EXP_WITCH_WRITE = 1 << 1,
+	EXP_WITCH_FP32 = 1 << 2,
+	EXP_WITCH_FP64 = 1 << 3,
+};
+
+struct exp_witch_config {
+	unsigned kinds;      /* 1 << enum exp_witch_kind, at least one */
+	unsigned slots;      /* debug registers per thread for witch (<= 4, >= kinds) */
+	double fp_precision; /* relative; 0.01 is the paper's */
+	uint64_t weight;     /* P of section 4.2: accesses one sample stands for (1 for time samples) */
+	uint64_t seed;       /* 0: random */
+};
+
+/* One access of a sampled instruction: addr/size as decoded, len the bytes a
+ * debug register watches at addr (sym_watch_range()). */
+struct exp_witch_access {
+	uint64_t addr;
+	unsigned size, len;
+	unsigned flags;      /* enum exp_witch_access_flags */
+};
+
+struct exp_witch_arm {
+	unsigned slot;       /* debug register */
+	enum exp_witch_kind kind;
+	uint64_t addr;
+	unsigned len;
+	bool readwrite;      /* RW watch (dead, load), else W (silent) */
+};
+
+struct exp_witch_plan {
+	unsigned kinds;      /* analyses the sample counted for */
+	unsigned narm;
+	struct exp_witch_arm arm[EXP_WITCH_KINDS];
+};
+
+/* The analyses' counters. */
+struct exp_witch_kind_stats {
+	uint64_t samples, armed, replaced, not_chosen, traps, waste_traps, use_traps;
+	uint64_t dropped;    /* load: traps that were stores (kept watching) */
+	uint64_t unknown;    /* traps whose access could not be told load or store */
+	uint64_t expired;    /* watches still armed when their thread ended */
+};
+#define EXP_WITCH_KIND_COUNTERS 10
+
+enum exp_witch_skip {
+	EXP_WITCH_SKIP_SYSCALL,     /* the thread was in a system call */
+	EXP_WITCH_SKIP_NO_ACCESS,   /* the instruction accesses no memory (of a watched kind) */
+	EXP_WITCH_SKIP_UNWATCHABLE, /* gather/scatter, unknown size */
+	EXP_WITCH_SKIP_DECODE,      /* bytes not an instruction */
+	EXP_WITCH_SKIP_READ,        /* code or data unreadable */
+	EXP_WITCH_SKIP_STEP,        /* a signal came before the sampled access ran */
+	EXP_WITCH_SKIP_BLOCKED,     /* the thread blocks the sampling signal */
+	EXP_WITCH_SKIP_STRAY,       /* a trap on a register no longer watched */
+	EXP_WITCH_SKIPS,
+};
+
+struct exp_witch_stats {
+	uint64_t signals;    /* sampling signals consumed */
+	uint64_t samples;    /* samples given to exp_witch_sample() */
+	uint64_t no_slot;    /* arming failed: no hardware slot (ENOSPC) */
+	uint64_t arm_failed; /* arming failed otherwise */
+	uint64_t skipped[EXP_WITCH_SKIPS];
+	struct exp_witch_kind_stats kind[EXP_WITCH_KINDS];
+};
+
+struct exp_witch;
+
+/* Records go to w (not owned). -EINVAL for a bad config. Caller frees with
+ * exp_witch_free(). */
+int exp_witch_new(struct rep_writer *w, const struct exp_witch_config *c, struct exp_witch **out);
+void exp_witch_free(struct exp_witch *x);
+const char *exp_witch_kind_name(enum exp_witch_kind kind); /* "dead", "silent", "load" */
+const char *exp_witch_skip_name(enum exp_witch_skip why);
+/* Debug registers this analysis uses per thread. */
+unsigned exp_witch_slots(const struct exp_witch *x, enum exp_witch_kind kind);
+
+/* A sample of thread tid in context ctx: the accesses of the instruction
+ * (before it runs). Counts it (mu) for each analysis that looks at such an
+ * access and says in *plan which registers to arm (at most one per
+ * analysis; an armed register replaced by the reservoir is simply re-armed).
+ * The caller arms them after the access ran and calls exp_witch_armed(). */
+int exp_witch_sample(struct exp_witch *x, pid_t tid, uint64_t ctx,
+		     const struct exp_witch_access *acc, unsigned nacc, struct exp_witch_plan *plan);
+/* Arming slot of a plan ended: err 0 with the watched bytes' value (len of
+ * the arm) after the sampled access, or -errno (-ENOSPC counted apart). */
+void exp_witch_armed(struct exp_witch *x, pid_t tid, unsigned slot, int err, const uint8_t *value);
+bool exp_witch_slot_is_armed(const struct exp_witch *x, pid_t tid, unsigned slot);
+int exp_witch_slot_range(const struct exp_witch *x, pid_t tid, unsigned slot, uint64_t *addr,
+			 unsigned *len);
+
+struct exp_witch_verdict {
+	enum exp_witch_kind kind;
+	bool disarm;  /* the register is free now: disarm it */
+	bool dropped; /* a store on a load watch: ignored, keep watching */
+	bool waste;
+	double bytes; /* attributed */
+};
+/* Slot of tid trapped: trap_flags is the trapping access (EXP_WITCH_READ
+ * and/or WRITE; 0 when unknown), value the watched bytes now, trap_ctx the
+ * trapping context. Attributes waste or use to the pair. -ENOENT when the
+ * slot is not armed. */
+int exp_witch_trap(struct exp_witch *x, pid_t tid, unsigned slot, unsigned trap_flags,
+		   const uint8_t *value, uint64_t trap_ctx, struct exp_witch_verdict *out);
+/* The caller disarmed slot (e.g. at exec). */
+void exp_witch_disarmed(struct exp_witch *x, pid_t tid, unsigned slot);
+/* Thread tid ended or exec'ed: its watches are forgotten. */
+void exp_witch_thread_end(struct exp_witch *x, pid_t tid);
+void exp_witch_skip(struct exp_witch *x, enum exp_witch_skip why);
+void exp_witch_signal_seen(struct exp_witch *x);
+void exp_witch_get_stats(const struct exp_witch *x, struct exp_witch_stats *out);
+/* Waste and use bytes of one analysis so far (equation 1's terms). */
+int exp_witch_totals(const struct exp_witch *x, enum exp_witch_kind kind, double *waste,
+		     double *use);
+/* Writes what accumulated since the last flush: witch_pairs and witch_stats
+ * records (docs/format.md). */
+int exp_witch_flush(struct exp_witch *x);
 
 #endif
