@@ -22,9 +22,10 @@ static const char report_usage[] =
 	"\n"
 	"  --format FMT        text (default), markdown or json\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
-	"                      lines, threads, top-down, bottom-up, flat (functions\n"
+	"                      lines, threads, top-down, bottom-up, witch, flat (functions\n"
 	"                      and lines), all (default: summary, images,\n"
-	"                      functions, lines, threads)\n"
+	"                      functions, lines, threads; plus witch for files\n"
+	"                      recorded with --witch)\n"
 	"  --top N             rows per table and functions of bottom-up (default:\n"
 	"                      20 for text and markdown, all for json; 0 means all)\n"
 	"  --min-percent P     hide rows below P percent of the samples, and tree\n"
@@ -48,7 +49,7 @@ static int parse_views(const char *arg, unsigned *views)
 		{ "summary", REP_VIEW_SUMMARY }, { "images", REP_VIEW_IMAGES },
 		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
 		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
-		{ "bottom-up", REP_VIEW_BOTTOM_UP },
+		{ "bottom-up", REP_VIEW_BOTTOM_UP }, { "witch", REP_VIEW_WITCH },
 		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
@@ -66,7 +67,7 @@ static int parse_views(const char *arg, unsigned *views)
 		}
 		if (!found && n) {
 			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, "
-			       "top-down, bottom-up, flat, all)",
+			       "top-down, bottom-up, witch, flat, all)",
 			       (int)n, s);
 			return -EINVAL;
 		}

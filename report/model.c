@@ -219,6 +219,7 @@ void rep_profile_free(struct rep_profile *p)
 	for (uint32_t i = 0; i < p->nruns; i++)
 		free(p->runs[i].argv);
 	free(p->runs);
+	rep_witch_free(p->witch);
 	free(p);
 }
 
@@ -288,6 +289,8 @@ static const char *rec_names[] = {
 	[REP_REC_LOC] = "loc", [REP_REC_NODE] = "node", [REP_REC_SAMPLES] = "samples",
 	[REP_REC_LOST] = "lost", [REP_REC_EXEC] = "exec", [REP_REC_EXIT] = "exit",
 	[REP_REC_END] = "end", [REP_REC_THREAD_TIMES] = "thread_times",
+	[REP_REC_WITCH_CONFIG] = "witch_config", [REP_REC_WITCH_PAIRS] = "witch_pairs",
+	[REP_REC_WITCH_STATS] = "witch_stats",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -778,6 +781,10 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		return apply_lost(c, r);
 	case REP_REC_THREAD_TIMES:
 		return apply_thread_times(c, r);
+	case REP_REC_WITCH_CONFIG:
+	case REP_REC_WITCH_PAIRS:
+	case REP_REC_WITCH_STATS:
+		return rep_witch_apply(c, r);
 	case REP_REC_EXEC:
 		if ((rc = need(c, r, REP_K_PID, "pid")))
 			return rc;

@@ -352,6 +352,8 @@ static const struct {
 	{ "lost", REP_REC_LOST }, { "exec", REP_REC_EXEC },
 	{ "exit", REP_REC_EXIT }, { "end", REP_REC_END },
 	{ "thread_times", REP_REC_THREAD_TIMES },
+	{ "witch_config", REP_REC_WITCH_CONFIG }, { "witch_pairs", REP_REC_WITCH_PAIRS },
+	{ "witch_stats", REP_REC_WITCH_STATS },
 };
 
 static bool slice_is(const char *p, size_t n, const char *s)

@@ -1694,6 +1694,9 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 	memset(&bu, 0, sizeof(bu));
 	if (!opt.views)
 		opt.views = REP_VIEW_DEFAULT;
+	/* A file with witch records shows the witch view by default. */
+	if (opt.views == REP_VIEW_DEFAULT && rep_witch_present(p))
+		opt.views |= REP_VIEW_WITCH;
 	if (!(opt.min_percent >= 0.0)) /* also NaN */
 		opt.min_percent = 0.0;
 	if (t)
@@ -1730,6 +1733,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		rc = view_tree(&a, &opt, &topt, out, &td, false);
 	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
 		rc = view_tree(&a, &opt, &topt, out, &bu, true);
+	if (!rc && (opt.views & REP_VIEW_WITCH))
+		rc = rep_witch_print(p, &opt, out);
 	if (!rc && opt.format == REP_FORMAT_JSON) {
 		bool f = true;
 
@@ -1746,4 +1751,9 @@ out:
 	rep_ctree_release(&bu);
 	agg_release(&a);
 	return rc;
+}
+
+void rep_json_str(FILE *out, const char *s)
+{
+	json_str(out, s);
 }
