@@ -155,6 +155,16 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 
 	if (insn_moves_no_value(&in))
 		return 0;
+	/* clzero (AMD) zeroes the cache line holding rax; Zydis lists the
+	 * register, not the memory. */
+	if (in.mnemonic == ZYDIS_MNEMONIC_CLZERO) {
+		uint64_t a = in.address_width == 32 ? (uint32_t)regs->rax : regs->rax;
+
+		out->access[0] = (struct sym_access){ .addr = a & ~63ULL, .size = 64,
+						      .flags = SYM_ACCESS_WRITE };
+		out->naccess = 1;
+		return 0;
+	}
 
 	string_op = in.meta.category == ZYDIS_CATEGORY_STRINGOP;
 	rep = in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE);

@@ -331,6 +331,23 @@ static void test_vector(void)
 	/* fxsave (%rax): 512 bytes */
 	CHECK_EQ_INT(decode(BYTES(0x0f, 0xae, 0x00)), 0);
 	CHECK_ACCESS(0, 0x10000, 512, W);
+	/* xsavec (%rsp): the legacy area and the header */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xc7, 0x24, 0x24)), 0);
+	CHECK_EQ_INT(in.naccess, 1);
+	CHECK_ACCESS(0, 0x7ff000, 576, W);
+	/* clzero: the 64-byte line of rax */
+	regs.rax = 0x10047;
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0x01, 0xfc)), 0);
+	CHECK_ACCESS(0, 0x10040, 64, W);
+	reset_regs();
+	/* movdir64b (%rax),%rcx: 64 bytes from (%rax) to (%rcx) */
+	CHECK_EQ_INT(decode(BYTES(0x66, 0x0f, 0x38, 0xf8, 0x08)), 0);
+	CHECK_EQ_INT(in.naccess, 2);
+	CHECK_ACCESS(0, 0x10000, 64, R);
+	CHECK_ACCESS(1, 3, 64, W);
+	/* maskmovdqu %xmm1,%xmm0: an implicit 16-byte store at rdi */
+	CHECK_EQ_INT(decode(BYTES(0x66, 0x0f, 0xf7, 0xc1)), 0);
+	CHECK_ACCESS(0, 0x50000, 16, W);
 
 	/* vpgatherdd %xmm2,(%rax,%xmm1,4),%xmm0: one address per element */
 	CHECK_EQ_INT(decode(BYTES(0xc4, 0xe2, 0x69, 0x90, 0x04, 0x88)), 0);
