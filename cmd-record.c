@@ -454,6 +454,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	if (!r->header_written) {
 		rec_write_failed(r, write_header(r, pid));
 		if (r->witch) {
+			witch_set_attach(r->witch, !strcmp(r->mode, "attach"));
 			witch_session(r->witch, r->sup);
 			rec_write_failed(r, witch_write_config(r->witch));
 		}

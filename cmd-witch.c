@@ -75,6 +75,7 @@ struct wt_thread {
 	struct exp_wexact_access exact[SYM_INSN_MAX_ACCESS];
 	uint8_t *exact_buf;          /* 2 * SYM_INSN_MAX_ACCESS * WITCH_EXACT_BUF */
 	uint64_t exact_pc;
+	bool exact_waiting;          /* a breakpoint at the entry point is set */
 };
 
 struct rec_witch {
@@ -92,6 +93,7 @@ struct rec_witch {
 	uint64_t pcs[WITCH_MAX_FRAMES];
 	uint8_t stack[WITCH_STACK];
 	uint64_t last_flush;
+	bool attach;
 	int err;
 	uint64_t open_failures;
 };
@@ -305,6 +307,33 @@ static struct wt_thread *thread_find(struct rec_witch *x, pid_t tid)
 	return v ? (struct wt_thread *)(uintptr_t)*v : NULL;
 }
 
+/* AT_ENTRY of /proc/PID/auxv: where the program starts (after ld.so). */
+static int program_entry(pid_t pid, uint64_t *entry)
+{
+	char path[64], *buf;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	err = psup_read_file(path, &buf, &len);
+	if (err < 0)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i + 16 <= len; i += 16) {
+		uint64_t kv[2];
+		memcpy(kv, buf + i, 16);
+		if (kv[0] == 9 /* AT_ENTRY */) {
+			*entry = kv[1];
+			err = 0;
+			break;
+		}
+		if (!kv[0])
+			break;
+	}
+	free(buf);
+	return err;
+}
+
 void witch_thread_new(struct rec_witch *x, pid_t tid, pid_t pid)
 {
 	struct wt_thread *t = calloc(1, sizeof(*t));
@@ -322,8 +351,22 @@ void witch_thread_new(struct rec_witch *x, pid_t tid, pid_t pid)
 	t->tid = tid;
 	t->pid = pid;
 	if (x->o.exact) {
+		uint64_t entry;
 		t->exact_buf = malloc(2 * SYM_INSN_MAX_ACCESS * WITCH_EXACT_BUF);
-		if (!t->exact_buf || sup_thread_set_stepping(x->sup, tid, true) < 0)
+		if (!t->exact_buf) {
+			pr_warn("witch: out of memory for thread %d", tid);
+			return;
+		}
+		/* The first thread of a program about to start (run mode,
+		 * at its exec): stepping begins at the program's entry point,
+		 * not in the dynamic loader (most of a small program's
+		 * instructions, and not the program's). */
+		if (tid == pid && !x->attach && program_entry(pid, &entry) == 0 &&
+		    sup_thread_watch_set(x->sup, tid, 0, entry, 1, SUP_WATCH_EXEC) == 0) {
+			t->exact_waiting = true;
+			return;
+		}
+		if (sup_thread_set_stepping(x->sup, tid, true) < 0)
 			pr_warn("witch: cannot single-step thread %d", tid);
 		return;
 	}
@@ -345,6 +388,7 @@ void witch_thread_new(struct rec_witch *x, pid_t tid, pid_t pid)
 }
 
 static void exact_flush_thread(struct rec_witch *x, struct wt_thread *t);
+
 
 void witch_thread_gone(struct rec_witch *x, pid_t tid)
 {
@@ -592,7 +636,11 @@ static bool is_call(const uint8_t *c, unsigned len)
  * instruction, so the instruction is the one ending at the trap's ip. x86
  * cannot be decoded backwards, so each length 1-15 is tried: the candidate
  * that decodes to exactly that length and touches the watched bytes (with
- * the registers as they are now) is it. A call leaves ip at its target
+ * the registers as they are now) is it; when several do, the longest: the
+ * tail of a longer instruction often decodes on its own (the zero bytes of
+ * movl $0,(%rax) end in 00 00, add %al,(%rax)), while bytes before an
+ * instruction that extend it are mostly prefixes that keep its access.
+ * A call leaves ip at its target
  * (its pushed slot is at rsp); after a ret ip is right after a call (the
  * ret read the slot below rsp); a rep string instruction stops with ip on
  * itself between iterations. *pc gets the instruction's address. Returns
@@ -650,19 +698,23 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 		}
 		if (f) {
 			*pc = regs->rip - k;
-			return f;
+			flags = f;
+			continue;
 		}
 		if (any) {
 			/* The registers the address came from may have been
 			 * overwritten by the instruction itself (mov
 			 * (%rdi,%rax,4),%eax): remember it as a guess. */
 			nguess++;
+			guess = 0;
 			for (unsigned i = 0; i < insn.naccess; i++)
 				guess |= insn.access[i].flags;
 			guess_pc = regs->rip - k;
 		}
 	}
-	if (nguess == 1) {
+	if (flags)
+		return flags;
+	if (nguess >= 1 && guess_pc + 2 < regs->rip) {
 		*pc = guess_pc;
 		return guess;
 	}
@@ -834,6 +886,15 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 	 * program's own int3 is SI_KERNEL, its raise() SI_TKILL. */
 	bool step = si.si_code == TRAP_TRACE || si.si_code == TRAP_BRKPT;
 	if (x->o.exact) {
+		if (t->exact_waiting && si.si_code == TRAP_HWBKPT) {
+			uint64_t dr6 = 0;
+			sup_thread_debug_status(x->sup, tid, &dr6);
+			sup_thread_watch_clear(x->sup, tid, 0);
+			t->exact_waiting = false;
+			sup_thread_set_stepping(x->sup, tid, true);
+			/* At the entry, before its first instruction. */
+			return on_exact_step(x, sp, t) | SUP_SIGNAL_STEP;
+		}
 		if (step)
 			return on_exact_step(x, sp, t);
 		t->nexact = 0;
@@ -997,4 +1058,9 @@ int witch_finish(struct rec_witch *x, bool quiet)
 	if (x->open_failures)
 		pr_warn("witch: %llu thread(s) could not be sampled", (unsigned long long)x->open_failures);
 	return err ? err : x->err;
+}
+
+void witch_set_attach(struct rec_witch *x, bool attach)
+{
+	x->attach = attach;
 }

@@ -44,6 +44,8 @@ struct rec_witch;
 int witch_new(const struct witch_options *o, struct rep_writer *w, struct exp_profile *prof,
 	      struct rec_witch **out);
 void witch_free(struct rec_witch *x);
+/* Attach mode (set before the session): exact mode steps from the attach. */
+void witch_set_attach(struct rec_witch *x, bool attach);
 /* The session exists (before its first thread is reported). */
 void witch_session(struct rec_witch *x, struct sup_session *s);
 /* Writes the witch_config record (after the header). */

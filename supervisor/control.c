@@ -105,7 +105,9 @@ int sup_thread_watch_set(struct sup_session *s, pid_t tid, unsigned slot, uint64
 	int err;
 
 	if (slot >= SUP_DEBUG_SLOTS || lenbits < 0 || (addr & (len - 1)) ||
-	    addr >= 0x800000000000ULL || (kind != SUP_WATCH_WRITE && kind != SUP_WATCH_READWRITE))
+	    addr >= 0x800000000000ULL ||
+	    (kind != SUP_WATCH_WRITE && kind != SUP_WATCH_READWRITE && kind != SUP_WATCH_EXEC) ||
+	    (kind == SUP_WATCH_EXEC && len != 1))
 		return -EINVAL;
 	if (!sup_thread_find(s, tid))
 		return -ESRCH;

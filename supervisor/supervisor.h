@@ -190,6 +190,7 @@ long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf,
 #define SUP_DEBUG_SLOTS 4
 
 enum sup_watch_kind {
+	SUP_WATCH_EXEC = 0,       /* trap before executing addr (len must be 1) */
 	SUP_WATCH_WRITE = 1,      /* trap after a write */
 	SUP_WATCH_READWRITE = 3,  /* trap after a read or a write (x86 has no read-only) */
 };
