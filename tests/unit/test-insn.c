@@ -457,6 +457,50 @@ static void test_watch_range(void)
 	}
 }
 
+/* Random bytes and registers: never a crash or a read past len (the
+ * sanitizer build checks), and every answer keeps the documented shape. */
+static void test_random_bytes(void)
+{
+	uint64_t state = 0x9e3779b97f4a7c15ULL;
+	unsigned decoded = 0, with_access = 0;
+
+	for (unsigned i = 0; i < 200000; i++) {
+		uint8_t buf[15];
+		size_t len;
+		int err;
+
+		for (unsigned j = 0; j < sizeof(buf); j++) {
+			state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+			buf[j] = (uint8_t)state;
+		}
+		len = state % 16;
+		regs.rax = state, regs.rsp = state >> 3, regs.rsi = ~state, regs.rcx = state & 3;
+		/* a copy of exactly len bytes, so ASan sees any read past it */
+		uint8_t *code = malloc(len ? len : 1);
+
+		memcpy(code, buf, len);
+		err = sym_insn_decode(code, len, &regs, &in);
+		free(code);
+		CHECK(err == 0 || err == -EINVAL);
+		if (err)
+			continue;
+		decoded++;
+		with_access += in.naccess > 0;
+		CHECK(in.length >= 1 && in.length <= len && in.length <= 15);
+		CHECK(in.naccess <= SYM_INSN_MAX_ACCESS);
+		CHECK((in.flags & ~(unsigned)(SYM_INSN_UNWATCHABLE | SYM_INSN_STRING | SYM_INSN_FP32 |
+					      SYM_INSN_FP64 | SYM_INSN_STACK)) == 0);
+		for (unsigned k = 0; k < in.naccess; k++) {
+			CHECK(in.access[k].size >= 1 && in.access[k].size <= 4096);
+			CHECK(in.access[k].flags && !(in.access[k].flags & ~(unsigned)(R | W)));
+		}
+	}
+	printf("# random bytes: %u of 200000 decoded, %u with memory accesses\n", decoded,
+	       with_access);
+	CHECK(decoded > 10000 && with_access > 1000);
+	reset_regs();
+}
+
 /* How long one decode takes, printed, not asserted. */
 static void bench(void)
 {
@@ -488,6 +532,7 @@ int main(void)
 	test_no_access();
 	test_undecodable();
 	test_watch_range();
+	test_random_bytes();
 	bench();
 	return tap_done();
 }

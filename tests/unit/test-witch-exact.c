@@ -7,6 +7,7 @@
 #include "experiments/experiments.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,6 +591,179 @@ static void test_memory_bound(void)
 	CHECK_EQ_INT(st2.processes, 0);
 }
 
+/*
+ * Random access streams over 256 bytes that cross five 64-byte lines,
+ * against a plain per-byte model of the same rules: checks the lines, the
+ * pair tables and their caches, not the rules themselves (the tests above
+ * do). Few values and few contexts, so every verdict happens often.
+ */
+#define RM_SIZE 256
+#define RM_CTXS 6
+
+struct rm_byte {
+	bool has_store, pending, has_load;
+	unsigned store_ctx, load_ctx;
+	uint8_t load_val;
+};
+
+static struct rm_byte rm[RM_SIZE];
+static uint64_t rm_waste[EXP_WEXACT_KINDS][RM_CTXS][RM_CTXS], rm_use[EXP_WEXACT_KINDS][RM_CTXS][RM_CTXS];
+
+static void rm_add(enum exp_wexact_kind k, unsigned watch, unsigned trap, bool waste)
+{
+	if (waste)
+		rm_waste[k][watch][trap]++;
+	else
+		rm_use[k][watch][trap]++;
+}
+
+/* The verdict over the judged bytes, written the plain way. */
+static bool rm_same(const uint8_t *prev, const uint8_t *now, const bool *judged, unsigned size,
+		    bool fp64)
+{
+	for (unsigned e = 0; e < size; e += fp64 ? 8 : 1) {
+		unsigned esize = fp64 ? 8 : 1, nj = 0, ndiff = 0;
+
+		for (unsigned b = e; b < e + esize; b++) {
+			nj += judged[b];
+			ndiff += judged[b] && prev[b] != now[b];
+		}
+		if (!ndiff)
+			continue;
+		if (!fp64 || nj != 8)
+			return false;
+		double x, y;
+		memcpy(&x, prev + e, 8);
+		memcpy(&y, now + e, 8);
+		if (isnan(x) || isnan(y) || !(fabs(x - y) <= 0.01 * fmax(fabs(x), fabs(y))))
+			return false;
+	}
+	return true;
+}
+
+static void rm_access(unsigned ctx, unsigned off, unsigned size, bool rd, bool wr, bool fp64,
+		      const uint8_t *before, const uint8_t *after)
+{
+	bool judged[64];
+	uint8_t prev[64];
+	unsigned nj = 0;
+	bool waste;
+
+	if (rd) {
+		for (unsigned i = 0; i < size; i++) {
+			struct rm_byte *m = &rm[off + i];
+
+			if (m->pending)
+				rm_add(EXP_WEXACT_DEAD_STORE, m->store_ctx, ctx, false);
+			m->pending = false;
+			judged[i] = m->has_load;
+			prev[i] = m->load_val;
+			nj += judged[i];
+		}
+		waste = nj && rm_same(prev, before, judged, size, fp64);
+		for (unsigned i = 0; i < size; i++) {
+			struct rm_byte *m = &rm[off + i];
+
+			if (judged[i])
+				rm_add(EXP_WEXACT_SILENT_LOAD, m->load_ctx, ctx, waste);
+			m->has_load = true;
+			m->load_ctx = ctx;
+			m->load_val = before[i];
+		}
+	}
+	if (wr) {
+		nj = 0;
+		for (unsigned i = 0; i < size; i++)
+			nj += judged[i] = rm[off + i].has_store;
+		waste = nj && rm_same(before, after, judged, size, fp64);
+		for (unsigned i = 0; i < size; i++) {
+			struct rm_byte *m = &rm[off + i];
+
+			if (m->pending)
+				rm_add(EXP_WEXACT_DEAD_STORE, m->store_ctx, ctx, true);
+			if (judged[i])
+				rm_add(EXP_WEXACT_SILENT_STORE, m->store_ctx, ctx, waste);
+			m->pending = m->has_store = true;
+			m->store_ctx = ctx;
+		}
+	}
+}
+
+static void test_random_model(void)
+{
+	static const double fvals[] = { 1.0, 1.005, 1.02, 2.0 };
+	static const unsigned sizes[] = { 1, 2, 4, 8, 16, 32, 64 };
+	uint64_t base = BASE + 0x1030, state = 0x243f6a8885a308d3ULL;
+	unsigned mismatches = 0;
+
+	fresh(EXP_WEXACT_PRECISION);
+	memset(rm, 0, sizeof(rm));
+	memset(rm_waste, 0, sizeof(rm_waste));
+	memset(rm_use, 0, sizeof(rm_use));
+	for (unsigned n = 0; n < 50000; n++) {
+		uint8_t before[64], after[64];
+		unsigned size, off, ctx, what;
+		bool fp64;
+
+		state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+		size = sizes[state % 7];
+		fp64 = size >= 8 && (state >> 8) % 4 == 0;
+		off = (unsigned)((state >> 16) % (RM_SIZE - size + 1));
+		ctx = (unsigned)((state >> 32) % RM_CTXS);
+		what = (unsigned)((state >> 40) % 5); /* 0, 1: load; 2, 3: store; 4: both */
+		memcpy(before, at(0, base + off), size);
+		for (unsigned i = 0; i < size; i++) {
+			state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+			after[i] = (uint8_t)(state % 3);
+		}
+		if (fp64)
+			for (unsigned e = 0; e < size; e += 8)
+				memcpy(after + e, &fvals[(state >> (e % 60)) % 4], 8);
+
+		struct exp_wexact_access a = {
+			.ctx = ctx, .addr = base + off, .size = size,
+			.flags = (what < 2 ? EXP_WEXACT_READ : what < 4 ? EXP_WEXACT_WRITE :
+					     EXP_WEXACT_READ | EXP_WEXACT_WRITE) |
+				 (fp64 ? EXP_WEXACT_FP64 : 0),
+			.before = before, .after = after,
+		};
+		CHECK_EQ_INT(exp_wexact_access(w, pid_of(0), &a), 0);
+		rm_access(ctx, off, size, a.flags & EXP_WEXACT_READ, a.flags & EXP_WEXACT_WRITE, fp64,
+			  before, after);
+		if (a.flags & EXP_WEXACT_WRITE)
+			memcpy(at(0, base + off), after, size);
+	}
+	for (int k = 0; k < EXP_WEXACT_KINDS; k++) {
+		struct exp_wexact_pair *v;
+		size_t np, expect_np = 0;
+		uint64_t tw = 0, tu = 0;
+
+		CHECK_EQ_INT(exp_wexact_pairs(w, k, &v, &np), 0);
+		for (unsigned i = 0; i < RM_CTXS; i++)
+			for (unsigned j = 0; j < RM_CTXS; j++) {
+				expect_np += rm_waste[k][i][j] || rm_use[k][i][j];
+				tw += rm_waste[k][i][j];
+				tu += rm_use[k][i][j];
+			}
+		CHECK_EQ_INT(np, expect_np);
+		for (size_t i = 0; i < np; i++) {
+			if (v[i].watch_ctx >= RM_CTXS || v[i].trap_ctx >= RM_CTXS) {
+				mismatches++;
+				continue;
+			}
+			mismatches += v[i].waste != rm_waste[k][v[i].watch_ctx][v[i].trap_ctx];
+			mismatches += v[i].use != rm_use[k][v[i].watch_ctx][v[i].trap_ctx];
+			if (i)
+				CHECK(v[i - 1].waste >= v[i].waste);
+		}
+		CHECK_TOTAL(k, tw, tu);
+		/* every verdict occurs */
+		CHECK(tw > 0 && tu > 0);
+		free(v);
+	}
+	CHECK_EQ_INT(mismatches, 0);
+}
+
 /* How long one access takes, printed, not asserted. */
 static void bench(void)
 {
@@ -627,6 +801,7 @@ int main(void)
 	test_two_processes();
 	test_contexts_and_errors();
 	test_memory_bound();
+	test_random_model();
 	bench();
 	exp_wexact_free(w);
 	return tap_done();
