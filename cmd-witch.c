@@ -931,31 +931,41 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 /* ---- periodic work and the end ------------------------------------------------- */
 
 /* A thread that blocks the witch signal would queue them (a realtime
- * signal queues every instance) until it unblocks it, and a sigwait or
- * signalfd of its own would take them: its event is turned off meanwhile. */
+ * signal queues every instance; ptrace sees a signal only when the thread
+ * dequeues it, which a blocked one never is), visible to its sigpending()
+ * and taken by a sigwait or signalfd of its own: its event is turned off
+ * while it blocks the signal, and what it queued meanwhile is drained (the
+ * supervisor unblocks it at a stop, the hook consumes it, the mask comes
+ * back). Test: t6040-witch-signals. */
 static void check_blocked(struct rec_witch *x, struct wt_thread *t)
 {
 	char path[64], *buf, *p;
 	int sig = smp_witch_signal();
+	uint64_t blk = 0, pnd = 0;
 
 	if (!t->ev)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
 	if (psup_read_file(path, &buf, NULL) < 0)
 		return;
+	p = strstr(buf, "\nSigPnd:");
+	if (p)
+		pnd = strtoull(p + 8, NULL, 16);
 	p = strstr(buf, "\nSigBlk:");
-	if (p) {
-		bool blocked = (strtoull(p + 8, NULL, 16) >> (sig - 1)) & 1;
-		if (blocked != t->blocked) {
-			t->blocked = blocked;
-			smp_witch_enable(t->ev, !blocked);
-			if (blocked)
-				exp_witch_skip(x->x, EXP_WITCH_SKIP_BLOCKED);
-			pr_debug("witch: thread %d %s the sampling signal", t->tid,
-				 blocked ? "blocks" : "unblocked");
-		}
-	}
+	if (p)
+		blk = strtoull(p + 8, NULL, 16);
 	free(buf);
+	bool blocked = (blk >> (sig - 1)) & 1;
+	if (blocked != t->blocked) {
+		t->blocked = blocked;
+		smp_witch_enable(t->ev, !blocked);
+		if (blocked)
+			exp_witch_skip(x->x, EXP_WITCH_SKIP_BLOCKED);
+		pr_debug("witch: thread %d %s the sampling signal", t->tid,
+			 blocked ? "blocks" : "unblocked");
+	}
+	if (blocked && ((pnd >> (sig - 1)) & 1))
+		sup_thread_drain_signal(x->sup, t->tid, sig);
 }
 
 static int write_exact(struct rec_witch *x)

@@ -235,3 +235,66 @@ bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t)
 		}
 	return false;
 }
+
+#ifndef PTRACE_GETSIGMASK
+#define PTRACE_GETSIGMASK 0x420a
+#define PTRACE_SETSIGMASK 0x420b
+#endif
+
+int sup_thread_drain_signal(struct sup_session *s, pid_t tid, int sig)
+{
+	struct sup_thread *t = sup_thread_find(s, tid);
+
+	if (!t)
+		return -ESRCH;
+	if (sig < 1 || sig > 64)
+		return -EINVAL;
+	if (t->drain_sig > 0 || t->mask_saved || s->stopping)
+		return 0; /* one at a time; detaching drains on its own */
+	t->drain_sig = sig;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0) {
+		t->drain_sig = 0;
+		return -errno;
+	}
+	return 0;
+}
+
+void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int delivered_sig)
+{
+	uint64_t mask;
+
+	(void)s;
+	if (t->drain_sig > 0 && !t->mask_saved) {
+		int sig = t->drain_sig;
+		/* -1: the interrupt stop still to come is ours (the loop
+		 * restarts a call it broke). */
+		t->drain_sig = -1;
+		if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask) < 0)
+			return;
+		if (!(mask & (1ULL << (sig - 1))))
+			return; /* unblocked meanwhile: it comes on its own */
+		t->saved_mask = mask;
+		t->drained_sig = sig;
+		mask &= ~(1ULL << (sig - 1));
+		if (ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask) == 0) {
+			t->mask_saved = true;
+			t->own_signal_waits = 0;
+		}
+		return;
+	}
+	if (t->mask_saved && delivered_sig > 0) {
+		uint64_t pnd;
+		/* The signal is being delivered (and consumed): the
+		 * program's mask again, before it runs another instruction,
+		 * once no other instance of it waits (a realtime signal
+		 * queues each). Other signals stay as they were. */
+		if (delivered_sig == t->drained_sig && read_sigpnd(t->tid, &pnd) &&
+		    (pnd & (1ULL << (delivered_sig - 1))))
+			return;
+		mask = t->saved_mask;
+		if (ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask) == 0 ||
+		    errno == ESRCH)
+			t->mask_saved = false;
+		pr_trace("thread %d: drained signal %d", t->tid, delivered_sig);
+	}
+}

@@ -425,6 +425,14 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
 
+	if (t->drain_sig || t->mask_saved)
+		sup_thread_drain_at_stop(s, t, st.kind == SUP_STOP_SIGNAL ? st.sig : 0);
+	if (st.kind == SUP_STOP_EVENT_STOP && t->drain_sig == -1) {
+		/* psup's own interrupt for a drain: a call it broke that the
+		 * kernel does not restart is re-executed. */
+		t->drain_sig = 0;
+		sup_thread_restart_interrupted(t);
+	}
 	switch (st.kind) {
 	case SUP_STOP_SIGNAL:
 		/* Rule 11: the program's signals are delivered unchanged;

@@ -21,6 +21,10 @@ struct sup_thread {
 	pid_t parent;  /* creator, 0 when unknown */
 	unsigned flags;
 	unsigned own_signal_waits; /* detaching: resumes to let psup's signal come */
+	int drain_sig;             /* unblock this signal at the next stop (control.c) */
+	bool mask_saved;           /* saved_mask to be restored after its delivery */
+	int drained_sig;           /* the signal unblocked while mask_saved */
+	uint64_t saved_mask;
 };
 
 struct sup_process {
@@ -102,6 +106,9 @@ void sup_thread_resume(struct sup_thread *t, int request, int sig);
 /* Detaching t: one of the session's own signals is pending for it (it must
  * be dequeued, and consumed by the hook, before the detach). */
 bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t);
+/* At any stop of t: a drain asked by sup_thread_drain_signal() unblocks the
+ * signal now; after the signal's delivery the program's mask comes back. */
+void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int delivered_sig);
 
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */

@@ -210,6 +210,12 @@ int sup_thread_debug_status(struct sup_session *s, pid_t tid, uint64_t *dr6);
  * not detached until it was dequeued at a signal-delivery stop (where the
  * signal_stop hook consumes psup's own, and delivers the program's). */
 void sup_session_set_own_signals(struct sup_session *s, const sigset_t *set);
+/* tid queued sig while blocking it (a realtime sampling signal: it would
+ * wait there, visible to sigpending(), taken by a sigwait of the program's):
+ * interrupts tid and unblocks sig at its stop, so the thread takes it at once
+ * at a signal-delivery stop (where the signal_stop hook consumes it), then
+ * puts the program's mask back. Returns 0 or -errno. */
+int sup_thread_drain_signal(struct sup_session *s, pid_t tid, int sig);
 /* Whether the session is detaching (or killing) every thread. */
 bool sup_session_is_stopping(const struct sup_session *s);
 /* Exact mode: from now on every resume of tid (after any stop) is a
