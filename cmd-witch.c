@@ -480,10 +480,20 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 
 static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t)
 {
+	uint64_t mask = 0;
+
 	exp_witch_signal_seen(x->x);
 	smp_witch_next(t->ev);
 	if (t->step_pending || t->seek)
 		return SUP_SIGNAL_SUPPRESS; /* a stale signal: a step is under way */
+	/* A debug trap (a step, a watchpoint) is a forced SIGTRAP: when the
+	 * thread blocks SIGTRAP the kernel unblocks it and resets its handler
+	 * to the default (force_sig_info), even though psup consumes the
+	 * signal. So nothing is stepped or armed in such a thread. */
+	if (sup_thread_sigmask(x->sup, t->tid, &mask) < 0 || (mask & (1ULL << (SIGTRAP - 1)))) {
+		exp_witch_skip(x->x, EXP_WITCH_SKIP_BLOCKED);
+		return SUP_SIGNAL_SUPPRESS;
+	}
 	return sample_here(x, sp, t);
 }
 

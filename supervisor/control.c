@@ -298,3 +298,12 @@ void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int d
 		pr_trace("thread %d: drained signal %d", t->tid, delivered_sig);
 	}
 }
+
+int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask)
+{
+	if (!sup_thread_find(s, tid))
+		return -ESRCH;
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(*mask), mask) < 0)
+		return -errno;
+	return 0;
+}

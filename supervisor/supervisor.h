@@ -216,6 +216,8 @@ void sup_session_set_own_signals(struct sup_session *s, const sigset_t *set);
  * at a signal-delivery stop (where the signal_stop hook consumes it), then
  * puts the program's mask back. Returns 0 or -errno. */
 int sup_thread_drain_signal(struct sup_session *s, pid_t tid, int sig);
+/* The thread's blocked signals (bit sig - 1), PTRACE_GETSIGMASK. */
+int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask);
 /* Whether the session is detaching (or killing) every thread. */
 bool sup_session_is_stopping(const struct sup_session *s);
 /* Exact mode: from now on every resume of tid (after any stop) is a

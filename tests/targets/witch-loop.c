@@ -1,8 +1,8 @@
 /* witch-loop SECONDS
  *
  * For attach scenarios: prints "ready", then for SECONDS repeats Listing 2's
- * pattern on a small array in two threads: zero it (MARK:loop_zero, dead),
- * rewrite it (MARK:loop_rewrite, used by the read), read it back. Dead
+ * pattern on a small array in two threads: zero it (marked loop_zero, dead),
+ * rewrite it (marked loop_rewrite, used by the read), read it back. Dead
  * stores are half the bytes judged. Exit 0 when the sums read back are
  * right, 1 when not, 64 on a usage error.
  */

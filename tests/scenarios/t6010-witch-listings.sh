@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Witch on the paper's listings, sampled (task-clock samples decoded, debug
+# register watchpoints): Listing 2's dead zeroing found across many samples
+# (dead about 50%, all on the pair zero -> rewrite); Listing 3's aliasing
+# pointers (every store dead, the four pairs all found); Figure 2's three
+# arrays dead in 3:2:1 (50/33/17% +-8); silent stores on the right pair; a
+# linear search's silent loads. Bounds are generous: these are samples.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/witch-lib.sh"
+cd "$WORK"
+src=$SRCDIR/tests/targets
+
+# Listing 2: long-distance dead stores, many samples in between.
+run_psup 300 run -q -o l2.cbor --witch dead --witch-period 1000000 -- "$TARGETS/witch-listing2" 100000 2000
+expect_rc 0
+witch_json l2.cbor l2.json
+z=$(wmark "$src/witch-listing2.c" l2_zero)
+w=$(wmark "$src/witch-listing2.c" l2_rewrite)
+d=$(wfrac l2.json dead)
+p=$(wpair_pct l2.json dead witch-listing2.c "$z" "$w")
+note "listing 2: dead $d%, pair (zero, rewrite) $p% of the waste"
+in_range "$d" 38 62 || fail "listing 2: dead fraction $d%, expected 50 +-12"
+in_range "$p" 90 100 || fail "listing 2: pair ($z, $w) has $p% of the waste, expected all"
+jq_check l2.json '.witch.dead.counters.traps >= 50' "listing 2: too few traps"
+# Full call paths: main's caller chain ends in the marked source line.
+jq_check l2.json '.witch.dead.pairs[0].watch | length >= 2 and (map(.function) | index("main") != null)' \
+	"listing 2: the watch context is not a full call path through main"
+
+# Listing 3: aliasing pointers; every store judged is dead.
+run_psup 300 run -q -o l3.cbor --witch dead --witch-period 1000000 -- "$TARGETS/witch-listing3" 100000 1000
+expect_rc 0
+witch_json l3.cbor l3.json
+d=$(wfrac l3.json dead)
+note "listing 3: dead $d%"
+in_range "$d" 95 100 || fail "listing 3: dead fraction $d%, expected 100"
+lz=$(wmark "$src/witch-listing3.c" l3_zero)
+lp=$(wmark "$src/witch-listing3.c" l3_p)
+lq=$(wmark "$src/witch-listing3.c" l3_q)
+lr=$(wmark "$src/witch-listing3.c" l3_rezero)
+for pr in "$lz $lr" "$lp $lq" "$lq $lp" "$lr $lz"; do
+	set -- $pr
+	v=$(wpair_pct l3.json dead witch-listing3.c "$1" "$2")
+	note "listing 3: pair ($1, $2) $v%"
+	in_range "$v" 3 70 || fail "listing 3: pair ($1, $2) has $v% of the waste (time-weighted; expected a share)"
+done
+
+# Figure 2: a, b, x dead in 3:2:1.
+run_psup 300 run -q -o r.cbor --witch dead --witch-period 500000 -- "$TARGETS/witch-ratio321" 20000 20000
+expect_rc 0
+witch_json r.cbor r.json
+la=$(wmark "$src/witch-ratio321.c" r321_a)
+lb=$(wmark "$src/witch-ratio321.c" r321_b)
+lx=$(wmark "$src/witch-ratio321.c" r321_x)
+a=$(wpair_pct r.json dead witch-ratio321.c "$la" "$la")
+b=$(wpair_pct r.json dead witch-ratio321.c "$lb" "$lb")
+x=$(wpair_pct r.json dead witch-ratio321.c "$lx" "$lx")
+note "figure 2: a $a%, b $b%, x $x%"
+in_range "$a" 42 58 || fail "figure 2: a has $a% of the dead bytes, expected 50 +-8"
+in_range "$b" 25 41 || fail "figure 2: b has $b% of the dead bytes, expected 33 +-8"
+in_range "$x" 9 25 || fail "figure 2: x has $x% of the dead bytes, expected 17 +-8"
+
+# Silent stores: the waste is all on (same, same), none on changing[].
+run_psup 300 run -q -o s.cbor --witch silent --witch-period 1000000 -- "$TARGETS/witch-silent" 100000 2000
+expect_rc 0
+witch_json s.cbor s.json
+ls=$(wmark "$src/witch-silent.c" silent_same)
+lc=$(wmark "$src/witch-silent.c" silent_changing)
+f=$(wfrac s.json silent)
+p=$(wpair_pct s.json silent witch-silent.c "$ls" "$ls")
+c=$(wpair_pct s.json silent witch-silent.c "$lc" "$lc")
+note "silent stores: $f% (pair same $p%, changing $c%)"
+# Half the stores are silent; time-weighted (same[] computes i % 7 for each
+# store, changing[] does not), so more than half of the time: see README.
+in_range "$f" 35 90 || fail "silent fraction $f%, expected 50-80 (time-weighted)"
+in_range "$p" 95 100 || fail "silent waste on (same, same) is $p%, expected all"
+in_range "$c" 0 1 || fail "silent waste on (changing, changing) is $c%, expected none"
+
+# Silent loads: a linear search reloads the same keys.
+run_psup 300 run -q -o ld.cbor --witch load --witch-period 1000000 -- "$TARGETS/witch-search" 2000 300000
+expect_rc 0
+witch_json ld.cbor ld.json
+f=$(wfrac ld.json load)
+l=$(wmark "$src/witch-search.c" search_load)
+p=$(wpair_pct ld.json load witch-search.c "$l" "$l")
+note "silent loads: $f% (pair search_load $p%)"
+in_range "$f" 85 100 || fail "silent load fraction $f%, expected over 85"
+in_range "$p" 90 100 || fail "silent load waste on (search_load, search_load) is $p%"
+check_nothing_left

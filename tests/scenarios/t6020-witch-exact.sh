@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Sampled witch against --witch-exact (every instruction single-stepped, every
+# access judged against a byte shadow): the fraction of the program's own
+# accesses (pairs in its source file; libc's start-up is not part of the
+# program's pattern and exact mode sees all of it) within 5 points, on
+# programs whose fractions do not depend on their size. Exact runs are small
+# (tens of thousands of instructions); sampled runs long enough to sample.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/witch-lib.sh"
+cd "$WORK"
+
+compare() { # name kind exact-args sampled-args
+	local name=$1 kind=$2 ex sa
+	run_psup 280 run -q -o "$name-x.cbor" --witch "$kind" --witch-exact -- "$TARGETS/$name" $3
+	expect_rc 0
+	witch_json "$name-x.cbor" "$name-x.json"
+	jq_check "$name-x.json" '.witch.config.exact == true' "$name: exact run not marked exact"
+	run_psup 280 run -q -o "$name-s.cbor" --witch "$kind" --witch-period 500000 -- "$TARGETS/$name" $4
+	expect_rc 0
+	witch_json "$name-s.cbor" "$name-s.json"
+	ex=$(wlocal_frac "$name-x.json" "$kind" "$name.c")
+	sa=$(wlocal_frac "$name-s.json" "$kind" "$name.c")
+	note "$name $kind: exact $ex%, sampled $sa%"
+	in_range "$ex" 0 100 || fail "$name: exact judged nothing of the program's ($ex)"
+	in_range "$sa" 0 100 || fail "$name: sampled judged nothing of the program's ($sa)"
+	near "$ex" "$sa" 5 || fail "$name $kind: sampled $sa% vs exact $ex%: more than 5 points apart"
+}
+
+compare witch-listing2 dead "300 20" "100000 2000"
+compare witch-ratio321 dead "100 20" "20000 10000"
+compare witch-listing3 dead "100 10" "100000 1000"
+compare witch-search load "200 100" "2000 300000"
+check_nothing_left
