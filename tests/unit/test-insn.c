@@ -178,6 +178,11 @@ static void test_stack(void)
 	CHECK_EQ_INT(decode(BYTES(0xe8, 0x00, 0x00, 0x00, 0x00)), 0);
 	CHECK_EQ_INT(in.length, 5);
 	CHECK_ACCESS(0, 0x7ff000 - 8, 8, W);
+	/* repz ret (old AMD advice): a ret, not a string op */
+	CHECK_EQ_INT(decode(BYTES(0xf3, 0xc3)), 0);
+	CHECK_EQ_INT(in.flags, SYM_INSN_STACK);
+	CHECK_EQ_INT(in.naccess, 1);
+	CHECK_ACCESS(0, 0x7ff000, 8, R);
 	/* ret; ret $0x10 */
 	CHECK_EQ_INT(decode(BYTES(0xc3)), 0);
 	CHECK_EQ_INT(in.flags, SYM_INSN_STACK);
@@ -383,6 +388,10 @@ static void test_no_access(void)
 	CHECK_EQ_INT(decode(BYTES(0x0f, 0xae, 0x38)), 0);
 	CHECK_EQ_INT(in.naccess, 0);
 	CHECK_EQ_INT(decode(BYTES(0x66, 0x0f, 0xae, 0x38)), 0);
+	CHECK_EQ_INT(in.naccess, 0);
+	/* endbr64 */
+	CHECK_EQ_INT(decode(BYTES(0xf3, 0x0f, 0x1e, 0xfa)), 0);
+	CHECK_EQ_INT(in.length, 4);
 	CHECK_EQ_INT(in.naccess, 0);
 	/* register-only: add %rbx,%rax; ud2; syscall */
 	CHECK_EQ_INT(decode(BYTES(0x48, 0x01, 0xd8)), 0);
