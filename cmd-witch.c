@@ -484,8 +484,11 @@ static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread
 
 	exp_witch_signal_seen(x->x);
 	smp_witch_next(t->ev);
+	/* A step is under way (the step's own kernel time counts as task
+	 * time too): the signal stopped the thread before the stepped
+	 * instruction ran, so the step is asked again. */
 	if (t->step_pending || t->seek)
-		return SUP_SIGNAL_SUPPRESS; /* a stale signal: a step is under way */
+		return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
 	/* A debug trap (a step, a watchpoint) is a forced SIGTRAP: when the
 	 * thread blocks SIGTRAP the kernel unblocks it and resets its handler
 	 * to the default (force_sig_info), even though psup consumes the

@@ -15,7 +15,7 @@ compare() { # name kind exact-args sampled-args
 	expect_rc 0
 	witch_json "$name-x.cbor" "$name-x.json"
 	jq_check "$name-x.json" '.witch.config.exact == true' "$name: exact run not marked exact"
-	run_psup 280 run -q -o "$name-s.cbor" --witch "$kind" --witch-period 500000 -- "$TARGETS/$name" $4
+	run_psup 280 run -q -o "$name-s.cbor" --witch "$kind" --witch-period 250000 -- "$TARGETS/$name" $4
 	expect_rc 0
 	witch_json "$name-s.cbor" "$name-s.json"
 	ex=$(wlocal_frac "$name-x.json" "$kind" "$name.c")
