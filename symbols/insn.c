@@ -137,6 +137,57 @@ static unsigned insn_fp_flags(const ZydisDecodedOperand *op)
 	}
 }
 
+/*
+ * The processor-state save and restore instructions, whose operand Zydis
+ * sizes as the whole legacy area + header (576 bytes) written or read. What
+ * they really write (Intel SDM vol. 1, 13.7-13.11): the legacy region's
+ * x87 and SSE bytes 0-463 (464-511 are left to software), and in the header
+ * XSTATE_BV (xsave, xsaveopt) or XSTATE_BV and XCOMP_BV (xsavec, xsaves),
+ * never the reserved bytes 16-63 that software clears beforehand (glibc's
+ * _dl_runtime_resolve_xsavec does): reporting those as written made every
+ * lazy binding show six dead stores. The extended region (AVX and later,
+ * from byte 576) depends on XCR0 and compaction and is not reported.
+ * access[naccess - 1] is the operand just added.
+ */
+static void insn_state_area(const ZydisDecodedInstruction *in, struct sym_insn *out)
+{
+	struct sym_access *a = &out->access[out->naccess - 1];
+	unsigned header = 0;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_FXSAVE:
+	case ZYDIS_MNEMONIC_FXSAVE64:
+		a->size = 464;
+		a->flags = SYM_ACCESS_WRITE;
+		return;
+	case ZYDIS_MNEMONIC_FXRSTOR:
+	case ZYDIS_MNEMONIC_FXRSTOR64:
+		a->size = 464;
+		a->flags = SYM_ACCESS_READ;
+		return;
+	case ZYDIS_MNEMONIC_XSAVE:
+	case ZYDIS_MNEMONIC_XSAVE64:
+	case ZYDIS_MNEMONIC_XSAVEOPT:
+	case ZYDIS_MNEMONIC_XSAVEOPT64:
+		header = 8;
+		break;
+	case ZYDIS_MNEMONIC_XSAVEC:
+	case ZYDIS_MNEMONIC_XSAVEC64:
+	case ZYDIS_MNEMONIC_XSAVES:
+	case ZYDIS_MNEMONIC_XSAVES64:
+		header = 16;
+		break;
+	default:
+		return;
+	}
+	a->size = 464;
+	a->flags = SYM_ACCESS_WRITE;
+	if (out->naccess < SYM_INSN_MAX_ACCESS)
+		out->access[out->naccess++] = (struct sym_access){
+			.addr = a->addr + 512, .size = header, .flags = SYM_ACCESS_WRITE
+		};
+}
+
 int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_struct *regs,
 		    struct sym_insn *out)
 {
@@ -264,6 +315,7 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 		a->size = op->size / 8;
 		a->flags = flags;
 		out->flags |= insn_fp_flags(op);
+		insn_state_area(&in, out);
 	}
 
 	/* Reads first: movs reads [rsi] before it writes [rdi], pop (%rax)

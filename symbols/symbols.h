@@ -167,9 +167,11 @@ struct sym_insn {
  * access, masked AVX-512 stores as if every element were written, an AVX-512
  * broadcast as one element read. lea, nop with a memory operand, prefetch*,
  * clflush/clflushopt/clwb/cldemote access nothing (they move no value);
- * clzero writes its 64-byte line. xsave/xrstor and their variants report
- * the legacy area and header (576 bytes): the extended state after it,
- * whose size depends on XCR0 and the compaction, is left out.
+ * clzero writes its 64-byte line. fxsave/fxrstor access bytes 0-463 of
+ * their area; xsave* write those and the header fields they set (8 bytes at
+ * +512, 16 for xsavec/xsaves: two accesses), xrstor* read 576 bytes; the
+ * extended state after byte 576, whose size depends on XCR0 and the
+ * compaction, is left out.
  * No allocation; thread-safe (one decoder, initialised once).
  * Returns 0, or -EINVAL when the bytes are not a valid x86-64 instruction
  * (or are cut short by len).

@@ -333,13 +333,28 @@ static void test_vector(void)
 	CHECK_EQ_INT(decode(BYTES(0xd9, 0x18)), 0);
 	CHECK_EQ_INT(in.flags, SYM_INSN_FP32);
 	CHECK_ACCESS(0, 0x10000, 4, W);
-	/* fxsave (%rax): 512 bytes */
+	/* fxsave (%rax): bytes 0-463 of the area (464-511 are software's) */
 	CHECK_EQ_INT(decode(BYTES(0x0f, 0xae, 0x00)), 0);
-	CHECK_ACCESS(0, 0x10000, 512, W);
-	/* xsavec (%rsp): the legacy area and the header */
-	CHECK_EQ_INT(decode(BYTES(0x0f, 0xc7, 0x24, 0x24)), 0);
 	CHECK_EQ_INT(in.naccess, 1);
-	CHECK_ACCESS(0, 0x7ff000, 576, W);
+	CHECK_ACCESS(0, 0x10000, 464, W);
+	/* fxrstor (%rsp) */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xae, 0x0c, 0x24)), 0);
+	CHECK_ACCESS(0, 0x7ff000, 464, R);
+	/* xsavec (%rsp): the legacy area, then XSTATE_BV and XCOMP_BV; not
+	 * the reserved header bytes glibc clears before it */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xc7, 0x24, 0x24)), 0);
+	CHECK_EQ_INT(in.naccess, 2);
+	CHECK_ACCESS(0, 0x7ff000, 464, W);
+	CHECK_ACCESS(1, 0x7ff000 + 512, 16, W);
+	/* xsave (%rsp): XSTATE_BV only */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xae, 0x24, 0x24)), 0);
+	CHECK_EQ_INT(in.naccess, 2);
+	CHECK_ACCESS(0, 0x7ff000, 464, W);
+	CHECK_ACCESS(1, 0x7ff000 + 512, 8, W);
+	/* xrstor (%rsp): reads the legacy area and the whole header */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xae, 0x2c, 0x24)), 0);
+	CHECK_EQ_INT(in.naccess, 1);
+	CHECK_ACCESS(0, 0x7ff000, 576, R);
 	/* clzero: the 64-byte line of rax */
 	regs.rax = 0x10047;
 	CHECK_EQ_INT(decode(BYTES(0x0f, 0x01, 0xfc)), 0);
