@@ -33,7 +33,7 @@ compare() { # name kind exact-args sampled-args
 compare witch-even dead "dead 300 20" "dead 50000 2000"
 compare witch-even silent "silent 300 20" "silent 50000 2000"
 compare witch-even load "load 300 20" "load 50000 2000"
-compare witch-ratio321 dead "100 20" "20000 10000"
+compare witch-ratio321 dead "100 50" "20000 10000"
 compare witch-listing3 dead "100 10" "100000 1000"
 compare witch-search load "200 100" "2000 300000"
 check_nothing_left
