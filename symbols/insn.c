@@ -138,6 +138,43 @@ static unsigned insn_fp_flags(const ZydisDecodedOperand *op)
 }
 
 /*
+ * bt, bts, btr, btc with a register bit offset on memory address a bit
+ * string: the operand-sized word holding bit (signed) offset, which may lie
+ * far from the operand's address (Intel SDM, BT: EA + (OpSize / 8) *
+ * (BitOffset DIV OpSize)). An immediate offset stays in the operand.
+ * Returns the bytes to add to the operand's address.
+ */
+static uint64_t insn_bit_offset_bytes(const ZydisDecodedInstruction *in,
+				      const ZydisDecodedOperand *ops, const ZydisDecodedOperand *mem,
+				      const struct user_regs_struct *regs)
+{
+	unsigned bits = mem->size;
+	int64_t offset;
+	uint64_t v;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_BT:
+	case ZYDIS_MNEMONIC_BTS:
+	case ZYDIS_MNEMONIC_BTR:
+	case ZYDIS_MNEMONIC_BTC:
+		break;
+	default:
+		return 0;
+	}
+	for (unsigned i = 0; i < in->operand_count_visible; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER || !insn_reg_value(ops[i].reg.value, regs, &v))
+			continue;
+		switch (bits) {
+		case 16: offset = (int16_t)v; return (uint64_t)((offset >> 4) * 2);
+		case 32: offset = (int32_t)v; return (uint64_t)((offset >> 5) * 4);
+		case 64: offset = (int64_t)v; return (uint64_t)((offset >> 6) * 8);
+		default: return 0;
+		}
+	}
+	return 0;
+}
+
+/*
  * The processor-state save and restore instructions, whose operand Zydis
  * sizes as the whole legacy area + header (576 bytes) written or read. What
  * they really write (Intel SDM vol. 1, 13.7-13.11): the legacy region's
@@ -249,14 +286,15 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 			continue;
 		if (op->actions & (ZYDIS_OPERAND_ACTION_READ | ZYDIS_OPERAND_ACTION_CONDREAD))
 			flags |= SYM_ACCESS_READ;
-		/* A conditional write (cmpxchg, a masked store, cmov's ... ) is
-		 * counted as a write: cmpxchg writes back the old value when the
-		 * comparison fails, and a debug register sees that write. */
+		/* A conditional write (cmpxchg, a masked store, a rep string
+		 * store) is counted as a write: cmpxchg writes back the old value
+		 * when the comparison fails, and a debug register sees it. */
 		if (op->actions & (ZYDIS_OPERAND_ACTION_WRITE | ZYDIS_OPERAND_ACTION_CONDWRITE))
 			flags |= SYM_ACCESS_WRITE;
 		if (!flags)
 			continue;
-		if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || op->size == 0 || out->naccess == SYM_INSN_MAX_ACCESS) {
+		if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || op->size == 0 ||
+		    out->naccess == SYM_INSN_MAX_ACCESS) {
 			/* VSIB (gather/scatter: one address per element), MIB
 			 * (MPX bound tables), an operand of unknown size, more
 			 * accesses than access[] holds. */
@@ -290,6 +328,7 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 		/* xlat reads [rbx + al]; Zydis gives only the rbx. */
 		if (in.mnemonic == ZYDIS_MNEMONIC_XLAT)
 			addr += regs->rax & 0xff;
+		addr += insn_bit_offset_bytes(&in, ops, op, regs);
 		if (hidden_stack && insn_is_push(in.mnemonic)) {
 			out->flags |= SYM_INSN_STACK;
 			addr -= op->size / 8;

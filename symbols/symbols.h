@@ -167,7 +167,8 @@ struct sym_insn {
  * access, masked AVX-512 stores as if every element were written, an AVX-512
  * broadcast as one element read. lea, nop with a memory operand, prefetch*,
  * clflush/clflushopt/clwb/cldemote access nothing (they move no value);
- * clzero writes its 64-byte line. fxsave/fxrstor access bytes 0-463 of
+ * clzero writes its 64-byte line; bt/bts/btr/btc with a register bit
+ * offset access the word holding that bit, however far. fxsave/fxrstor access bytes 0-463 of
  * their area; xsave* write those and the header fields they set (8 bytes at
  * +512, 16 for xsavec/xsaves: two accesses), xrstor* read 576 bytes; the
  * extended state after byte 576, whose size depends on XCR0 and the

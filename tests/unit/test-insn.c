@@ -124,6 +124,28 @@ static void test_mov(void)
 	CHECK_ACCESS(0, (0xfffffff0 + 0x20) & 0xffffffff, 4, R);
 	reset_regs();
 
+	/* bts %rax,(%rbx): a bit string, the qword holding bit rax */
+	regs.rax = 130;
+	CHECK_EQ_INT(decode(BYTES(0x48, 0x0f, 0xab, 0x03)), 0);
+	CHECK_ACCESS(0, 0x20000 + 16, 8, R | W);
+	regs.rax = (uint64_t)-1; /* bit -1: the qword before */
+	CHECK_EQ_INT(decode(BYTES(0x48, 0x0f, 0xab, 0x03)), 0);
+	CHECK_ACCESS(0, 0x20000 - 8, 8, R | W);
+	/* bt %eax,(%rbx): dwords, the offset a signed 32-bit value */
+	regs.rax = 0xffffffff00000040ULL;
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xa3, 0x03)), 0);
+	CHECK_ACCESS(0, 0x20000 + 8, 4, R);
+	regs.rax = 0xffffffe0; /* -32 */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xa3, 0x03)), 0);
+	CHECK_ACCESS(0, 0x20000 - 4, 4, R);
+	/* btr %ax,(%rbx): words */
+	regs.rax = 0x11;
+	CHECK_EQ_INT(decode(BYTES(0x66, 0x0f, 0xb3, 0x03)), 0);
+	CHECK_ACCESS(0, 0x20000 + 2, 2, R | W);
+	/* btcl $0x46,(%rbx): an immediate stays in the operand */
+	CHECK_EQ_INT(decode(BYTES(0x0f, 0xba, 0x3b, 0x46)), 0);
+	CHECK_ACCESS(0, 0x20000, 4, R | W);
+	reset_regs();
 	/* cmovne (%rax),%rbx reads whether or not it moves */
 	CHECK_EQ_INT(decode(BYTES(0x48, 0x0f, 0x45, 0x18)), 0);
 	CHECK_ACCESS(0, 0x10000, 8, R);
