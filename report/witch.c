@@ -340,7 +340,11 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 	} else {
 		fputs("\nwitch: wasted memory accesses\n", out);
 	}
-	if (!json && w->have_config) {
+	if (!json && w->have_config && w->exact) {
+		fprintf(out, md ? "Exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%.\n"
+				: "  exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%\n",
+			(double)w->fp_ppm / 1e4);
+	} else if (!json && w->have_config) {
 		fprintf(out, md ? "%s %s, every %" PRIu64 "%s%s; %" PRIu64
 				  " debug register(s) per thread; floats equal within %.2f%%.\n"
 				: "  %s %s, every %" PRIu64 "%s%s; %" PRIu64
