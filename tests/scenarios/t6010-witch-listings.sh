@@ -85,4 +85,27 @@ p=$(wpair_pct ld.json load witch-search.c "$l" "$l")
 note "silent loads: $f% (pair search_load $p%)"
 in_range "$f" 85 100 || fail "silent load fraction $f%, expected over 85"
 in_range "$p" 90 100 || fail "silent load waste on (search_load, search_load) is $p%"
+# Floats: equal within the precision (default 1%, the paper's): near[]
+# changes by 0.1% a round, far[] flips sign. At precision 0 nothing is silent.
+run_psup 300 run -q -o fp.cbor --witch silent,load --witch-period 1000000 -- "$TARGETS/witch-fp" 50000 3000
+expect_rc 0
+witch_json fp.cbor fp.json
+ln=$(wmark "$src/witch-fp.c" fp_near)
+f=$(wfrac fp.json silent)
+l=$(wfrac fp.json load)
+p=$(wpair_pct fp.json silent witch-fp.c "$ln" "$ln")
+note "floats at 1%: silent stores $f% (near $p% of the waste), silent loads $l%"
+in_range "$f" 25 80 || fail "float silent stores $f%, expected about half"
+in_range "$l" 15 85 || fail "float silent loads $l%, expected about half"
+in_range "$p" 95 100 || fail "float silent waste on fp_near is $p%"
+run_psup 300 run -q -o fp0.cbor --witch silent,load --witch-period 1000000 --witch-fp-precision 0 -- \
+	"$TARGETS/witch-fp" 50000 3000
+expect_rc 0
+witch_json fp0.cbor fp0.json
+f=$(wfrac fp0.json silent)
+l=$(wfrac fp0.json load)
+note "floats at 0: silent stores $f%, silent loads $l%"
+in_range "$f" 0 2 || fail "float silent stores at precision 0: $f%"
+in_range "$l" 0 2 || fail "float silent loads at precision 0: $l%"
+jq_check fp0.json '.witch.silent.counters.traps > 20' "too few traps at precision 0"
 check_nothing_left
