@@ -71,24 +71,30 @@ def main():
         tools[f"--witch {k}"] = (lambda k: lambda prog: [psup, "run", "-q", "-f", "-o", out, "--witch", k]
                                  + period + ["--"] + prog)(k)
     programs = {
-        "work (compute, 1 thread)": [work, "1", "2000000000"],
-        "witch-even dead (stores + loads)": [os.path.join(targets, "witch-even"), "dead", "50000", "6000"],
-        "witch-search (loads)": [os.path.join(targets, "witch-search"), "2000", "1500000"],
+        "work (compute, 1 thread)": [work, "1", "1000000000"],
+        "witch-even dead (stores + loads)": [os.path.join(targets, "witch-even"), "dead", "50000", "4000"],
+        "witch-search (loads)": [os.path.join(targets, "witch-search"), "2000", "1000000"],
     }
     print(f"# witch overhead over native, witch period {args.period or 'default'}, "
-          f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios")
+          f"{args.rounds} interleaved rounds; each cell: best-of-rounds ratio (fastest run over "
+          f"fastest native: the least disturbed by other load), then median (min-max) of per-round "
+          f"ratios; load average at start {os.getloadavg()[0]:.1f}")
     names = list(tools)
     print("| program | native s | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
     for pname, prog in programs.items():
         ratios = {n: [] for n in names}
+        times = {n: [] for n in names}
         natives = []
         for _ in range(args.rounds):
             nat = run(prog)
             natives.append(nat)
             for n in names:
-                ratios[n].append(run(tools[n](prog)) / nat)
-        cells = [f"{statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})" for r in (ratios[n] for n in names)]
+                t = run(tools[n](prog))
+                times[n].append(t)
+                ratios[n].append(t / nat)
+        cells = [f"{min(times[n]) / min(natives):.3f}; {statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
+                 for n, r in ((n, ratios[n]) for n in names)]
         print(f"| {pname} | {statistics.median(natives):.2f} | " + " | ".join(cells) + " |", flush=True)
 
     if args.no_exact:
