@@ -48,9 +48,14 @@
 #define WITCH_EXACT_BUF EXP_WEXACT_MAX_SIZE
 /* A time sample lands on the instruction after the one the time went to
  * (the interrupt waits for a slow store to retire), often an add or a jump:
- * the thread is stepped to the next access of a watched kind, at most this
- * many instructions. */
-#define WITCH_SEEK_MAX 24
+ * the thread is stepped to the next access of a watched kind, when a static
+ * look at the code ahead (WITCH_LOOK instructions, following direct jumps and
+ * both ways of a conditional one) finds one within WITCH_SEEK_MAX
+ * instructions; each step is a stop, so code without such accesses (a
+ * compute loop) is skipped at once. */
+#define WITCH_SEEK_MAX 12
+#define WITCH_LOOK 32
+#define WITCH_CODE 256
 
 #ifndef TRAP_TRACE
 #define TRAP_TRACE 2
@@ -69,6 +74,7 @@ struct wt_thread {
 	unsigned armed;              /* debug registers armed (bit per slot) */
 	bool step_pending;           /* single-stepping over a sampled access */
 	unsigned seek;               /* steps taken looking for an access */
+	unsigned seek_max;           /* steps the look ahead allows */
 	struct exp_witch_plan plan;
 	/* exact mode: the accesses of the instruction being stepped */
 	unsigned nexact;
@@ -500,6 +506,112 @@ static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread
 	return sample_here(x, sp, t);
 }
 
+/* A direct branch at c: its target offset from the next instruction and
+ * whether it also falls through. Returns false for anything else. */
+static bool direct_branch(const uint8_t *c, unsigned len, int64_t *rel, bool *cond, bool *exit)
+{
+	unsigned i = 0;
+
+	*exit = false;
+	while (i < len && (c[i] == 0x66 || c[i] == 0x67 || c[i] == 0xf2 || c[i] == 0xf3 ||
+			   c[i] == 0x2e || c[i] == 0x3e || c[i] == 0x26 || c[i] == 0x36 ||
+			   c[i] == 0x64 || c[i] == 0x65 || (c[i] >= 0x40 && c[i] <= 0x4f)))
+		i++;
+	if (i >= len)
+		return false;
+	if (c[i] >= 0x70 && c[i] <= 0x7f && i + 1 < len) {
+		*rel = (int8_t)c[i + 1];
+		*cond = true;
+		return true;
+	}
+	if (c[i] == 0xeb && i + 1 < len) {
+		*rel = (int8_t)c[i + 1];
+		*cond = false;
+		return true;
+	}
+	if (c[i] == 0xe9 && i + 4 < len) {
+		int32_t r;
+		memcpy(&r, c + i + 1, 4);
+		*rel = r;
+		*cond = false;
+		return true;
+	}
+	if (c[i] == 0x0f && i + 5 < len && c[i + 1] >= 0x80 && c[i + 1] <= 0x8f) {
+		int32_t r;
+		memcpy(&r, c + i + 2, 4);
+		*rel = r;
+		*cond = true;
+		return true;
+	}
+	/* ret, indirect jumps and calls, loop/jrcxz, syscall: the look ends */
+	if (c[i] == 0xc3 || c[i] == 0xc2 || (c[i] >= 0xe0 && c[i] <= 0xe3) ||
+	    (c[i] == 0x0f && i + 1 < len && c[i + 1] == 0x05) ||
+	    (c[i] == 0xff && i + 1 < len && ((c[i + 1] >> 3) & 7) >= 2 && ((c[i + 1] >> 3) & 7) <= 5))
+		*exit = true;
+	return false;
+}
+
+/* Instructions from rip to the nearest access of a watched kind along the
+ * code ahead (breadth first over direct branches, WITCH_LOOK instructions
+ * at most), or 0 when none is within WITCH_SEEK_MAX. */
+static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
+			      const struct user_regs_struct *regs)
+{
+	unsigned queue[WITCH_LOOK], dist[WITCH_LOOK], head = 0, tail = 0, looked = 0, n, start;
+	uint64_t seen[2 * WITCH_CODE / 64] = { 0 };
+	uint8_t code[2 * WITCH_CODE];
+	long got;
+
+	/* The window: WITCH_CODE bytes before rip (loops branch back) and
+	 * WITCH_CODE from it; offsets are from its start. */
+	start = WITCH_CODE;
+	got = sup_thread_read(x->sup, t->tid, regs->rip - WITCH_CODE, code, sizeof(code));
+	if (got < (long)WITCH_CODE) {
+		/* rip near the start of a mapping: from rip only */
+		start = 0;
+		got = sup_thread_read(x->sup, t->tid, regs->rip, code, WITCH_CODE);
+		if (got <= 0)
+			return 0;
+	}
+	n = (unsigned)got;
+	queue[tail] = start;
+	dist[tail++] = 0;
+	seen[start / 64] |= 1ULL << (start % 64);
+	while (head < tail && looked < WITCH_LOOK) {
+		unsigned off = queue[head], d = dist[head++];
+		struct user_regs_struct r = *regs;
+		struct sym_insn insn;
+		int64_t rel;
+		bool cond, exit;
+
+		looked++;
+		r.rip = regs->rip + off - start;
+		if (off >= n || sym_insn_decode(code + off, n - off, &r, &insn) < 0)
+			continue;
+		if (d > 0 && insn.naccess && kinds_wanted(x, &insn))
+			return d <= WITCH_SEEK_MAX ? d : 0;
+		unsigned next[2], nn = 0;
+		if (direct_branch(code + off, insn.length, &rel, &cond, &exit)) {
+			int64_t to = (int64_t)off + insn.length + rel;
+			if (to >= 0 && to < (int64_t)n)
+				next[nn++] = (unsigned)to;
+			if (cond)
+				next[nn++] = off + insn.length;
+		} else if (!exit) {
+			next[nn++] = off + insn.length;
+		}
+		for (unsigned i = 0; i < nn && tail < WITCH_LOOK; i++) {
+			unsigned o = next[i];
+			if (o >= 2 * WITCH_CODE || (seen[o / 64] >> (o % 64)) & 1)
+				continue;
+			seen[o / 64] |= 1ULL << (o % 64);
+			queue[tail] = o;
+			dist[tail++] = d + 1;
+		}
+	}
+	return 0;
+}
+
 /* The sample at the instruction about to run (or, seeking, the next one). */
 static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t)
 {
@@ -548,7 +660,12 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 		/* Step to the next instruction, unless it is a system call
 		 * (0f 05: stepping it would wait for the call) or too far. */
 		bool syscall = n >= 2 && code[0] == 0x0f && code[1] == 0x05;
-		if (!x->ev.mem_event && !syscall && t->seek < WITCH_SEEK_MAX) {
+		if (!t->seek && !x->ev.mem_event && !syscall) {
+			/* Slack for the way the program really goes. */
+			unsigned d = seek_distance(x, t, &regs);
+			t->seek_max = d ? d + 2 : 0;
+		}
+		if (!x->ev.mem_event && !syscall && t->seek < t->seek_max) {
 			t->seek++;
 			return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
 		}

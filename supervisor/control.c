@@ -17,6 +17,11 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#ifndef PTRACE_GETSIGMASK
+#define PTRACE_GETSIGMASK 0x420a
+#define PTRACE_SETSIGMASK 0x420b
+#endif
+
 #define DR_OFFSET(i) ((void *)offsetof(struct user, u_debugreg[i]))
 /* DR6: B0-B3 say which slot's condition was met, BS a single-step. */
 #define DR6_SLOTS 0xfULL
@@ -226,20 +231,30 @@ bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t)
 		return false;
 	if (!read_sigpnd(t->tid, &pnd))
 		return false;
-	for (int sig = 1; sig <= 64; sig++)
-		if ((pnd & (1ULL << (sig - 1))) && sigismember(&s->own_signals, sig) == 1) {
-			t->own_signal_waits++;
-			pr_debug("thread %d: psup's signal %d pending; detaching at its delivery", t->tid,
-				 sig);
-			return true;
+	for (int sig = 1; sig <= 64; sig++) {
+		uint64_t bit = 1ULL << (sig - 1), mask;
+
+		if (!(pnd & bit) || sigismember(&s->own_signals, sig) != 1)
+			continue;
+		/* Blocked, it would never come (and kill the program once it
+		 * unblocked it after psup left): unblocked until its
+		 * delivery, as a drain does. */
+		if (!t->mask_saved &&
+		    ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask) == 0 &&
+		    (mask & bit)) {
+			t->saved_mask = mask;
+			t->drained_sig = sig;
+			mask &= ~bit;
+			if (ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask) == 0)
+				t->mask_saved = true;
 		}
+		t->own_signal_waits++;
+		pr_debug("thread %d: psup's signal %d pending; detaching at its delivery", t->tid, sig);
+		return true;
+	}
 	return false;
 }
 
-#ifndef PTRACE_GETSIGMASK
-#define PTRACE_GETSIGMASK 0x420a
-#define PTRACE_SETSIGMASK 0x420b
-#endif
 
 int sup_thread_drain_signal(struct sup_session *s, pid_t tid, int sig)
 {

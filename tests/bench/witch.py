@@ -24,13 +24,19 @@ import tempfile
 import time
 
 
-def run(cmd, check=True):
+def run(cmd, check=True, cpu=False):
+    """Wall seconds, or with cpu=True (wall, CPU seconds of the command and
+    every process it waited for: psup and the program it ran)."""
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
-    if check and r.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
-    return dt
+    err = p.stderr.read()
+    p.stderr.close()
+    rc = os.waitstatus_to_exitcode(status)
+    if check and rc != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed ({rc}): {err.decode()[-500:]}")
+    return (dt, ru.ru_utime + ru.ru_stime) if cpu else dt
 
 
 def local_fraction(psup, cbor, kind, src):
@@ -76,24 +82,30 @@ def main():
         "witch-search (loads)": [os.path.join(targets, "witch-search"), "2000", "1000000"],
     }
     print(f"# witch overhead over native, witch period {args.period or 'default'}, "
-          f"{args.rounds} interleaved rounds; each cell: best-of-rounds ratio (fastest run over "
-          f"fastest native: the least disturbed by other load), then median (min-max) of per-round "
-          f"ratios; load average at start {os.getloadavg()[0]:.1f}")
+          f"{args.rounds} interleaved rounds; each cell: CPU ratio (median over rounds of the CPU "
+          f"time of psup + the program over the native program's: what the run costs, whatever "
+          f"else the machine runs), best-of-rounds wall ratio (fastest run over fastest native), "
+          f"median (min-max) of per-round wall ratios; load average at start "
+          f"{os.getloadavg()[0]:.1f}")
     names = list(tools)
     print("| program | native s | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
     for pname, prog in programs.items():
         ratios = {n: [] for n in names}
         times = {n: [] for n in names}
-        natives = []
+        cpus = {n: [] for n in names}
+        natives, native_cpu = [], []
         for _ in range(args.rounds):
-            nat = run(prog)
+            nat, ncpu = run(prog, cpu=True)
             natives.append(nat)
+            native_cpu.append(ncpu)
             for n in names:
-                t = run(tools[n](prog))
+                t, c = run(tools[n](prog), cpu=True)
                 times[n].append(t)
+                cpus[n].append(c / ncpu)
                 ratios[n].append(t / nat)
-        cells = [f"{min(times[n]) / min(natives):.3f}; {statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
+        cells = [f"{statistics.median(cpus[n]):.3f}; {min(times[n]) / min(natives):.3f}; "
+                 f"{statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
                  for n, r in ((n, ratios[n]) for n in names)]
         print(f"| {pname} | {statistics.median(natives):.2f} | " + " | ".join(cells) + " |", flush=True)
 
