@@ -113,9 +113,9 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
         return
     cases = [
-        ("witch-even", "dead", ["dead", "300", "20"], ["dead", "50000", "2000"], "50"),
-        ("witch-even", "silent", ["silent", "300", "20"], ["silent", "50000", "2000"], "50"),
-        ("witch-even", "load", ["load", "300", "20"], ["load", "50000", "2000"], "50"),
+        ("witch-even", "dead", ["dead", "300", "20"], ["dead", "50000", "6000"], "50"),
+        ("witch-even", "silent", ["silent", "300", "20"], ["silent", "50000", "6000"], "50"),
+        ("witch-even", "load", ["load", "300", "20"], ["load", "50000", "5000"], "50"),
         ("witch-listing2", "dead", ["300", "20"], ["100000", "2000"], "50"),
         ("witch-listing3", "dead", ["100", "10"], ["100000", "1000"], "100"),
         ("witch-ratio321", "dead", ["100", "50"], ["20000", "10000"], "100"),

@@ -30,10 +30,12 @@ compare() { # name kind exact-args sampled-args
 # and useful accesses take the same time each, where time-weighted and
 # counted fractions agree (witch-even runs one function for both), or are
 # all of one kind (Listing 3, Figure 2, the search).
-compare witch-even dead "dead 300 20" "dead 50000 2000"
-compare witch-even silent "silent 300 20" "silent 50000 2000"
-compare witch-even load "load 300 20" "load 50000 2000"
+# Not the search (witch-search): its loads per search are ~1000 in find()
+# and one of count[] after a division in main, which takes ~10% of the
+# time: time-weighted, the silent loads are ~90% there (t6010), counted ~98%.
+compare witch-even dead "dead 300 20" "dead 50000 6000"
+compare witch-even silent "silent 300 20" "silent 50000 6000"
+compare witch-even load "load 300 20" "load 50000 5000"
 compare witch-ratio321 dead "100 50" "20000 10000"
 compare witch-listing3 dead "100 10" "100000 1000"
-compare witch-search load "200 100" "2000 300000"
 check_nothing_left
