@@ -38,10 +38,11 @@
 #include "supervisor/supervisor.h"
 #include "symbols/symbols.h"
 
-/* 4 ms of task-clock between samples: about 250 samples a second per busy
- * thread, each costing a stop (+ a single-step and a trap when watched);
- * measured under 5% (README). */
-#define WITCH_DEFAULT_PERIOD_NS 4000000ULL
+/* 10 ms of task-clock between samples: 100 samples a second per busy
+ * thread, each costing a stop (+ the steps to the access and over it, and a
+ * trap, when watched): a few percent of CPU on memory-bound loops on these
+ * VMs (README, "Witch"; tests/bench/witch.py). */
+#define WITCH_DEFAULT_PERIOD_NS 10000000ULL
 #define WITCH_MAX_FRAMES 128
 #define WITCH_STACK 8192
 #define WITCH_FLUSH_NS (2ULL * 1000000000ULL)
@@ -191,7 +192,7 @@ void witch_usage(FILE *f)
 	      "                        overwritten unread), silent (stores of the value already\n"
 	      "                        there), load (loads of the value loaded last time)\n"
 	      "      --witch-period N  one witch sample per N ns of each thread's CPU time\n"
-	      "                        (default 4000000)\n"
+	      "                        (default 10000000)\n"
 	      "      --witch-fp-precision P  floats equal within relative P (default 0.01)\n"
 	      "      --witch-exact     check every access by single-stepping (ground truth;\n"
 	      "                        thousands of times slower: small programs only)\n",
@@ -595,7 +596,9 @@ static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
 			int64_t to = (int64_t)off + insn.length + rel;
 			if (to >= 0 && to < (int64_t)n)
 				next[nn++] = (unsigned)to;
-			if (cond)
+			/* A backward conditional branch is a loop's: taken
+			 * (its exit is rarely what runs next). */
+			if (cond && rel >= 0)
 				next[nn++] = off + insn.length;
 		} else if (!exit) {
 			next[nn++] = off + insn.length;

@@ -78,8 +78,8 @@ def main():
                                  + period + ["--"] + prog)(k)
     programs = {
         "work (compute, 1 thread)": [work, "1", "1000000000"],
-        "witch-even dead (stores + loads)": [os.path.join(targets, "witch-even"), "dead", "50000", "4000"],
-        "witch-search (loads)": [os.path.join(targets, "witch-search"), "2000", "1000000"],
+        "witch-even dead (stores + loads)": [os.path.join(targets, "witch-even"), "dead", "50000", "20000"],
+        "witch-search (loads)": [os.path.join(targets, "witch-search"), "2000", "5000000"],
     }
     print(f"# witch overhead over native, witch period {args.period or 'default'}, "
           f"{args.rounds} interleaved rounds; each cell: CPU ratio (median over rounds of the CPU "
