@@ -1099,6 +1099,12 @@ static void check_blocked(struct rec_witch *x, struct wt_thread *t)
 	}
 	if (blocked && ((pnd >> (sig - 1)) & 1))
 		sup_thread_drain_signal(x->sup, t->tid, sig);
+	else if (t->armed && ((blk >> (SIGTRAP - 1)) & 1))
+		/* It blocked SIGTRAP with a watchpoint armed: its trap would
+		 * reset the program's SIGTRAP handler (a forced signal). SIGTRAP
+		 * is unblocked at a stop until the trap's delivery, then the
+		 * mask is put back (or at the detach). */
+		sup_thread_drain_signal(x->sup, t->tid, SIGTRAP);
 }
 
 static int write_exact(struct rec_witch *x)

@@ -322,3 +322,13 @@ int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask)
 		return -errno;
 	return 0;
 }
+
+void sup_thread_mask_restore(struct sup_thread *t)
+{
+	uint64_t mask = t->saved_mask;
+
+	if (!t->mask_saved)
+		return;
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask) == 0 || errno == ESRCH)
+		t->mask_saved = false;
+}

@@ -485,6 +485,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			sup_thread_resume(t, PTRACE_CONT, sig);
 			return;
 		}
+		sup_thread_mask_restore(t);
 		sup_detach_thread(s, t, sig);
 		if (s->stopping && !s->nthreads)
 			s->done = true;

@@ -109,6 +109,8 @@ bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t);
 /* At any stop of t: a drain asked by sup_thread_drain_signal() unblocks the
  * signal now; after the signal's delivery the program's mask comes back. */
 void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int delivered_sig);
+/* The program's own signal mask back, if a drain changed it (detach). */
+void sup_thread_mask_restore(struct sup_thread *t);
 
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */

@@ -7,7 +7,8 @@
  *  - installs a handler for every realtime signal and checks none arrives
  *    (psup's sampling signal is a realtime one and must never be delivered);
  *  - in a second phase blocks every signal for a while (sigprocmask), then
- *    unblocks and checks nothing was pending and nothing arrives.
+ *    unblocks and checks nothing was pending and nothing arrives, and that
+ *    its SIGTRAP handler is still there.
  * Prints "ready" once its handlers are installed. Exit 0 when all checks
  * hold, 1 with a message when not, 64 on a usage error.
  */
@@ -85,6 +86,11 @@ int main(int argc, char **argv)
 		}
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	work(now() + 0.05);
+	/* Its SIGTRAP handler survived psup's traps during phase 2 (a debug
+	 * trap while SIGTRAP is blocked would have reset it to the default,
+	 * which kills here). */
+	raise(SIGTRAP);
+	expect++;
 	if (traps != expect) {
 		fprintf(stderr, "witch-sigs: %d SIGTRAPs handled, %d raised\n", (int)traps, expect);
 		return 1;
