@@ -73,6 +73,7 @@ struct wt_thread {
 	struct smp_witch *ev;
 	bool blocked;                /* the thread blocks the signal: event off */
 	unsigned armed;              /* debug registers armed (bit per slot) */
+	struct smp_wp *wp[SUP_DEBUG_SLOTS]; /* the armed watchpoints */
 	bool step_pending;           /* single-stepping over a sampled access */
 	unsigned seek;               /* steps taken looking for an access */
 	unsigned seek_max;           /* steps the look ahead allows */
@@ -252,6 +253,8 @@ int witch_new(const struct witch_options *o, struct rep_writer *w, struct exp_pr
 static void thread_free(struct rec_witch *x, struct wt_thread *t)
 {
 	(void)x;
+	for (unsigned i = 0; i < SUP_DEBUG_SLOTS; i++)
+		smp_wp_close(t->wp[i]);
 	smp_witch_close(t->ev);
 	free(t->exact_buf);
 	free(t);
@@ -701,6 +704,14 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
 }
 
+static void disarm(struct rec_witch *x, struct wt_thread *t, unsigned slot)
+{
+	(void)x;
+	smp_wp_close(t->wp[slot]);
+	t->wp[slot] = NULL;
+	t->armed &= ~(1u << slot);
+}
+
 /* After the step: arm each register of the plan with the value the
  * sampled access left. */
 static void arm_plan(struct rec_witch *x, struct wt_thread *t)
@@ -710,18 +721,20 @@ static void arm_plan(struct rec_witch *x, struct wt_thread *t)
 		uint8_t value[8] = { 0 };
 		int err = 0;
 
+		/* The slot may hold an older watch the reservoir replaced:
+		 * it goes first (its debug register is the new one's). */
+		disarm(x, t, a->slot);
 		if (sup_thread_read(x->sup, t->tid, a->addr, value, a->len) != (long)a->len)
 			err = -EFAULT;
 		if (!err)
-			err = sup_thread_watch_set(x->sup, t->tid, a->slot, a->addr, a->len,
-						   a->readwrite ? SUP_WATCH_READWRITE : SUP_WATCH_WRITE);
-		if (err) {
-			/* The slot may hold an older watch the reservoir
-			 * replaced: it is not armed any more either way. */
-			sup_thread_watch_clear(x->sup, t->tid, a->slot);
-			t->armed &= ~(1u << a->slot);
-		} else {
+			err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &t->wp[a->slot]);
+		if (!err) {
+			uint64_t *v = psup_u64map_upsert(&x->fds, (uint64_t)smp_wp_fd(t->wp[a->slot]) + 1, NULL);
+			if (v)
+				*v = 1;
 			t->armed |= 1u << a->slot;
+		} else {
+			t->wp[a->slot] = NULL;
 		}
 		exp_witch_armed(x->x, t->tid, a->slot, err, value);
 	}
@@ -733,8 +746,7 @@ static void cancel_plan(struct rec_witch *x, struct wt_thread *t)
 {
 	for (unsigned i = 0; i < t->plan.narm; i++) {
 		exp_witch_armed(x->x, t->tid, t->plan.arm[i].slot, -EINTR, NULL);
-		sup_thread_watch_clear(x->sup, t->tid, t->plan.arm[i].slot);
-		t->armed &= ~(1u << t->plan.arm[i].slot);
+		disarm(x, t, t->plan.arm[i].slot);
 	}
 	exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
 	t->plan.narm = 0;
@@ -866,43 +878,32 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 	return 0;
 }
 
-static void on_traps(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t, uint64_t dr6)
+/* The watchpoint of slot trapped: the thread stopped right after the
+ * trapping instruction. */
+static void on_trap(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t, unsigned slot)
 {
 	struct user_regs_struct regs;
-	uint64_t ctx = 0;
-	bool have_ctx = false;
+	struct exp_witch_verdict v;
+	uint8_t value[8] = { 0 };
+	uint64_t waddr, pc, ctx;
+	unsigned wlen, flags;
 
-	if (sup_thread_regs(x->sup, t->tid, &regs) < 0)
+	if (exp_witch_slot_range(x->x, t->tid, slot, &waddr, &wlen) < 0 ||
+	    sup_thread_regs(x->sup, t->tid, &regs) < 0) {
+		exp_witch_skip(x->x, EXP_WITCH_SKIP_STRAY);
+		disarm(x, t, slot);
 		return;
-	for (unsigned slot = 0; slot < SUP_DEBUG_SLOTS; slot++) {
-		struct exp_witch_verdict v;
-		uint8_t value[8] = { 0 };
-		uint64_t waddr, pc;
-		unsigned wlen, flags;
-
-		if (!(dr6 & (1u << slot)))
-			continue;
-		if (!(t->armed & (1u << slot)) ||
-		    exp_witch_slot_range(x->x, t->tid, slot, &waddr, &wlen) < 0) {
-			exp_witch_skip(x->x, EXP_WITCH_SKIP_STRAY);
-			continue;
-		}
-		flags = trap_access(x, t, &regs, waddr, wlen, &pc);
-		if (sup_thread_read(x->sup, t->tid, waddr, value, wlen) != (long)wlen)
-			flags = 0;
-		if (!have_ctx) {
-			ctx = context_of(x, sp, t, &regs, pc);
-			have_ctx = true;
-		}
-		if (exp_witch_trap(x->x, t->tid, slot, flags, value, ctx, &v) < 0) {
-			exp_witch_skip(x->x, EXP_WITCH_SKIP_STRAY);
-			v.disarm = true;
-		}
-		if (v.disarm) {
-			sup_thread_watch_clear(x->sup, t->tid, slot);
-			t->armed &= ~(1u << slot);
-		}
 	}
+	flags = trap_access(x, t, &regs, waddr, wlen, &pc);
+	if (sup_thread_read(x->sup, t->tid, waddr, value, wlen) != (long)wlen)
+		flags = 0;
+	ctx = context_of(x, sp, t, &regs, pc);
+	if (exp_witch_trap(x->x, t->tid, slot, flags, value, ctx, &v) < 0) {
+		exp_witch_skip(x->x, EXP_WITCH_SKIP_STRAY);
+		v.disarm = true;
+	}
+	if (v.disarm)
+		disarm(x, t, slot);
 }
 
 /* ---- exact mode --------------------------------------------------------------- */
@@ -1002,11 +1003,24 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 			}
 			return on_sample(x, sp, t);
 		}
-		/* One of an earlier event of this thread (exec, reopen). */
+		for (unsigned slot = 0; slot < SUP_DEBUG_SLOTS; slot++) {
+			if (!smp_wp_is_ours(t->wp[slot], &si))
+				continue;
+			if (sup_session_is_stopping(x->sup))
+				disarm(x, t, slot);
+			else
+				on_trap(x, sp, t, slot);
+			/* A trap of the instruction a step was over (or
+			 * toward): the step is asked again. */
+			return SUP_SIGNAL_SUPPRESS |
+			       (t->step_pending || t->seek ? SUP_SIGNAL_STEP : 0);
+		}
+		/* One of an earlier event of this thread (a closed
+		 * watchpoint, a sampling event before an exec). */
 		if (si.si_code == POLL_IN && psup_u64map_find(&x->fds, (uint64_t)si.si_fd + 1)) {
-			if (t->step_pending || t->seek)
-				cancel_plan(x, t);
-			return SUP_SIGNAL_SUPPRESS;
+			exp_witch_skip(x->x, EXP_WITCH_SKIP_STRAY);
+			return SUP_SIGNAL_SUPPRESS |
+			       (t->step_pending || t->seek ? SUP_SIGNAL_STEP : 0);
 		}
 		if (t->step_pending || t->seek)
 			cancel_plan(x, t);
@@ -1038,23 +1052,17 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 			cancel_plan(x, t);
 		return SUP_SIGNAL_DELIVER;
 	}
-	uint64_t dr6 = 0;
-	bool ours = false;
-	if (sup_thread_debug_status(x->sup, tid, &dr6) < 0)
-		dr6 = 0;
-	if (dr6 & 0xf) {
-		ours = true;
-		if (!sup_session_is_stopping(x->sup))
-			on_traps(x, sp, t, dr6);
-	}
+	/* psup's watchpoints raise no SIGTRAP (perf breakpoints): a SIGTRAP
+	 * here is one of psup's steps, or the program's. */
 	if (step && t->step_pending) {
-		arm_plan(x, t);
-		ours = true;
-	} else if (step && t->seek) {
-		return sample_here(x, sp, t);
-	}
-	if (ours || (si.si_code == TRAP_HWBKPT && t->armed))
+		if (!sup_session_is_stopping(x->sup))
+			arm_plan(x, t);
+		else
+			cancel_plan(x, t);
 		return SUP_SIGNAL_SUPPRESS;
+	}
+	if (step && t->seek)
+		return sample_here(x, sp, t);
 	/* A single-step or hardware trap psup did not ask for: the
 	 * program's (it may single-step itself through its own debugger
 	 * logic); leave it alone. */
@@ -1097,14 +1105,16 @@ static void check_blocked(struct rec_witch *x, struct wt_thread *t)
 		pr_debug("witch: thread %d %s the sampling signal", t->tid,
 			 blocked ? "blocks" : "unblocked");
 	}
+	/* Its watchpoints' traps would wait too, and be judged late: off. */
+	if (blocked) {
+		for (unsigned slot = 0; slot < SUP_DEBUG_SLOTS; slot++)
+			if (t->wp[slot]) {
+				exp_witch_disarmed(x->x, t->tid, slot);
+				disarm(x, t, slot);
+			}
+	}
 	if (blocked && ((pnd >> (sig - 1)) & 1))
 		sup_thread_drain_signal(x->sup, t->tid, sig);
-	else if (t->armed && ((blk >> (SIGTRAP - 1)) & 1))
-		/* It blocked SIGTRAP with a watchpoint armed: its trap would
-		 * reset the program's SIGTRAP handler (a forced signal). SIGTRAP
-		 * is unblocked at a stop until the trap's delivery, then the
-		 * mask is put back (or at the detach). */
-		sup_thread_drain_signal(x->sup, t->tid, SIGTRAP);
 }
 
 static int write_exact(struct rec_witch *x)

@@ -344,4 +344,16 @@ int smp_witch_last_mem_sample(struct smp_witch *w, struct smp_mem_sample *out);
  * has none (no PMU, no PEBS): then task-clock samples are decoded. */
 int smp_mem_event_find(bool loads, struct smp_witch_config *c, char *name, size_t namelen);
 
+/* A watchpoint on [addr, addr + len) of thread tid (len 1, 2, 4 or 8,
+ * addr aligned to it): write, or read-or-write. Its trap sends
+ * smp_witch_signal() to the thread (si_fd = smp_wp_fd()), no SIGTRAP.
+ * -ENOSPC: no debug register left (perf breakpoints, progress points, other
+ * watchpoints of the thread); -ESRCH: the thread is gone. Caller frees with
+ * smp_wp_close(), which disarms it. */
+struct smp_wp;
+int smp_wp_open(pid_t tid, uint64_t addr, unsigned len, bool readwrite, struct smp_wp **out);
+int smp_wp_fd(const struct smp_wp *w);
+bool smp_wp_is_ours(const struct smp_wp *w, const siginfo_t *si);
+void smp_wp_close(struct smp_wp *w);
+
 #endif

@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <perfmon/pfmlib_perf_event.h>
 
@@ -309,4 +310,79 @@ int smp_mem_event_find(bool loads, struct smp_witch_config *c, char *name, size_
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* ---- watchpoints ----------------------------------------------------------
+ *
+ * A debug-register watchpoint as a perf breakpoint event of one thread
+ * (PERF_TYPE_BREAKPOINT, period 1), whose overflow sends the witch signal to
+ * the thread like a sample does. Not a ptrace watchpoint (PTRACE_POKEUSER of
+ * DR7): that one's trap is a forced SIGTRAP, and a forced signal the thread
+ * blocks makes the kernel unblock it and reset the program's handler to the
+ * default (force_sig_info_to_task), which a thread blocking every signal in
+ * a worker loop would hit. A perf breakpoint's trap raises no SIGTRAP; the
+ * kernel takes the debug exception itself and the signal is an ordinary one.
+ * Test: t6040-witch-signals.
+ */
+struct smp_wp {
+	int fd;
+};
+
+int smp_wp_open(pid_t tid, uint64_t addr, unsigned len, bool readwrite, struct smp_wp **out)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	struct smp_wp *w;
+	int err;
+
+	if (len != 1 && len != 2 && len != 4 && len != 8)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = readwrite ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
+	a.bp_addr = addr;
+	a.bp_len = len;
+	a.sample_period = 1;
+	a.wakeup_events = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	w->fd = (int)sys_perf_event_open(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (w->fd < 0) {
+		err = -errno;
+		free(w);
+		return err;
+	}
+	if (fcntl(w->fd, F_SETOWN_EX, &owner) < 0 || fcntl(w->fd, F_SETSIG, smp_witch_signal()) < 0 ||
+	    fcntl(w->fd, F_SETFL, O_ASYNC) < 0 || ioctl(w->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		err = -errno;
+		smp_wp_close(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+int smp_wp_fd(const struct smp_wp *w)
+{
+	return w->fd;
+}
+
+bool smp_wp_is_ours(const struct smp_wp *w, const siginfo_t *si)
+{
+	return w && si->si_signo == smp_witch_signal() && si->si_code == POLL_IN &&
+	       si->si_fd == w->fd;
+}
+
+void smp_wp_close(struct smp_wp *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w);
 }
