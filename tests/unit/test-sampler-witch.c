@@ -112,9 +112,58 @@ static void test_signal(void)
 	signal(smp_witch_signal(), SIG_DFL);
 }
 
+/* A watchpoint of this thread: a write to the watched int raises the witch
+ * signal (no SIGTRAP) with si_fd = the watchpoint's fd; a read does not
+ * when only writes are watched; closed, nothing more. */
+static volatile int watched;
+static volatile sig_atomic_t traps;
+
+static void on_trap(int sig)
+{
+	(void)sig;
+	traps++;
+}
+
+static void test_watchpoint(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sig, .sa_flags = SA_SIGINFO };
+	struct smp_wp *w = NULL;
+	int err;
+
+	got = 0;
+	sigaction(smp_witch_signal(), &sa, NULL);
+	signal(SIGTRAP, on_trap);
+	err = smp_wp_open((pid_t)syscall(SYS_gettid), (uint64_t)(uintptr_t)&watched, sizeof(watched),
+			  false, &w);
+	if (err < 0) {
+		printf("# skipped: no breakpoint events here: %s\n", strerror(-err));
+		return;
+	}
+	int v = watched; /* a read: no trap on a write watchpoint */
+	(void)v;
+	CHECK_EQ_INT(got, 0);
+	watched = 1;
+	CHECK_EQ_INT(got, 1);
+	CHECK_EQ_INT(got_fd, smp_wp_fd(w));
+	CHECK_EQ_INT(got_code, POLL_IN);
+	watched = 2;
+	CHECK_EQ_INT(got, 2);
+	CHECK_EQ_INT(traps, 0);
+	siginfo_t si = { .si_signo = smp_witch_signal(), .si_code = POLL_IN };
+	si.si_fd = smp_wp_fd(w);
+	CHECK(smp_wp_is_ours(w, &si));
+	smp_wp_close(w);
+	watched = 3;
+	CHECK_EQ_INT(got, 2);
+	CHECK_EQ_INT(smp_wp_open((pid_t)syscall(SYS_gettid), 0x1001, 4, true, &w), -EINVAL);
+	signal(smp_witch_signal(), SIG_DFL);
+	signal(SIGTRAP, SIG_DFL);
+}
+
 int main(void)
 {
 	test_parse();
 	test_signal();
+	test_watchpoint();
 	return tap_done();
 }
