@@ -721,13 +721,24 @@ static void arm_plan(struct rec_witch *x, struct wt_thread *t)
 		uint8_t value[8] = { 0 };
 		int err = 0;
 
-		/* The slot may hold an older watch the reservoir replaced:
-		 * it goes first (its debug register is the new one's). */
-		disarm(x, t, a->slot);
+		struct smp_wp *nw = NULL;
+
 		if (sup_thread_read(x->sup, t->tid, a->addr, value, a->len) != (long)a->len)
 			err = -EFAULT;
-		if (!err)
-			err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &t->wp[a->slot]);
+		/* The slot may hold an older watch the reservoir replaced. The
+		 * new one is opened first, so it gets another fd number: a
+		 * signal of the old one still queued is then told apart.
+		 * Only when no debug register is free does the old one go
+		 * first. */
+		if (!err) {
+			err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &nw);
+			if (err == -ENOSPC && t->wp[a->slot]) {
+				disarm(x, t, a->slot);
+				err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &nw);
+			}
+		}
+		disarm(x, t, a->slot);
+		t->wp[a->slot] = err ? NULL : nw;
 		if (!err) {
 			uint64_t *v = psup_u64map_upsert(&x->fds, (uint64_t)smp_wp_fd(t->wp[a->slot]) + 1, NULL);
 			if (v)
