@@ -4,6 +4,7 @@
  * symbols into the profile, and the profile into records.
  */
 #include "builtin.h"
+#include "cmd-witch.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -88,6 +89,7 @@ struct rec {
 	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
 	unsigned records_pending;   /* threads whose record waits */
+	struct rec_witch *witch;    /* --witch (cmd-witch.c), NULL when off */
 };
 
 static int write_header(struct rec *r, pid_t pid);
@@ -498,8 +500,14 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 
 	/* The header comes first: the first thread is reported from inside
 	 * sup_spawn()/sup_attach(), once the pid is known. */
-	if (!r->header_written)
+	if (!r->header_written) {
 		rec_write_failed(r, write_header(r, pid));
+		if (r->witch) {
+			witch_set_attach(r->witch, !strcmp(r->mode, "attach"));
+			witch_session(r->witch, r->sup);
+			rec_write_failed(r, witch_write_config(r->witch));
+		}
+	}
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
 		proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
@@ -526,6 +534,8 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
 		pr_warn("cannot watch the ring of thread %d", tid);
 	}
+	if (r->witch)
+		witch_thread_new(r->witch, tid, pid);
 	start_thread_state(r, tid);
 	read_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
@@ -573,6 +583,8 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 		return;
 	if (t->record_pending)
 		thread_record(r, t);
+	if (r->witch)
+		witch_thread_gone(r->witch, tid);
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
@@ -598,6 +610,8 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	if (p)
 		psup_u64map_clear(&p->block_kinds); /* addresses of the old image */
 	exp_profile_forget_process(r->prof, pid);
+	if (r->witch)
+		witch_exec(r->witch, pid);
 	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
 }
 
@@ -625,6 +639,8 @@ static void on_tick(void *arg)
 	uint64_t now = psup_now_ns();
 
 	thread_records_pending(r);
+	if (r->witch && !r->write_err)
+		rec_write_failed(r, witch_tick(r->witch));
 	/* Threads that sample slowly never reach the ring's watermark. Every
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
@@ -659,6 +675,7 @@ struct rec_options {
 	bool no_unwind;
 	bool no_follow;
 	uint64_t duration_ns;
+	struct witch_options witch;
 };
 
 static void usage_run(FILE *f)
@@ -693,6 +710,7 @@ static void usage_common(FILE *f, bool attach)
 	      "                        1000000 = 1 ms), in events otherwise\n"
 	      "      --jitter PCT      randomize each period by up to +-PCT%% (default 10; 0 off)\n"
 	      "      --no-call-graph   record the sampled instruction only, no unwinding\n", f);
+	witch_usage(f);
 	if (attach)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
 	else
@@ -705,7 +723,7 @@ static void usage_common(FILE *f, bool attach)
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, bool attach, struct rec_options *o)
 {
-	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW };
+	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_WITCH = 300 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -718,6 +736,10 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "witch", required_argument, NULL, OPT_WITCH + WITCH_OPT_KINDS },
+		{ "witch-period", required_argument, NULL, OPT_WITCH + WITCH_OPT_PERIOD },
+		{ "witch-fp-precision", required_argument, NULL, OPT_WITCH + WITCH_OPT_FP },
+		{ "witch-exact", no_argument, NULL, OPT_WITCH + WITCH_OPT_EXACT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = attach ? "attach" : "run";
@@ -725,6 +747,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 	long v;
 
 	*o = (struct rec_options){ .output = "psup.cbor", .event = "task-clock", .jitter = 10 };
+	witch_options_init(&o->witch);
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command's name, so its own options are its own. */
@@ -795,13 +818,20 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		case ':':
 			pr_err("option '%s' needs a value; see 'psup %s --help'", argv[optind - 1], cmd);
 			return 2;
+		case OPT_WITCH + WITCH_OPT_KINDS:
+		case OPT_WITCH + WITCH_OPT_PERIOD:
+		case OPT_WITCH + WITCH_OPT_FP:
+		case OPT_WITCH + WITCH_OPT_EXACT:
+			if (witch_option(&o->witch, c - OPT_WITCH, optarg))
+				return 2;
+			break;
 		default:
 		unknown:
 			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
 			return 2;
 		}
 	}
-	return -1;
+	return witch_options_check(&o->witch) ? 2 : -1;
 }
 
 static int open_output(struct rec *r, const struct rec_options *o)
@@ -847,6 +877,8 @@ static void finish(struct rec *r, const char *reason)
 
 	if (!r->write_err)
 		rec_write_failed(r, exp_par_advance(r->par, UINT64_MAX));
+	if (r->witch && !r->write_err)
+		rec_write_failed(r, witch_finish(r->witch, r->quiet));
 	flush(r);
 	exp_profile_stats(r->prof, &st);
 	e = (struct rep_end){
@@ -899,6 +931,7 @@ static void rec_release(struct rec *r)
 	}
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
+	witch_free(r->witch);
 	exp_profile_free(r->prof);
 	exp_par_free(r->par);
 	exp_tstate_free(r->ts);
@@ -953,6 +986,15 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	return 0;
 }
 
+static int on_signal_stop(void *arg, pid_t tid, int sig)
+{
+	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, tid);
+	struct rec_proc *p = t ? proc_find(r, t->pid) : NULL;
+
+	return witch_signal_stop(r->witch, p ? p->sp : NULL, tid, sig);
+}
+
 static const struct sup_hooks *rec_hooks(struct rec *r)
 {
 	static struct sup_hooks h;
@@ -963,6 +1005,7 @@ static const struct sup_hooks *rec_hooks(struct rec *r)
 		.exec = on_exec,
 		.process_exit = on_process_exit,
 		.arg = r,
+		.signal_stop = r->witch ? on_signal_stop : NULL,
 	};
 	return &h;
 }
@@ -1027,6 +1070,10 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		return 1;
 	}
 	r->start_ns = r->last_flush_ns = psup_now_ns();
+	if (witch_new(&o->witch, r->w, r->prof, &r->witch) < 0) {
+		rec_abort(r);
+		return 1;
+	}
 	return 0;
 }
 

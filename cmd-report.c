@@ -25,9 +25,10 @@ static const char report_usage[] =
 	"                      lines, threads, top-down, bottom-up, flat (functions\n"
 	"                      and lines), efficiency (work, idleness and overhead\n"
 	"                      of the top functions), locks (futex waits blamed\n"
-	"                      on the holders), all (default: summary, images,\n"
-	"                      functions, lines, threads, and efficiency and\n"
-	"                      locks when the files have them)\n"
+	"                      on the holders), witch (wasted memory accesses),\n"
+	"                      all (default: summary, images, functions, lines,\n"
+	"                      threads, and efficiency, locks and witch when the\n"
+	"                      files have them)\n"
 	"  --overhead LIST     comma-separated glob patterns of functions that are\n"
 	"                      parallel overhead (synchronization, thread\n"
 	"                      management); '+LIST' adds to the default list, which\n"
@@ -56,7 +57,7 @@ static int parse_views(const char *arg, unsigned *views)
 		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
 		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
 		{ "bottom-up", REP_VIEW_BOTTOM_UP }, { "efficiency", REP_VIEW_EFFICIENCY },
-		{ "locks", REP_VIEW_LOCKS },
+		{ "locks", REP_VIEW_LOCKS }, { "witch", REP_VIEW_WITCH },
 		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
@@ -74,7 +75,7 @@ static int parse_views(const char *arg, unsigned *views)
 		}
 		if (!found && n) {
 			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, "
-			       "top-down, bottom-up, flat, efficiency, locks, all)",
+			       "top-down, bottom-up, flat, efficiency, locks, witch, all)",
 			       (int)n, s);
 			return -EINVAL;
 		}

@@ -224,6 +224,7 @@ void rep_profile_free(struct rep_profile *p)
 	for (uint32_t i = 0; i < p->nruns; i++)
 		free(p->runs[i].argv);
 	free(p->runs);
+	rep_witch_free(p->witch);
 	free(p);
 }
 
@@ -294,6 +295,8 @@ static const char *rec_names[] = {
 	[REP_REC_LOST] = "lost", [REP_REC_EXEC] = "exec", [REP_REC_EXIT] = "exit",
 	[REP_REC_END] = "end", [REP_REC_THREAD_TIMES] = "thread_times",
 	[REP_REC_IDLENESS] = "idleness", [REP_REC_LOCK_WAITS] = "lock_waits",
+	[REP_REC_WITCH_CONFIG] = "witch_config", [REP_REC_WITCH_PAIRS] = "witch_pairs",
+	[REP_REC_WITCH_STATS] = "witch_stats",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -884,6 +887,10 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		return apply_idleness(c, r);
 	case REP_REC_LOCK_WAITS:
 		return apply_lock_waits(c, r);
+	case REP_REC_WITCH_CONFIG:
+	case REP_REC_WITCH_PAIRS:
+	case REP_REC_WITCH_STATS:
+		return rep_witch_apply(c, r);
 	case REP_REC_EXEC:
 		if ((rc = need(c, r, REP_K_PID, "pid")))
 			return rc;

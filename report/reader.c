@@ -356,6 +356,8 @@ static const struct {
 	{ "exit", REP_REC_EXIT }, { "end", REP_REC_END },
 	{ "thread_times", REP_REC_THREAD_TIMES }, { "idleness", REP_REC_IDLENESS },
 	{ "lock_waits", REP_REC_LOCK_WAITS },
+	{ "witch_config", REP_REC_WITCH_CONFIG }, { "witch_pairs", REP_REC_WITCH_PAIRS },
+	{ "witch_stats", REP_REC_WITCH_STATS },
 };
 
 static bool slice_is(const char *p, size_t n, const char *s)

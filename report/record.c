@@ -457,3 +457,49 @@ int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 	kv_uint(w, "unwind_failures", e->unwind_failures);
 	return rec_end(w);
 }
+
+/* ---- witch (docs/format.md, "Witch records") ---------------------------- */
+
+int rep_write_witch_config(struct rep_writer *w, const struct rep_witch_config *c)
+{
+	int err = rec_begin(w, 7, "witch_config");
+
+	if (err)
+		return err;
+	kv_text(w, "name", c->kinds);
+	kv_text_or_null(w, "event", c->event);
+	kv_uint(w, "period", c->period);
+	kv_bool(w, "clock", c->clock);
+	kv_text_or_null(w, "mode", c->exact ? "exact" : "sampled");
+	enc_text(w, "counts");
+	enc_array(w, 3);
+	enc_uint(w, c->fp_precision_ppm);
+	enc_uint(w, c->slots);
+	enc_uint(w, c->weight);
+	return rec_end(w);
+}
+
+static int write_witch_counts(struct rep_writer *w, const char *type, const char *name,
+			      const uint64_t *vals, size_t n)
+{
+	int err = rec_begin(w, 3, type);
+
+	if (err)
+		return err;
+	kv_text(w, "name", name);
+	enc_text(w, "counts");
+	enc_array(w, n);
+	for (size_t i = 0; i < n; i++)
+		enc_uint(w, vals[i]);
+	return rec_end(w);
+}
+
+int rep_write_witch_pairs(struct rep_writer *w, const char *kind, const uint64_t *vals, size_t n)
+{
+	return write_witch_counts(w, "witch_pairs", kind, vals, n);
+}
+
+int rep_write_witch_stats(struct rep_writer *w, const char *name, const uint64_t *vals, size_t n)
+{
+	return write_witch_counts(w, "witch_stats", name, vals, n);
+}

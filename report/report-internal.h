@@ -63,6 +63,9 @@ enum rep_rec_type {
 	REP_REC_THREAD_TIMES,
 	REP_REC_IDLENESS,
 	REP_REC_LOCK_WAITS,
+	REP_REC_WITCH_CONFIG,
+	REP_REC_WITCH_PAIRS,
+	REP_REC_WITCH_STATS,
 };
 
 /* Keys of every record type; a key means the same thing in every record. */
@@ -212,6 +215,8 @@ struct rep_profile {
 	/* The last load stopped at a truncated record. */
 	bool last_truncated;
 	size_t last_nrecords;
+	/* witch records, merged (report/witch.c); NULL when none */
+	struct rep_witch *witch;
 };
 
 static inline const char *rep_str(const struct rep_profile *p, uint32_t id)
@@ -370,5 +375,16 @@ static inline uint64_t rep_sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
 }
+
+/* ---- witch (witch.c) ------------------------------------------------------ */
+
+struct rep_witch;
+/* Applies a witch_config / witch_pairs / witch_stats record. 0, -EINVAL
+ * (c->err set) or -ENOMEM. */
+int rep_witch_apply(struct rep_loadctx *c, const struct rep_rec *r);
+void rep_witch_free(struct rep_witch *w);
+bool rep_witch_present(const struct rep_profile *p);
+/* The witch view in o->format (JSON: a ",\"witch\":{...}" member). */
+int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FILE *out);
 
 #endif

@@ -116,6 +116,26 @@ struct rep_end {
 };
 int rep_write_end(struct rep_writer *w, const struct rep_end *e);
 
+/* Witch (docs/format.md, "Witch records"). The run's analyses and how its
+ * accesses were sampled; one per run, before any other witch record. */
+struct rep_witch_config {
+	const char *kinds;         /* "dead,silent,load" (those asked for) */
+	const char *event;         /* sampling source: "task-clock" or a precise event */
+	uint64_t period;           /* in the event's unit */
+	bool clock;                /* time samples (period in ns) */
+	bool exact;                /* --witch-exact: every access, single-stepped */
+	uint64_t fp_precision_ppm; /* float equality precision, parts per million */
+	uint64_t slots;            /* debug registers per thread for witch */
+	uint64_t weight;           /* accesses one sample stands for (1 for time) */
+};
+int rep_write_witch_config(struct rep_writer *w, const struct rep_witch_config *c);
+/* Bytes attributed since the previous record of kind ("dead", "silent",
+ * "load"): vals = { watch node, trap node, waste, use } * (n / 4). */
+int rep_write_witch_pairs(struct rep_writer *w, const char *kind, const uint64_t *vals, size_t n);
+/* Counters since the previous record of name: a kind, or "all" (skips); the
+ * order is docs/format.md's. */
+int rep_write_witch_stats(struct rep_writer *w, const char *name, const uint64_t *vals, size_t n);
+
 /* ---- reading and reporting -------------------------------------------- */
 
 /* The merged view of one or more record files. Opaque. */
@@ -160,10 +180,12 @@ enum rep_view_bits {
 	/* work, idleness and overhead of the top functions, read as in
 	 * Tallent & Mellor-Crummey's Table 1 */
 	REP_VIEW_EFFICIENCY = 1 << 8,
-	/* summary, images, functions, lines, threads; plus efficiency and
-	 * locks when the files have that data */
+	/* witch: wasted-access fractions and pairs (report/witch.c) */
+	REP_VIEW_WITCH = 1 << 10,
+	/* summary, images, functions, lines, threads; plus efficiency, locks
+	 * and witch when the files have that data */
 	REP_VIEW_DEFAULT = 0x1f,
-	REP_VIEW_ALL = 0x1ff,
+	REP_VIEW_ALL = 0x1ff | REP_VIEW_WITCH,
 };
 
 struct rep_options {

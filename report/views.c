@@ -1745,6 +1745,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 			opt.views |= REP_VIEW_EFFICIENCY;
 		if (p->nlocks)
 			opt.views |= REP_VIEW_LOCKS;
+		if (rep_witch_present(p))
+			opt.views |= REP_VIEW_WITCH;
 	}
 	if (!(opt.min_percent >= 0.0)) /* also NaN */
 		opt.min_percent = 0.0;
@@ -1789,6 +1791,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		rc = view_tree(&a, &opt, &topt, out, &td, false);
 	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
 		rc = view_tree(&a, &opt, &topt, out, &bu, true);
+	if (!rc && (opt.views & REP_VIEW_WITCH))
+		rc = rep_witch_print(p, &opt, out);
 	if (!rc && opt.format == REP_FORMAT_JSON) {
 		bool f = true;
 

@@ -12,10 +12,13 @@
  * explanation when the machine has no PMU.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <linux/perf_event.h>
 
 /* x86-64 user registers captured with each sample, in perf's
  * PERF_REG_X86_* numbering compacted to this order (the mask the sampler
@@ -300,5 +303,69 @@ int smp_parse_record(const struct smp_event *ev, const void *rec, size_t len,
  * EMFILE, ...). err may be negative or positive. Returns a static string or a
  * per-thread buffer valid until the next call on this thread. */
 const char *smp_open_strerror(int err);
+
+/* ---- witch sampling (sampler/witch.c) -----------------------------------
+ *
+ * One more event per thread for witch: every overflow sends
+ * smp_witch_signal() to that thread (fasync: F_SETOWN_EX F_OWNER_TID,
+ * F_SETSIG, O_ASYNC), so it stops at a ptrace signal-delivery stop at the
+ * sampled point; psup reads the thread there and consumes the signal.
+ * Default: task-clock (a time sample: the instruction about to run is
+ * decoded). With a precise memory event (PEBS), the sample's data address
+ * comes from the event's ring instead (smp_witch_last_mem_sample()).
+ */
+struct smp_witch_config {
+	uint64_t period;          /* ns of task-clock, or events of mem_attr */
+	unsigned jitter_pct;      /* randomization of each period, < 100 */
+	bool mem_event;           /* use mem_attr (smp_mem_event_find()) */
+	struct perf_event_attr mem_attr;
+};
+
+struct smp_witch;
+
+/* The realtime signal witch events send (SIGRTMAX - 1). */
+int smp_witch_signal(void);
+/* Opens and enables the event of tid. Caller frees with smp_witch_close().
+ * -ESRCH: the thread is gone. */
+int smp_witch_open(const struct smp_witch_config *c, pid_t tid, struct smp_witch **out);
+int smp_witch_fd(const struct smp_witch *w);
+/* Whether si (from a signal-delivery stop) is this event's overflow signal:
+ * signal, si_code POLL_IN and si_fd all match. */
+bool smp_witch_is_ours(const struct smp_witch *w, const siginfo_t *si);
+/* At a sample: the next randomized period. */
+void smp_witch_next(struct smp_witch *w);
+/* Stops / restarts the overflows (a thread blocking the signal). */
+int smp_witch_enable(struct smp_witch *w, bool on);
+bool smp_witch_is_enabled(const struct smp_witch *w);
+void smp_witch_close(struct smp_witch *w);
+
+/* A precise memory sample: the instruction and the data address it used. */
+struct smp_mem_sample {
+	pid_t pid, tid;
+	uint64_t ip, addr;
+};
+/* Parses one PERF_RECORD_SAMPLE of a precise memory event with sample_type
+ * IP|TID|ADDR (ADDR required). -ENOENT for another record type, -EINVAL for
+ * a malformed one. Pure: unit-tested on synthetic records. */
+int smp_mem_sample_parse(const void *rec, size_t len, uint64_t sample_type,
+			 struct smp_mem_sample *out);
+/* The newest sample in a precise event's ring (consumes the ring). */
+int smp_witch_last_mem_sample(struct smp_witch *w, struct smp_mem_sample *out);
+/* Looks for a precise store (loads: load) event with data addresses
+ * through libpfm4 and fills c->mem_attr and name. -ENOENT when the machine
+ * has none (no PMU, no PEBS): then task-clock samples are decoded. */
+int smp_mem_event_find(bool loads, struct smp_witch_config *c, char *name, size_t namelen);
+
+/* A watchpoint on [addr, addr + len) of thread tid (len 1, 2, 4 or 8,
+ * addr aligned to it): write, or read-or-write. Its trap sends
+ * smp_witch_signal() to the thread (si_fd = smp_wp_fd()), no SIGTRAP.
+ * -ENOSPC: no debug register left (perf breakpoints, progress points, other
+ * watchpoints of the thread); -ESRCH: the thread is gone. Caller frees with
+ * smp_wp_close(), which disarms it. */
+struct smp_wp;
+int smp_wp_open(pid_t tid, uint64_t addr, unsigned len, bool readwrite, struct smp_wp **out);
+int smp_wp_fd(const struct smp_wp *w);
+bool smp_wp_is_ours(const struct smp_wp *w, const siginfo_t *si);
+void smp_wp_close(struct smp_wp *w);
 
 #endif

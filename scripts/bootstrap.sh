@@ -11,7 +11,7 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
 # Build and test dependencies, all Debian packages.
 packages=(gcc g++ pkg-config meson ninja-build libdw-dev libelf-dev libunwind-dev libpfm4-dev
-          libcbor-dev libiberty-dev jq procps python3)
+          libcbor-dev libiberty-dev libzydis-dev jq procps python3)
 
 install_missing() {
 	local missing=()

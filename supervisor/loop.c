@@ -395,6 +395,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	struct sup_stop st;
 	struct sup_thread *t;
 	int sig = 0;
+	int request = PTRACE_CONT;
 
 	sup_stop_classify(status, &st);
 	pr_trace("wait: %d %s sig=%d status=0x%x", tid, sup_stop_kind_name(st.kind), st.sig, status);
@@ -424,10 +425,30 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
 
+	if (t->drain_sig || t->mask_saved)
+		sup_thread_drain_at_stop(s, t, st.kind == SUP_STOP_SIGNAL ? st.sig : 0);
+	if (st.kind == SUP_STOP_EVENT_STOP && t->drain_sig == -1) {
+		/* psup's own interrupt for a drain: a call it broke that the
+		 * kernel does not restart is re-executed. */
+		t->drain_sig = 0;
+		sup_thread_restart_interrupted(t);
+	}
 	switch (st.kind) {
 	case SUP_STOP_SIGNAL:
-		/* Rule 11: the program's signals are delivered unchanged. */
+		/* Rule 11: the program's signals are delivered unchanged;
+		 * psup's own (its sampling signal, its debug traps) are
+		 * consumed by the command's hook. */
 		sig = st.sig;
+		if (s->hooks.signal_stop) {
+			int act = s->hooks.signal_stop(s->hooks.arg, tid, sig);
+			if (act & SUP_SIGNAL_SUPPRESS)
+				sig = 0;
+			if (act & SUP_SIGNAL_STEP)
+				request = PTRACE_SINGLESTEP;
+			t = sup_thread_find(s, tid);
+			if (!t)
+				return;
+		}
 		break;
 	case SUP_STOP_GROUP:
 		if (t->flags & SUP_THREAD_DETACHING)
@@ -458,12 +479,21 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	if (t->flags & SUP_THREAD_DETACHING) {
 		if (st.kind == SUP_STOP_EVENT_STOP)
 			sup_thread_restart_interrupted(t);
+		if (sup_thread_own_signal_pending(s, t)) {
+			/* Its next stop is the signal's delivery, where the
+			 * hook consumes it; detach there. */
+			sup_thread_resume(t, PTRACE_CONT, sig);
+			return;
+		}
+		sup_thread_mask_restore(t);
 		sup_detach_thread(s, t, sig);
 		if (s->stopping && !s->nthreads)
 			s->done = true;
 		return;
 	}
-	sup_thread_resume(t, PTRACE_CONT, sig);
+	if (t->flags & SUP_THREAD_STEPPING)
+		request = PTRACE_SINGLESTEP;
+	sup_thread_resume(t, request, sig);
 }
 
 /* Rule 5: collect every pending status before handling any. */

@@ -12,6 +12,7 @@ enum sup_thread_flags {
 	SUP_THREAD_DETACHING = 1 << 1,   /* interrupted; detach at its next stop */
 	SUP_THREAD_EXITING = 1 << 2,     /* passed PTRACE_EVENT_EXIT */
 	SUP_THREAD_REPORTED = 1 << 3,    /* thread_new hook called */
+	SUP_THREAD_STEPPING = 1 << 4,    /* resume with PTRACE_SINGLESTEP (witch exact mode) */
 };
 
 struct sup_thread {
@@ -19,6 +20,11 @@ struct sup_thread {
 	pid_t pid;     /* thread group */
 	pid_t parent;  /* creator, 0 when unknown */
 	unsigned flags;
+	unsigned own_signal_waits; /* detaching: resumes to let psup's signal come */
+	int drain_sig;             /* unblock this signal at the next stop (control.c) */
+	bool mask_saved;           /* saved_mask to be restored after its delivery */
+	int drained_sig;           /* the signal unblocked while mask_saved */
+	uint64_t saved_mask;
 };
 
 struct sup_process {
@@ -63,6 +69,11 @@ struct sup_session {
 	uint64_t stop_deadline;     /* mono ns: give up detaching then */
 	bool done;
 	struct sup_result result;
+	/* Signals psup's own events may have queued for a thread (witch:
+	 * its sampling signal, SIGTRAP of its watchpoints): a thread is not
+	 * detached while one is pending, or the program would get it. */
+	sigset_t own_signals;
+	bool have_own_signals;
 };
 
 /* thread.c */
@@ -90,6 +101,16 @@ void sup_session_release(struct sup_session *s);
 /* Restart a stopped thread. ESRCH is not an error (rule 6): the thread is
  * dying and its exit status is still to come through wait. */
 void sup_thread_resume(struct sup_thread *t, int request, int sig);
+
+/* control.c */
+/* Detaching t: one of the session's own signals is pending for it (it must
+ * be dequeued, and consumed by the hook, before the detach). */
+bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t);
+/* At any stop of t: a drain asked by sup_thread_drain_signal() unblocks the
+ * signal now; after the signal's delivery the program's mask comes back. */
+void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int delivered_sig);
+/* The program's own signal mask back, if a drain changed it (detach). */
+void sup_thread_mask_restore(struct sup_thread *t);
 
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */

@@ -12,6 +12,7 @@
  * The rules it follows are shared/ptrace-notes.md; comments name them.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,6 +73,20 @@ struct sup_hooks {
 	/* A process ended: status >= 0 for an exit, signal > 0 when killed. */
 	void (*process_exit)(void *arg, pid_t pid, int status, int signal);
 	void *arg;
+	/* A signal-delivery stop of tid for sig (rule 11), also while
+	 * detaching. Returns enum sup_signal_action bits: 0 delivers sig
+	 * unchanged (the program's own); SUPPRESS consumes it (psup's sampling
+	 * signal, psup's own debug traps); STEP resumes the thread with one
+	 * single-step (the step ends in a SIGTRAP stop that comes here too; a
+	 * detaching thread is detached instead). The sup_thread_* control calls
+	 * below work on tid during the call. NULL: every signal is delivered. */
+	int (*signal_stop)(void *arg, pid_t tid, int sig);
+};
+
+enum sup_signal_action {
+	SUP_SIGNAL_DELIVER = 0,
+	SUP_SIGNAL_SUPPRESS = 1 << 0,
+	SUP_SIGNAL_STEP = 1 << 1,
 };
 
 enum sup_spawn_flags {
@@ -152,5 +167,63 @@ int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struc
  * (already traced by N, other user, ptrace_scope, zombie, no such process).
  * Writes into buf and returns it. */
 const char *sup_attach_diagnose(pid_t pid, int err, char *buf, size_t len);
+
+/* ---- control of a thread in a ptrace stop (control.c) ------------------
+ *
+ * For the hooks (signal_stop, thread_new with a stopped creator): the thread
+ * must be in a ptrace stop psup holds, else -ESRCH. Each is one or two
+ * system calls, no allocation: cheap enough for every sample.
+ */
+
+struct user_regs_struct;
+/* The signal's siginfo at a signal-delivery stop (PTRACE_GETSIGINFO). */
+int sup_thread_siginfo(struct sup_session *s, pid_t tid, siginfo_t *si);
+/* The thread's user registers (PTRACE_GETREGS). */
+int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *regs);
+/* Copies len bytes at addr of tid's address space (process_vm_readv).
+ * Returns the bytes read (short at an unmapped page) or -errno. */
+long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len);
+
+/* x86 debug registers: 4 address slots, one control register (DR7), one
+ * status register (DR6), per thread, set through ptrace (the kernel backs
+ * each with a hw_breakpoint slot it shares with perf breakpoint events). */
+#define SUP_DEBUG_SLOTS 4
+
+enum sup_watch_kind {
+	SUP_WATCH_EXEC = 0,       /* trap before executing addr (len must be 1) */
+	SUP_WATCH_WRITE = 1,      /* trap after a write */
+	SUP_WATCH_READWRITE = 3,  /* trap after a read or a write (x86 has no read-only) */
+};
+
+/* Arms slot (0-3) on [addr, addr + len): len is 1, 2, 4 or 8 and addr must
+ * be aligned to it. -ENOSPC: no hardware slot left (perf breakpoints took
+ * them); -EINVAL: bad slot, length or alignment, or a kernel address. */
+int sup_thread_watch_set(struct sup_session *s, pid_t tid, unsigned slot, uint64_t addr,
+			 unsigned len, enum sup_watch_kind kind);
+/* Disarms slot (DR7 enable bit off; the address register stays). */
+int sup_thread_watch_clear(struct sup_session *s, pid_t tid, unsigned slot);
+/* Reads DR6 (bits 0-3: which slot trapped, bit 14: single-step) and clears
+ * it, so the next trap reports only itself. */
+int sup_thread_debug_status(struct sup_session *s, pid_t tid, uint64_t *dr6);
+/* Signals psup's own events may queue for the target's threads (witch:
+ * its sampling signal and SIGTRAP). A thread with one of them pending is
+ * not detached until it was dequeued at a signal-delivery stop (where the
+ * signal_stop hook consumes psup's own, and delivers the program's). */
+void sup_session_set_own_signals(struct sup_session *s, const sigset_t *set);
+/* tid queued sig while blocking it (a realtime sampling signal: it would
+ * wait there, visible to sigpending(), taken by a sigwait of the program's):
+ * interrupts tid and unblocks sig at its stop, so the thread takes it at once
+ * at a signal-delivery stop (where the signal_stop hook consumes it), then
+ * puts the program's mask back. Returns 0 or -errno. */
+int sup_thread_drain_signal(struct sup_session *s, pid_t tid, int sig);
+/* The thread's blocked signals (bit sig - 1), PTRACE_GETSIGMASK. */
+int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask);
+/* Whether the session is detaching (or killing) every thread. */
+bool sup_session_is_stopping(const struct sup_session *s);
+/* Exact mode: from now on every resume of tid (after any stop) is a
+ * single-step, until turned off. */
+int sup_thread_set_stepping(struct sup_session *s, pid_t tid, bool on);
+/* DR7 of tid as the kernel holds it (tests: nothing left armed). */
+int sup_thread_debug_control(struct sup_session *s, pid_t tid, uint64_t *dr7);
 
 #endif

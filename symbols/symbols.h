@@ -101,4 +101,93 @@ int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
  * output as above. */
 int sym_space_unwind_thread(struct sym_space *sp, pid_t tid, uint64_t *pcs, unsigned max);
 
+/*
+ * Instruction decoding (symbols/insn.c, libzydis 4.0): the memory accesses of
+ * one x86-64 instruction, for witch (sampled watchpoints and --witch-exact).
+ */
+
+struct user_regs_struct;
+
+enum sym_access_flags {
+	SYM_ACCESS_READ = 1 << 0,
+	SYM_ACCESS_WRITE = 1 << 1, /* READ | WRITE: read-modify-write (add, xchg, lock ops) */
+};
+
+/* One memory access: size bytes at addr (the full operand, e.g. 32 for a
+ * ymm store; see sym_watch_range() for what a watchpoint can cover). */
+struct sym_access {
+	uint64_t addr;
+	unsigned size;
+	unsigned flags; /* enum sym_access_flags */
+};
+
+enum sym_insn_flags {
+	/* An access whose addresses cannot be computed from the registers or
+	 * watched: gather/scatter (VSIB), MPX (MIB), an operand of unknown size,
+	 * more than SYM_INSN_MAX_ACCESS accesses. Such accesses are left out of
+	 * access[] (the others of the instruction are there). Accesses wider than 8 bytes
+	 * (vector, cmpxchg16b, fxsave) are NOT unwatchable: a watchpoint covers
+	 * their first aligned bytes (sym_watch_range()), and by the paper's
+	 * section 6.4 rule the verdict on those bytes stands for the whole
+	 * instruction. */
+	SYM_INSN_UNWATCHABLE = 1 << 0,
+	/* A string instruction (movs, stos, lods, cmps, scas, ins, outs), with or
+	 * without rep: access[] holds the accesses of the iteration about to run
+	 * (at rsi/rdi). A rep prefix with rcx == 0 runs no iteration: naccess 0. */
+	SYM_INSN_STRING = 1 << 1,
+	/* The accessed values are floats (scalar or packed SSE/AVX/AVX-512
+	 * single precision, x87 m32fp) or doubles (m64fp, packed/scalar
+	 * double). Set from the memory operand's element type. */
+	SYM_INSN_FP32 = 1 << 2,
+	SYM_INSN_FP64 = 1 << 3,
+	/* An implicit stack access: push, pop, call, ret, enter, leave, pushf,
+	 * popf. The stack slot is one of access[] (with an explicit operand of
+	 * push/pop/call too, e.g. push (%rax) reads (%rax) and writes the slot). */
+	SYM_INSN_STACK = 1 << 4,
+};
+
+#define SYM_INSN_MAX_ACCESS 4
+
+struct sym_insn {
+	unsigned length;  /* bytes of the instruction */
+	unsigned flags;   /* enum sym_insn_flags */
+	unsigned naccess; /* entries used in access[], pure reads first
+			   * (program order: movs reads [rsi], then writes [rdi]) */
+	struct sym_access access[SYM_INSN_MAX_ACCESS];
+};
+
+/*
+ * Decodes the instruction at code[0..len) (len up to 15 is enough) about to
+ * execute with regs (its address is regs->rip) and computes each memory
+ * access: base + index * scale + disp, RIP-relative to the next instruction,
+ * fs:/gs: from regs->fs_base/gs_base, 32-bit address size wrapped, the
+ * implicit stack slot of push/pop/call/ret (rsp - 8 for a push/call, rsp
+ * for pop/ret), string operations at rsi/rdi, read-modify-write operands
+ * (xchg, cmpxchg, xadd, lock add, add to memory...) as one READ | WRITE
+ * access, masked AVX-512 stores as if every element were written, an AVX-512
+ * broadcast as one element read. lea, nop with a memory operand, prefetch*,
+ * clflush/clflushopt/clwb/cldemote access nothing (they move no value);
+ * clzero writes its 64-byte line; bt/bts/btr/btc with a register bit
+ * offset access the word holding that bit, however far. fxsave/fxrstor access bytes 0-463 of
+ * their area; xsave* write those and the header fields they set (8 bytes at
+ * +512, 16 for xsavec/xsaves: two accesses), xrstor* read 576 bytes; the
+ * extended state after byte 576, whose size depends on XCR0 and the
+ * compaction, is left out.
+ * No allocation; thread-safe (one decoder, initialised once).
+ * Returns 0, or -EINVAL when the bytes are not a valid x86-64 instruction
+ * (or are cut short by len).
+ */
+int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_struct *regs,
+		    struct sym_insn *out);
+
+/*
+ * For a watchpoint: the x86 debug-register range (*waddr, *wlen) covering
+ * the first bytes of the access [addr, addr + size): *waddr = addr, *wlen
+ * the largest of {1, 2, 4, 8} that is <= size and divides addr (a debug
+ * register's address must be aligned to its length). E.g. (0x1003, 8) ->
+ * (0x1003, 1); (0x1004, 6) -> (0x1004, 4); (0x1000, 32) -> (0x1000, 8).
+ * Returns the number of bytes covered (*wlen), or 0 when size is 0.
+ */
+unsigned sym_watch_range(uint64_t addr, unsigned size, uint64_t *waddr, unsigned *wlen);
+
 #endif

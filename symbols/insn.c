@@ -1,0 +1,390 @@
+/*
+ * The memory accesses of one x86-64 instruction (libzydis 4.0), for witch:
+ * what a sampled instruction touched (to place a watchpoint), what a
+ * trapping one touched (to judge it), and every access of every instruction
+ * in --witch-exact.
+ *
+ * Zydis lists memory operands with their actions, sizes and element types,
+ * explicit and implicit (push, string ops); what it does not compute is the
+ * address of an implicit stack slot (it reports [rsp] for a push that
+ * writes [rsp - 8]) nor whether an operand moves a value at all (lea is
+ * AGEN, but nop and prefetch report a read). Those rules live here.
+ */
+#include "symbols/symbols.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/user.h>
+
+#include <Zydis/Zydis.h>
+
+/* One decoder for every thread: ZydisDecoderDecodeFull() only reads it. */
+static ZydisDecoder insn_decoder;
+static pthread_once_t insn_decoder_once = PTHREAD_ONCE_INIT;
+static bool insn_decoder_ok;
+
+static void insn_decoder_init(void)
+{
+	insn_decoder_ok = ZYAN_SUCCESS(ZydisDecoderInit(&insn_decoder, ZYDIS_MACHINE_MODE_LONG_64,
+							ZYDIS_STACK_WIDTH_64));
+}
+
+/* The value of a general-purpose register as a base or index: any width
+ * names its 64-bit register (a 32-bit address size is wrapped later).
+ * false for a register that cannot address memory (vector: VSIB). */
+static bool insn_reg_value(ZydisRegister reg, const struct user_regs_struct *regs, uint64_t *out)
+{
+	ZydisRegister r64 = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+
+	switch (r64) {
+	case ZYDIS_REGISTER_RAX: *out = regs->rax; return true;
+	case ZYDIS_REGISTER_RBX: *out = regs->rbx; return true;
+	case ZYDIS_REGISTER_RCX: *out = regs->rcx; return true;
+	case ZYDIS_REGISTER_RDX: *out = regs->rdx; return true;
+	case ZYDIS_REGISTER_RSI: *out = regs->rsi; return true;
+	case ZYDIS_REGISTER_RDI: *out = regs->rdi; return true;
+	case ZYDIS_REGISTER_RBP: *out = regs->rbp; return true;
+	case ZYDIS_REGISTER_RSP: *out = regs->rsp; return true;
+	case ZYDIS_REGISTER_R8: *out = regs->r8; return true;
+	case ZYDIS_REGISTER_R9: *out = regs->r9; return true;
+	case ZYDIS_REGISTER_R10: *out = regs->r10; return true;
+	case ZYDIS_REGISTER_R11: *out = regs->r11; return true;
+	case ZYDIS_REGISTER_R12: *out = regs->r12; return true;
+	case ZYDIS_REGISTER_R13: *out = regs->r13; return true;
+	case ZYDIS_REGISTER_R14: *out = regs->r14; return true;
+	case ZYDIS_REGISTER_R15: *out = regs->r15; return true;
+	default: return false;
+	}
+}
+
+/* Instructions whose memory operand names a line or an address but moves
+ * no value to or from it: no access for witch (a prefetch or a flush of a
+ * location is neither a use nor a kill of the value stored there). */
+static bool insn_moves_no_value(const ZydisDecodedInstruction *in)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_NOP:
+	case ZYDIS_CATEGORY_PREFETCH:
+	case ZYDIS_CATEGORY_PREFETCHWT1:
+	case ZYDIS_CATEGORY_WIDENOP:
+		return true;
+	default:
+		break;
+	}
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_NOP:
+	case ZYDIS_MNEMONIC_PREFETCH:
+	case ZYDIS_MNEMONIC_PREFETCHNTA:
+	case ZYDIS_MNEMONIC_PREFETCHT0:
+	case ZYDIS_MNEMONIC_PREFETCHT1:
+	case ZYDIS_MNEMONIC_PREFETCHT2:
+	case ZYDIS_MNEMONIC_PREFETCHW:
+	case ZYDIS_MNEMONIC_PREFETCHWT1:
+	case ZYDIS_MNEMONIC_CLFLUSH:
+	case ZYDIS_MNEMONIC_CLFLUSHOPT:
+	case ZYDIS_MNEMONIC_CLWB:
+	case ZYDIS_MNEMONIC_CLDEMOTE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Instructions that push onto the stack: their hidden [rsp] operand is the
+ * slot below rsp. enter with a nesting level > 0 also copies frame
+ * pointers; only its push of rbp is reported. */
+static bool insn_is_push(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_PUSH:
+	case ZYDIS_MNEMONIC_PUSHF:
+	case ZYDIS_MNEMONIC_PUSHFD:
+	case ZYDIS_MNEMONIC_PUSHFQ:
+	case ZYDIS_MNEMONIC_CALL:
+	case ZYDIS_MNEMONIC_ENTER:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool insn_is_pop(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_POP:
+	case ZYDIS_MNEMONIC_POPF:
+	case ZYDIS_MNEMONIC_POPFD:
+	case ZYDIS_MNEMONIC_POPFQ:
+	case ZYDIS_MNEMONIC_RET:
+	case ZYDIS_MNEMONIC_LEAVE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static unsigned insn_fp_flags(const ZydisDecodedOperand *op)
+{
+	switch (op->element_type) {
+	case ZYDIS_ELEMENT_TYPE_FLOAT32:
+		return SYM_INSN_FP32;
+	case ZYDIS_ELEMENT_TYPE_FLOAT64:
+		return SYM_INSN_FP64;
+	default:
+		/* float16 and x87's 80-bit values are compared as bytes. */
+		return 0;
+	}
+}
+
+/*
+ * bt, bts, btr, btc with a register bit offset on memory address a bit
+ * string: the operand-sized word holding bit (signed) offset, which may lie
+ * far from the operand's address (Intel SDM, BT: EA + (OpSize / 8) *
+ * (BitOffset DIV OpSize)). An immediate offset stays in the operand.
+ * Returns the bytes to add to the operand's address.
+ */
+static uint64_t insn_bit_offset_bytes(const ZydisDecodedInstruction *in,
+				      const ZydisDecodedOperand *ops, const ZydisDecodedOperand *mem,
+				      const struct user_regs_struct *regs)
+{
+	unsigned bits = mem->size;
+	int64_t offset;
+	uint64_t v;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_BT:
+	case ZYDIS_MNEMONIC_BTS:
+	case ZYDIS_MNEMONIC_BTR:
+	case ZYDIS_MNEMONIC_BTC:
+		break;
+	default:
+		return 0;
+	}
+	for (unsigned i = 0; i < in->operand_count_visible; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER || !insn_reg_value(ops[i].reg.value, regs, &v))
+			continue;
+		switch (bits) {
+		case 16: offset = (int16_t)v; return (uint64_t)((offset >> 4) * 2);
+		case 32: offset = (int32_t)v; return (uint64_t)((offset >> 5) * 4);
+		case 64: offset = (int64_t)v; return (uint64_t)((offset >> 6) * 8);
+		default: return 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The processor-state save and restore instructions, whose operand Zydis
+ * sizes as the whole legacy area + header (576 bytes) written or read. What
+ * they really write (Intel SDM vol. 1, 13.7-13.11): the legacy region's
+ * x87 and SSE bytes 0-463 (464-511 are left to software), and in the header
+ * XSTATE_BV (xsave, xsaveopt) or XSTATE_BV and XCOMP_BV (xsavec, xsaves),
+ * never the reserved bytes 16-63 that software clears beforehand (glibc's
+ * _dl_runtime_resolve_xsavec does): reporting those as written made every
+ * lazy binding show six dead stores. The extended region (AVX and later,
+ * from byte 576) depends on XCR0 and compaction and is not reported.
+ * access[naccess - 1] is the operand just added.
+ */
+static void insn_state_area(const ZydisDecodedInstruction *in, struct sym_insn *out)
+{
+	struct sym_access *a = &out->access[out->naccess - 1];
+	unsigned header = 0;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_FXSAVE:
+	case ZYDIS_MNEMONIC_FXSAVE64:
+		a->size = 464;
+		a->flags = SYM_ACCESS_WRITE;
+		return;
+	case ZYDIS_MNEMONIC_FXRSTOR:
+	case ZYDIS_MNEMONIC_FXRSTOR64:
+		a->size = 464;
+		a->flags = SYM_ACCESS_READ;
+		return;
+	case ZYDIS_MNEMONIC_XSAVE:
+	case ZYDIS_MNEMONIC_XSAVE64:
+	case ZYDIS_MNEMONIC_XSAVEOPT:
+	case ZYDIS_MNEMONIC_XSAVEOPT64:
+		header = 8;
+		break;
+	case ZYDIS_MNEMONIC_XSAVEC:
+	case ZYDIS_MNEMONIC_XSAVEC64:
+	case ZYDIS_MNEMONIC_XSAVES:
+	case ZYDIS_MNEMONIC_XSAVES64:
+		header = 16;
+		break;
+	default:
+		return;
+	}
+	a->size = 464;
+	a->flags = SYM_ACCESS_WRITE;
+	if (out->naccess < SYM_INSN_MAX_ACCESS)
+		out->access[out->naccess++] = (struct sym_access){
+			.addr = a->addr + 512, .size = header, .flags = SYM_ACCESS_WRITE
+		};
+}
+
+int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_struct *regs,
+		    struct sym_insn *out)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint64_t stack_slot_size = 0;
+	bool string_op, rep;
+
+	memset(out, 0, sizeof(*out));
+	pthread_once(&insn_decoder_once, insn_decoder_init);
+	if (!insn_decoder_ok || !code)
+		return -EINVAL;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&insn_decoder, code, len, &in, ops)))
+		return -EINVAL;
+	out->length = in.length;
+
+	if (insn_moves_no_value(&in))
+		return 0;
+	/* clzero (AMD) zeroes the cache line holding rax; Zydis lists the
+	 * register, not the memory. */
+	if (in.mnemonic == ZYDIS_MNEMONIC_CLZERO) {
+		uint64_t a = in.address_width == 32 ? (uint32_t)regs->rax : regs->rax;
+
+		out->access[0] = (struct sym_access){ .addr = a & ~63ULL, .size = 64,
+						      .flags = SYM_ACCESS_WRITE };
+		out->naccess = 1;
+		return 0;
+	}
+
+	string_op = in.meta.category == ZYDIS_CATEGORY_STRINGOP;
+	rep = in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE);
+	if (string_op) {
+		out->flags |= SYM_INSN_STRING;
+		/* rep with a zero count runs no iteration; the count register
+		 * follows the address size (ecx with a 0x67 prefix). */
+		if (rep && (in.address_width == 32 ? (uint32_t)regs->rcx : regs->rcx) == 0)
+			return 0;
+	}
+
+	/* pop to a memory operand based on rsp addresses it with rsp already
+	 * incremented (Intel SDM, POP): find the size popped first. */
+	if (in.mnemonic == ZYDIS_MNEMONIC_POP) {
+		for (unsigned i = 0; i < in.operand_count; i++)
+			if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+			    ops[i].visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN)
+				stack_slot_size = ops[i].size / 8;
+	}
+
+	for (unsigned i = 0; i < in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		struct sym_access *a;
+		uint64_t addr = 0, v;
+		unsigned flags = 0;
+		bool hidden_stack;
+
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
+			continue;
+		if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN) /* lea: an address, no access */
+			continue;
+		if (op->actions & (ZYDIS_OPERAND_ACTION_READ | ZYDIS_OPERAND_ACTION_CONDREAD))
+			flags |= SYM_ACCESS_READ;
+		/* A conditional write (cmpxchg, a masked store, a rep string
+		 * store) is counted as a write: cmpxchg writes back the old value
+		 * when the comparison fails, and a debug register sees it. */
+		if (op->actions & (ZYDIS_OPERAND_ACTION_WRITE | ZYDIS_OPERAND_ACTION_CONDWRITE))
+			flags |= SYM_ACCESS_WRITE;
+		if (!flags)
+			continue;
+		if (op->mem.type != ZYDIS_MEMOP_TYPE_MEM || op->size == 0 ||
+		    out->naccess == SYM_INSN_MAX_ACCESS) {
+			/* VSIB (gather/scatter: one address per element), MIB
+			 * (MPX bound tables), an operand of unknown size, more
+			 * accesses than access[] holds. */
+			out->flags |= SYM_INSN_UNWATCHABLE;
+			continue;
+		}
+
+		hidden_stack = op->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+			       ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, op->mem.base) ==
+				       ZYDIS_REGISTER_RSP;
+		if (op->mem.base == ZYDIS_REGISTER_RIP || op->mem.base == ZYDIS_REGISTER_EIP) {
+			addr = regs->rip + in.length;
+		} else if (op->mem.base != ZYDIS_REGISTER_NONE) {
+			if (!insn_reg_value(op->mem.base, regs, &v)) {
+				out->flags |= SYM_INSN_UNWATCHABLE;
+				continue;
+			}
+			addr = v;
+		}
+		if (op->mem.index != ZYDIS_REGISTER_NONE) {
+			if (!insn_reg_value(op->mem.index, regs, &v)) {
+				out->flags |= SYM_INSN_UNWATCHABLE;
+				continue;
+			}
+			if (in.address_width == 32)
+				v = (uint32_t)v;
+			addr += v * (op->mem.scale ? op->mem.scale : 1);
+		}
+		if (op->mem.disp.has_displacement)
+			addr += (uint64_t)op->mem.disp.value;
+		/* xlat reads [rbx + al]; Zydis gives only the rbx. */
+		if (in.mnemonic == ZYDIS_MNEMONIC_XLAT)
+			addr += regs->rax & 0xff;
+		addr += insn_bit_offset_bytes(&in, ops, op, regs);
+		if (hidden_stack && insn_is_push(in.mnemonic)) {
+			out->flags |= SYM_INSN_STACK;
+			addr -= op->size / 8;
+		} else if (hidden_stack && insn_is_pop(in.mnemonic)) {
+			out->flags |= SYM_INSN_STACK;
+		} else if (in.mnemonic == ZYDIS_MNEMONIC_LEAVE) {
+			out->flags |= SYM_INSN_STACK; /* reads [rbp] */
+		} else if (stack_slot_size &&
+			   ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, op->mem.base) ==
+				   ZYDIS_REGISTER_RSP) {
+			addr += stack_slot_size;
+		}
+		if (in.address_width == 32)
+			addr = (uint32_t)addr;
+		/* In 64-bit mode only fs and gs have a base. */
+		if (op->mem.segment == ZYDIS_REGISTER_FS)
+			addr += regs->fs_base;
+		else if (op->mem.segment == ZYDIS_REGISTER_GS)
+			addr += regs->gs_base;
+
+		a = &out->access[out->naccess++];
+		a->addr = addr;
+		a->size = op->size / 8;
+		a->flags = flags;
+		out->flags |= insn_fp_flags(op);
+		insn_state_area(&in, out);
+	}
+
+	/* Reads first: movs reads [rsi] before it writes [rdi], pop (%rax)
+	 * reads its stack slot before it writes (%rax). Zydis lists the
+	 * destination first; the exact oracle needs program order. */
+	for (unsigned i = 1; i < out->naccess; i++) {
+		struct sym_access a = out->access[i];
+		unsigned j = i;
+
+		if (a.flags != SYM_ACCESS_READ)
+			continue;
+		while (j > 0 && out->access[j - 1].flags != SYM_ACCESS_READ) {
+			out->access[j] = out->access[j - 1];
+			j--;
+		}
+		out->access[j] = a;
+	}
+	return 0;
+}
+
+unsigned sym_watch_range(uint64_t addr, unsigned size, uint64_t *waddr, unsigned *wlen)
+{
+	unsigned len = 8;
+
+	*waddr = addr;
+	*wlen = 0;
+	if (size == 0)
+		return 0;
+	while (len > size || (addr & (len - 1)))
+		len >>= 1;
+	*wlen = len;
+	return len;
+}
