@@ -12,6 +12,10 @@ enum sup_thread_flags {
 	SUP_THREAD_DETACHING = 1 << 1,   /* interrupted; detach at its next stop */
 	SUP_THREAD_EXITING = 1 << 2,     /* passed PTRACE_EVENT_EXIT */
 	SUP_THREAD_REPORTED = 1 << 3,    /* thread_new hook called */
+	/* pause.c */
+	SUP_THREAD_PAUSE_PENDING = 1 << 4, /* interrupted for a pause, stop to come */
+	SUP_THREAD_HELD = 1 << 5,          /* held stopped until hold_until */
+	SUP_THREAD_SYSEXIT = 1 << 6,       /* resumed with PTRACE_SYSCALL: its exit stop is psup's */
 };
 
 struct sup_thread {
@@ -19,6 +23,12 @@ struct sup_thread {
 	pid_t pid;     /* thread group */
 	pid_t parent;  /* creator, 0 when unknown */
 	unsigned flags;
+	/* pause.c */
+	uint64_t pause_t0;   /* mono ns: interrupt request (or seccomp stop seen) */
+	uint64_t hold_until; /* mono ns, SUP_THREAD_HELD */
+	uint64_t hold_asked; /* ns the hold hook asked for */
+	int sysexit_nr;      /* SUP_THREAD_SYSEXIT: the call whose exit is awaited */
+	bool held_at_seccomp; /* resume a hold with the call's own request */
 };
 
 struct sup_process {
@@ -63,6 +73,14 @@ struct sup_session {
 	uint64_t stop_deadline;     /* mono ns: give up detaching then */
 	bool done;
 	struct sup_result result;
+
+	/* pause.c: causal profiling */
+	bool causal_filter;          /* run mode with psup's seccomp filter: never detach */
+	struct sup_pause_hooks pause_hooks;
+	int pausefd;                 /* timerfd: the earliest hold deadline */
+	pid_t *held;                 /* tids held (unordered) */
+	size_t nheld, capheld;
+	struct sup_pause_stats pstats;
 };
 
 /* thread.c */
@@ -90,6 +108,15 @@ void sup_session_release(struct sup_session *s);
 /* Restart a stopped thread. ESRCH is not an error (rule 6): the thread is
  * dying and its exit status is still to come through wait. */
 void sup_thread_resume(struct sup_thread *t, int request, int sig);
+
+/* pause.c */
+/* At a stop of t (not detaching): handles psup's seccomp and syscall-exit
+ * stops and the stop a pause asked for. true when t was resumed or is held
+ * (the caller does nothing more), false to go on with the normal path. */
+bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct sup_stop *st);
+/* Resumes every held thread now (detach, end of the session). */
+void sup_pause_release_all(struct sup_session *s);
+void sup_pause_release(struct sup_session *s);
 
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */
