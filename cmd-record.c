@@ -4,6 +4,7 @@
  * symbols into the profile, and the profile into records.
  */
 #include "builtin.h"
+#include "cmd-causal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -194,6 +195,7 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
+	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n);
 	/* Any failure here (a write, or memory for a record whose id is now
 	 * taken) would leave later records pointing at nothing: stop. */
 	rec_write_failed(r, exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags));
@@ -213,6 +215,7 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 	struct rec *r = arg;
 
 	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
+	cmd_causal_switch(sw->tid, sw->out, sw->preempt);
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,
@@ -247,6 +250,8 @@ static void on_block(void *arg, const struct smp_block *b)
 			     : (uint64_t)kind + 1;
 out:
 	exp_tstate_block(r->ts, b->tid, kind);
+	if (kind == EXP_BLOCK_FUTEX)
+		cmd_causal_block_futex(b->tid);
 }
 
 static void drain_thread(struct rec *r, struct rec_thread *t)
@@ -484,6 +489,8 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->creator = snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
+	struct rec_proc *cp = proc_find(r, pid);
+	cmd_causal_thread_new(cp ? cp->sp : NULL, tid, pid, parent, new_process);
 }
 
 static void thread_close(struct rec *r, struct rec_thread *t)
@@ -524,6 +531,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 		return;
 	if (t->record_pending)
 		thread_record(r, t);
+	cmd_causal_thread_gone(tid);
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
@@ -548,6 +556,7 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	if (p)
 		psup_u64map_clear(&p->block_kinds); /* addresses of the old image */
 	exp_profile_forget_process(r->prof, pid);
+	cmd_causal_exec(p ? p->sp : NULL, pid);
 	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
 }
 
@@ -555,6 +564,7 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 {
 	struct rec *r = arg;
 
+	rec_write_failed(r, cmd_causal_process_exit(pid, r->sup && pid == sup_session_pid(r->sup)));
 	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, psup_now_ns()));
 	proc_drop(r, pid);
 }
@@ -563,6 +573,8 @@ static void flush(struct rec *r)
 {
 	if (!r->write_err)
 		rec_write_failed(r, exp_profile_flush(r->prof));
+	if (!r->write_err)
+		rec_write_failed(r, cmd_causal_flush());
 	r->last_flush_ns = psup_now_ns();
 }
 
@@ -576,6 +588,8 @@ static void on_tick(void *arg)
 	for (size_t i = 0; i < r->threads.cap; i++)
 		if (r->threads.keys[i] && r->threads.vals[i])
 			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
+	if (!r->write_err)
+		rec_write_failed(r, cmd_causal_tick(now));
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
 		interval = REC_FLUSH_MIN_NS;
@@ -586,9 +600,9 @@ static void on_tick(void *arg)
 	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
 		r->last_progress_ns = now;
 		unsigned n = sup_session_nthreads(r->sup);
-		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s",
+		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s%s",
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
-			      n, n == 1 ? "" : "s",
+			      n, n == 1 ? "" : "s", cmd_causal_progress(),
 			      r->lost ? ", samples lost" : "");
 	}
 }
@@ -640,6 +654,7 @@ static void usage_common(FILE *f, bool attach)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
 	else
 		fputs("      --no-follow-forks sample the first process only, not its children\n", f);
+	cmd_causal_usage(f, attach);
 	fputs("  -q, --quiet           no progress line, only errors\n"
 	      "  -v, --verbose         debug messages (-vv: every ptrace stop too)\n"
 	      "  -h, --help            this help\n", f);
@@ -661,6 +676,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		CMD_CAUSAL_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = attach ? "attach" : "run";
@@ -671,7 +687,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command's name, so its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:fe:c:d:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fe:c:d:qvhp:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -739,12 +755,18 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 			pr_err("option '%s' needs a value; see 'psup %s --help'", argv[optind - 1], cmd);
 			return 2;
 		default:
+			if (cmd_causal_is_option(c)) {
+				int rc = cmd_causal_option(c, optarg, attach);
+				if (rc >= 0)
+					return rc;
+				break;
+			}
 		unknown:
 			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
 			return 2;
 		}
 	}
-	return -1;
+	return cmd_causal_check(attach);
 }
 
 static int open_output(struct rec *r, const struct rec_options *o)
@@ -779,7 +801,8 @@ static int write_header(struct rec *r, pid_t pid)
 
 	gethostname(host, sizeof(host) - 1);
 	r->header_written = true;
-	return rep_write_header(r->w, &h);
+	int err = rep_write_header(r->w, &h);
+	return err < 0 ? err : cmd_causal_header();
 }
 
 static void finish(struct rec *r, const char *reason)
@@ -796,6 +819,8 @@ static void finish(struct rec *r, const char *reason)
 		.lost = r->lost,
 		.unwind_failures = r->unwind_failures,
 	};
+	if (!r->write_err)
+		rec_write_failed(r, cmd_causal_finish());
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_end(r->w, &e));
 	psup_progress_end();
@@ -834,6 +859,7 @@ static void rec_release(struct rec *r)
 	psup_u64map_release(&r->procs);
 	exp_profile_free(r->prof);
 	exp_tstate_free(r->ts);
+	cmd_causal_release();
 	smp_event_free(r->ev);
 }
 
@@ -939,6 +965,10 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		rec_abort(r);
 		return 1;
 	}
+	if (cmd_causal_setup(r->w, smp_event_period(r->ev), !strcmp(mode, "attach")) < 0) {
+		rec_abort(r);
+		return 1;
+	}
 	r->start_ns = r->last_flush_ns = psup_now_ns();
 	return 0;
 }
@@ -955,7 +985,9 @@ static void rec_loop(struct rec *r, struct sup_result *res)
 {
 	int err;
 
-	if (sup_session_set_tick(r->sup, REC_TICK_NS, on_tick, r) < 0)
+	uint64_t tick = cmd_causal_tick_ns() ? cmd_causal_tick_ns() : REC_TICK_NS;
+
+	if (sup_session_set_tick(r->sup, tick, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	err = sup_session_run(r->sup);
 	if (err < 0)
@@ -999,18 +1031,29 @@ int cmd_run(int argc, char **argv)
 	if (ret)
 		return ret;
 	r.argv = argv + optind;
-	err = sup_spawn(argv + optind, o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS, rec_hooks(&r),
-			&r.sup, why, sizeof(why));
+	/* Causal --runs N: the same session settings, N runs (cmd-causal.c). */
+	for (unsigned run = 1;; run++) {
+	rec_write_failed(&r, cmd_causal_run_begin());
+	err = sup_spawn(argv + optind,
+			(o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS) | cmd_causal_spawn_flags(),
+			rec_hooks(&r), &r.sup, why, sizeof(why));
 	if (err < 0) {
 		pr_err("cannot run '%s': %s", argv[optind], why);
 		rec_abort(&r);
 		return 1;
 	}
+	cmd_causal_session(r.sup);
 	/* The child has its environment and limits: psup's own may change
 	 * now. No debuginfod network queries while resolving symbols. */
 	unsetenv("DEBUGINFOD_URLS");
 	raise_fd_limit();
 	rec_loop(&r, &res);
+	rec_write_failed(&r, cmd_causal_run_end());
+	if (run >= cmd_causal_runs() || res.exec_errno || !res.exited || res.signal || r.write_err)
+		break;
+	sup_session_free(r.sup);
+	r.sup = NULL;
+	}
 	if (res.exec_errno) {
 		psup_progress_end();
 		pr_err("cannot run '%s': %s", argv[optind], strerror(res.exec_errno));
@@ -1066,6 +1109,7 @@ int cmd_attach(int argc, char **argv)
 		rec_abort(&r);
 		return 1;
 	}
+	cmd_causal_session(r.sup);
 	sup_session_set_duration(r.sup, o.duration_ns);
 	if (!r.quiet)
 		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));

@@ -1,0 +1,600 @@
+/*
+ * Causal profiling in `psup run` and `psup attach` (Coz, done from outside
+ * the process): the options, and the wiring between the recorder's events,
+ * the progress points (experiments/progress.c), the experiment engine
+ * (experiments/causal.c) and the supervisor's pauses and intercepted calls.
+ */
+#include "cmd-causal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "experiments/experiments.h"
+#include "report/report.h"
+#include "supervisor/supervisor.h"
+#include "symbols/symbols.h"
+
+/* Samples must reach the engine soon for pauses to follow the line's
+ * execution: the rings are drained every 5 ms in causal mode (Coz processes
+ * samples in batches of 10 at 1 kHz, i.e. every 10 ms). */
+#define CAUSAL_TICK_NS (5ULL * 1000000ULL)
+/* Progress points in images loaded later (dlopen) are looked for this often. */
+#define CAUSAL_RESCAN_NS (1000000000ULL)
+#define MAX_SPECS 64
+#define MAX_CANDIDATES 256
+
+struct causal_spec {
+	const char *text;
+	enum exp_point_kind kind;
+	const char *name;
+	bool sampled;
+};
+
+struct causal_cmd {
+	bool enabled;
+	bool attach;
+	unsigned runs;
+	bool runs_given;         /* --runs: end to end */
+	struct causal_spec specs[MAX_SPECS];
+	unsigned nspecs;
+	char *latency_dup[MAX_SPECS];  /* strings split from --latency, freed at release */
+	unsigned nlatency_dup;
+	const char *scope[MAX_SPECS];
+	unsigned nscope;
+	const char *binary_scope[MAX_SPECS];
+	unsigned nbinary_scope;
+	const char *line;
+	int speedup;
+	uint64_t experiment_ns;
+
+	struct rep_writer *w;
+	struct exp_progress *pp;
+	struct exp_causal *eng;
+	struct sup_session *sup;
+	uint64_t period_ns;
+	bool failed;
+	bool filter;             /* run mode: seccomp interception */
+	pid_t root;
+	bool root_exec_seen;
+	uint64_t last_rescan, exec_time;
+	bool warned_no_points;
+	struct psup_u64map spaces; /* pid -> struct sym_space * (not owned) */
+	uint64_t run_start;
+	char progress[96];
+};
+
+static struct causal_cmd cz = { .runs = 1, .speedup = -1 };
+
+/* ---- options ----------------------------------------------------------- */
+
+static int add_spec(const char *text, enum exp_point_kind kind, const char *name, bool sampled)
+{
+	if (cz.nspecs == MAX_SPECS) {
+		pr_err("too many progress points (at most %d)", MAX_SPECS);
+		return 2;
+	}
+	cz.specs[cz.nspecs++] = (struct causal_spec){ text, kind, name, sampled };
+	return -1;
+}
+
+int cmd_causal_option(int c, const char *arg, bool attach)
+{
+	long v;
+
+	cz.attach = attach;
+	switch (c) {
+	case CMD_CAUSAL_OPT_CAUSAL:
+		break;
+	case 'p':
+		if (add_spec(arg, EXP_POINT_THROUGHPUT, NULL, false) >= 0)
+			return 2;
+		break;
+	case CMD_CAUSAL_OPT_SAMPLED:
+		if (add_spec(arg, EXP_POINT_THROUGHPUT, NULL, true) >= 0)
+			return 2;
+		break;
+	case CMD_CAUSAL_OPT_LATENCY: {
+		const char *comma = strchr(arg, ',');
+		if (!comma || comma == arg || !comma[1] || strchr(comma + 1, ',')) {
+			pr_err("invalid --latency '%s': expected BEGIN,END (two FILE:LINE or FUNCTION)", arg);
+			return 2;
+		}
+		if (cz.nlatency_dup + 2 > MAX_SPECS) {
+			pr_err("too many latency pairs");
+			return 2;
+		}
+		char *b = strndup(arg, (size_t)(comma - arg)), *e = strdup(comma + 1);
+		if (!b || !e) {
+			free(b);
+			free(e);
+			pr_err("out of memory");
+			return 2;
+		}
+		cz.latency_dup[cz.nlatency_dup++] = b;
+		cz.latency_dup[cz.nlatency_dup++] = e;
+		/* The pair's name is the option's text: BEGIN,END. */
+		if (add_spec(b, EXP_POINT_BEGIN, arg, false) >= 0 || add_spec(e, EXP_POINT_END, arg, false) >= 0)
+			return 2;
+		break;
+	}
+	case CMD_CAUSAL_OPT_RUNS:
+		if (attach) {
+			pr_err("--runs is for psup run (it runs the program several times)");
+			return 2;
+		}
+		if (psup_parse_long(arg, 1, 100000, &v) < 0) {
+			pr_err("invalid --runs '%s': expected a number of runs from 1 to 100000", arg);
+			return 2;
+		}
+		cz.runs = (unsigned)v;
+		cz.runs_given = true;
+		break;
+	case CMD_CAUSAL_OPT_SCOPE:
+		if (cz.nscope == MAX_SPECS) {
+			pr_err("too many --scope globs");
+			return 2;
+		}
+		cz.scope[cz.nscope++] = arg;
+		break;
+	case CMD_CAUSAL_OPT_BINARY_SCOPE:
+		if (cz.nbinary_scope == MAX_SPECS) {
+			pr_err("too many --binary-scope globs");
+			return 2;
+		}
+		cz.binary_scope[cz.nbinary_scope++] = arg;
+		break;
+	case CMD_CAUSAL_OPT_LINE: {
+		const char *colon = strrchr(arg, ':');
+		if (!colon || colon == arg || psup_parse_long(colon + 1, 1, INT_MAX, &v) < 0) {
+			pr_err("invalid --line '%s': expected FILE:LINE, e.g. main.c:12", arg);
+			return 2;
+		}
+		cz.line = arg;
+		break;
+	}
+	case CMD_CAUSAL_OPT_SPEEDUP:
+		if (psup_parse_long(arg, 0, 100, &v) < 0 || v % 5) {
+			pr_err("invalid --speedup '%s': expected a percentage from 0 to 100, a multiple of 5", arg);
+			return 2;
+		}
+		cz.speedup = (int)v;
+		break;
+	case CMD_CAUSAL_OPT_EXPERIMENT_MS:
+		if (psup_parse_long(arg, 1, 600000, &v) < 0) {
+			pr_err("invalid --experiment-ms '%s': expected milliseconds from 1 to 600000", arg);
+			return 2;
+		}
+		cz.experiment_ns = (uint64_t)v * 1000000ULL;
+		break;
+	default:
+		return 2;
+	}
+	cz.enabled = true;
+	return -1;
+}
+
+int cmd_causal_check(bool attach)
+{
+	cz.attach = attach;
+	if (!cz.enabled)
+		return -1;
+	/* --causal alone takes the program's own points (psup.h, coz.h):
+	 * whether it has any is known once it runs (a warning then). */
+	return -1;
+}
+
+void cmd_causal_usage(FILE *f, bool attach)
+{
+	fputs("causal profiling (what if this line were X% faster?):\n"
+	      "      --causal          run experiments, with the program's own progress\n"
+	      "                        points (include/psup.h or Coz's coz.h macros)\n"
+	      "  -p, --progress SPEC   throughput progress point, FILE:LINE or FUNCTION\n"
+	      "                        (a hardware breakpoint counter; repeatable)\n"
+	      "      --latency B,E     latency between two points (Little's law)\n"
+	      "      --sampled-progress SPEC  progress counted from samples in SPEC\n", f);
+	if (!attach)
+		fputs("      --runs N          end to end: run the program N times, one\n"
+		      "                        experiment per run, whole-program time\n", f);
+	fputs("      --scope GLOB      source files experiments may speed up (default:\n"
+	      "                        every source of the main executable; repeatable)\n"
+	      "      --binary-scope GLOB  images experiments may speed up\n"
+	      "      --line FILE:LINE  always speed up this line\n"
+	      "      --speedup PCT     always this speedup (0..100, multiple of 5)\n"
+	      "      --experiment-ms N initial experiment length (default 10)\n", f);
+}
+
+bool cmd_causal_enabled(void)
+{
+	return cz.enabled;
+}
+
+unsigned cmd_causal_runs(void)
+{
+	return cz.enabled ? cz.runs : 1;
+}
+
+static bool end_to_end(void)
+{
+	return cz.runs_given;
+}
+
+unsigned cmd_causal_spawn_flags(void)
+{
+	/* Crediting matters in end-to-end runs too: every run-mode causal
+	 * session intercepts. */
+	return cz.enabled && !cz.attach ? SUP_SPAWN_CAUSAL_FILTER : 0;
+}
+
+uint64_t cmd_causal_tick_ns(void)
+{
+	return cz.enabled ? CAUSAL_TICK_NS : 0;
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static int fail(int err)
+{
+	if (err < 0)
+		cz.failed = true;
+	return err;
+}
+
+int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool attach)
+{
+	char why[256];
+	int err;
+
+	if (!cz.enabled)
+		return 0;
+	cz.attach = attach;
+	cz.w = w;
+	cz.period_ns = period_ns ? period_ns : 1000000;
+	cz.filter = !attach;
+	/* An attached process has exec'ed long ago; a spawned one not yet. */
+	cz.root_exec_seen = attach;
+	psup_u64map_init(&cz.spaces);
+	err = exp_progress_new(&cz.pp);
+	if (err < 0) {
+		pr_err("causal profiling: %s", strerror(-err));
+		return err;
+	}
+	for (unsigned i = 0; i < cz.nspecs; i++) {
+		const struct causal_spec *s = &cz.specs[i];
+		why[0] = '\0';
+		err = exp_progress_add(cz.pp, s->text, s->kind, s->name, s->sampled, why, sizeof(why));
+		if (err < 0) {
+			pr_err("%s", why[0] ? why : strerror(-err));
+			return err;
+		}
+	}
+	struct exp_causal_config cfg = {
+		.period_ns = cz.period_ns,
+		.experiment_ns = cz.experiment_ns,
+		.fixed_speedup = cz.speedup,
+		.fixed_line = cz.line,
+		.scope = cz.scope,
+		.nscope = cz.nscope,
+		.binary_scope = cz.binary_scope,
+		.nbinary_scope = cz.nbinary_scope,
+	};
+	err = exp_causal_new(&cfg, end_to_end() ? NULL : cz.pp, w, &cz.eng);
+	if (err < 0) {
+		pr_err("causal profiling: %s", err == -EINVAL ? "invalid settings" : strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int cmd_causal_header(void)
+{
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	struct rep_causal_info ci = {
+		.mode = cz.attach ? "attach" : "run",
+		.syscall_crediting = cz.filter,
+		.period_ns = cz.period_ns,
+		.scope_lines = 0,
+		.note = cz.attach
+				? "attach mode: no system call interception; threads woken from a futex are "
+				  "credited when they run again (after the fact, from switch records), and "
+				  "delays are not executed before wake-ups, so predictions for lines whose "
+				  "threads hand work over through locks are less exact"
+				: NULL,
+	};
+	return fail(rep_write_causal_info(cz.w, &ci));
+}
+
+/* ---- supervisor hooks -------------------------------------------------- */
+
+static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
+{
+	(void)arg;
+	if (cz.failed)
+		return 0;
+	return exp_causal_hold(cz.eng, tid, in_syscall);
+}
+
+static void hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost)
+{
+	(void)arg;
+	exp_causal_held(cz.eng, tid, asked, lost);
+}
+
+static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
+{
+	(void)arg;
+	if (cz.failed)
+		return false;
+	return exp_causal_syscall_enter(cz.eng, tid, nr, args);
+}
+
+static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)
+{
+	(void)arg;
+	(void)nr;
+	exp_causal_syscall_exit(cz.eng, tid, ret);
+}
+
+void cmd_causal_session(struct sup_session *s)
+{
+	struct sup_pause_hooks h = {
+		.hold = hook_hold, .held = hook_held,
+		.syscall_enter = hook_enter, .syscall_exit = hook_exit,
+	};
+
+	if (!cz.enabled || !cz.eng)
+		return;
+	cz.sup = s;
+	cz.root = sup_session_pid(s);
+	sup_session_set_pause_hooks(s, &h);
+}
+
+/* ---- recorder events ------------------------------------------------- */
+
+static void remember_space(pid_t pid, struct sym_space *sp)
+{
+	uint64_t *v = psup_u64map_upsert(&cz.spaces, (uint64_t)pid, NULL);
+
+	if (v)
+		*v = (uintptr_t)sp;
+}
+
+static void find_points(struct sym_space *sp, pid_t pid)
+{
+	if (!sp || !cz.pp)
+		return;
+	int err = exp_progress_process(cz.pp, sp, pid);
+	if (err < 0)
+		pr_debug("progress points in %d: %s", pid, strerror(-err));
+}
+
+void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent, bool new_process)
+{
+	if (!cz.enabled || !cz.eng)
+		return;
+	if (exp_causal_thread_new(cz.eng, tid, pid, parent) < 0)
+		pr_debug("causal: no state for thread %d", tid);
+	if (new_process) {
+		remember_space(pid, sp);
+		/* Before the root's exec its image is still psup's own. */
+		if (cz.root_exec_seen)
+			find_points(sp, pid);
+	}
+	if (cz.pp && exp_progress_thread_new(cz.pp, tid, pid) < 0)
+		pr_debug("causal: no progress counters for thread %d", tid);
+}
+
+void cmd_causal_thread_gone(pid_t tid)
+{
+	if (!cz.enabled || !cz.eng)
+		return;
+	if (cz.pp)
+		exp_progress_thread_gone(cz.pp, tid);
+	exp_causal_thread_gone(cz.eng, tid);
+}
+
+void cmd_causal_exec(struct sym_space *sp, pid_t pid)
+{
+	if (!cz.enabled || !cz.eng)
+		return;
+	exp_causal_process_forget(cz.eng, pid);
+	/* Source-level counters of the new image count from their initial
+	 * values (visits before psup looked included). */
+	if (cz.pp)
+		exp_progress_process_exec(cz.pp, pid);
+	if (pid == cz.root) {
+		cz.root_exec_seen = true;
+		cz.exec_time = psup_now_ns();
+	}
+	remember_space(pid, sp);
+	find_points(sp, pid);
+}
+
+int cmd_causal_process_exit(pid_t pid, bool root)
+{
+	int err = 0;
+
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	/* Never delay the exit: the running experiment ends now (cut short),
+	 * and nobody owes anything any more. */
+	if (root && !end_to_end() && !cz.failed)
+		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
+	exp_causal_process_forget(cz.eng, pid);
+	if (cz.pp)
+		exp_progress_process_end(cz.pp, pid);
+	psup_u64map_remove(&cz.spaces, (uint64_t)pid);
+	return err;
+}
+
+void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n)
+{
+	if (!cz.enabled || !cz.eng || cz.failed || !n)
+		return;
+	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n);
+	if (cz.pp)
+		exp_progress_sample(cz.pp, pid, pcs[0]);
+}
+
+void cmd_causal_switch(pid_t tid, bool out, bool preempt)
+{
+	if (cz.enabled && cz.eng)
+		exp_causal_switch(cz.eng, tid, out, preempt);
+}
+
+void cmd_causal_block_futex(pid_t tid)
+{
+	/* Run mode credits at the call's return instead. */
+	if (cz.enabled && cz.eng && cz.attach)
+		exp_causal_block_futex(cz.eng, tid);
+}
+
+/* Only a thread on a CPU or waiting for one is paused: the switch records
+ * lag by a few ms, so /proc says the last word (an interrupt reaching a
+ * thread blocked meanwhile is let go at its stop anyway). */
+static bool is_runnable(pid_t tid)
+{
+	char path[64], *buf;
+	bool r = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	if (psup_read_file(path, &buf, NULL) == 0) {
+		const char *st = strrchr(buf, ')');
+		r = st && st[1] == ' ' && st[2] == 'R';
+		free(buf);
+	}
+	return r;
+}
+
+static void rescan(uint64_t now)
+{
+	if (now - cz.last_rescan < CAUSAL_RESCAN_NS)
+		return;
+	cz.last_rescan = now;
+	for (size_t i = 0; i < cz.spaces.cap; i++) {
+		if (!cz.spaces.keys[i] || !cz.spaces.vals[i])
+			continue;
+		pid_t pid = (pid_t)cz.spaces.keys[i];
+		if (pid == cz.root && !cz.root_exec_seen)
+			continue;
+		find_points((struct sym_space *)(uintptr_t)cz.spaces.vals[i], pid);
+	}
+	if (!cz.warned_no_points && !end_to_end() && cz.root_exec_seen && cz.exec_time &&
+	    now - cz.exec_time > CAUSAL_RESCAN_NS && exp_progress_npoints(cz.pp) == 0) {
+		cz.warned_no_points = true;
+		pr_warn("causal: the program has no progress point (no psup.h or coz.h counter was "
+			"found); give one with -p, --latency, --sampled-progress, or use --runs");
+	}
+}
+
+int cmd_causal_tick(uint64_t now)
+{
+	pid_t tids[MAX_CANDIDATES];
+	unsigned n;
+	int err;
+
+	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup)
+		return 0;
+	if (cz.pp) {
+		char msg[512];
+		rescan(now);
+		while (exp_progress_check(cz.pp, now, msg, sizeof(msg)) > 0)
+			pr_warn("%s", msg);
+	}
+	if (!cz.root_exec_seen)
+		return 0;
+	/* End to end, the run is the experiment: no state machine. */
+	if (!end_to_end()) {
+		err = exp_causal_tick(cz.eng, now);
+		if (err < 0)
+			return fail(err);
+	}
+	n = exp_causal_pause_candidates(cz.eng, tids, MAX_CANDIDATES);
+	for (unsigned i = 0; i < n; i++) {
+		if (sup_thread_is_held(cz.sup, tids[i]) || !is_runnable(tids[i]))
+			continue;
+		err = sup_thread_pause(cz.sup, tids[i]);
+		if (err < 0 && err != -EALREADY)
+			pr_trace("pause of %d: %s", tids[i], strerror(-err));
+	}
+	return 0;
+}
+
+int cmd_causal_flush(void)
+{
+	if (!cz.enabled || !cz.eng || cz.failed)
+		return 0;
+	return fail(exp_causal_flush(cz.eng));
+}
+
+int cmd_causal_run_begin(void)
+{
+	if (!cz.enabled || !cz.eng || !end_to_end())
+		return 0;
+	cz.root_exec_seen = false;
+	return exp_causal_run_begin(cz.eng, psup_now_ns());
+}
+
+int cmd_causal_run_end(void)
+{
+	if (!cz.enabled || !cz.eng || !end_to_end() || cz.failed)
+		return 0;
+	return fail(exp_causal_run_end(cz.eng, psup_now_ns()));
+}
+
+int cmd_causal_finish(void)
+{
+	struct exp_causal_stats st;
+	struct sup_pause_stats ps = { 0 };
+	int err = 0;
+
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	if (!cz.failed)
+		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
+	exp_causal_stats(cz.eng, &st);
+	if (cz.sup)
+		sup_session_pause_stats(cz.sup, &ps);
+	pr_info("causal: %llu experiment%s (%llu cut short and dropped), %u lines in scope",
+		(unsigned long long)st.experiments, st.experiments == 1 ? "" : "s",
+		(unsigned long long)st.dropped, st.lines);
+	if (ps.requests || ps.seccomp_stops)
+		pr_info("causal: %llu pauses (%.1f ms held, %.1f us mean interrupt latency, %llu found "
+			"blocked), %llu intercepted calls",
+			(unsigned long long)ps.holds, (double)ps.lost_ns / 1e6,
+			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
+			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops);
+	return err;
+}
+
+const char *cmd_causal_progress(void)
+{
+	struct exp_causal_stats st;
+
+	if (!cz.enabled || !cz.eng)
+		return "";
+	exp_causal_stats(cz.eng, &st);
+	snprintf(cz.progress, sizeof(cz.progress), ", %llu experiment%s",
+		 (unsigned long long)st.experiments, st.experiments == 1 ? "" : "s");
+	return cz.progress;
+}
+
+void cmd_causal_release(void)
+{
+	exp_causal_free(cz.eng);
+	cz.eng = NULL;
+	exp_progress_free(cz.pp);
+	cz.pp = NULL;
+	psup_u64map_release(&cz.spaces);
+	for (unsigned i = 0; i < cz.nlatency_dup; i++)
+		free(cz.latency_dup[i]);
+	cz.nlatency_dup = 0;
+	cz.sup = NULL;
+}
