@@ -1,0 +1,769 @@
+#include "symbols/symbols.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "common/log.h"
+#include "symbols/symbols-internal.h"
+
+/*
+ * The reverse of sym_space_resolve(): from a FILE:LINE or a FUNCTION to the
+ * code addresses a progress point needs, in every image a process maps.
+ * Lines come from the DWARF line tables, functions from the symbol tables
+ * (out-of-line copies, including GCC's full clones) and from DWARF (every
+ * inlined copy). Nothing is cached here: callers look up again only when
+ * the mappings changed (sym_space_generation()), and libdw keeps each CU's
+ * decoded line table after the first use.
+ */
+
+/* ---- specs ---- */
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int sym_spec_parse(const char *text, struct sym_spec *out, char *why, size_t whylen)
+{
+	const char *colon;
+
+	memset(out, 0, sizeof(*out));
+	if (!text || !*text) {
+		snprintf(why, whylen, "empty progress point: expected FILE:LINE or FUNCTION");
+		return -EINVAL;
+	}
+	if (strpbrk(text, " \t\n,")) {
+		snprintf(why, whylen, "'%s': expected FILE:LINE or FUNCTION, without spaces or commas",
+			 text);
+		return -EINVAL;
+	}
+	colon = strrchr(text, ':');
+	/* "ns::f" is a C++ function; "main.c:12" a line; "main.c:" or
+	 * "main.c:x1" a mistake worth a message rather than a function that
+	 * never resolves. */
+	if (colon && colon > text && colon[-1] != ':' && colon[1] != ':' &&
+	    (all_digits(colon + 1) || strchr(text, '.') || strchr(text, '/'))) {
+		long line;
+
+		if (!all_digits(colon + 1)) {
+			snprintf(why, whylen, "'%s': expected FILE:LINE with a line number", text);
+			return -EINVAL;
+		}
+		line = strtol(colon + 1, NULL, 10);
+		if (line <= 0 || line > 100000000) {
+			snprintf(why, whylen, "'%s': line number out of range", text);
+			return -EINVAL;
+		}
+		out->kind = SYM_SPEC_LINE;
+		out->file = strndup(text, (size_t)(colon - text));
+		if (!out->file)
+			return -ENOMEM;
+		out->line = (unsigned)line;
+		return 0;
+	}
+	if (colon && (colon == text || text[strlen(text) - 1] == ':')) {
+		snprintf(why, whylen, "'%s': expected FILE:LINE or FUNCTION", text);
+		return -EINVAL;
+	}
+	out->kind = SYM_SPEC_FUNCTION;
+	out->function = strdup(text);
+	return out->function ? 0 : -ENOMEM;
+}
+
+void sym_spec_release(struct sym_spec *s)
+{
+	if (!s)
+		return;
+	free(s->file);
+	free(s->function);
+	memset(s, 0, sizeof(*s));
+}
+
+bool sym_path_has_suffix(const char *path, const char *suffix)
+{
+	size_t a, b;
+
+	if (!path || !suffix)
+		return false;
+	a = strlen(path);
+	b = strlen(suffix);
+	if (b == 0 || a < b || strcmp(path + a - b, suffix))
+		return false;
+	/* "main.c" matches ".../src/main.c" but not ".../domain.c" */
+	return a == b || path[a - b - 1] == '/' || suffix[0] == '/';
+}
+
+/* ---- results ---- */
+
+static int push_addr(struct sym_lookup *l, uint64_t addr)
+{
+	for (size_t i = 0; i < l->nsites; i++)
+		if (l->sites[i] == addr)
+			return 0;
+	if (l->nsites == l->capsites) {
+		size_t ncap = l->capsites ? l->capsites * 2 : 8;
+		uint64_t *n = realloc(l->sites, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		l->sites = n;
+		l->capsites = ncap;
+	}
+	l->sites[l->nsites++] = addr;
+	return 0;
+}
+
+static int push_range(struct sym_lookup *l, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return 0;
+	if (l->nranges == l->capranges) {
+		size_t ncap = l->capranges ? l->capranges * 2 : 16;
+		struct sym_code_range *n = realloc(l->ranges, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		l->ranges = n;
+		l->capranges = ncap;
+	}
+	l->ranges[l->nranges].start = start;
+	l->ranges[l->nranges].end = end;
+	l->nranges++;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct sym_code_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sorts sites, sorts and merges ranges, for binary searches. */
+static void lookup_finish(struct sym_lookup *l)
+{
+	size_t n = 0;
+
+	qsort(l->sites, l->nsites, sizeof(*l->sites), cmp_u64);
+	qsort(l->ranges, l->nranges, sizeof(*l->ranges), cmp_range);
+	for (size_t i = 0; i < l->nranges; i++) {
+		if (n && l->ranges[i].start <= l->ranges[n - 1].end) {
+			if (l->ranges[i].end > l->ranges[n - 1].end)
+				l->ranges[n - 1].end = l->ranges[i].end;
+		} else {
+			l->ranges[n++] = l->ranges[i];
+		}
+	}
+	l->nranges = n;
+}
+
+void sym_lookup_release(struct sym_lookup *l)
+{
+	if (!l)
+		return;
+	free(l->sites);
+	free(l->ranges);
+	memset(l, 0, sizeof(*l));
+}
+
+bool sym_lookup_contains(const struct sym_lookup *l, uint64_t addr)
+{
+	size_t lo = 0, hi = l->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->ranges[mid].end <= addr)
+			lo = mid + 1;
+		else if (l->ranges[mid].start > addr)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* ---- one image ---- */
+
+/* One image as mapped by the space: ELF vaddr + bias = process address,
+ * kept only inside [lo, hi), its executable mapping(s). */
+struct lk_image {
+	struct sym_image *img;
+	uint64_t bias;
+	uint64_t lo, hi;
+};
+
+static bool lk_exec_vaddr(const struct lk_image *li, uint64_t vaddr)
+{
+	const struct sym_load *l = sym_image_load_at(li->img, vaddr);
+
+	/* Line tables keep rows of functions the linker dropped (address 0,
+	 * or -1/-2 tombstones): only code in an executable segment counts. */
+	return l && (l->flags & PF_X) && vaddr + li->bias >= li->lo && vaddr + li->bias < li->hi;
+}
+
+/* A candidate breakpoint row of the line, with the function instance
+ * (subprogram or inlined subroutine DIE) containing it. */
+struct lk_row {
+	uint64_t vaddr;
+	Dwarf_Off scope;
+};
+
+struct lk_line_ctx {
+	const struct sym_spec *spec;
+	struct sym_lookup *out;
+	/* pass 1: the smallest line >= spec->line with code in a matching file */
+	unsigned best;
+	/* pass 2 */
+	struct lk_row *rows;
+	size_t nrows, caprows;
+};
+
+/* The innermost function instance around a DWARF address of a CU, as a
+ * key: two rows of one line in the same instance are one statement split
+ * by the scheduler, rows in different instances (inlined copies) are
+ * different code paths. */
+static Dwarf_Off lk_scope_of(Dwarf_Die *cudie, Dwarf_Addr addr)
+{
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Off off = 0;
+	int n = dwarf_getscopes(cudie, addr, &scopes);
+
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			off = dwarf_dieoffset(&scopes[i]);
+			break;
+		}
+	}
+	free(scopes);
+	return off;
+}
+
+/* pass 1 (best == 0 on entry, want > 0): finds the line used; pass 2
+ * (best set): collects ranges and breakpoint rows of that line. */
+static int lk_cu_lines(struct lk_image *li, Dwarf_Die *cudie, Dwarf_Addr cubias,
+		       struct lk_line_ctx *ctx, bool collect)
+{
+	Dwarf_Lines *lines;
+	size_t nlines;
+	const char *last_src = NULL;
+	bool last_match = false;
+	bool prev_in = false; /* previous row (same sequence) is the wanted line */
+	uint64_t vbias = cubias - li->img->mod_bias;
+
+	if (dwarf_getsrclines(cudie, &lines, &nlines))
+		return 0;
+	for (size_t i = 0; i < nlines; i++) {
+		Dwarf_Line *ln = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr;
+		const char *src;
+		bool stmt = false, endseq = false, match;
+		int lineno = 0;
+
+		if (!ln || dwarf_lineaddr(ln, &addr) || dwarf_lineno(ln, &lineno))
+			continue;
+		dwarf_lineendsequence(ln, &endseq);
+		if (endseq) {
+			prev_in = false;
+			continue;
+		}
+		src = dwarf_linesrc(ln, NULL, NULL);
+		if (src != last_src) {
+			last_src = src;
+			last_match = sym_path_has_suffix(src, ctx->spec->file);
+		}
+		match = last_match;
+		if (!match || lineno <= 0) {
+			prev_in = false;
+			continue;
+		}
+		if (!lk_exec_vaddr(li, addr + vbias)) {
+			prev_in = false;
+			continue;
+		}
+		if (!collect) {
+			if ((unsigned)lineno >= ctx->spec->line &&
+			    (!ctx->best || (unsigned)lineno < ctx->best))
+				ctx->best = (unsigned)lineno;
+			continue;
+		}
+		if ((unsigned)lineno != ctx->best) {
+			prev_in = false;
+			continue;
+		}
+		if (!ctx->out->file)
+			ctx->out->file = src;
+		else if (strcmp(ctx->out->file, src) && !ctx->out->other_file)
+			ctx->out->other_file = src;
+		/* The row's code runs to the next row's address. */
+		if (i + 1 < nlines) {
+			Dwarf_Line *next = dwarf_onesrcline(lines, i + 1);
+			Dwarf_Addr end;
+
+			if (next && !dwarf_lineaddr(next, &end) && end > addr &&
+			    push_range(ctx->out, addr + vbias + li->bias, end + vbias + li->bias))
+				return -ENOMEM;
+		}
+		dwarf_linebeginstatement(ln, &stmt);
+		/* A breakpoint where a run of the line's rows begins, at its
+		 * first statement row. */
+		if (stmt && !prev_in) {
+			if (ctx->nrows == ctx->caprows) {
+				size_t ncap = ctx->caprows ? ctx->caprows * 2 : 16;
+				struct lk_row *n = realloc(ctx->rows, ncap * sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				ctx->rows = n;
+				ctx->caprows = ncap;
+			}
+			ctx->rows[ctx->nrows].vaddr = addr + vbias;
+			ctx->rows[ctx->nrows].scope = lk_scope_of(cudie, addr);
+			ctx->nrows++;
+			prev_in = true;
+		} else if (stmt || prev_in) {
+			prev_in = true;
+		}
+	}
+	return 0;
+}
+
+/* image.c opens an image's DWARF on its first resolve; a resolve of any
+ * address does it without touching image.c's internals. */
+static void lk_load_dwfl(struct sym_image *img)
+{
+	struct sym_loc tmp;
+
+	if (!img->dwfl_tried)
+		sym_image_resolve(img, 0, &tmp);
+}
+
+static Dwarf *lk_dwarf(struct sym_image *img)
+{
+	Dwarf_Addr bias;
+
+	lk_load_dwfl(img);
+	if (!img->mod)
+		return NULL;
+	return dwfl_module_getdwarf(img->mod, &bias);
+}
+
+static int lk_lookup_line(struct lk_image *li, struct lk_line_ctx *ctx, bool collect)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr cubias;
+	int err;
+
+	if (!lk_dwarf(li->img))
+		return 0;
+	while ((cu = dwfl_module_nextcu(li->img->mod, cu, &cubias))) {
+		err = lk_cu_lines(li, cu, cubias, ctx, collect);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- functions ---- */
+
+/* GCC's full clones (same semantics, other calling convention) keep the
+ * function's calls: "f.constprop.0", "f.isra.0". Parts (".part.N") and
+ * cold blocks (".cold") are pieces of f entered from f itself. */
+static size_t base_name_len(const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	if (!dot || dot == name)
+		return strlen(name);
+	for (const char *p = dot; p && *p == '.'; p = strchr(p + 1, '.')) {
+		if (!strncmp(p, ".part.", 6) || !strncmp(p, ".cold", 5))
+			return 0; /* never an entry */
+	}
+	for (const char *p = dot; *p;) {
+		if (!strncmp(p, ".constprop.", 11))
+			p += 11;
+		else if (!strncmp(p, ".isra.", 6))
+			p += 6;
+		else
+			return strlen(name);
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return (size_t)(dot - name);
+}
+
+/* The function name in a demangled signature: "void ns::step<int>(int)"
+ * gives "ns::step<int>" (no return type, no parameters). Written to buf. */
+static void signature_name(const char *dm, char *buf, size_t len)
+{
+	int depth = 0;
+	const char *start = dm, *end = NULL;
+
+	for (const char *p = dm; *p && !end; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth > 0)
+			depth--;
+		else if (depth == 0 && *p == ' ' && strncmp(p - (p - dm >= 8 ? 8 : 0), "operator", 8))
+			start = p + 1; /* after a return type */
+		else if (depth == 0 && *p == '(' && p > start)
+			end = p;
+	}
+	if (!end)
+		end = dm + strlen(dm);
+	snprintf(buf, len, "%.*s", (int)(end - start), start);
+}
+
+/* want against one form of a name: equal, or equal once the template
+ * arguments are dropped ("ns::step" for "ns::step<int>"), or, for a want
+ * without "::", equal to the last component ("step" for "ns::step<int>"). */
+static bool form_matches(const char *want, const char *name)
+{
+	char plain[512];
+	size_t n = 0;
+	int depth = 0;
+	const char *last;
+
+	if (!strcmp(want, name))
+		return true;
+	for (const char *p = name; *p && n + 1 < sizeof(plain); p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth > 0)
+			depth--;
+		else if (depth == 0)
+			plain[n++] = *p;
+	}
+	plain[n] = '\0';
+	if (!strcmp(want, plain))
+		return true;
+	if (strstr(want, "::"))
+		return false;
+	last = strrchr(plain, ':');
+	return last && !strcmp(want, last + 1);
+}
+
+/* Does a (possibly mangled) name denote the function the user typed?
+ * Accepted: the symbol as is, its demangled form, or the function name in
+ * it ("ns::scale" for "ns::scale(int)", "ns::step<int>", "ns::step" or
+ * "step" for "void ns::step<int>(int)"). */
+static bool name_matches(const char *want, const char *name, size_t len)
+{
+	char buf[512], sig[512];
+	char *dm;
+	bool ok;
+
+	if (!len || len >= sizeof(buf))
+		return false;
+	if (strlen(want) == len && !strncmp(want, name, len))
+		return true;
+	if (name[0] != '_')
+		return false;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	dm = sym_demangle(buf);
+	if (!dm)
+		return false;
+	signature_name(dm, sig, sizeof(sig));
+	ok = !strcmp(dm, want) || form_matches(want, sig);
+	free(dm);
+	return ok;
+}
+
+struct lk_func_ctx {
+	const struct sym_spec *spec;
+	struct sym_lookup *out;
+	struct lk_image *li;
+	int err;
+};
+
+static void lk_add_entry(struct lk_func_ctx *ctx, uint64_t vaddr, uint64_t size)
+{
+	if (ctx->err || !lk_exec_vaddr(ctx->li, vaddr))
+		return;
+	ctx->err = push_addr(ctx->out, vaddr + ctx->li->bias);
+	if (!ctx->err && size)
+		ctx->err = push_range(ctx->out, vaddr + ctx->li->bias, vaddr + size + ctx->li->bias);
+}
+
+static void lk_add_die_ranges(struct lk_func_ctx *ctx, Dwarf_Die *die, uint64_t vbias)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while (!ctx->err && (off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (lk_exec_vaddr(ctx->li, start + vbias))
+			ctx->err = push_range(ctx->out, start + vbias + ctx->li->bias,
+					      end + vbias + ctx->li->bias);
+	}
+}
+
+static const char *die_name(Dwarf_Die *die, bool linkage)
+{
+	Dwarf_Attribute attr;
+	const char *n = NULL;
+
+	if (linkage) {
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+		if (!n)
+			n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+		return n;
+	}
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+static bool die_matches(const struct sym_spec *spec, Dwarf_Die *die)
+{
+	const char *n = die_name(die, true);
+
+	if (n && name_matches(spec->function, n, strlen(n)))
+		return true;
+	n = die_name(die, false);
+	return n && form_matches(spec->function, n);
+}
+
+/* Every DIE of a CU: inlined copies of the function (entry = a
+ * breakpoint, ranges = its code) and out-of-line ones without a symbol. */
+static void lk_walk_dies(struct lk_func_ctx *ctx, Dwarf_Die *die, uint64_t vbias, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(die, &child))
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+			if (die_matches(ctx->spec, &child)) {
+				Dwarf_Addr entry;
+
+				if (dwarf_entrypc(&child, &entry) == 0) {
+					lk_add_entry(ctx, entry + vbias, 0);
+					lk_add_die_ranges(ctx, &child, vbias);
+				} else if (tag == DW_TAG_inlined_subroutine) {
+					/* no entry_pc nor low_pc: the first range */
+					Dwarf_Addr base, start, end;
+
+					if (dwarf_ranges(&child, 0, &base, &start, &end) > 0) {
+						lk_add_entry(ctx, start + vbias, 0);
+						lk_add_die_ranges(ctx, &child, vbias);
+					}
+				}
+			}
+		}
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+		    tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
+		    tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+		    tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit)
+			lk_walk_dies(ctx, &child, vbias, depth + 1);
+	} while (!ctx->err && dwarf_siblingof(&child, &child) == 0);
+}
+
+static int lk_lookup_function(struct lk_image *li, const struct sym_spec *spec,
+			      struct sym_lookup *out)
+{
+	struct lk_func_ctx ctx = { .spec = spec, .out = out, .li = li };
+	struct sym_image *img = li->img;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr cubias;
+	int nsyms;
+
+	lk_load_dwfl(img);
+	if (!img->mod)
+		return 0;
+	nsyms = dwfl_module_getsymtab(img->mod);
+	for (int i = 1; i < nsyms && !ctx.err; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(img->mod, i, &sym, &addr, NULL, NULL,
+							   NULL);
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (!name_matches(spec->function, name, base_name_len(name)))
+			continue;
+		lk_add_entry(&ctx, addr - img->mod_bias, sym.st_size);
+	}
+	if (lk_dwarf(img)) {
+		while (!ctx.err && (cu = dwfl_module_nextcu(img->mod, cu, &cubias)))
+			lk_walk_dies(&ctx, cu, cubias - img->mod_bias, 0);
+	}
+	return ctx.err;
+}
+
+/* ---- the space ---- */
+
+/* The images of the space, each once (an image mapped at two places is two
+ * entries). Returns how many, or -ENOMEM; *out is freed by the caller. */
+static int lk_images(struct sym_space *sp, struct lk_image **out)
+{
+	struct lk_image *v = calloc(sp->nmaps ? sp->nmaps : 1, sizeof(*v));
+	int n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->nmaps; i++) {
+		struct sym_mapping *m = &sp->maps[i];
+		struct sym_image *img = sym_space_mapping_image(sp, m);
+		int j;
+
+		if (!img || img->is_vdso)
+			continue;
+		for (j = 0; j < n; j++) {
+			if (v[j].img == img && v[j].bias == m->bias) {
+				if (m->start < v[j].lo)
+					v[j].lo = m->start;
+				if (m->end > v[j].hi)
+					v[j].hi = m->end;
+				break;
+			}
+		}
+		if (j < n)
+			continue;
+		v[n].img = img;
+		v[n].bias = m->bias;
+		v[n].lo = m->start;
+		v[n].hi = m->end;
+		n++;
+	}
+	*out = v;
+	return n;
+}
+
+int sym_space_lookup(struct sym_space *sp, const struct sym_spec *spec, struct sym_lookup *out)
+{
+	struct lk_image *imgs = NULL;
+	int n, err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (spec->kind == SYM_SPEC_LINE && (!spec->file || !spec->line))
+		return -EINVAL;
+	if (spec->kind == SYM_SPEC_FUNCTION && !spec->function)
+		return -EINVAL;
+	n = lk_images(sp, &imgs);
+	if (n < 0)
+		return n;
+	if (spec->kind == SYM_SPEC_LINE) {
+		struct lk_line_ctx ctx = { .spec = spec, .out = out };
+
+		for (int i = 0; i < n && !err; i++)
+			err = lk_lookup_line(&imgs[i], &ctx, false);
+		out->line = ctx.best;
+		for (int i = 0; i < n && !err && ctx.best; i++) {
+			size_t first = ctx.nrows;
+
+			err = lk_lookup_line(&imgs[i], &ctx, true);
+			/* One breakpoint per function instance: its lowest
+			 * statement row of the line (gdb's rule for break
+			 * FILE:LINE), so a statement the scheduler split in
+			 * two counts once per execution. */
+			for (size_t a = first; a < ctx.nrows && !err; a++) {
+				bool lowest = true;
+
+				for (size_t b = first; b < ctx.nrows; b++) {
+					if (b != a && ctx.rows[b].scope == ctx.rows[a].scope &&
+					    (ctx.rows[b].vaddr < ctx.rows[a].vaddr ||
+					     (ctx.rows[b].vaddr == ctx.rows[a].vaddr && b < a))) {
+						lowest = false;
+						break;
+					}
+				}
+				if (lowest)
+					err = push_addr(out, ctx.rows[a].vaddr + imgs[i].bias);
+			}
+			if (ctx.nrows > first)
+				out->nimages++;
+		}
+		free(ctx.rows);
+	} else {
+		for (int i = 0; i < n && !err; i++) {
+			size_t before = out->nsites;
+
+			err = lk_lookup_function(&imgs[i], spec, out);
+			if (out->nsites > before)
+				out->nimages++;
+		}
+	}
+	free(imgs);
+	if (err) {
+		sym_lookup_release(out);
+		return err;
+	}
+	lookup_finish(out);
+	return 0;
+}
+
+uint64_t sym_space_generation(const struct sym_space *sp)
+{
+	return sp->generation;
+}
+
+int sym_space_sections(struct sym_space *sp, const char *name, struct sym_section *out,
+		       unsigned max, unsigned *count)
+{
+	struct lk_image *imgs = NULL;
+	unsigned k = 0;
+	int n;
+
+	*count = 0;
+	n = lk_images(sp, &imgs);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct sym_image *img = imgs[i].img;
+		Elf_Scn *scn = NULL;
+		size_t shstrndx;
+
+		if (!img->elf || elf_getshdrstrndx(img->elf, &shstrndx))
+			continue;
+		while ((scn = elf_nextscn(img->elf, scn))) {
+			GElf_Shdr sh;
+			const char *sname;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+			    !(sh.sh_flags & SHF_ALLOC))
+				continue;
+			sname = elf_strptr(img->elf, shstrndx, sh.sh_name);
+			if (!sname || strcmp(sname, name))
+				continue;
+			/* The bytes must be in the file (never trust a header). */
+			if (sh.sh_offset > img->size || img->size - sh.sh_offset < sh.sh_size)
+				continue;
+			if (k < max) {
+				out[k].image = img->path;
+				out[k].image_id = (uint64_t)(uintptr_t)img;
+				out[k].addr = sh.sh_addr + imgs[i].bias;
+				out[k].vaddr = sh.sh_addr;
+				out[k].data = img->data + sh.sh_offset;
+				out[k].size = sh.sh_size;
+			}
+			k++;
+		}
+	}
+	free(imgs);
+	*count = k;
+	return 0;
+}
