@@ -20,11 +20,15 @@ static const char report_usage[] =
 	"Reads psup record files (default: psup.cbor), merges them and prints the\n"
 	"profile.\n"
 	"\n"
-	"  --format FMT        text (default), markdown or json\n"
+	"  --format FMT        text (default), markdown or json; for a causal\n"
+	"                      profile also html (one self-contained file, an SVG\n"
+	"                      plot per line) or coz (Coz's profile.coz format, for\n"
+	"                      `coz plot`)\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
 	"                      lines, threads, top-down, bottom-up, flat (functions\n"
-	"                      and lines), all (default: summary, images,\n"
-	"                      functions, lines, threads)\n"
+	"                      and lines), causal, all (default: summary, images,\n"
+	"                      functions, lines, threads, plus causal when the\n"
+	"                      files hold causal experiments)\n"
 	"  --top N             rows per table and functions of bottom-up (default:\n"
 	"                      20 for text and markdown, all for json; 0 means all)\n"
 	"  --min-percent P     hide rows below P percent of the samples, and tree\n"
@@ -48,7 +52,7 @@ static int parse_views(const char *arg, unsigned *views)
 		{ "summary", REP_VIEW_SUMMARY }, { "images", REP_VIEW_IMAGES },
 		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
 		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
-		{ "bottom-up", REP_VIEW_BOTTOM_UP },
+		{ "bottom-up", REP_VIEW_BOTTOM_UP }, { "causal", REP_VIEW_CAUSAL },
 		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
@@ -66,7 +70,7 @@ static int parse_views(const char *arg, unsigned *views)
 		}
 		if (!found && n) {
 			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, "
-			       "top-down, bottom-up, flat, all)",
+			       "top-down, bottom-up, flat, causal, all)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -100,7 +104,7 @@ int cmd_report(int argc, char **argv)
 	char *const *files;
 	const char *output = NULL;
 	struct rep_profile *p = NULL;
-	bool top_set = false, min_set = false, depth_set = false;
+	bool top_set = false, min_set = false, depth_set = false, view_set = false;
 	FILE *out = stdout;
 	char err[512];
 	int c, rc, nfiles, status = 1;
@@ -118,14 +122,19 @@ int cmd_report(int argc, char **argv)
 				opt.format = REP_FORMAT_MARKDOWN;
 			else if (strcmp(optarg, "json") == 0)
 				opt.format = REP_FORMAT_JSON;
+			else if (strcmp(optarg, "html") == 0)
+				opt.format = REP_FORMAT_HTML;
+			else if (strcmp(optarg, "coz") == 0)
+				opt.format = REP_FORMAT_COZ;
 			else {
-				pr_err("report: unknown format '%s' (text, markdown, json)", optarg);
+				pr_err("report: unknown format '%s' (text, markdown, json, html, coz)", optarg);
 				return 2;
 			}
 			break;
 		case OPT_VIEW:
 			if (parse_views(optarg, &opt.views))
 				return 2;
+			view_set = true;
 			break;
 		case OPT_TOP: {
 			long n;
@@ -211,6 +220,17 @@ int cmd_report(int argc, char **argv)
 		if (rep_profile_truncated(p, &nrec))
 			pr_warn("%s: truncated after %zu records (the recording was cut short)",
 				files[i], nrec);
+	}
+	/* A causal recording is read for its causal profile first. */
+	if (!view_set && rep_profile_has_causal(p))
+		opt.views |= REP_VIEW_CAUSAL;
+	if ((opt.format == REP_FORMAT_HTML || opt.format == REP_FORMAT_COZ) &&
+	    !rep_profile_has_causal(p)) {
+		pr_err("report: --format %s needs causal experiments, and %s %s none (record with "
+		       "psup run -p FILE:LINE, --latency, --causal or --runs)",
+		       opt.format == REP_FORMAT_HTML ? "html" : "coz", nfiles == 1 ? files[0] : "these files",
+		       nfiles == 1 ? "has" : "have");
+		goto out;
 	}
 	if (output) {
 		out = fopen(output, "w");

@@ -219,6 +219,7 @@ void rep_profile_free(struct rep_profile *p)
 	for (uint32_t i = 0; i < p->nruns; i++)
 		free(p->runs[i].argv);
 	free(p->runs);
+	rep_causal_free(p->causal);
 	free(p);
 }
 
@@ -288,6 +289,8 @@ static const char *rec_names[] = {
 	[REP_REC_LOC] = "loc", [REP_REC_NODE] = "node", [REP_REC_SAMPLES] = "samples",
 	[REP_REC_LOST] = "lost", [REP_REC_EXEC] = "exec", [REP_REC_EXIT] = "exit",
 	[REP_REC_END] = "end", [REP_REC_THREAD_TIMES] = "thread_times",
+	[REP_REC_EXPERIMENT] = "experiment", [REP_REC_LINE_SAMPLES] = "line_samples",
+	[REP_REC_CAUSAL_INFO] = "causal_info",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -807,6 +810,10 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		run->end_lost = r->u[REP_K_LOST];
 		run->unwind_failures = r->u[REP_K_UNWIND_FAILURES];
 		return 0;
+	case REP_REC_EXPERIMENT:
+	case REP_REC_LINE_SAMPLES:
+	case REP_REC_CAUSAL_INFO:
+		return rep_causal_apply(c, r);
 	default:
 		/* unknown record types are a newer recorder's business */
 		return 0;

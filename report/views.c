@@ -1700,6 +1700,13 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		topt = *t;
 	if (!(topt.min_percent >= 0.0))
 		topt.min_percent = 0.0;
+	/* html and coz are causal-only formats: the causal view is the output */
+	if (opt.format == REP_FORMAT_HTML || opt.format == REP_FORMAT_COZ) {
+		rc = rep_causal_print(p, &opt, out);
+		if (!rc && (fflush(out) != 0 || ferror(out)))
+			rc = -EIO;
+		return rc;
+	}
 	rc = agg_build(&a, p);
 	if (rc)
 		goto out;
@@ -1730,6 +1737,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		rc = view_tree(&a, &opt, &topt, out, &td, false);
 	if (!rc && (opt.views & REP_VIEW_BOTTOM_UP))
 		rc = view_tree(&a, &opt, &topt, out, &bu, true);
+	if (!rc && (opt.views & REP_VIEW_CAUSAL))
+		rc = rep_causal_print(p, &opt, out);
 	if (!rc && opt.format == REP_FORMAT_JSON) {
 		bool f = true;
 
