@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# End-to-end mode (--runs N, no progress point): the program runs N times,
+# one experiment per run, the whole run's time being the measure; psup exits
+# with the last run's status. Then scopes: by default experiments only pick
+# lines of the main executable's sources (never libc's); --scope GLOB
+# narrows them to matching source paths.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/causal-lib.sh"
+cd "$WORK"
+
+run_psup 120 run -q -o e.cbor --runs 6 -- "$TARGETS/causal-short" 100 5
+expect_rc 5
+[ "$(grep -c '^items 200$' "$WORK/out")" -eq 6 ] || fail "--runs 6: the program did not run 6 times: $(cat "$WORK/out")"
+causal_report e.cbor e.json
+jq_check e.json '.causal.info.experiments == 6' "--runs 6: $(jq .causal.info.experiments e.json) experiments, expected one per run"
+jq_check e.json '[(.causal.lines + .causal.insufficient)[].experiments] | add == 6' \
+	"--runs 6: the lines' experiments do not add up to 6"
+
+run_psup 120 run -q -o d.cbor --experiment-ms 50 -p causal_amdahl_round_done -- "$TARGETS/causal-amdahl" 4
+expect_rc 0
+causal_report d.cbor d.json
+jq_check d.json '[(.causal.lines + .causal.insufficient)[]] | length > 0' "no experiments at all"
+jq_check d.json '[(.causal.lines + .causal.insufficient)[].path] | all(test("tests/targets/causal-[a-z0-9-]+\\.[ch]$"))' \
+	"default scope: experiments on lines outside the program's own sources: $(jq -c '[(.causal.lines + .causal.insufficient)[].path] | unique' d.json)"
+
+run_psup 120 run -q -o s.cbor --experiment-ms 50 --scope '*/causal-amdahl.c' -p causal_amdahl_round_done -- "$TARGETS/causal-amdahl" 4
+expect_rc 0
+causal_report s.cbor s.json
+jq_check s.json '[(.causal.lines + .causal.insufficient)[]] | length > 0' "--scope: no experiments at all"
+jq_check s.json '[(.causal.lines + .causal.insufficient)[].path] | all(endswith("/causal-amdahl.c"))' \
+	"--scope: experiments on lines outside the scope: $(jq -c '[(.causal.lines + .causal.insufficient)[].path] | unique' s.json)"
+check_nothing_left
