@@ -48,6 +48,7 @@ struct cz_thread {
 	int64_t excess;    /* ns lost beyond what was asked (Coz's excess sleep) */
 	bool blocked;      /* switched out not preempted, or found in a call */
 	bool futex_block;  /* attach: blocked on a futex, credit at switch-in */
+	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
 };
 
 struct cz_proc {
@@ -57,7 +58,14 @@ struct cz_proc {
 	struct psup_u64map pcs; /* pc (| 1<<63 for return addresses) -> line + 1 */
 };
 
-enum cz_state { CZ_IDLE, CZ_RUNNING, CZ_COOLOFF };
+/* SETTLING: the experiment's time is up; no more samples count, and the
+ * threads that can pay their remaining debt do, before the end is taken:
+ * with samples reaching psup a few ms late, forgiving the last debts would
+ * count delays (the paper's D) that were never inserted. */
+enum cz_state { CZ_IDLE, CZ_RUNNING, CZ_SETTLING, CZ_COOLOFF };
+/* Longest settling: a thread that keeps running without stopping (a stop
+ * refused, an exit) must not hold the experiment open. */
+#define SETTLE_MAX_NS (20ULL * 1000000ULL)
 
 struct exp_causal {
 	struct exp_causal_config cfg;
@@ -79,7 +87,7 @@ struct exp_causal {
 
 	enum cz_state state;
 	uint64_t length;             /* current experiment length */
-	uint64_t t_start, t_cool_end;
+	uint64_t t_start, t_cool_end, t_settle;
 	int64_t sel;                 /* selected line index, -1 none */
 	unsigned speedup;
 	uint64_t delay_ns;           /* per unit during the experiment */
@@ -405,8 +413,11 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
 
 bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6])
 {
-	(void)c;
 	(void)tid;
+	/* Crediting only matters while delays are being inserted: without
+	 * them the call's exit stop (tens of us) would buy nothing. */
+	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+		return false;
 	if (nr == SYS_futex) {
 		switch ((unsigned)args[1] & FUTEX_CMD_MASK) {
 		case FUTEX_WAIT:
@@ -441,7 +452,7 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	struct cz_thread *t = thread_find(c, tid);
 	uint64_t owed;
 
-	if (!t || c->state != CZ_RUNNING || !c->delay_ns)
+	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
 		return 0;
 	if (in_syscall) {
 		t->blocked = true;
@@ -449,6 +460,8 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	}
 	owed = exp_causal_owed(c->global, t->local, c->delay_ns, &t->excess);
 	t->local = c->global;
+	if (owed)
+		t->holding = true;
 	return owed;
 }
 
@@ -458,15 +471,19 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
 
 	c->pause_ns += lost_ns;
 	c->pauses++;
-	if (t)
+	if (t) {
 		t->excess += (int64_t)lost_ns - (int64_t)asked_ns;
+		t->holding = false;
+	}
 }
 
 unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max)
 {
 	unsigned n = 0;
+	/* Settling: every debt is worth a stop. */
+	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
 
-	if (c->state != CZ_RUNNING || !c->delay_ns)
+	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
 		return 0;
 	for (size_t i = 0; i < c->threads.cap && n < max; i++) {
 		if (!c->threads.keys[i] || !c->threads.vals[i])
@@ -475,7 +492,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		if (t->blocked || t->local >= c->global)
 			continue;
 		int64_t excess = t->excess;
-		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= c->cfg.pause_min_ns)
+		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min)
 			tids[n++] = t->tid;
 	}
 	return n;
@@ -490,6 +507,7 @@ static void forgive_all(struct exp_causal *c)
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		t->local = 0;
+		t->holding = false;
 	}
 	c->global = 0;
 }
@@ -625,11 +643,36 @@ static int end_experiment(struct exp_causal *c, uint64_t now, bool cut)
 	return err;
 }
 
+/* Whether every thread that can pay has paid (blocked ones pay or are
+ * credited when they run again: Coz 3.4.1). */
+static bool settled(struct exp_causal *c)
+{
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		if (t->holding)
+			return false;
+		if (t->blocked || t->local >= c->global)
+			continue;
+		int64_t excess = t->excess;
+		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess))
+			return false;
+	}
+	return true;
+}
+
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
 {
 	switch (c->state) {
 	case CZ_RUNNING:
-		if (now - c->t_start >= c->length)
+		if (now - c->t_start < c->length)
+			return 0;
+		c->state = CZ_SETTLING;
+		c->t_settle = now;
+		/* fall through */
+	case CZ_SETTLING:
+		if (!c->delay_ns || settled(c) || now - c->t_settle >= SETTLE_MAX_NS)
 			return end_experiment(c, now, false);
 		return 0;
 	case CZ_COOLOFF:
@@ -663,8 +706,8 @@ int exp_causal_finish(struct exp_causal *c, uint64_t now)
 {
 	int err = 0;
 
-	if (c->state == CZ_RUNNING)
-		err = end_experiment(c, now, true);
+	if (c->state == CZ_RUNNING || c->state == CZ_SETTLING)
+		err = end_experiment(c, now, c->state == CZ_RUNNING);
 	c->state = CZ_IDLE;
 	c->delay_ns = 0;
 	if (err == 0)
@@ -705,7 +748,7 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out)
 	*out = c->st;
 	out->lines = (unsigned)c->nlines;
 	out->experiment_ns = c->length;
-	out->running = c->state == CZ_RUNNING;
+	out->running = c->state == CZ_RUNNING || c->state == CZ_SETTLING;
 	out->file = out->running && c->sel >= 0 ? c->lines[c->sel].file : NULL;
 	out->line = out->running && c->sel >= 0 ? c->lines[c->sel].line : 0;
 	out->speedup_pct = c->speedup;

@@ -1,0 +1,322 @@
+/* The causal experiment engine's pure parts (speedup choice, length
+ * doubling, owed time), its accounting on synthetic samples of this very
+ * program (minimizing delays, crediting, inheritance, excess, settling), and
+ * psup's seccomp filter loaded into a child without a tracer, where every
+ * call it traps fails with ENOSYS. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/filter.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "experiments/experiments.h"
+#include "supervisor/supervisor.h"
+#include "symbols/symbols.h"
+#include "tap.h"
+
+#define MS 1000000ULL
+
+static void test_speedup_distribution(void)
+{
+	uint64_t rng = 12345;
+	unsigned counts[21] = { 0 };
+	const unsigned n = 20000;
+	bool bad = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned s = exp_causal_pick_speedup(&rng);
+		if (s > 100 || s % 5)
+			bad = true;
+		else
+			counts[s / 5]++;
+	}
+	CHECK(!bad);
+	/* P(0) = 1/2: 10000 expected, sd ~71. */
+	CHECK(counts[0] > 9400 && counts[0] < 10600);
+	/* The rest uniform over 5..100: 500 each, sd ~22. */
+	for (unsigned k = 1; k <= 20; k++)
+		CHECK(counts[k] > 380 && counts[k] < 620);
+}
+
+static void test_length(void)
+{
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 5, 5), 10 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 4, 5), 20 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 0, 5), 20 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(1500 * MS, 2000 * MS, 0, 5), 2000 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(2000 * MS, 2000 * MS, 0, 5), 2000 * MS);
+}
+
+static void test_owed(void)
+{
+	int64_t excess = 0;
+
+	CHECK_EQ_INT(exp_causal_owed(10, 10, MS, &excess), 0);
+	CHECK_EQ_INT(exp_causal_owed(10, 12, MS, &excess), 0);
+	CHECK_EQ_INT(exp_causal_owed(10, 7, MS, &excess), 3 * MS);
+	excess = (int64_t)(MS / 2);
+	CHECK_EQ_INT(exp_causal_owed(10, 7, MS, &excess), 3 * MS - MS / 2);
+	CHECK_EQ_INT(excess, 0);
+	excess = (int64_t)(5 * MS);
+	CHECK_EQ_INT(exp_causal_owed(10, 7, MS, &excess), 0);
+	CHECK_EQ_INT(excess, 2 * MS);
+	excess = -(int64_t)(MS / 4);
+	CHECK_EQ_INT(exp_causal_owed(10, 9, MS, &excess), MS + MS / 4);
+	CHECK_EQ_INT(excess, 0);
+}
+
+/* The line every synthetic sample lands in. */
+__attribute__((noinline)) static int the_line(int x)
+{
+	return x * 3 + 1;
+}
+
+static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsigned n)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	for (unsigned i = 0; i < n; i++)
+		exp_causal_sample(c, sp, getpid(), tid, &pc, 1);
+}
+
+static void test_engine(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 7,
+	};
+	struct exp_causal *c;
+	struct exp_causal_stats st;
+	struct sym_space *sp;
+	pid_t tids[8];
+	const pid_t a = 1001, b = 1002, d = 1003;
+	uint64_t now = 1000 * MS;
+	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
+	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+
+	/* No experiment before any in-scope sample. */
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	samples(c, sp, a, 1);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.in_scope_samples, 1);
+	CHECK_EQ_INT(st.lines, 1);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(st.speedup_pct, 50);
+	CHECK(st.file && strstr(st.file, "test-causal.c"));
+
+	/* Coz 3.4.3: a runs the line 4 times: b owes 4 x 0.5 ms, a nothing. */
+	samples(c, sp, a, 4);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+	CHECK_EQ_INT(tids[0], b);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
+	/* Paid: nothing more owed. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	exp_causal_held(c, b, 2 * MS, 2 * MS);
+
+	/* Both run the line equally: nobody pauses (not n-1 times each). */
+	for (int i = 0; i < 10; i++) {
+		samples(c, sp, a, 1);
+		samples(c, sp, b, 1);
+	}
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+
+	/* b now runs it alone: a owes, and is paused at an intercepted wake
+	 * (delays before waking anyone). */
+	samples(c, sp, b, 3);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
+	/* A hold that ran 1 ms long: the excess comes off the next debt. */
+	exp_causal_held(c, a, 3 * MS / 2, 5 * MS / 2);
+	samples(c, sp, b, 4); /* a owes 2 ms, minus 1 ms of excess */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 1 * MS);
+	exp_causal_held(c, a, MS, MS);
+
+	/* Crediting (3.4.2): a blocks in a futex wait while b runs the line;
+	 * when the wait returns, a owes nothing. */
+	CHECK(exp_causal_syscall_enter(c, a, SYS_futex, wait_args));
+	samples(c, sp, b, 6);
+	exp_causal_syscall_exit(c, a, 0);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+
+	/* A thread found blocked is not held and not a candidate. */
+	samples(c, sp, b, 4);
+	CHECK_EQ_INT(exp_causal_hold(c, a, true), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
+	exp_causal_switch(c, a, false, false); /* runs again: pays */
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+
+	/* A new thread inherits its creator's count (Coz 3.4): a's debt. */
+	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), a), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 2 * MS);
+	exp_causal_held(c, d, 2 * MS, 2 * MS);
+
+	/* The experiment ends after its length, once the debtors paid
+	 * (settling), and none is owed afterwards. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 5 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 11 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running); /* a still owes 2 ms: settling */
+	samples(c, sp, b, 10); /* no longer counted */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
+	exp_causal_held(c, a, 2 * MS, 2 * MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	/* Without progress points the length stays (nothing to double on). */
+	CHECK_EQ_INT(st.experiment_ns, 10 * MS);
+
+	/* Cool-off, then the next experiment; a program exit cuts it short
+	 * and it is dropped (it ran under half its length). */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 30 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_finish(c, now + 31 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	CHECK_EQ_INT(st.dropped, 1);
+
+	exp_causal_thread_gone(c, d);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+static void test_config(void)
+{
+	struct exp_causal_config cfg = { .fixed_speedup = -1, .fixed_line = "main.c" };
+	struct exp_causal *c = NULL;
+
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), -EINVAL);
+	cfg.fixed_line = "main.c:0";
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), -EINVAL);
+	cfg.fixed_line = "main.c:12";
+	cfg.fixed_speedup = 101;
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), -EINVAL);
+	cfg.fixed_speedup = 25;
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	/* The fixed line was never sampled: no experiment can start. */
+	CHECK_EQ_INT(exp_causal_tick(c, 1000 * MS), 0);
+	struct exp_causal_stats st;
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	exp_causal_free(c);
+}
+
+/* One call in a child under the filter: 1 when it failed with ENOSYS
+ * (trapped, no tracer), 0 otherwise. */
+struct call {
+	const char *what;
+	long nr;
+	long a0, a1, a2, a3, a4, a5;
+	bool trapped;
+};
+
+static void test_filter(void)
+{
+	static int word, word2;
+	struct sock_fprog *prog;
+	struct timespec zero = { 0, 0 };
+	sigset_t none;
+	struct call calls[] = {
+		{ "getpid", SYS_getpid, 0, 0, 0, 0, 0, 0, false },
+		{ "futex wake", SYS_futex, (long)&word, FUTEX_WAKE, 1, 0, 0, 0, true },
+		{ "futex wake private", SYS_futex, (long)&word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0, true },
+		{ "futex wait (value differs)", SYS_futex, (long)&word, FUTEX_WAIT_PRIVATE, 5, 0, 0, 0, true },
+		{ "futex wait_bitset realtime", SYS_futex, (long)&word,
+		  FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 5, 0, 0, -1, true },
+		{ "futex cmp_requeue", SYS_futex, (long)&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1,
+		  (long)&word2, 5, true },
+		{ "futex unlock_pi", SYS_futex, (long)&word2, FUTEX_UNLOCK_PI_PRIVATE, 0, 0, 0, 0, true },
+		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false },
+		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true },
+		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true },
+		{ "read", SYS_read, -1, 0, 0, 0, 0, 0, false },
+	};
+	const unsigned n = sizeof(calls) / sizeof(calls[0]);
+	int fds[2];
+	char got[32] = { 0 };
+
+	sigemptyset(&none);
+	CHECK_EQ_INT(sup_seccomp_filter(&prog), 0);
+	CHECK(pipe(fds) == 0);
+	/* The C mirror of the filter agrees with the table. */
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t args[6] = { (uint64_t)calls[i].a0, (uint64_t)calls[i].a1, (uint64_t)calls[i].a2,
+				     (uint64_t)calls[i].a3, (uint64_t)calls[i].a4, (uint64_t)calls[i].a5 };
+		if (sup_seccomp_traps((int)calls[i].nr, args) != calls[i].trapped)
+			fprintf(stderr, "sup_seccomp_traps disagrees on %s\n", calls[i].what);
+		CHECK(sup_seccomp_traps((int)calls[i].nr, args) == calls[i].trapped);
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char out[32];
+		if (sup_seccomp_install(prog) < 0)
+			_exit(3);
+		for (unsigned i = 0; i < n; i++) {
+			long tid = syscall(SYS_gettid);
+			if (calls[i].nr == SYS_tgkill) {
+				calls[i].a0 = getpid();
+				calls[i].a1 = tid;
+			}
+			errno = 0;
+			long r = syscall(calls[i].nr, calls[i].a0, calls[i].a1, calls[i].a2, calls[i].a3,
+					 calls[i].a4, calls[i].a5);
+			out[i] = r == -1 && errno == ENOSYS ? 'T' : '-';
+		}
+		if (write(fds[1], out, n) != (ssize_t)n)
+			_exit(4);
+		_exit(0);
+	}
+	int status;
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(read(fds[0], got, n) == (ssize_t)n);
+	for (unsigned i = 0; i < n; i++) {
+		bool trapped = got[i] == 'T';
+		if (trapped != calls[i].trapped)
+			fprintf(stderr, "%s: %s under the filter\n", calls[i].what,
+				trapped ? "trapped" : "not trapped");
+		CHECK(trapped == calls[i].trapped);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	free(prog->filter);
+	free(prog);
+}
+
+int main(void)
+{
+	test_speedup_distribution();
+	test_length();
+	test_owed();
+	test_engine();
+	test_config();
+	test_filter();
+	return tap_done();
+}
