@@ -598,3 +598,11 @@ void cmd_causal_release(void)
 	cz.nlatency_dup = 0;
 	cz.sup = NULL;
 }
+
+void cmd_causal_thread_exiting(pid_t tid, pid_t pid)
+{
+	/* The last chance to read psup.h counters: after the reaping the
+	 * memory is gone (exact counts at exit: t5100-causal-count). */
+	if (cz.enabled && cz.pp)
+		exp_progress_thread_exiting(cz.pp, tid, pid);
+}

@@ -93,4 +93,8 @@ int cmd_causal_finish(void);
 const char *cmd_causal_progress(void);
 void cmd_causal_release(void);
 
+/* Thread tid of pid is at its PTRACE_EVENT_EXIT stop (added by
+ * causal-progress): psup.h counters are read while the memory is there. */
+void cmd_causal_thread_exiting(pid_t tid, pid_t pid);
+
 #endif

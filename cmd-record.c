@@ -521,6 +521,12 @@ static void write_thread_times(struct rec *r, pid_t tid, bool exited)
 	rec_write_failed(r, rep_write_thread_times(r->w, tid, now, &tt));
 }
 
+static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
+{
+	(void)arg;
+	cmd_causal_thread_exiting(tid, pid);
+}
+
 static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 {
 	struct rec *r = arg;
@@ -912,6 +918,7 @@ static const struct sup_hooks *rec_hooks(struct rec *r)
 		.exec = on_exec,
 		.process_exit = on_process_exit,
 		.arg = r,
+		.thread_exiting = on_thread_exiting,
 	};
 	return &h;
 }

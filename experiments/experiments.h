@@ -280,10 +280,10 @@ int exp_progress_process(struct exp_progress *pp, struct sym_space *sp, pid_t pi
  * process's counters count from when they are found: right for attach
  * and for forked children, whose counters start with the parent's counts. */
 void exp_progress_process_exec(struct exp_progress *pp, pid_t pid);
-/* Exit or exec: counters of pid gone (read a last time when still
- * readable, e.g. at the last thread's PTRACE_EVENT_EXIT stop; after an
- * exec the visits since the previous read are lost). Its threads'
- * breakpoints are closed, their counts kept. */
+/* Exit or exec: counters of pid gone; their last values read stand (see
+ * exp_progress_thread_exiting(); after a single-threaded exec the visits
+ * since the previous read are lost). Its threads' breakpoints are closed,
+ * their counts kept. */
 void exp_progress_process_end(struct exp_progress *pp, pid_t pid);
 /* A new thread (before it runs user code): open its breakpoint counters.
  * The process need not be looked up yet. 0 or -errno (-ENOMEM); a thread
@@ -292,6 +292,12 @@ int exp_progress_thread_new(struct exp_progress *pp, pid_t tid, pid_t pid);
 /* The thread exited or psup detaches from it: read its counters a last
  * time, close them. */
 void exp_progress_thread_gone(struct exp_progress *pp, pid_t tid);
+/* Thread tid of pid is at its PTRACE_EVENT_EXIT stop (sup_hooks
+ * thread_exiting): its process's memory is still there, so the psup.h
+ * counters are read now; at the last thread's exit this is their final
+ * count (exp_progress_process_end() comes after the reaping, too late to
+ * read anything). One process_vm_readv; nothing when pid has none. */
+void exp_progress_thread_exiting(struct exp_progress *pp, pid_t tid, pid_t pid);
 /* A sample's ip (pcs[0]) in process pid: counts for sampled points. No
  * allocation, no system call. */
 void exp_progress_sample(struct exp_progress *pp, pid_t pid, uint64_t pc);

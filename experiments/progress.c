@@ -633,6 +633,25 @@ static int proc_scan_sources(struct exp_progress *pp, struct prog_proc *pr, stru
 	return 0;
 }
 
+/* Reads pr's counters now, keeping the last values when the process
+ * cannot be read (gone, exiting). */
+static void proc_read_counters(struct prog_proc *pr)
+{
+	if (!pr->nctrs)
+		return;
+	for (unsigned k = 0; k < pr->nctrs; k++) {
+		pr->iov_local[k].iov_base = &pr->vals[k];
+		pr->iov_local[k].iov_len = sizeof(uint64_t);
+		pr->iov_remote[k].iov_base = (void *)(uintptr_t)pr->ctrs[k].addr;
+		pr->iov_remote[k].iov_len = sizeof(uint64_t);
+	}
+	if (read_u64s(pr->pid, pr->iov_local, pr->iov_remote, pr->nctrs))
+		return;
+	for (unsigned k = 0; k < pr->nctrs; k++)
+		if (pr->vals[k] >= pr->ctrs[k].last)
+			pr->ctrs[k].last = pr->vals[k];
+}
+
 int exp_progress_process(struct exp_progress *pp, struct sym_space *sp, pid_t pid)
 {
 	struct prog_proc *pr = proc_get(pp, pid);
@@ -687,24 +706,22 @@ void exp_progress_process_end(struct exp_progress *pp, pid_t pid)
 			thread_prune(pp, &pp->threads[i], NULL);
 	if (!pr)
 		return;
-	if (pr->nctrs) {
-		/* Readable at the exit stop of the last thread (the mm is still
-		 * there); after an exec or once reaped, the last values read stand. */
-		for (unsigned i = 0; i < pr->nctrs; i++) {
-			pr->iov_local[i].iov_base = &pr->vals[i];
-			pr->iov_local[i].iov_len = sizeof(uint64_t);
-			pr->iov_remote[i].iov_base = (void *)(uintptr_t)pr->ctrs[i].addr;
-			pr->iov_remote[i].iov_len = sizeof(uint64_t);
-		}
-		if (!read_u64s(pid, pr->iov_local, pr->iov_remote, pr->nctrs))
-			for (unsigned i = 0; i < pr->nctrs; i++)
-				if (pr->vals[i] >= pr->ctrs[i].last)
-					pr->ctrs[i].last = pr->vals[i];
-		for (unsigned i = 0; i < pr->nctrs; i++)
-			pp->points[pr->ctrs[i].point].retired += pr->ctrs[i].last - pr->ctrs[i].base;
-	}
+	/* No read here: after an exec the addresses are the new image's, and
+	 * after the reaping the pid may be another process's. The last values
+	 * read stand, so exp_progress_thread_exiting() reads at each exit stop. */
+	for (unsigned i = 0; i < pr->nctrs; i++)
+		pp->points[pr->ctrs[i].point].retired += pr->ctrs[i].last - pr->ctrs[i].base;
 	proc_release(pr);
 	*pr = pp->procs[--pp->nprocs];
+}
+
+void exp_progress_thread_exiting(struct exp_progress *pp, pid_t tid, pid_t pid)
+{
+	struct prog_proc *pr = proc_find(pp, pid);
+
+	(void)tid;
+	if (pr)
+		proc_read_counters(pr);
 }
 
 /* ---- threads ---- */
@@ -810,19 +827,8 @@ static void read_live(struct exp_progress *pp, uint64_t *sums)
 	for (unsigned i = 0; i < pp->nprocs; i++) {
 		struct prog_proc *pr = &pp->procs[i];
 
-		if (!pr->nctrs)
-			continue;
-		for (unsigned k = 0; k < pr->nctrs; k++) {
-			pr->iov_local[k].iov_base = &pr->vals[k];
-			pr->iov_local[k].iov_len = sizeof(uint64_t);
-			pr->iov_remote[k].iov_base = (void *)(uintptr_t)pr->ctrs[k].addr;
-			pr->iov_remote[k].iov_len = sizeof(uint64_t);
-		}
 		/* A process that is exiting keeps its last values. */
-		if (!read_u64s(pr->pid, pr->iov_local, pr->iov_remote, pr->nctrs))
-			for (unsigned k = 0; k < pr->nctrs; k++)
-				if (pr->vals[k] >= pr->ctrs[k].last)
-					pr->ctrs[k].last = pr->vals[k];
+		proc_read_counters(pr);
 		for (unsigned k = 0; k < pr->nctrs; k++)
 			sums[pr->ctrs[k].point] += pr->ctrs[k].last - pr->ctrs[k].base;
 	}

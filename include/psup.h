@@ -1,12 +1,12 @@
 /*
  * psup.h: source-level progress points for psup's causal profiler.
  *
- * Header only: no library, no link flag, no initialization. Each macro is a
- * relaxed atomic increment of a static counter that lives in the ELF section
- * "psup_points" of the binary or shared library it is compiled into. psup
- * finds the section from the file's section headers (stripped binaries keep
- * them) and reads the counters from the running program's memory; without
- * psup they are just counters nobody reads (one `lock add` per visit).
+ * Header only: no library, no link flag, no initialization. Each macro is an
+ * atomic increment of a counter that lives in the ELF section "psup_points"
+ * of the binary or shared library it is compiled into. psup finds the
+ * section from the file's section headers (stripped binaries keep them)
+ * and reads the counters from the running program's memory; without psup
+ * they are counters nobody reads (one `lock incq` per visit, a few ns).
  *
  *   #include "psup.h"
  *   while (next_request(&r)) {
@@ -48,38 +48,45 @@ struct psup_point_header {
 #define PSUP__STR2(x) #x
 #define PSUP__STR(x) PSUP__STR2(x)
 
-/* Keep the counters even under --gc-sections (SHF_GNU_RETAIN, GCC 11+,
- * Clang 13+); `used` alone keeps them from the compiler only. */
-#if defined(__has_attribute)
-#if __has_attribute(retain)
-#define PSUP__RETAIN , retain
-#endif
-#endif
-#ifndef PSUP__RETAIN
-#define PSUP__RETAIN
-#endif
+/*
+ * Each use emits its record into the section with inline assembly and
+ * increments the record's count with one `lock incq`. Not a static
+ * variable with a section attribute: GCC drops that attribute for the
+ * statics of C++ inline functions and templates (COMDAT objects), and the
+ * counters would be lost. A copy of the code made by the compiler (inlining,
+ * cloning, a template instantiated twice) gets its own record with the
+ * same name; psup adds them up. x86-64 (psup's only target), AT&T syntax
+ * (the compiler's default). The name is pasted into the assembly: a plain
+ * string literal, without '%', '"' or '\\'.
+ */
+#define PSUP__KIND_THROUGHPUT 1
+#define PSUP__KIND_BEGIN 2
+#define PSUP__KIND_END 3
 
 #define PSUP__POINT(kind_, name_)                                                          \
-	do {                                                                               \
-		static struct {                                                            \
-			struct psup_point_header h;                                        \
-			char name[sizeof(name_)];                                          \
-		} psup__point                                                              \
-			__attribute__((section("psup_points"), used, aligned(8) PSUP__RETAIN)) \
-			= { { PSUP_POINT_MAGIC, 0, (kind_),                                \
-				  (unsigned int)(sizeof(struct psup_point_header) +        \
-						 sizeof(name_)) },                         \
-				name_ };                                                   \
-		__atomic_fetch_add(&psup__point.h.count, 1ULL, __ATOMIC_RELAXED);          \
-	} while (0)
+	__asm__ __volatile__(".pushsection psup_points,\"aw\",@progbits\n\t"                \
+			     ".balign 8\n"                                                \
+			     "771:\n\t"                                                   \
+			     ".quad 0x31544e5050555350\n\t"                               \
+			     ".quad 0\n\t"                                                \
+			     ".long " PSUP__STR(kind_) "\n\t"                             \
+			     ".long 772f - 771b\n\t"                                      \
+			     ".asciz \"" name_ "\"\n"                                      \
+			     "772:\n\t"                                                   \
+			     ".balign 8\n\t"                                              \
+			     ".popsection\n\t"                                            \
+			     "lock incq 771b+8(%%rip)"                                    \
+			     :                                                            \
+			     :                                                            \
+			     : "cc")
 
 /* One unit of work done here (throughput), named after the file and line. */
-#define PSUP_PROGRESS PSUP__POINT(PSUP_POINT_THROUGHPUT, __FILE__ ":" PSUP__STR(__LINE__))
+#define PSUP_PROGRESS PSUP__POINT(PSUP__KIND_THROUGHPUT, __FILE__ ":" PSUP__STR(__LINE__))
 /* The same with a name (a string literal). */
-#define PSUP_PROGRESS_NAMED(name) PSUP__POINT(PSUP_POINT_THROUGHPUT, name)
+#define PSUP_PROGRESS_NAMED(name) PSUP__POINT(PSUP__KIND_THROUGHPUT, name)
 /* A transaction called name (a string literal) begins / ends here: psup
  * computes its latency with Little's law from the two counts. */
-#define PSUP_BEGIN(name) PSUP__POINT(PSUP_POINT_BEGIN, name)
-#define PSUP_END(name) PSUP__POINT(PSUP_POINT_END, name)
+#define PSUP_BEGIN(name) PSUP__POINT(PSUP__KIND_BEGIN, name)
+#define PSUP_END(name) PSUP__POINT(PSUP__KIND_END, name)
 
 #endif

@@ -457,6 +457,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	case SUP_STOP_EXIT:
 		/* Rule 8: resumed at once, even when detaching. */
 		t->flags |= SUP_THREAD_EXITING;
+		if (s->hooks.thread_exiting)
+			s->hooks.thread_exiting(s->hooks.arg, t->tid, t->pid);
 		break;
 	default:
 		break;

@@ -72,6 +72,11 @@ struct sup_hooks {
 	/* A process ended: status >= 0 for an exit, signal > 0 when killed. */
 	void (*process_exit)(void *arg, pid_t pid, int status, int signal);
 	void *arg;
+	/* The thread is at its PTRACE_EVENT_EXIT stop: it runs no more user
+	 * code and its process's memory is still readable (the last chance to
+	 * read counters there: psup.h progress points). It is resumed right
+	 * after the call (rule 8): nothing slow here. */
+	void (*thread_exiting)(void *arg, pid_t tid, pid_t pid);
 };
 
 enum sup_spawn_flags {
