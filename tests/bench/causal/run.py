@@ -24,8 +24,9 @@ time and print how many units of progress they made, so
                       `report --format json` curve, Coz's curve computed the
                       way Coz's viewer does (viewer/js/profile.js: per speedup,
                       sum of durations / sum of visits against the 0% baseline),
-                      linearly interpolated between measured speedups; median
-                      over the rounds;
+                      linearly interpolated between measured speedups (or the
+                      nearest within 15 points at the ends); median over the
+                      rounds;
   error             = |prediction - actual| in percentage points; the table
                       ends with each tool's mean absolute error (MAE).
 
@@ -99,7 +100,10 @@ def interpolate(curve, x):
     if lo and hi:
         (s0, v0), (s1, v1) = lo[-1], hi[0]
         return v0 + (v1 - v0) * (x - s0) / (s1 - s0)
-    return None  # no extrapolation: a missing point counts as missing
+    # No extrapolation: the nearest measured speedup within 15 points, else
+    # the prediction counts as missing.
+    near = min(curve, key=lambda p: abs(p[0] - x))
+    return near[1] if abs(near[0] - x) <= 15 else None
 
 
 def coz_curve(profile, path_line):
