@@ -68,6 +68,10 @@ struct causal_cmd {
 	struct psup_u64map spaces; /* pid -> struct sym_space * (not owned) */
 	uint64_t run_start;
 	char progress[96];
+	void (*drain)(void *arg);
+	void *drain_arg;
+	bool draining;
+	bool bad_end;            /* check_end() said the options named nothing */
 };
 
 static struct causal_cmd cz = { .runs = 1, .speedup = -1 };
@@ -311,6 +315,12 @@ int cmd_causal_header(void)
 	return fail(rep_write_causal_info(cz.w, &ci));
 }
 
+void cmd_causal_set_drain(void (*fn)(void *arg), void *arg)
+{
+	cz.drain = fn;
+	cz.drain_arg = arg;
+}
+
 /* ---- supervisor hooks -------------------------------------------------- */
 
 static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
@@ -329,9 +339,21 @@ static void hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost)
 
 static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
 {
+	struct exp_causal_stats st;
+
 	(void)arg;
 	if (cz.failed)
 		return false;
+	/* Samples reach psup a few ms after they are taken: before deciding
+	 * what this thread owes ahead of a call that blocks or wakes, take
+	 * them all, or the delays of line executions already past would be
+	 * credited to it (it blocks first) instead of executed. */
+	exp_causal_stats(cz.eng, &st);
+	if (st.running && st.speedup_pct && cz.drain && !cz.draining) {
+		cz.draining = true;
+		cz.drain(cz.drain_arg);
+		cz.draining = false;
+	}
 	return exp_causal_syscall_enter(cz.eng, tid, nr, args);
 }
 
@@ -549,6 +571,8 @@ int cmd_causal_run_end(void)
 	return fail(exp_causal_run_end(cz.eng, psup_now_ns()));
 }
 
+static bool check_end(void);
+
 int cmd_causal_finish(void)
 {
 	struct exp_causal_stats st;
@@ -571,7 +595,44 @@ int cmd_causal_finish(void)
 			(unsigned long long)ps.holds, (double)ps.lost_ns / 1e6,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops);
+	cz.bad_end = check_end();
 	return err;
+}
+
+static bool check_end(void)
+{
+	struct exp_point_value vals[MAX_SPECS];
+	struct exp_causal_stats st;
+	int n;
+
+	if (!cz.enabled || !cz.eng || cz.failed)
+		return false;
+	n = cz.pp ? exp_progress_read(cz.pp, vals, MAX_SPECS) : 0;
+	for (int i = 0; i < n && i < (int)cz.nspecs; i++) {
+		if (!vals[i].resolved) {
+			pr_err("progress point '%s' matches no code of the program (no such FILE:LINE or "
+			       "function in its images); see 'psup report' for the run", cz.specs[i].text);
+			return true;
+		}
+	}
+	if (!end_to_end() && n <= 0) {
+		pr_err("--causal: the program has no progress point (no psup.h or coz.h counter); give "
+		       "one with -p FILE:LINE|FUNCTION, --latency BEGIN,END or --sampled-progress SPEC, "
+		       "or use --runs N for whole-program time");
+		return true;
+	}
+	exp_causal_stats(cz.eng, &st);
+	if (cz.line && !st.fixed_line_seen) {
+		pr_err("--line %s: no sample of the program fell on that line (no such line in "
+		       "scope, or it never ran)", cz.line);
+		return true;
+	}
+	return false;
+}
+
+bool cmd_causal_bad_end(void)
+{
+	return cz.bad_end;
 }
 
 const char *cmd_causal_progress(void)

@@ -67,6 +67,13 @@ uint64_t cmd_causal_tick_ns(void);
 
 /* Set-up once the record file is open; period_ns the sampling period. */
 int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool attach);
+/* fn(arg) drains every thread's ring now (samples reach the engine). */
+void cmd_causal_set_drain(void (*fn)(void *arg), void *arg);
+/* At the end of psup run/attach: true (after one error line) when the
+ * causal options named nothing the program has: no progress point at all,
+ * a -p/--latency spec that matched no code, a --line never seen. The
+ * command then exits 1. */
+bool cmd_causal_bad_end(void);
 /* After the header record. */
 int cmd_causal_header(void);
 /* The session exists (after sup_spawn()/sup_attach()): pause hooks. */

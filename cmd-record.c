@@ -584,6 +584,17 @@ static void flush(struct rec *r)
 	r->last_flush_ns = psup_now_ns();
 }
 
+/* Causal profiling needs every sample taken so far before it decides
+ * what a thread owes at a synchronization call (cmd-causal.c). */
+static void drain_all(void *arg)
+{
+	struct rec *r = arg;
+
+	for (size_t i = 0; i < r->threads.cap; i++)
+		if (r->threads.keys[i] && r->threads.vals[i])
+			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
+}
+
 static void on_tick(void *arg)
 {
 	struct rec *r = arg;
@@ -976,6 +987,7 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		rec_abort(r);
 		return 1;
 	}
+	cmd_causal_set_drain(drain_all, r);
 	r->start_ns = r->last_flush_ns = psup_now_ns();
 	return 0;
 }
@@ -1082,6 +1094,8 @@ int cmd_run(int argc, char **argv)
 		res.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 		res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	}
+	if (cmd_causal_bad_end())
+		return 1; /* the causal options named nothing the program has */
 	return mirror_exit(&res);
 }
 
@@ -1121,5 +1135,6 @@ int cmd_attach(int argc, char **argv)
 	if (!r.quiet)
 		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));
 	rec_loop(&r, &res);
-	return rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
+	ret = rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
+	return cmd_causal_bad_end() ? 1 : ret;
 }

@@ -752,6 +752,7 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out)
 	out->file = out->running && c->sel >= 0 ? c->lines[c->sel].file : NULL;
 	out->line = out->running && c->sel >= 0 ? c->lines[c->sel].line : 0;
 	out->speedup_pct = c->speedup;
+	out->fixed_line_seen = c->fixed_index >= 0;
 }
 
 /* ---- lifecycle ------------------------------------------------------ */

@@ -221,6 +221,7 @@ struct exp_causal_stats {
 	bool running;
 	const char *file;       /* current experiment's line (NULL when none) */
 	unsigned line, speedup_pct;
+	bool fixed_line_seen;   /* --line: a sample fell on it */
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 
