@@ -55,7 +55,7 @@ struct prog_point {
 	uint64_t sampled;     /* ORIGIN_SAMPLED: samples in the code */
 	bool resolved;
 	/* notes said once */
-	bool noted_line, noted_files, noted_missing, noted_nospace, noted_rate;
+	bool noted_line, noted_files, noted_missing, noted_nospace, noted_rate, noted_coz;
 	uint64_t nospace;     /* (thread, site) pairs without a debug register */
 	/* visit rate */
 	uint64_t rate_count, rate_ns;
@@ -88,9 +88,18 @@ struct prog_proc {
 	unsigned nctrs, capctrs;
 	uint64_t *scanned; /* image ids (sections already parsed) */
 	unsigned nscanned, capscanned;
+	uint64_t *coz;     /* coz.h sites set up (their `_counter` addresses) */
+	unsigned ncoz, capcoz;
+	struct prog_scratch *scratch; /* per image: next free byte after its bss */
+	unsigned nscratch, capscratch;
 	struct iovec *iov_local, *iov_remote; /* one per counter, for reads */
 	uint64_t *vals;
 	unsigned capiov;
+};
+
+struct prog_scratch {
+	uint64_t image_id;
+	uint64_t next;
 };
 
 struct prog_bp {
@@ -161,7 +170,7 @@ static const char *point_label(const struct prog_point *p)
 	case ORIGIN_SAMPLED:
 		return "--sampled-progress";
 	case ORIGIN_SOURCE:
-		return "psup.h point";
+		return "source-level point";
 	default:
 		return p->kind == EXP_POINT_THROUGHPUT ? "-p" : "--latency";
 	}
@@ -188,6 +197,8 @@ static void proc_release(struct prog_proc *pr)
 	free(pr->sites);
 	free(pr->ctrs);
 	free(pr->scanned);
+	free(pr->coz);
+	free(pr->scratch);
 	free(pr->iov_local);
 	free(pr->iov_remote);
 	free(pr->vals);
@@ -652,6 +663,103 @@ static void proc_read_counters(struct prog_proc *pr)
 			pr->ctrs[k].last = pr->vals[k];
 }
 
+/*
+ * Coz's coz.h without libcoz: each COZ_ macro site counts only once its
+ * static `_counter` points to a coz_counter_t, which libcoz's
+ * _coz_get_counter() would return. psup points it to 16 bytes of its own in
+ * the image's free tail after the bss (mapped and zeroed by the loader,
+ * used by nobody: the heap starts a page further) and sets `_initialized`
+ * so the site never asks dlsym; then the count is read like a psup.h
+ * counter. Done at the exec stop, before any site runs; a site already
+ * pointing elsewhere (libcoz is there) is left alone.
+ */
+static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct sym_space *sp)
+{
+	struct sym_coz_site *sites = NULL;
+	size_t n = 0;
+	int err = sym_space_coz_sites(sp, &sites, &n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct sym_coz_site *cs = &sites[i];
+		struct prog_scratch *sc = NULL;
+		uint64_t cur = 0, slot;
+		uint8_t one = 1;
+		struct iovec l, r;
+		enum exp_point_kind kind;
+		bool seen = false;
+		int idx;
+
+		for (unsigned j = 0; j < pr->ncoz; j++)
+			seen |= pr->coz[j] == cs->counter_addr;
+		if (seen)
+			continue;
+		for (unsigned j = 0; j < pr->nscratch; j++)
+			if (pr->scratch[j].image_id == cs->image_id)
+				sc = &pr->scratch[j];
+		if (!sc) {
+			err = grow((void **)&pr->scratch, &pr->capscratch, pr->nscratch + 1,
+				   sizeof(*pr->scratch));
+			if (err)
+				break;
+			sc = &pr->scratch[pr->nscratch++];
+			sc->image_id = cs->image_id;
+			sc->next = cs->scratch_start;
+		}
+		err = grow((void **)&pr->coz, &pr->capcoz, pr->ncoz + 1, sizeof(*pr->coz));
+		if (err)
+			break;
+		pr->coz[pr->ncoz++] = cs->counter_addr;
+		kind = cs->kind == 2 ? EXP_POINT_BEGIN : cs->kind == 3 ? EXP_POINT_END
+								 : EXP_POINT_THROUGHPUT;
+		idx = source_point(pp, cs->name, kind);
+		if (idx < 0) {
+			err = idx;
+			break;
+		}
+		if (sc->next + 16 > cs->scratch_end) {
+			if (!pp->points[idx].noted_coz) {
+				pp->points[idx].noted_coz = true;
+				note(pp, "coz.h point %s in %s: no room for its counter after the "
+					 "image's data; not counted", cs->name, cs->image);
+			}
+			continue;
+		}
+		slot = sc->next;
+		l.iov_base = &cur;
+		l.iov_len = sizeof(cur);
+		r.iov_base = (void *)(uintptr_t)cs->counter_addr;
+		r.iov_len = sizeof(cur);
+		if (process_vm_readv(pr->pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(cur))
+			continue;
+		if (cur && cur != slot) {
+			/* libcoz (or something) owns it */
+			if (!pp->points[idx].noted_coz) {
+				pp->points[idx].noted_coz = true;
+				note(pp, "coz.h point %s in %s already has a counter (libcoz "
+					 "preloaded?); psup leaves it alone", cs->name, cs->image);
+			}
+			continue;
+		}
+		sc->next += 16;
+		if (!cur) {
+			l.iov_base = &slot;
+			if (process_vm_writev(pr->pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(slot))
+				continue;
+			l.iov_base = &one;
+			l.iov_len = 1;
+			r.iov_base = (void *)(uintptr_t)cs->initialized_addr;
+			r.iov_len = 1;
+			if (process_vm_writev(pr->pid, &l, 1, &r, 1, 0) != 1)
+				continue;
+		}
+		err = proc_add_counter(pp, pr, (unsigned)idx, slot, 0);
+	}
+	free(sites);
+	return err;
+}
+
 int exp_progress_process(struct exp_progress *pp, struct sym_space *sp, pid_t pid)
 {
 	struct prog_proc *pr = proc_get(pp, pid);
@@ -668,6 +776,8 @@ int exp_progress_process(struct exp_progress *pp, struct sym_space *sp, pid_t pi
 	pr->generation = sym_space_generation(sp);
 	pr->have_generation = true;
 	err = proc_scan_sources(pp, pr, sp);
+	if (!err)
+		err = proc_setup_coz(pp, pr, sp);
 	if (!err)
 		err = proc_lookup(pp, pr, sp);
 	for (unsigned i = 0; i < pp->npoints; i++) {

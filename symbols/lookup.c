@@ -767,3 +767,471 @@ int sym_space_sections(struct sym_space *sp, const char *name, struct sym_sectio
 	*count = k;
 	return 0;
 }
+
+/* ---- Coz's coz.h sites (see sym_space_coz_sites() in symbols.h) ---- */
+
+/* Reads a NUL-terminated string at ELF vaddr from the image file. */
+static bool coz_read_string(const struct sym_image *img, uint64_t vaddr, char *buf, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (!sym_image_read(img, vaddr + i, &buf[i], 1))
+			return false;
+		if (!buf[i])
+			return i > 0;
+		if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] > 0x7e)
+			return false;
+	}
+	buf[len - 1] = '\0';
+	return true;
+}
+
+/* A DW_OP_addr X or DW_OP_lit/const N block (call values). */
+static bool coz_block_value(Dwarf_Attribute *attr, bool *is_addr, uint64_t *v)
+{
+	Dwarf_Block b;
+
+	if (!attr || dwarf_formblock(attr, &b) || b.length == 0)
+		return false;
+	if (b.data[0] == DW_OP_addr && b.length == 9) {
+		memcpy(v, b.data + 1, 8);
+		*is_addr = true;
+		return true;
+	}
+	if (b.data[0] >= DW_OP_lit0 && b.data[0] <= DW_OP_lit31 && b.length == 1) {
+		*v = b.data[0] - DW_OP_lit0;
+		*is_addr = false;
+		return true;
+	}
+	if (b.data[0] == DW_OP_const1u && b.length == 2) {
+		*v = b.data[1];
+		*is_addr = false;
+		return true;
+	}
+	return false;
+}
+
+/* A call site in die's subtree passing (type in 1..3, name address) in
+ * rdi and rsi: the call of _coz_get_counter(type, name) that GCC records
+ * (-O1 and up, DWARF 5 call sites or their GNU forms). */
+static bool coz_find_call(Dwarf_Die *die, unsigned *kind, uint64_t *name_addr, int *name_reg,
+			  int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(die, &child))
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_call_site_parameter || tag == DW_TAG_GNU_call_site_parameter)
+			continue;
+		if (tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) {
+			Dwarf_Die p;
+			bool have_kind = false, have_name = false;
+			uint64_t k = 0, n = 0;
+			int reg = -1;
+
+			if (dwarf_child(&child, &p) == 0) {
+				do {
+					Dwarf_Attribute a, *loc, *val;
+					Dwarf_Block lb;
+					bool is_addr;
+					uint64_t v;
+
+					loc = dwarf_attr(&p, DW_AT_location, &a);
+					if (!loc || dwarf_formblock(loc, &lb) || lb.length != 1)
+						continue;
+					val = dwarf_attr(&p, DW_AT_call_value, &a);
+					if (!val)
+						val = dwarf_attr(&p, DW_AT_GNU_call_site_value, &a);
+					if (lb.data[0] == DW_OP_reg4 && val) {
+						Dwarf_Block vb;
+
+						/* the name in a register set before a loop:
+						 * DW_OP_bregN 0 */
+						if (!dwarf_formblock(val, &vb) && vb.length == 2 &&
+						    vb.data[0] >= DW_OP_breg0 && vb.data[0] <= DW_OP_breg15 &&
+						    vb.data[1] == 0)
+							reg = vb.data[0] - DW_OP_breg0;
+					}
+					if (!coz_block_value(val, &is_addr, &v))
+						continue;
+					if (lb.data[0] == DW_OP_reg5 && !is_addr) { /* rdi */
+						k = v;
+						have_kind = true;
+					} else if (lb.data[0] == DW_OP_reg4 && is_addr) { /* rsi */
+						n = v;
+						have_name = true;
+					}
+				} while (dwarf_siblingof(&p, &p) == 0);
+			}
+			if (have_kind && (have_name || reg >= 0) && k >= 1 && k <= 3) {
+				*kind = (unsigned)k;
+				*name_addr = n;
+				*name_reg = have_name ? -1 : reg;
+				return true;
+			}
+			continue;
+		}
+		if (coz_find_call(&child, kind, name_addr, name_reg, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The constant value of a formal parameter of an inlined copy: its
+ * DW_AT_const_value, or a location (list) entry "DW_OP_addr X;
+ * DW_OP_stack_value" / "DW_OP_litN; DW_OP_stack_value". */
+static bool coz_param_value(Dwarf_Die *param, bool want_addr, uint64_t *v)
+{
+	Dwarf_Attribute a;
+	Dwarf_Addr base, start, end;
+	Dwarf_Op *ops;
+	size_t n;
+	ptrdiff_t off = 0;
+	Dwarf_Word w;
+
+	if (!want_addr && dwarf_attr(param, DW_AT_const_value, &a) && !dwarf_formudata(&a, &w)) {
+		*v = w;
+		return true;
+	}
+	if (!dwarf_attr(param, DW_AT_location, &a))
+		return false;
+	while ((off = dwarf_getlocations(&a, off, &base, &start, &end, &ops, &n)) > 0) {
+		if (n != 2 || ops[1].atom != DW_OP_stack_value)
+			continue;
+		if (want_addr && ops[0].atom == DW_OP_addr) {
+			*v = ops[0].number;
+			return true;
+		}
+		if (!want_addr && ops[0].atom >= DW_OP_lit0 && ops[0].atom <= DW_OP_lit31) {
+			*v = ops[0].atom - DW_OP_lit0;
+			return true;
+		}
+		if (!want_addr && (ops[0].atom == DW_OP_constu || ops[0].atom == DW_OP_const1u)) {
+			*v = ops[0].number;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* An inlined copy of coz.h's _call_coz_get_counter(type, name) in die's
+ * subtree, with constant arguments (GCC -O1 and up). */
+static void coz_find_inlined(Dwarf_Die *die, unsigned *kind, uint64_t *name_addr,
+			     bool *have_kind, bool *have_name, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(die, &child))
+		return;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute a;
+			const char *fn = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &a));
+			Dwarf_Die p;
+
+			if (fn && !strcmp(fn, "_call_coz_get_counter") && !dwarf_child(&child, &p)) {
+				do {
+					const char *pn;
+					uint64_t v;
+
+					if (dwarf_tag(&p) != DW_TAG_formal_parameter)
+						continue;
+					pn = dwarf_formstring(dwarf_attr_integrate(&p, DW_AT_name, &a));
+					if (!pn)
+						continue;
+					if (!strcmp(pn, "type") && !*have_kind &&
+					    coz_param_value(&p, false, &v) && v >= 1 && v <= 3) {
+						*kind = (unsigned)v;
+						*have_kind = true;
+					} else if (!strcmp(pn, "name") && !*have_name &&
+						   coz_param_value(&p, true, &v)) {
+						*name_addr = v;
+						*have_name = true;
+					}
+				} while (dwarf_siblingof(&p, &p) == 0);
+			}
+		}
+		coz_find_inlined(&child, kind, name_addr, have_kind, have_name, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Without call-site DWARF (-O0): the code that stores the site's counter
+ * pointer, `mov %rax, _counter(%rip)` (48 89 05 disp32), follows the call
+ * `_call_coz_get_counter(type, name)`, set up by `mov $type, %edi` (bf imm32)
+ * and a `lea name(%rip), %reg` (48 8d modrm disp32). Scanned in the code of
+ * the site's scope only. */
+static bool coz_scan_code(const struct sym_image *img, uint64_t lo, uint64_t hi,
+			  uint64_t counter_vaddr, unsigned *kind, uint64_t *name_addr)
+{
+	uint8_t code[4096];
+	size_t len;
+
+	if (hi <= lo || hi - lo > sizeof(code))
+		return false;
+	len = (size_t)(hi - lo);
+	if (!sym_image_read(img, lo, code, len))
+		return false;
+	for (size_t i = 0; i + 7 <= len; i++) {
+		int32_t disp;
+		bool have_kind = false, have_name = false;
+
+		if (code[i] != 0x48 || code[i + 1] != 0x89 || code[i + 2] != 0x05)
+			continue;
+		memcpy(&disp, code + i + 3, 4);
+		if (lo + i + 7 + (int64_t)disp != counter_vaddr)
+			continue;
+		for (size_t j = i >= 48 ? i - 48 : 0; j + 5 <= i; j++) {
+			if (code[j] == 0xbf && code[j + 2] == 0 && code[j + 3] == 0 &&
+			    code[j + 4] == 0 && code[j + 1] >= 1 && code[j + 1] <= 3) {
+				*kind = code[j + 1];
+				have_kind = true;
+			}
+			if (j + 7 <= i && code[j] == 0x48 && code[j + 1] == 0x8d &&
+			    (code[j + 2] & 0xc7) == 0x05) {
+				memcpy(&disp, code + j + 3, 4);
+				*name_addr = lo + j + 7 + (int64_t)disp;
+				have_name = true;
+			}
+		}
+		return have_kind && have_name;
+	}
+	return false;
+}
+
+/* The name's address when GCC hoisted it into a register (DWARF number
+ * dreg) before a loop: the one `lea disp(%rip), reg` of the function that
+ * loads a string into it (48/4c 8d modrm disp32). */
+static bool coz_scan_lea(const struct sym_image *img, Dwarf_Die *func, uint64_t vbias, int dreg,
+			 uint64_t *name_addr)
+{
+	static const int x86_of_dwarf[16] = { 0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15 };
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	uint64_t found = 0;
+	int reg, nfound = 0;
+	uint8_t rex, modrm;
+
+	if (!func || dreg < 0 || dreg > 15)
+		return false;
+	reg = x86_of_dwarf[dreg];
+	rex = (uint8_t)(0x48 | (reg >= 8 ? 0x04 : 0));
+	modrm = (uint8_t)(0x05 | ((reg & 7) << 3));
+	while ((off = dwarf_ranges(func, off, &base, &start, &end)) > 0) {
+		uint64_t lo = start + vbias, hi = end + vbias;
+		const struct sym_load *l = sym_image_load_at(img, lo);
+		const uint8_t *code;
+
+		if (!l || hi <= lo || hi - l->vaddr > l->filesz || l->offset + l->filesz > img->size)
+			continue;
+		code = img->data + l->offset + (lo - l->vaddr);
+		for (uint64_t i = 0; i + 7 <= hi - lo; i++) {
+			int32_t disp;
+			uint64_t target;
+			char buf[8];
+
+			if (code[i] != rex || code[i + 1] != 0x8d || code[i + 2] != modrm)
+				continue;
+			memcpy(&disp, code + i + 3, 4);
+			target = lo + i + 7 + (int64_t)disp;
+			if (!coz_read_string(img, target, buf, sizeof(buf)))
+				continue;
+			if (nfound && target == found)
+				continue;
+			found = target;
+			nfound++;
+		}
+	}
+	if (nfound != 1)
+		return false;
+	*name_addr = found;
+	return true;
+}
+
+static bool die_addr(Dwarf_Die *die, uint64_t *addr)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(die, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) || n != 1 ||
+	    ops[0].atom != DW_OP_addr)
+		return false;
+	*addr = ops[0].number;
+	return true;
+}
+
+struct coz_ctx {
+	struct lk_image *li;
+	Dwarf_Die func;    /* the subprogram being walked */
+	bool have_func;
+	uint64_t vbias; /* DWARF address -> ELF vaddr */
+	const char *cu_name;
+	uint64_t scratch_start, scratch_end;
+	struct sym_coz_site *sites;
+	size_t nsites, cap;
+	int err;
+};
+
+static void coz_scope(struct coz_ctx *ctx, Dwarf_Die *scope)
+{
+	Dwarf_Die child, var_c, var_i;
+	unsigned nc = 0, ni = 0;
+	struct sym_coz_site *s;
+	uint64_t c_addr, i_addr, name_addr = 0;
+	unsigned kind = 0;
+	Dwarf_Word line = 0;
+	char name[sizeof(s->name)];
+
+	if (dwarf_child(scope, &child))
+		return;
+	do {
+		const char *n;
+
+		if (dwarf_tag(&child) != DW_TAG_variable)
+			continue;
+		n = dwarf_diename(&child);
+		if (n && !strcmp(n, "_counter")) {
+			var_c = child;
+			nc++;
+		} else if (n && !strcmp(n, "_initialized")) {
+			var_i = child;
+			ni++;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	/* One COZ_ macro's block: exactly one of each. */
+	if (nc != 1 || ni != 1 || !die_addr(&var_c, &c_addr) || !die_addr(&var_i, &i_addr))
+		return;
+	bool have_kind = false, have_name = false;
+	int name_reg = -1;
+
+	coz_find_inlined(scope, &kind, &name_addr, &have_kind, &have_name, 0);
+	if (have_kind && have_name) {
+		name_addr += ctx->vbias;
+	} else if (coz_find_call(scope, &kind, &name_addr, &name_reg, 0)) {
+		if (name_reg < 0)
+			name_addr += ctx->vbias;
+		else if (!coz_scan_lea(ctx->li->img, ctx->have_func ? &ctx->func : NULL,
+				       ctx->vbias, name_reg, &name_addr))
+			kind = 0;
+	} else {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(scope, off, &base, &start, &end)) > 0)
+			if (coz_scan_code(ctx->li->img, start + ctx->vbias, end + ctx->vbias,
+					  c_addr + ctx->vbias, &kind, &name_addr))
+				break;
+		if (off <= 0)
+			kind = 0;
+	}
+	if (!kind || !coz_read_string(ctx->li->img, name_addr, name, sizeof(name))) {
+		/* COZ_PROGRESS's own name: __FILE__ (the CU's name as the
+		 * compiler was given it) and the line of the macro. */
+		Dwarf_Attribute a;
+
+		dwarf_formudata(dwarf_attr(&var_c, DW_AT_decl_line, &a), &line);
+		snprintf(name, sizeof(name), "%s:%u", ctx->cu_name ? ctx->cu_name : "?",
+			 (unsigned)line);
+		kind = 1;
+	}
+	if (ctx->nsites == ctx->cap) {
+		size_t ncap = ctx->cap ? ctx->cap * 2 : 8;
+		struct sym_coz_site *n = realloc(ctx->sites, ncap * sizeof(*n));
+
+		if (!n) {
+			ctx->err = -ENOMEM;
+			return;
+		}
+		ctx->sites = n;
+		ctx->cap = ncap;
+	}
+	s = &ctx->sites[ctx->nsites++];
+	memset(s, 0, sizeof(*s));
+	s->image = ctx->li->img->path;
+	s->image_id = (uint64_t)(uintptr_t)ctx->li->img;
+	s->counter_addr = c_addr + ctx->vbias + ctx->li->bias;
+	s->initialized_addr = i_addr + ctx->vbias + ctx->li->bias;
+	s->kind = kind;
+	memcpy(s->name, name, sizeof(name));
+	s->scratch_start = ctx->scratch_start;
+	s->scratch_end = ctx->scratch_end;
+}
+
+static void coz_walk(struct coz_ctx *ctx, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || ctx->err || dwarf_child(die, &child))
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
+		    tag == DW_TAG_inlined_subroutine || tag == DW_TAG_namespace) {
+			Dwarf_Die saved = ctx->func;
+			bool had = ctx->have_func;
+
+			if (tag == DW_TAG_subprogram) {
+				ctx->func = child;
+				ctx->have_func = true;
+			}
+			coz_scope(ctx, &child);
+			coz_walk(ctx, &child, depth + 1);
+			ctx->func = saved;
+			ctx->have_func = had;
+		}
+	} while (!ctx->err && dwarf_siblingof(&child, &child) == 0);
+}
+
+int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count)
+{
+	static const char marker[] = "_coz_get_counter";
+	struct coz_ctx ctx = { 0 };
+	struct lk_image *imgs = NULL;
+	int n;
+
+	*out = NULL;
+	*count = 0;
+	n = lk_images(sp, &imgs);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && !ctx.err; i++) {
+		struct sym_image *img = imgs[i].img;
+		uint64_t end = 0;
+		Dwarf_Die *cu = NULL;
+		Dwarf_Addr cubias;
+
+		/* Every translation unit that includes coz.h names the function
+		 * it looks up with dlsym: images without the string are skipped
+		 * before their DWARF is read. */
+		if (!img->data || !memmem(img->data, img->size, marker, sizeof(marker)))
+			continue;
+		/* Counters go after the image's bss, up to its page end: mapped,
+		 * zeroed by the loader, and used by nobody (the heap starts at
+		 * the next page or later). */
+		for (unsigned k = 0; k < img->nloads; k++)
+			if ((img->loads[k].flags & PF_W) &&
+			    img->loads[k].vaddr + img->loads[k].memsz > end)
+				end = img->loads[k].vaddr + img->loads[k].memsz;
+		if (!end || !lk_dwarf(img))
+			continue;
+		ctx.li = &imgs[i];
+		ctx.scratch_start = ((end + 15) & ~15ULL) + imgs[i].bias;
+		ctx.scratch_end = ((end + 4095) & ~4095ULL) + imgs[i].bias;
+		while (!ctx.err && (cu = dwfl_module_nextcu(img->mod, cu, &cubias))) {
+			ctx.vbias = cubias - img->mod_bias;
+			ctx.cu_name = dwarf_diename(cu);
+			coz_walk(&ctx, cu, 0);
+		}
+	}
+	free(imgs);
+	if (ctx.err) {
+		free(ctx.sites);
+		return ctx.err;
+	}
+	*out = ctx.sites;
+	*count = ctx.nsites;
+	return 0;
+}

@@ -187,4 +187,30 @@ struct sym_section {
 int sym_space_sections(struct sym_space *sp, const char *name, struct sym_section *out,
 		       unsigned max, unsigned *count);
 
+/*
+ * Coz compatibility: the sites of programs built with Coz's coz.h
+ * (COZ_PROGRESS, COZ_PROGRESS_NAMED, COZ_BEGIN, COZ_END). Each keeps two
+ * statics, `_initialized` and `_counter` (a coz_counter_t *, whose first 8
+ * bytes are the count), and counts only when `_counter` is set, which
+ * libcoz does when preloaded. Found through DWARF (the two variables of
+ * one macro's block; the name and type from the call site's DWARF values
+ * at -O1 and up, else from the code that stores `_counter`; failing both,
+ * named file:line as COZ_PROGRESS is). Needs -g. Images without the string
+ * "_coz_get_counter" are skipped cheaply.
+ */
+struct sym_coz_site {
+	const char *image;          /* lives as long as the space */
+	uint64_t image_id;
+	uint64_t counter_addr;      /* process address of `_counter` */
+	uint64_t initialized_addr;  /* of `_initialized` (1 byte) */
+	unsigned kind;              /* 1 throughput, 2 begin, 3 end */
+	char name[128];
+	/* Free bytes of the image's address space where counters can go:
+	 * after its bss (16-byte aligned) to the end of that page. */
+	uint64_t scratch_start, scratch_end;
+};
+
+/* *out (freed by the caller with free()) gets *count sites. 0 or -ENOMEM. */
+int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count);
+
 #endif

@@ -118,6 +118,35 @@ static const char pfx_src[] =
 	"	return 0;\n"
 	"}\n";
 
+/* Coz's coz.h (Debian coz-profiler), counted without libcoz. */
+static const char pfc_src[] =
+	"#include <coz.h>\n"
+	"#include <signal.h>\n"
+	"#include <stdlib.h>\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	int n = argc > 1 ? atoi(argv[1]) : 10;\n"
+	"	raise(SIGSTOP);\n"
+	"	for (int i = 0; i < n; i++) {\n"
+	"		COZ_PROGRESS_NAMED(\"x\");\n"
+	"		if (i % 4 == 0) {\n"
+	"			COZ_BEGIN(\"tx\");\n"
+	"			COZ_END(\"tx\");\n"
+	"		}\n"
+	"		COZ_PROGRESS; /* @COZ_UNNAMED */\n"
+	"	}\n"
+	"	raise(SIGSTOP);\n"
+	"	return 0;\n"
+	"}\n";
+
+/* Built only when coz.h is installed. */
+static const char *const pfc_variants[][2] = {
+	{ "pfc_o0", "cc -O0 -g pfc.c -o pfc_o0" },
+	{ "pfc_o2", "cc -O2 -g pfc.c -o pfc_o2" },
+	{ "pfc_cxx", "c++ -O2 -g -x c++ pfc.c -o pfc_cxx" },
+};
+static bool pf_have_coz;
+
 struct pf_variant {
 	const char *name;
 	const char *build; /* shell command run in the fixture directory */
@@ -214,7 +243,12 @@ static inline void pf_build(void)
 	pf_write("pf.c", pf_src);
 	pf_write("pl.c", pf_lib_src);
 	pf_write("pfx.cc", pfx_src);
+	pf_write("pfc.c", pfc_src);
 	pf_have_cxx = system("c++ --version >/dev/null 2>&1") == 0;
+	pf_have_coz = pf_have_cxx && system("test -e /usr/include/coz.h") == 0;
+	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
+		if (pf_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
+			exit(2);
 	if (pf_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
 		exit(2);
 	for (size_t i = 0; i < sizeof(pf_variants) / sizeof(pf_variants[0]); i++) {

@@ -330,6 +330,43 @@ out:
 	exp_progress_free(pp);
 }
 
+/* coz.h sites count without libcoz: exact counts, names and kinds from
+ * DWARF, and the program runs as it would. */
+static void run_coz(const char *name)
+{
+	struct exp_progress *pp = NULL;
+	struct sym_space *sp = NULL;
+	struct pf_child c;
+	char unnamed[300];
+	int st;
+
+	printf("# %s\n", name);
+	snprintf(unnamed, sizeof(unnamed), "pfc.c:%u", pf_marker(pfc_src, "COZ_UNNAMED"));
+	CHECK_EQ_INT(exp_progress_new(&pp), 0);
+	if (pf_start(&c, name, N, false)) {
+		CHECK(!"fixture start");
+		goto out;
+	}
+	CHECK_EQ_INT(sym_space_new(c.pid, &sp), 0);
+	exp_progress_process_exec(pp, c.pid);
+	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
+	CHECK_EQ_INT(exp_progress_npoints(pp), 4);
+	CHECK(pf_continue(&c, &st));
+	CHECK_EQ_INT(count_of(pp, "x", EXP_POINT_THROUGHPUT), N);
+	CHECK_EQ_INT(count_of(pp, "tx", EXP_POINT_BEGIN), N / 4);
+	CHECK_EQ_INT(count_of(pp, "tx", EXP_POINT_END), N / 4);
+	CHECK_EQ_INT(count_of(pp, unnamed, EXP_POINT_THROUGHPUT), N);
+	exp_progress_thread_exiting(pp, c.pid, c.pid);
+	CHECK(!pf_continue(&c, &st));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	exp_progress_process_end(pp, c.pid);
+	CHECK_EQ_INT(count_of(pp, "x", EXP_POINT_THROUGHPUT), N);
+out:
+	pf_kill(&c);
+	sym_space_free(sp);
+	exp_progress_free(pp);
+}
+
 static void check_api(void)
 {
 	struct exp_progress *pp = NULL;
@@ -371,6 +408,8 @@ int main(void)
 			run_c_variant(&pf_variants[i]);
 	if (pf_have_cxx)
 		run_cxx();
+	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
+		run_coz(pfc_variants[i][0]);
 	check_rate_warning();
 	pf_cleanup();
 	return tap_done();
