@@ -298,6 +298,67 @@ static void check_json_parses(const char *json)
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
+#define COZ_VIEWER "/usr/share/coz-profiler/viewer/js/profile.js"
+
+/*
+ * Coz's own viewer code (profile.js of coz-profiler, run by node) reads the
+ * --format coz output and computes the same throughput curves. For latency
+ * it shows the opposite sign: it computes (W_0 - W_s) / W_0 and then negates
+ * it for points it wants minimized, so a falling latency plots as a slowdown
+ * (README, "Reading a causal profile"). Its latency also uses the number in
+ * flight at each experiment's end, not the mean over it, hence 20% at 100%
+ * here where psup says 40%. And it applies no phase correction (b.c:20).
+ */
+static void check_coz_viewer(const char *coz)
+{
+	static const char js[] =
+		"const fs = require('fs'), vm = require('vm');\n"
+		"const ctx = {}; vm.createContext(ctx);\n"
+		"vm.runInContext(fs.readFileSync('" COZ_VIEWER "', 'utf8') + '\\nthis.Profile = Profile;', ctx);\n"
+		"const p = new ctx.Profile(fs.readFileSync(process.argv[2], 'utf8'), null, null, () => 0,\n"
+		"  (t, m) => console.log('warning', t));\n"
+		"for (const r of p.getSpeedupData(0)) for (const q of r.progress_points)\n"
+		"  if (q.measurements.length) console.log(r.name, q.name, q.measurements.map(m =>\n"
+		"    Math.round(m.speedup * 100) + ':' + (m.progress_speedup * 100).toFixed(2)).join(' '));\n";
+	char jspath[300], cozpath[300], cmd[800], line[512], *all = NULL;
+	size_t n = 0;
+	FILE *f, *m;
+
+	if (access(COZ_VIEWER, R_OK) != 0 || system("command -v node >/dev/null 2>&1") != 0) {
+		printf("# node or coz-profiler's viewer missing: the coz viewer check is skipped\n");
+		return;
+	}
+	snprintf(jspath, sizeof(jspath), "%s/view.js", tmpdir);
+	snprintf(cozpath, sizeof(cozpath), "%s/profile.coz", tmpdir);
+	if (!(f = fopen(jspath, "w")))
+		return;
+	fputs(js, f);
+	fclose(f);
+	if (!(f = fopen(cozpath, "w")))
+		return;
+	fputs(coz, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "node '%s' '%s' 2>&1", jspath, cozpath);
+	f = popen(cmd, "r");
+	m = open_memstream(&all, &n);
+	CHECK(f && m);
+	if (!f || !m)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fputs(line, m);
+	CHECK_EQ_INT(pclose(f), 0);
+	fclose(m);
+	CHECK(all && strstr(all, "/src/a.c:10 ops 0:0.00 50:10.00 100:20.00\n"));
+	CHECK(all && strstr(all, "/src/d.c:40 ops 0:0.00 50:-10.00 100:-20.00\n"));
+	CHECK(all && strstr(all, "/src/m.c:5 end-to-end 0:0.00 50:5.00 100:10.00\n"));
+	CHECK(all && strstr(all, "/src/b.c:20 ops 0:0.00 50:10.00 100:20.00\n"));
+	CHECK(all && strstr(all, "/src/c.c:30 req 0:0.00 50:-20.00 100:-20.00\n"));
+	CHECK(all && !strstr(all, "warning"));
+	if (all && !strstr(all, "/src/a.c:10 ops 0:0.00 50:10.00 100:20.00\n"))
+		fprintf(stderr, "coz viewer said:\n%s", all);
+	free(all);
+}
+
 static void test_answers(const char *path)
 {
 	struct rep_profile *p;
@@ -407,6 +468,8 @@ static void test_answers(const char *path)
 				   "\tdepartures=96\tdifference=8\n"));
 	CHECK(json && strstr(json, "\nruntime\ttime=") && strstr(json, "samples\tlocation=/src/b.c:20\tcount=270\n") &&
 	      !strstr(json, "location=/src/a.c:10"));
+	if (json)
+		check_coz_viewer(json);
 	free(json);
 out:
 	rep_profile_free(p);
