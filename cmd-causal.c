@@ -72,6 +72,9 @@ struct causal_cmd {
 	void *drain_arg;
 	bool draining;
 	bool bad_end;            /* check_end() said the options named nothing */
+	/* Pause statistics: of the ended sessions (--runs), and the current
+	 * one's as of the last tick (the session is freed before the end). */
+	struct sup_pause_stats ps_done, ps_cur;
 };
 
 static struct causal_cmd cz = { .runs = 1, .speedup = -1 };
@@ -530,6 +533,7 @@ int cmd_causal_tick(uint64_t now)
 		while (exp_progress_check(cz.pp, now, msg, sizeof(msg)) > 0)
 			pr_warn("%s", msg);
 	}
+	sup_session_pause_stats(cz.sup, &cz.ps_cur);
 	if (!cz.root_exec_seen)
 		return 0;
 	/* End to end, the run is the experiment: no state machine. */
@@ -564,9 +568,30 @@ int cmd_causal_run_begin(void)
 	return exp_causal_run_begin(cz.eng, psup_now_ns());
 }
 
+static void add_stats(struct sup_pause_stats *to, const struct sup_pause_stats *s)
+{
+	to->requests += s->requests;
+	to->holds += s->holds;
+	to->skipped += s->skipped;
+	to->held_ns += s->held_ns;
+	to->lost_ns += s->lost_ns;
+	to->interrupt_ns += s->interrupt_ns;
+	to->seccomp_stops += s->seccomp_stops;
+	to->seccomp_foreign += s->seccomp_foreign;
+}
+
 int cmd_causal_run_end(void)
 {
-	if (!cz.enabled || !cz.eng || !end_to_end() || cz.failed)
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	/* The session is freed after this: keep its statistics. */
+	if (cz.sup) {
+		sup_session_pause_stats(cz.sup, &cz.ps_cur);
+		add_stats(&cz.ps_done, &cz.ps_cur);
+		memset(&cz.ps_cur, 0, sizeof(cz.ps_cur));
+		cz.sup = NULL;
+	}
+	if (!end_to_end() || cz.failed)
 		return 0;
 	return fail(exp_causal_run_end(cz.eng, psup_now_ns()));
 }
@@ -576,7 +601,7 @@ static bool check_end(void);
 int cmd_causal_finish(void)
 {
 	struct exp_causal_stats st;
-	struct sup_pause_stats ps = { 0 };
+	struct sup_pause_stats ps = cz.ps_done;
 	int err = 0;
 
 	if (!cz.enabled || !cz.eng)
@@ -584,8 +609,8 @@ int cmd_causal_finish(void)
 	if (!cz.failed)
 		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
 	exp_causal_stats(cz.eng, &st);
-	if (cz.sup)
-		sup_session_pause_stats(cz.sup, &ps);
+	/* cz.sup may be freed already (rec_end frees the session first). */
+	add_stats(&ps, &cz.ps_cur);
 	pr_info("causal: %llu experiment%s (%llu cut short and dropped), %u lines in scope",
 		(unsigned long long)st.experiments, st.experiments == 1 ? "" : "s",
 		(unsigned long long)st.dropped, st.lines);

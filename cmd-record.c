@@ -1135,6 +1135,7 @@ int cmd_attach(int argc, char **argv)
 	if (!r.quiet)
 		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));
 	rec_loop(&r, &res);
+	cmd_causal_run_end(); /* the session's statistics, before it goes */
 	ret = rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
 	return cmd_causal_bad_end() ? 1 : ret;
 }
