@@ -351,8 +351,9 @@ static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
 	 * what this thread owes ahead of a call that blocks or wakes, take
 	 * them all, or the delays of line executions already past would be
 	 * credited to it (it blocks first) instead of executed. */
+	/* At 0% as well: the cost must not depend on the speedup. */
 	exp_causal_stats(cz.eng, &st);
-	if (st.running && st.speedup_pct && cz.drain && !cz.draining) {
+	if (st.running && cz.drain && !cz.draining) {
 		cz.draining = true;
 		cz.drain(cz.drain_arg);
 		cz.draining = false;

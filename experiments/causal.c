@@ -414,9 +414,12 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
 bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6])
 {
 	(void)tid;
-	/* Crediting only matters while delays are being inserted: without
-	 * them the call's exit stop (tens of us) would buy nothing. */
-	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+	/* Crediting only matters during experiments. At 0% too, although
+	 * nothing is owed then: the exit stop costs tens of us, and a cost
+	 * paid only by the experiments with delays would bias their rates
+	 * against the 0% baseline (Coz section 2: only line-dependent costs
+	 * cancel out). */
+	if (c->state != CZ_RUNNING && c->state != CZ_SETTLING)
 		return false;
 	if (nr == SYS_futex) {
 		switch ((unsigned)args[1] & FUTEX_CMD_MASK) {

@@ -322,7 +322,10 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 		}
 		if (s->pause_hooks.hold)
 			ns = s->pause_hooks.hold(s->pause_hooks.arg, t->tid, false);
-		if (ns && hold(s, t, ns, t->pause_t0))
+		/* The hold counts from the stop, not from the request: a thread
+		 * waiting for a CPU meanwhile was not progressing anyway, and a
+		 * running one stops within microseconds of the request. */
+		if (ns && hold(s, t, ns, now))
 			return true;
 		sup_thread_resume(t, resume_request(t), 0);
 		return true;

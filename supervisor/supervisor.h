@@ -197,8 +197,8 @@ struct sup_pause_hooks {
 	 * once whatever is returned; the hook may note it is blocked). */
 	uint64_t (*hold)(void *arg, pid_t tid, bool in_syscall);
 	/* A hold ended: asked_ns as returned by hold, lost_ns the time the
-	 * thread really lost (from the interrupt request, or from the stop
-	 * for a seccomp stop, to its resume), for Coz's excess accounting. */
+	 * thread really lost (from its stop as seen by psup to its resume),
+	 * for Coz's excess accounting. */
 	void (*held)(void *arg, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
 	/* An intercepted call is about to run (before hold is asked). Return
 	 * true to see its return through syscall_exit. */
