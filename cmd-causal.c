@@ -61,6 +61,9 @@ struct causal_cmd {
 	uint64_t period_ns;
 	bool failed;
 	bool filter;             /* run mode: seccomp interception */
+	bool no_intercept;       /* --no-intercept */
+	uint64_t rate_t0, rate_stops0;
+	bool warned_rate;
 	pid_t root;
 	bool root_exec_seen;
 	uint64_t last_rescan, exec_time;
@@ -173,6 +176,9 @@ int cmd_causal_option(int c, const char *arg, bool attach)
 		}
 		cz.speedup = (int)v;
 		break;
+	case CMD_CAUSAL_OPT_NO_INTERCEPT:
+		cz.no_intercept = true;
+		break;
 	case CMD_CAUSAL_OPT_EXPERIMENT_MS:
 		if (psup_parse_long(arg, 1, 600000, &v) < 0) {
 			pr_err("invalid --experiment-ms '%s': expected milliseconds from 1 to 600000", arg);
@@ -215,6 +221,10 @@ void cmd_causal_usage(FILE *f, bool attach)
 	      "      --line FILE:LINE  always speed up this line\n"
 	      "      --speedup PCT     always this speedup (0..100, multiple of 5)\n"
 	      "      --experiment-ms N initial experiment length (default 10)\n", f);
+	if (!attach)
+		fputs("      --no-intercept    no seccomp stops at synchronization calls: blocked\n"
+		      "                        threads are credited from switch records (cheaper\n"
+		      "                        for futex-heavy programs, less exact)\n", f);
 }
 
 bool cmd_causal_enabled(void)
@@ -236,7 +246,7 @@ unsigned cmd_causal_spawn_flags(void)
 {
 	/* Crediting matters in end-to-end runs too: every run-mode causal
 	 * session intercepts. */
-	return cz.enabled && !cz.attach ? SUP_SPAWN_CAUSAL_FILTER : 0;
+	return cz.enabled && !cz.attach && !cz.no_intercept ? SUP_SPAWN_CAUSAL_FILTER : 0;
 }
 
 uint64_t cmd_causal_tick_ns(void)
@@ -263,7 +273,7 @@ int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool attach)
 	cz.attach = attach;
 	cz.w = w;
 	cz.period_ns = period_ns ? period_ns : 1000000;
-	cz.filter = !attach;
+	cz.filter = !attach && !cz.no_intercept;
 	/* An attached process has exec'ed long ago; a spawned one not yet. */
 	cz.root_exec_seen = attach;
 	psup_u64map_init(&cz.spaces);
@@ -313,6 +323,11 @@ int cmd_causal_header(void)
 				  "credited when they run again (after the fact, from switch records), and "
 				  "delays are not executed before wake-ups, so predictions for lines whose "
 				  "threads hand work over through locks are less exact"
+			: !cz.filter
+				? "--no-intercept: no system call interception; threads woken from a futex "
+				  "are credited when they run again (after the fact, from switch records), "
+				  "and delays are not executed before wake-ups, so predictions for lines "
+				  "whose threads hand work over through locks are less exact"
 				: NULL,
 	};
 	return fail(rep_write_causal_info(cz.w, &ci));
@@ -477,8 +492,8 @@ void cmd_causal_switch(pid_t tid, bool out, bool preempt)
 
 void cmd_causal_block_futex(pid_t tid)
 {
-	/* Run mode credits at the call's return instead. */
-	if (cz.enabled && cz.eng && cz.attach)
+	/* With interception, crediting happens at the call's return instead. */
+	if (cz.enabled && cz.eng && !cz.filter)
 		exp_causal_block_futex(cz.eng, tid);
 }
 
@@ -520,6 +535,29 @@ static void rescan(uint64_t now)
 	}
 }
 
+/* Intercepted calls cost a ptrace stop each: say so when they are many. */
+static void check_rate(uint64_t now)
+{
+	if (!cz.filter || cz.warned_rate)
+		return;
+	if (!cz.rate_t0 || cz.ps_cur.seccomp_stops < cz.rate_stops0) {
+		cz.rate_t0 = now;
+		cz.rate_stops0 = cz.ps_cur.seccomp_stops;
+		return;
+	}
+	if (now - cz.rate_t0 < 1000000000ULL)
+		return;
+	double rate = (double)(cz.ps_cur.seccomp_stops - cz.rate_stops0) * 1e9 / (double)(now - cz.rate_t0);
+	cz.rate_t0 = now;
+	cz.rate_stops0 = cz.ps_cur.seccomp_stops;
+	if (rate < 2000)
+		return;
+	cz.warned_rate = true;
+	pr_warn("causal: %.0f synchronization calls/s intercepted, each a ptrace stop (30-90 us on "
+		"a VM): the program runs slower under psup; --no-intercept credits blocked threads "
+		"from switch records instead (cheaper, less exact)", rate);
+}
+
 int cmd_causal_tick(uint64_t now)
 {
 	pid_t tids[MAX_CANDIDATES];
@@ -535,6 +573,7 @@ int cmd_causal_tick(uint64_t now)
 			pr_warn("%s", msg);
 	}
 	sup_session_pause_stats(cz.sup, &cz.ps_cur);
+	check_rate(now);
 	if (!cz.root_exec_seen)
 		return 0;
 	/* End to end, the run is the experiment: no state machine. */

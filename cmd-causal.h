@@ -31,6 +31,7 @@ enum {
 	CMD_CAUSAL_OPT_LINE,
 	CMD_CAUSAL_OPT_SPEEDUP,
 	CMD_CAUSAL_OPT_EXPERIMENT_MS,
+	CMD_CAUSAL_OPT_NO_INTERCEPT,
 	CMD_CAUSAL_OPT_END,
 };
 
@@ -44,7 +45,8 @@ enum {
 	{ "binary-scope", required_argument, NULL, CMD_CAUSAL_OPT_BINARY_SCOPE },   \
 	{ "line", required_argument, NULL, CMD_CAUSAL_OPT_LINE },                   \
 	{ "speedup", required_argument, NULL, CMD_CAUSAL_OPT_SPEEDUP },             \
-	{ "experiment-ms", required_argument, NULL, CMD_CAUSAL_OPT_EXPERIMENT_MS }
+	{ "experiment-ms", required_argument, NULL, CMD_CAUSAL_OPT_EXPERIMENT_MS }, \
+	{ "no-intercept", no_argument, NULL, CMD_CAUSAL_OPT_NO_INTERCEPT }
 
 /* Whether getopt's c is a causal option. */
 static inline bool cmd_causal_is_option(int c)
