@@ -44,11 +44,18 @@
  *    cover the whole run.
  *  - End-to-end experiments (--runs) use the run itself as the period: a
  *    point named "end-to-end" with one visit per run.
- *  - 95% confidence intervals: bootstrap over experiments, stratified by
- *    speedup (each speedup's experiments are resampled with replacement, so
- *    every resample keeps a baseline), 1000 resamples from a fixed seed, so
- *    the output is deterministic; percentile interval. The slope's interval
- *    comes from the same resamples.
+ *  - 95% confidence intervals: bootstrap over experiments: the n
+ *    experiments of a (line, point) are drawn n times with replacement, 1000
+ *    times from a fixed seed (the output is deterministic); a draw without a
+ *    usable baseline is skipped; percentile interval of each point over the
+ *    draws that have it, and of the slope. Not stratified by speedup on
+ *    purpose: a speedup measured by a single experiment would then never
+ *    vary, and the slope's interval would ignore most of the noise. (A
+ *    single-experiment point's own interval still only shows the noise of
+ *    its baseline: read the experiments column.)
+ *  - The slope is a least-squares fit weighted by the experiments behind
+ *    each point (the same as fitting the experiments one by one, pooled per
+ *    speedup), in percent of program speedup per percent of line speedup.
  *  - A curve is drawn when it has a 0% baseline with visits, at least
  *    CZ_MIN_SPEEDUPS distinct speedups with visits (0% included) and at
  *    least CZ_MIN_EXPERIMENTS experiments; every other (line, point) with
@@ -479,22 +486,26 @@ static double sum_measure(const struct cz_sum *s, enum rep_point_kind kind)
 	return s->delta > 0 && s->eff > 0 ? s->eff / s->delta : NAN;
 }
 
-/* Least-squares slope of y over x; NAN with fewer than two distinct x. */
-static double fit_slope(const double *x, const double *y, unsigned n)
+/* Weighted least-squares slope of y over x (weights w: the experiments
+ * behind each point); NAN with fewer than two distinct x. */
+static double fit_slope(const double *x, const double *y, const double *w, unsigned n)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0;
+	double sw = 0, mx = 0, my = 0, sxx = 0, sxy = 0;
 
 	if (n < 2)
 		return NAN;
 	for (unsigned i = 0; i < n; i++) {
-		mx += x[i];
-		my += y[i];
+		sw += w[i];
+		mx += w[i] * x[i];
+		my += w[i] * y[i];
 	}
-	mx /= n;
-	my /= n;
+	if (!(sw > 0))
+		return NAN;
+	mx /= sw;
+	my /= sw;
 	for (unsigned i = 0; i < n; i++) {
-		sxx += (x[i] - mx) * (x[i] - mx);
-		sxy += (x[i] - mx) * (y[i] - my);
+		sxx += w[i] * (x[i] - mx) * (x[i] - mx);
+		sxy += w[i] * (x[i] - mx) * (y[i] - my);
 	}
 	return sxx > 0 ? sxy / sxx : NAN;
 }
@@ -562,7 +573,6 @@ static double phase_factor(double t_obs, double s_obs, double s, double T)
 struct cz_strata {
 	const struct cz_obs *o;   /* the curve's observations, by speedup */
 	uint32_t n;
-	uint32_t start[CZ_NSPEEDUPS + 1]; /* per speedup value, into o */
 };
 
 /* Evaluates a curve from the observations picked by idx (one stratum at a
@@ -574,7 +584,7 @@ static bool curve_eval(const struct cz_analysis *a, const struct cz_strata *st,
 		       double T, double *vals, double *slope)
 {
 	struct cz_sum sums[CZ_NSPEEDUPS];
-	double base, f, t_obs = 0, s_obs = 0, xs[CZ_NSPEEDUPS], ys[CZ_NSPEEDUPS];
+	double base, f, t_obs = 0, s_obs = 0, xs[CZ_NSPEEDUPS], ys[CZ_NSPEEDUPS], ws[CZ_NSPEEDUPS];
 	unsigned n = 0;
 
 	memset(sums, 0, sizeof(sums));
@@ -601,9 +611,10 @@ static bool curve_eval(const struct cz_analysis *a, const struct cz_strata *st,
 		vals[sp] = 100.0 * f * (base - m) / base;
 		xs[n] = sp;
 		ys[n] = vals[sp];
+		ws[n] = sums[sp].n;
 		n++;
 	}
-	*slope = fit_slope(xs, ys, n);
+	*slope = fit_slope(xs, ys, ws, n);
 	return true;
 }
 
@@ -653,11 +664,6 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		if (cz->exps[o[i].exp].e2e)
 			correct = false;
 	}
-	for (unsigned sp = 0, at = 0; sp <= CZ_NSPEEDUPS; sp++) {
-		st.start[sp] = at;
-		if (sp < CZ_NSPEEDUPS)
-			at += counts[sp];
-	}
 	nbase = counts[0];
 	line_totals(a, cv->file, cv->line, &s, &T);
 	if (!curve_eval(a, &st, NULL, cv->kind, correct, s, T, vals, &slope)) {
@@ -695,7 +701,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		cv->pts[cv->npts++] = (struct cz_cpoint){ sp, vals[sp], vals[sp], vals[sp], counts[sp] };
 	}
 
-	/* stratified bootstrap */
+	/* bootstrap over the curve's experiments */
 	idx = malloc(n * sizeof(*idx));
 	bv = malloc((size_t)CZ_BOOTSTRAP * (cv->npts + 1) * sizeof(*bv));
 	bs = malloc(CZ_BOOTSTRAP * sizeof(*bs));
@@ -706,12 +712,10 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	for (unsigned b = 0; b < CZ_BOOTSTRAP; b++) {
 		double bvals[CZ_NSPEEDUPS], bslope;
 
-		for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
-			uint32_t lo = st.start[sp], k = counts[sp];
-
-			for (uint32_t j = 0; j < k; j++)
-				idx[lo + j] = lo + (uint32_t)(psup_rand_next(&rng) % k);
-		}
+		/* n experiments drawn with replacement from the n of the curve; a
+		 * draw without a baseline says nothing and is skipped */
+		for (uint32_t j = 0; j < n; j++)
+			idx[j] = (uint32_t)(psup_rand_next(&rng) % n);
 		if (!curve_eval(a, &st, idx, cv->kind, correct, s, T, bvals, &bslope))
 			continue;
 		for (unsigned i = 0; i < cv->npts; i++)
@@ -873,18 +877,19 @@ static void fmt_period(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%" PRIu64 " ns", ns);
 }
 
-/* The fit's prediction at 100% line speedup, the number a reader wants. */
+/* The (weighted) fit's prediction at line speedup x. */
 static double fit_at(const struct cz_curve *cv, double x)
 {
-	double mx = 0, my = 0;
+	double sw = 0, mx = 0, my = 0;
 
 	for (unsigned i = 0; i < cv->npts; i++) {
-		mx += cv->pts[i].speedup;
-		my += cv->pts[i].value;
+		sw += cv->pts[i].n;
+		mx += cv->pts[i].n * (double)cv->pts[i].speedup;
+		my += cv->pts[i].n * cv->pts[i].value;
 	}
-	mx /= cv->npts ? cv->npts : 1;
-	my /= cv->npts ? cv->npts : 1;
-	return my + cv->slope * (x - mx);
+	if (!(sw > 0))
+		return NAN;
+	return my / sw + cv->slope * (x - mx / sw);
 }
 
 /* ---- the terminal plot ------------------------------------------------------ */
@@ -1024,11 +1029,11 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 		      out);
 	} else {
 		fputs(md ? "### Lines ranked by predicted impact\n\n"
-			   "| # | line | point | slope | 95% CI | at 100% | experiments | |\n"
+			   "| # | line | point | slope | 95% CI | fit at 100% | experiments | |\n"
 			   "|---:|---|---|---:|---:|---:|---:|---|\n"
 			 : "  Lines ranked by the slope of program speedup over line speedup\n"
 			   "  (+1.00: every 1% of line speedup gives 1% of program speedup)\n"
-			   "     #  line                      point                slope  95% CI            at 100%  exps\n",
+			   "     #   slope  95% CI            fit@100%  exps  line (point)\n",
 		      out);
 		for (uint32_t i = 0; i < a->ndrawn; i++) {
 			const struct cz_curve *cv = &a->curves[i];
@@ -1044,9 +1049,9 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 					i + 1, lbl, S(a, cz->points[cv->point].name), cv->slope, ci,
 					fit_at(cv, 100), cv->nexp, cv->contention ? "contention" : "");
 			else
-				fprintf(out, "  %4" PRIu32 "  %-24s  %-18.18s  %+6.3f  %-16s  %+6.1f%%  %4" PRIu32 "%s\n",
-					i + 1, lbl, S(a, cz->points[cv->point].name), cv->slope, ci,
-					fit_at(cv, 100), cv->nexp,
+				fprintf(out, "  %4" PRIu32 "  %+6.3f  %-16s  %+7.1f%%  %4" PRIu32 "  %s (%s)%s\n",
+					i + 1, cv->slope, ci, fit_at(cv, 100), cv->nexp, lbl,
+					S(a, cz->points[cv->point].name),
 					cv->contention ? "  CONTENTION: the curve falls" : "");
 		}
 		if (shown < a->ndrawn)

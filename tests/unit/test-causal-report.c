@@ -52,7 +52,8 @@ struct exp_spec {
  *     Latency falls: the program speedup is positive. Slope 0.4.
  *  d.c:40 "ops": 50% takes 1.1 s per 100 visits, 100% 1.2 s: -10%, -20%,
  *     slope -0.2 with the whole interval below 0: contention.
- *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width.
+ *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width;
+ *     the slope is a fit weighted by the experiments behind each point.
  *  m.c:5 end-to-end runs (--runs): 0% runs of 2 s, 50% 1.9 s, 100% 1.8 s:
  *     +5%, +10% (no phase correction for whole runs), point "end-to-end".
  *  e.c:50: only 50% experiments: no baseline. f.c:60: 0% and 50%: two
@@ -404,6 +405,9 @@ static void test_answers(const char *path)
 		char *p50 = cpoint(e, 50);
 
 		NEAR(num(p50, "program_speedup"), 100.0 / 11.0, 1e-3);
+		/* the fit weighs each point by its experiments: (0, 0) x3,
+		 * (50, 9.09) x2, (100, 20) x2 give 0.19893 (0.2 unweighted) */
+		NEAR(num(e, "slope"), 0.19893, 1e-4);
 		CHECK(num(p50, "ci_low") < num(p50, "program_speedup") - 1);
 		CHECK(num(p50, "ci_high") > num(p50, "program_speedup") + 1);
 		CHECK(num(e, "slope_ci_low") < num(e, "slope") && num(e, "slope_ci_high") > num(e, "slope"));
