@@ -70,6 +70,7 @@ struct prog_site {
 /* A psup.h counter in one process. */
 struct prog_counter {
 	unsigned point;
+	uint64_t key;  /* the image mapping it belongs to */
 	uint64_t addr; /* of the count */
 	uint64_t base; /* its value when found (counted from there) */
 	uint64_t last; /* its last value read */
@@ -88,17 +89,19 @@ struct prog_proc {
 	unsigned nctrs, capctrs;
 	uint64_t *scanned; /* image ids (sections already parsed) */
 	unsigned nscanned, capscanned;
-	uint64_t *coz;     /* coz.h sites set up (their `_counter` addresses) */
+	uint64_t *coz;     /* coz.h sites set up: their `_counter` addresses ... */
+	uint64_t *coz_key; /* ... and image keys (same capacity) */
 	unsigned ncoz, capcoz;
 	struct prog_scratch *scratch; /* per image: next free byte after its bss */
 	unsigned nscratch, capscratch;
 	struct iovec *iov_local, *iov_remote; /* one per counter, for reads */
 	uint64_t *vals;
+	bool *oks;
 	unsigned capiov;
 };
 
 struct prog_scratch {
-	uint64_t image_id;
+	uint64_t key; /* coz_key() */
 	uint64_t next;
 };
 
@@ -198,10 +201,12 @@ static void proc_release(struct prog_proc *pr)
 	free(pr->ctrs);
 	free(pr->scanned);
 	free(pr->coz);
+	free(pr->coz_key);
 	free(pr->scratch);
 	free(pr->iov_local);
 	free(pr->iov_remote);
 	free(pr->vals);
+	free(pr->oks);
 }
 
 void exp_progress_free(struct exp_progress *pp)
@@ -483,23 +488,41 @@ static int proc_lookup(struct exp_progress *pp, struct prog_proc *pr, struct sym
 	return proc_apply_sites(pp, pr);
 }
 
-static int read_u64s(pid_t pid, struct iovec *local, struct iovec *remote, unsigned n)
+/* Reads n u64 values; ok[i] (when ok is not NULL) says which arrived. A
+ * counter whose page went away (dlclose) fails alone, not the others.
+ * Returns 0 when all were read, -errno (-ESRCH: the process is gone) or
+ * -EFAULT when some were not. */
+static int read_u64s(pid_t pid, struct iovec *local, struct iovec *remote, unsigned n, bool *ok)
 {
-	/* process_vm_readv takes at most IOV_MAX vectors per call. */
-	for (unsigned off = 0; off < n; off += IOV_MAX) {
-		unsigned k = n - off < IOV_MAX ? n - off : IOV_MAX;
+	int err = 0;
+
+	for (unsigned off = 0; off < n;) {
+		/* process_vm_readv takes at most IOV_MAX vectors per call and
+		 * stops at the first one it cannot read. */
+		unsigned k = n - off < IOV_MAX ? n - off : IOV_MAX, done;
 		ssize_t r = process_vm_readv(pid, local + off, k, remote + off, k, 0);
 
-		if (r < 0)
+		if (r < 0 && (errno == ESRCH || errno == EPERM || errno == ENOMEM)) {
+			for (unsigned i = off; ok && i < n; i++)
+				ok[i] = false;
 			return -errno;
-		if ((size_t)r != (size_t)k * sizeof(uint64_t))
-			return -EFAULT;
+		}
+		done = r < 0 ? 0 : (unsigned)((size_t)r / sizeof(uint64_t));
+		for (unsigned i = 0; ok && i < done; i++)
+			ok[off + i] = true;
+		off += done;
+		if (done < k) {
+			if (ok)
+				ok[off] = false; /* this one failed: skip it */
+			off++;
+			err = -EFAULT;
+		}
 	}
-	return 0;
+	return err;
 }
 
 static int proc_add_counter(struct exp_progress *pp, struct prog_proc *pr, unsigned point,
-			    uint64_t addr, uint64_t initial)
+			    uint64_t key, uint64_t addr, uint64_t initial)
 {
 	struct prog_counter *c;
 	struct iovec local, remote;
@@ -512,6 +535,7 @@ static int proc_add_counter(struct exp_progress *pp, struct prog_proc *pr, unsig
 		struct iovec *a = realloc(pr->iov_local, pr->capctrs * sizeof(*a));
 		struct iovec *b;
 		uint64_t *v;
+		bool *o;
 
 		if (!a)
 			return -ENOMEM;
@@ -524,6 +548,10 @@ static int proc_add_counter(struct exp_progress *pp, struct prog_proc *pr, unsig
 		if (!v)
 			return -ENOMEM;
 		pr->vals = v;
+		o = realloc(pr->oks, pr->capctrs * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		pr->oks = o;
 		pr->capiov = pr->capctrs;
 	}
 	/* Counted from now, unless the process exec'ed under psup: then
@@ -534,11 +562,12 @@ static int proc_add_counter(struct exp_progress *pp, struct prog_proc *pr, unsig
 		local.iov_len = sizeof(now);
 		remote.iov_base = (void *)(uintptr_t)addr;
 		remote.iov_len = sizeof(now);
-		if (read_u64s(pr->pid, &local, &remote, 1))
+		if (read_u64s(pr->pid, &local, &remote, 1, NULL))
 			now = initial;
 	}
 	c = &pr->ctrs[pr->nctrs++];
 	c->point = point;
+	c->key = key;
 	c->addr = addr;
 	c->base = now;
 	c->last = now;
@@ -570,7 +599,7 @@ static int source_point(struct exp_progress *pp, const char *name, enum exp_poin
  * aligned headers + names. A compiler or linker may pad between them:
  * anything that is not a record is skipped 8 bytes at a time. */
 static int proc_scan_section(struct exp_progress *pp, struct prog_proc *pr,
-			     const struct sym_section *s)
+			     const struct sym_section *s, uint64_t key)
 {
 	const size_t hsz = sizeof(struct psup_point_header);
 	size_t off = 0;
@@ -605,7 +634,7 @@ static int proc_scan_section(struct exp_progress *pp, struct prog_proc *pr,
 		idx = source_point(pp, name, kind);
 		if (idx < 0)
 			return idx;
-		err = proc_add_counter(pp, pr, (unsigned)idx,
+		err = proc_add_counter(pp, pr, (unsigned)idx, key,
 				       s->addr + off + offsetof(struct psup_point_header, count),
 				       h.count);
 		if (err)
@@ -613,6 +642,31 @@ static int proc_scan_section(struct exp_progress *pp, struct prog_proc *pr,
 		off += (h.size + 7) & ~(size_t)7;
 	}
 	return 0;
+}
+
+static uint64_t section_key(const struct sym_section *s)
+{
+	return s->image_id ^ psup_hash64(s->addr);
+}
+
+static uint64_t coz_key(const struct sym_coz_site *cs)
+{
+	return cs->image_id ^ psup_hash64(cs->scratch_start ^ 0xc0cULL);
+}
+
+/* The image mapping behind key is gone (dlclose): its counters keep what
+ * they counted, and are read no more. */
+static void proc_retire_key(struct exp_progress *pp, struct prog_proc *pr, uint64_t key)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < pr->nctrs; i++) {
+		if (pr->ctrs[i].key == key)
+			pp->points[pr->ctrs[i].point].retired += pr->ctrs[i].last - pr->ctrs[i].base;
+		else
+			pr->ctrs[k++] = pr->ctrs[i];
+	}
+	pr->nctrs = k;
 }
 
 static int proc_scan_sources(struct exp_progress *pp, struct prog_proc *pr, struct sym_space *sp)
@@ -625,8 +679,20 @@ static int proc_scan_sources(struct exp_progress *pp, struct prog_proc *pr, stru
 		return err;
 	if (n > PSUP_ARRAY_SIZE(secs))
 		n = PSUP_ARRAY_SIZE(secs);
+	for (unsigned j = 0; j < pr->nscanned;) {
+		bool mapped = false;
+
+		for (unsigned i = 0; i < n; i++)
+			mapped |= section_key(&secs[i]) == pr->scanned[j];
+		if (mapped) {
+			j++;
+			continue;
+		}
+		proc_retire_key(pp, pr, pr->scanned[j]);
+		pr->scanned[j] = pr->scanned[--pr->nscanned];
+	}
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t key = secs[i].image_id ^ psup_hash64(secs[i].addr);
+		uint64_t key = section_key(&secs[i]);
 		bool seen = false;
 
 		for (unsigned j = 0; j < pr->nscanned; j++)
@@ -637,7 +703,7 @@ static int proc_scan_sources(struct exp_progress *pp, struct prog_proc *pr, stru
 			 sizeof(*pr->scanned)))
 			return -ENOMEM;
 		pr->scanned[pr->nscanned++] = key;
-		err = proc_scan_section(pp, pr, &secs[i]);
+		err = proc_scan_section(pp, pr, &secs[i], key);
 		if (err)
 			return err;
 	}
@@ -656,11 +722,11 @@ static void proc_read_counters(struct prog_proc *pr)
 		pr->iov_remote[k].iov_base = (void *)(uintptr_t)pr->ctrs[k].addr;
 		pr->iov_remote[k].iov_len = sizeof(uint64_t);
 	}
-	if (read_u64s(pr->pid, pr->iov_local, pr->iov_remote, pr->nctrs))
-		return;
-	for (unsigned k = 0; k < pr->nctrs; k++)
-		if (pr->vals[k] >= pr->ctrs[k].last)
+	read_u64s(pr->pid, pr->iov_local, pr->iov_remote, pr->nctrs, pr->oks);
+	for (unsigned k = 0; k < pr->nctrs; k++) {
+		if (pr->oks[k] && pr->vals[k] >= pr->ctrs[k].last)
 			pr->ctrs[k].last = pr->vals[k];
+	}
 }
 
 /*
@@ -681,6 +747,23 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 
 	if (err)
 		return err;
+	for (unsigned j = 0; j < pr->ncoz;) {
+		bool mapped = false;
+
+		for (size_t i = 0; i < n; i++)
+			mapped |= coz_key(&sites[i]) == pr->coz_key[j];
+		if (mapped) {
+			j++;
+			continue;
+		}
+		proc_retire_key(pp, pr, pr->coz_key[j]);
+		for (unsigned k = 0; k < pr->nscratch; k++)
+			if (pr->scratch[k].key == pr->coz_key[j])
+				pr->scratch[k] = pr->scratch[--pr->nscratch];
+		pr->ncoz--;
+		pr->coz[j] = pr->coz[pr->ncoz];
+		pr->coz_key[j] = pr->coz_key[pr->ncoz];
+	}
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct sym_coz_site *cs = &sites[i];
 		struct prog_scratch *sc = NULL;
@@ -696,7 +779,7 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 		if (seen)
 			continue;
 		for (unsigned j = 0; j < pr->nscratch; j++)
-			if (pr->scratch[j].image_id == cs->image_id)
+			if (pr->scratch[j].key == coz_key(cs))
 				sc = &pr->scratch[j];
 		if (!sc) {
 			err = grow((void **)&pr->scratch, &pr->capscratch, pr->nscratch + 1,
@@ -704,13 +787,29 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 			if (err)
 				break;
 			sc = &pr->scratch[pr->nscratch++];
-			sc->image_id = cs->image_id;
+			sc->key = coz_key(cs);
 			sc->next = cs->scratch_start;
 		}
-		err = grow((void **)&pr->coz, &pr->capcoz, pr->ncoz + 1, sizeof(*pr->coz));
-		if (err)
-			break;
-		pr->coz[pr->ncoz++] = cs->counter_addr;
+		if (pr->ncoz == pr->capcoz) {
+			unsigned ncap = pr->capcoz ? pr->capcoz * 2 : 8;
+			uint64_t *a = realloc(pr->coz, ncap * sizeof(*a));
+			uint64_t *b;
+
+			if (!a) {
+				err = -ENOMEM;
+				break;
+			}
+			pr->coz = a;
+			b = realloc(pr->coz_key, ncap * sizeof(*b));
+			if (!b) {
+				err = -ENOMEM;
+				break;
+			}
+			pr->coz_key = b;
+			pr->capcoz = ncap;
+		}
+		pr->coz[pr->ncoz] = cs->counter_addr;
+		pr->coz_key[pr->ncoz++] = coz_key(cs);
 		kind = cs->kind == 2 ? EXP_POINT_BEGIN : cs->kind == 3 ? EXP_POINT_END
 								 : EXP_POINT_THROUGHPUT;
 		idx = source_point(pp, cs->name, kind);
@@ -754,7 +853,7 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 			if (process_vm_writev(pr->pid, &l, 1, &r, 1, 0) != 1)
 				continue;
 		}
-		err = proc_add_counter(pp, pr, (unsigned)idx, slot, 0);
+		err = proc_add_counter(pp, pr, (unsigned)idx, coz_key(cs), slot, 0);
 	}
 	free(sites);
 	return err;

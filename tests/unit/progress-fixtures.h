@@ -118,6 +118,27 @@ static const char pfx_src[] =
 	"	return 0;\n"
 	"}\n";
 
+/* The library loaded with dlopen after psup looked, then unloaded. */
+static const char pfd_src[] =
+	"#include <dlfcn.h>\n"
+	"#include <signal.h>\n"
+	"#include <stdlib.h>\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	int n = argc > 1 ? atoi(argv[1]) : 10;\n"
+	"	raise(SIGSTOP);\n"
+	"	void *h = dlopen(PF_LIB, RTLD_NOW);\n"
+	"	if (!h)\n"
+	"		return 3;\n"
+	"	void (*count)(int) = (void (*)(int))dlsym(h, \"lib_count\");\n"
+	"	raise(SIGSTOP);\n"
+	"	count(n);\n"
+	"	raise(SIGSTOP);\n"
+	"	dlclose(h);\n"
+	"	raise(SIGSTOP);\n"
+	"	return 0;\n"
+	"}\n";
+
 /* Coz's coz.h (Debian coz-profiler), counted without libcoz. */
 static const char pfc_src[] =
 	"#include <coz.h>\n"
@@ -244,12 +265,15 @@ static inline void pf_build(void)
 	pf_write("pl.c", pf_lib_src);
 	pf_write("pfx.cc", pfx_src);
 	pf_write("pfc.c", pfc_src);
+	pf_write("pfd.c", pfd_src);
 	pf_have_cxx = system("c++ --version >/dev/null 2>&1") == 0;
 	pf_have_coz = pf_have_cxx && system("test -e /usr/include/coz.h") == 0;
 	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
 		if (pf_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
 			exit(2);
 	if (pf_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
+		exit(2);
+	if (pf_run("cd %s && cc -O2 -g -DPF_LIB=\\\"$PWD/libpl.so\\\" pfd.c -ldl -o pfd", pf_dir))
 		exit(2);
 	for (size_t i = 0; i < sizeof(pf_variants) / sizeof(pf_variants[0]); i++) {
 		if (pf_variants[i].cxx && !pf_have_cxx)

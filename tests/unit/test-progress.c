@@ -330,6 +330,58 @@ out:
 	exp_progress_free(pp);
 }
 
+/* A library loaded with dlopen after the first look is found at the next
+ * (the mappings changed); unloaded, its counts stay. */
+static void run_dlopen(void)
+{
+	struct exp_progress *pp = NULL;
+	struct sym_space *sp = NULL;
+	struct exp_point_value v[8];
+	char notes[4096];
+	struct pf_child c;
+	int st;
+
+	printf("# pfd (dlopen)\n");
+	CHECK_EQ_INT(exp_progress_new(&pp), 0);
+	CHECK_EQ_INT(add(pp, "lib_step", EXP_POINT_THROUGHPUT, false), 0);
+	if (pf_start(&c, "pfd", N, false)) {
+		CHECK(!"fixture start");
+		goto out;
+	}
+	CHECK_EQ_INT(sym_space_new(c.pid, &sp), 0);
+	exp_progress_process_exec(pp, c.pid);
+	CHECK_EQ_INT(exp_progress_thread_new(pp, c.pid, c.pid), 0);
+	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
+	CHECK_EQ_INT(exp_progress_read(pp, v, 8), 1);
+	CHECK(!v[0].resolved);
+	CHECK_EQ_INT(exp_progress_debug_slots(pp), 1);
+	drain_notes(pp, 0, notes, sizeof(notes));
+	CHECK(strstr(notes, "lib_step: not found") != NULL);
+	CHECK(pf_continue(&c, &st)); /* dlopen'ed */
+	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
+	CHECK_EQ_INT(exp_progress_npoints(pp), 2); /* + psup.h "iter" of the library */
+	CHECK_EQ_INT(exp_progress_read(pp, v, 8), 2);
+	CHECK(v[0].resolved);
+	CHECK(pf_continue(&c, &st)); /* counted */
+	CHECK_EQ_INT(count_of(pp, "lib_step", EXP_POINT_THROUGHPUT), N);
+	CHECK_EQ_INT(count_of(pp, "iter", EXP_POINT_THROUGHPUT), N);
+	CHECK(pf_continue(&c, &st)); /* dlclose'd */
+	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
+	CHECK_EQ_INT(count_of(pp, "lib_step", EXP_POINT_THROUGHPUT), N);
+	CHECK_EQ_INT(count_of(pp, "iter", EXP_POINT_THROUGHPUT), N);
+	exp_progress_thread_exiting(pp, c.pid, c.pid);
+	CHECK(!pf_continue(&c, &st));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	exp_progress_thread_gone(pp, c.pid);
+	exp_progress_process_end(pp, c.pid);
+	CHECK_EQ_INT(count_of(pp, "lib_step", EXP_POINT_THROUGHPUT), N);
+	CHECK_EQ_INT(count_of(pp, "iter", EXP_POINT_THROUGHPUT), N);
+out:
+	pf_kill(&c);
+	sym_space_free(sp);
+	exp_progress_free(pp);
+}
+
 /* coz.h sites count without libcoz: exact counts, names and kinds from
  * DWARF, and the program runs as it would. */
 static void run_coz(const char *name)
@@ -408,6 +460,7 @@ int main(void)
 			run_c_variant(&pf_variants[i]);
 	if (pf_have_cxx)
 		run_cxx();
+	run_dlopen();
 	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
 		run_coz(pfc_variants[i][0]);
 	check_rate_warning();
