@@ -475,11 +475,12 @@ int cmd_causal_process_exit(pid_t pid, bool root)
 	return err;
 }
 
-void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n)
+void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
+		       uint64_t time)
 {
 	if (!cz.enabled || !cz.eng || cz.failed || !n)
 		return;
-	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n);
+	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n, time);
 	if (cz.pp)
 		exp_progress_sample(cz.pp, pid, pcs[0]);
 }
@@ -654,10 +655,14 @@ int cmd_causal_finish(void)
 	pr_info("causal: %llu experiment%s (%llu cut short and dropped), %u lines in scope",
 		(unsigned long long)st.experiments, st.experiments == 1 ? "" : "s",
 		(unsigned long long)st.dropped, st.lines);
+	/* What a pause costs beyond what was asked (the excess, subtracted
+	 * from later pauses) and how long an interrupt takes to stop a thread:
+	 * the numbers README's cost section quotes. */
 	if (ps.requests || ps.seccomp_stops)
-		pr_info("causal: %llu pauses (%.1f ms held, %.1f us mean interrupt latency, %llu found "
-			"blocked), %llu intercepted calls",
+		pr_info("causal: %llu pauses (%.1f ms held, %+.1f us excess per pause, %.1f us from "
+			"interrupt to stop, %llu found blocked), %llu intercepted calls",
 			(unsigned long long)ps.holds, (double)ps.lost_ns / 1e6,
+			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops);
 	cz.bad_end = check_end();

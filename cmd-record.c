@@ -195,7 +195,7 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
-	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n);
+	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time);
 	/* Any failure here (a write, or memory for a record whose id is now
 	 * taken) would leave later records pointing at nothing: stop. */
 	rec_write_failed(r, exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags));

@@ -348,15 +348,27 @@ void exp_causal_process_forget(struct exp_causal *c, pid_t pid)
 
 /* ---- samples -------------------------------------------------------------- */
 
+/* Whether a sample taken at time falls in the running part of the current
+ * experiment (settling included for samples taken before it began). */
+static bool in_experiment(const struct exp_causal *c, uint64_t time)
+{
+	if (c->state == CZ_RUNNING)
+		return !time || time >= c->t_start;
+	if (c->state == CZ_SETTLING)
+		return time && time >= c->t_start && time < c->t_settle;
+	return false;
+}
+
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
-		       const uint64_t *pcs, unsigned npcs)
+		       const uint64_t *pcs, unsigned npcs, uint64_t time)
 {
 	struct cz_proc *p = proc_get(c, pid);
 	struct cz_thread *t = thread_find(c, tid);
 	uint64_t val = OUT_OF_SCOPE;
+	bool counts = in_experiment(c, time);
 
 	c->st.samples++;
-	if (c->state == CZ_RUNNING)
+	if (counts)
 		c->tot_samples++;
 	if (!p)
 		return;
@@ -375,7 +387,7 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	c->recent_pos = (c->recent_pos + 1) % RECENT;
 	if (c->nrecent < RECENT)
 		c->nrecent++;
-	if (c->state != CZ_RUNNING || (int64_t)idx != c->sel || !t)
+	if (!counts || (int64_t)idx != c->sel || !t)
 		return;
 	c->sel_samples++;
 	/* Coz 3.4.3: the sample counts for this thread only; it raises the
@@ -672,6 +684,7 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 		if (now - c->t_start < c->length)
 			return 0;
 		c->state = CZ_SETTLING;
+		/* A sample taken before now still counts when it arrives. */
 		c->t_settle = now;
 		/* fall through */
 	case CZ_SETTLING:

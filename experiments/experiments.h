@@ -169,10 +169,11 @@ void exp_causal_thread_gone(struct exp_causal *c, pid_t tid);
 void exp_causal_process_forget(struct exp_causal *c, pid_t pid);
 
 /* An unwound sample (pcs[0] the sampled instruction, then return
- * addresses). sp resolves addresses; in_kernel: pcs[0] is where the thread
- * entered the kernel. */
+ * addresses) taken at time (CLOCK_MONOTONIC ns; 0: now). sp resolves
+ * addresses. Samples reach psup a few ms late: one counts for the
+ * experiment when it was taken during it, not when it arrives. */
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
-		       const uint64_t *pcs, unsigned npcs);
+		       const uint64_t *pcs, unsigned npcs, uint64_t time);
 /* Switch records, for which threads may be paused (running or runnable). */
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt);
 /* A thread switched out blocked on a futex (attach mode's after-the-fact

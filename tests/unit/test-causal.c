@@ -82,7 +82,7 @@ static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsig
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	for (unsigned i = 0; i < n; i++)
-		exp_causal_sample(c, sp, getpid(), tid, &pc, 1);
+		exp_causal_sample(c, sp, getpid(), tid, &pc, 1, 0);
 }
 
 static void test_engine(void)
@@ -175,9 +175,25 @@ static void test_engine(void)
 	CHECK_EQ_INT(exp_causal_tick(c, now + 11 * MS), 0);
 	exp_causal_stats(c, &st);
 	CHECK(st.running); /* a still owes 2 ms: settling */
-	samples(c, sp, b, 10); /* no longer counted */
+	samples(c, sp, b, 10); /* no longer counted (time 0: now) */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
 	exp_causal_held(c, a, 2 * MS, 2 * MS);
+	{
+		/* ...unless taken before the end: it raises what a owes. */
+		uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 10 * MS);
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+		exp_causal_held(c, a, MS / 2, MS / 2);
+		/* d too: settling waits for every debtor. */
+		CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
+		exp_causal_stats(c, &st);
+		CHECK(st.running);
+		CHECK_EQ_INT(exp_causal_hold(c, d, false), MS / 2);
+		exp_causal_held(c, d, MS / 2, MS / 2);
+		/* ...and one taken before the experiment began does not. */
+		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	}
 	CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
 	exp_causal_stats(c, &st);
 	CHECK(!st.running);
