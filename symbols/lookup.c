@@ -13,6 +13,7 @@
 #include <gelf.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "symbols/symbols-internal.h"
 
 /*
@@ -371,13 +372,92 @@ static Dwarf *lk_dwarf(struct sym_image *img)
 	return dwfl_module_getdwarf(img->mod, &bias);
 }
 
+/*
+ * Whether the image's DWARF may mention needle: false only when none of its
+ * string-holding debug sections contains it. Walking every CU of a big
+ * library (libc with its debug file: ~60 ms a pass, 280 ms the first) for a
+ * name or file it does not have is what this avoids; a compressed section
+ * cannot be searched, so it answers true.
+ */
+static bool mem_has_string(const char *buf, size_t size, const char *needle, size_t len)
+{
+	const char *p = buf, *end = buf + size;
+
+	while (p < end && (p = memmem(p, (size_t)(end - p), needle, len))) {
+		/* Not p[-1] == '\0': linkers merge a string into the tail of a
+		 * longer one ("step" stored as the end of "regstep"). */
+		if (p + len < end && p[len] == '\0')
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* exact: needle is a whole DIE name, so only the ends of strings in the
+ * string sections count (names of 4 bytes or more are not stored inline by
+ * GCC or Clang: an offset is as long). */
+static bool lk_elf_mentions(Elf *elf, const char *needle, size_t len, bool exact);
+
+static bool lk_dwarf_mentions(Dwarf *dw, const char *needle, size_t len, bool exact)
+{
+	Dwarf *alt = dwarf_getalt(dw);
+
+	/* dwz (Debian's debug packages) moves shared strings to a
+	 * supplementary file: search it too. */
+	if (len < 4 || lk_elf_mentions(dwarf_getelf(dw), needle, len, exact))
+		return true;
+	return alt && lk_elf_mentions(dwarf_getelf(alt), needle, len, exact);
+}
+
+static bool lk_elf_mentions(Elf *elf, const char *needle, size_t len, bool exact)
+{
+	static const char *const names[] = { ".debug_str", ".debug_line_str", ".debug_line",
+					     ".debug_info" };
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return true;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+		bool wanted = false;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strncmp(name, ".zdebug", 7))
+			return true;
+		for (size_t i = 0; i < PSUP_ARRAY_SIZE(names); i++)
+			wanted |= !strcmp(name, names[i]);
+		if (!wanted || (exact && strcmp(name, ".debug_str") && strcmp(name, ".debug_line_str")))
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return true;
+		d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		if (exact ? mem_has_string(d->d_buf, d->d_size, needle, len)
+			  : memmem(d->d_buf, d->d_size, needle, len) != NULL)
+			return true;
+	}
+	return false;
+}
+
 static int lk_lookup_line(struct lk_image *li, struct lk_line_ctx *ctx, bool collect)
 {
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr cubias;
 	int err;
 
-	if (!lk_dwarf(li->img))
+	const char *base = strrchr(ctx->spec->file, '/');
+	Dwarf *dw = lk_dwarf(li->img);
+
+	base = base ? base + 1 : ctx->spec->file;
+	if (!dw || !lk_dwarf_mentions(dw, base, strlen(base), false))
 		return 0;
 	while ((cu = dwfl_module_nextcu(li->img->mod, cu, &cubias))) {
 		err = lk_cu_lines(li, cu, cubias, ctx, collect);
@@ -589,7 +669,23 @@ static int lk_lookup_function(struct lk_image *li, const struct sym_spec *spec,
 	struct sym_image *img = li->img;
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr cubias;
-	int nsyms;
+	Dwarf *dw;
+	const char *needle = spec->function, *p;
+	size_t needle_len;
+	int nsyms, depth = 0;
+
+	/* The DWARF names the function by its last component, without
+	 * template arguments or parameters: "step" for "ns::step<int>(int)"
+	 * (a mangled name is searched as is: it is a linkage name). */
+	for (p = spec->function; *p; p++) {
+		if (*p == '<' || *p == '(')
+			depth++;
+		else if ((*p == '>' || *p == ')') && depth > 0)
+			depth--;
+		else if (!depth && p[0] == ':' && p[1] == ':')
+			needle = p + 2;
+	}
+	needle_len = strcspn(needle, "<(");
 
 	lk_load_dwfl(img);
 	if (!img->mod)
@@ -607,7 +703,8 @@ static int lk_lookup_function(struct lk_image *li, const struct sym_spec *spec,
 			continue;
 		lk_add_entry(&ctx, addr - img->mod_bias, sym.st_size);
 	}
-	if (lk_dwarf(img)) {
+	dw = lk_dwarf(img);
+	if (dw && lk_dwarf_mentions(dw, needle, needle_len, true)) {
 		while (!ctx.err && (cu = dwfl_module_nextcu(img->mod, cu, &cubias)))
 			lk_walk_dies(&ctx, cu, cubias - img->mod_bias, 0);
 	}
