@@ -29,12 +29,6 @@ causal_exps() {
 	jq -r --arg l "$2" '[(.causal.lines + .causal.insufficient)[] | select(.line == $l) | .experiments] | add // 0' "$1"
 }
 
-# causal_curve_max JSON REF MIN_SPEEDUP: the highest predicted program
-# speedup at line speedups >= MIN_SPEEDUP.
-causal_curve_max() {
-	jq -r --arg l "$2" --argjson m "$3" '[.causal.lines[] | select(.line == $l) | .curve[] | select(.speedup >= $m) | .program_speedup] | max // "none"' "$1"
-}
-
 # causal_show JSON: a summary for a failure's log.
 causal_show() {
 	jq -c '.causal.info, .causal.progress_points,
@@ -61,4 +55,28 @@ causal_slope_in() {
 	s=$(causal_need_line "$1" "$2") || exit 1
 	note "$5: $2 slope $s"
 	in_range "$s" "$3" "$4" || { causal_show "$1"; fail "$5: $2 has slope $s, expected $3..$4"; }
+}
+
+# causal_wmean JSON REF MIN_SPEEDUP: the predicted program speedup averaged
+# over the experiments at line speedups >= MIN_SPEEDUP (each curve point
+# weighted by its experiments): robust where the maximum of noisy points
+# is not.
+causal_wmean() {
+	jq -r --arg l "$2" --argjson m "$3" '[.causal.lines[] | select(.line == $l) | .curve[] | select(.speedup >= $m)] |
+		if length == 0 or (map(.experiments) | add) == 0 then "none"
+		else (map(.program_speedup * .experiments) | add) / (map(.experiments) | add) end' "$1"
+}
+
+# causal_order JSON HIGH LOW MARGIN WHAT: slope(HIGH) >= slope(LOW) + MARGIN
+# (both lines drawn, from the same or different reports: JSON may be
+# "A.json B.json" for HIGH from A and LOW from B).
+causal_order() {
+	local ja jb hi lo
+	read -r ja jb <<<"$1"
+	jb=${jb:-$ja}
+	hi=$(causal_need_line "$ja" "$2") || exit 1
+	lo=$(causal_need_line "$jb" "$3") || exit 1
+	note "$5: $2 slope $hi, $3 slope $lo"
+	in_range "$(awk -v a="$hi" -v b="$lo" 'BEGIN { print a - b }')" "$4" 1000 ||
+		{ causal_show "$ja"; fail "$5: $2 (slope $hi) does not rank above $3 (slope $lo) by $4"; }
 }

@@ -19,11 +19,14 @@ check_fig1() { # json, what
 	for l in "$a" "$b"; do
 		n=$(causal_exps "$1" "$l")
 		[ "$n" -ge 4 ] || { causal_show "$1"; fail "$2: only $n experiments on $l"; }
-		causal_slope_in "$1" "$l" -0.25 0.25 "$2"
-		# Loop a removed entirely gains 5%; allow the noise of short experiments.
-		m=$(causal_curve_max "$1" "$l" 50)
-		note "$2: $l best predicted program speedup at >= 50% line speedup: $m%"
-		in_range "$m" -100 20 || { causal_show "$1"; fail "$2: $l predicts $m% program speedup, expected under ~5%"; }
+		causal_slope_in "$1" "$l" -0.4 0.4 "$2"
+		# Loop a removed entirely gains 5%; allow the noise of short
+		# experiments on a loaded machine (a phantom critical path would
+		# show ~50% here: each loop is half the CPU time).
+		m=$(causal_wmean "$1" "$l" 50)
+		note "$2: $l mean predicted program speedup at >= 50% line speedup: $m%"
+		[ "$m" != none ] || { causal_show "$1"; fail "$2: $l has no experiment at >= 50%"; }
+		in_range "$m" -1000 20 || { causal_show "$1"; fail "$2: $l predicts $m% program speedup, expected under ~5%"; }
 	done
 }
 

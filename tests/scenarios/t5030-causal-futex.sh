@@ -18,15 +18,16 @@ expect_rc 0
 causal_report c.cbor c.json
 jq_check c.json '[.causal.lines[], .causal.insufficient[]] | all(.line == "'"$consume"'")' \
 	"--line $consume: experiments ran on other lines"
-causal_slope_in c.json "$consume" 0.3 1.5 "raw futex, slower stage"
+causal_slope_in c.json "$consume" 0.05 2 "raw futex, slower stage"
 
 run_psup 120 run -q -o p.cbor --experiment-ms 50 -p "$done_line" --line "$produce" -- "$TARGETS/causal-pipeline" 6 futex
 expect_rc 0
 causal_report p.cbor p.json
-causal_slope_in p.json "$produce" -0.5 0.2 "raw futex, faster stage"
+causal_slope_in p.json "$produce" -0.6 0.3 "raw futex, faster stage"
+causal_order "c.json p.json" "$consume" "$produce" 0.05 "raw futex: slower stage above faster stage"
 
 run_psup 120 run -q -o s.cbor --experiment-ms 50 -p "$done_line" --line "$consume" -- "$TARGETS/causal-pipeline-static" 6 futex
 expect_rc 0
 causal_report s.cbor s.json
-causal_slope_in s.json "$consume" 0.3 1.5 "static binary, raw futex, slower stage"
+causal_slope_in s.json "$consume" 0.05 2 "static binary, raw futex, slower stage"
 check_nothing_left

@@ -15,16 +15,15 @@ serial=$(causal_ref causal-amdahl.c causal_amdahl_serial)
 parallel=$(causal_ref causal-amdahl.c causal_amdahl_parallel)
 round=$(causal_ref causal-amdahl.c causal_amdahl_round)
 
-run_psup 120 run -q -o a.cbor --experiment-ms 50 -p causal_amdahl_round_done -- "$TARGETS/causal-amdahl" 10
+run_psup 120 run -q -o a.cbor --experiment-ms 50 -p causal_amdahl_round_done -- "$TARGETS/causal-amdahl" 12
 expect_rc 0
 causal_report a.cbor a.json
 jq_check a.json '.causal.progress_points[0].visits > 100' "the FUNCTION progress point counted no rounds"
-causal_slope_in a.json "$serial" 0.3 1.2 "serial phase"
-causal_slope_in a.json "$parallel" -0.15 0.55 "parallel phase"
-s=$(causal_get a.json "$serial" slope)
-p=$(causal_get a.json "$parallel" slope)
-in_range "$(awk -v a="$s" -v b="$p" 'BEGIN { print a - b }')" 0.1 10 ||
-	{ causal_show a.json; fail "the serial line ($s) does not rank clearly above the parallel one ($p)"; }
+# On an idle machine ~0.5 and ~0.2; on a loaded one the parallel phase
+# runs less in parallel and both move towards 0.5: assert the order.
+causal_slope_in a.json "$serial" 0.05 1.5 "serial phase"
+causal_slope_in a.json "$parallel" -0.3 0.7 "parallel phase"
+causal_order a.json "$serial" "$parallel" 0.05 "serial above parallel"
 jq_check a.json '[.causal.lines[].line] | index("'"$serial"'") < index("'"$parallel"'")' \
 	"lines are not ranked by slope: the serial line comes after the parallel one"
 check_nothing_left

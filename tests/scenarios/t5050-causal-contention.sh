@@ -25,7 +25,8 @@ jq_check h.json '[.causal.lines[] | select(.line == "'"$hammer"'") | .contention
 run_psup 120 run -q -o c.cbor --experiment-ms 50 -p "$done_line" --line "$cs" -- "$TARGETS/causal-contention" 7 2
 expect_rc 0
 causal_report c.cbor c.json
-causal_slope_in c.json "$cs" 0.1 3 "critical section"
+causal_slope_in c.json "$cs" 0.05 3 "critical section"
+causal_order "c.json h.json" "$cs" "$hammer" 0.2 "critical section above hammer line"
 jq_check c.json '[.causal.lines[] | select(.line == "'"$cs"'") | .contention] == [false]' \
 	"the critical section's rising curve is flagged as contention"
 check_nothing_left

@@ -18,13 +18,14 @@ done_line=$(causal_ref causal-iosleep.c causal_io_done)
 run_psup 120 run -q -o h.cbor --experiment-ms 50 -p "$done_line" --line "$handle" -- "$TARGETS/causal-iosleep" 7
 expect_rc 0
 causal_report h.cbor h.json
-causal_slope_in h.json "$handle" -0.25 0.25 "handler line (I/O paced)"
-m=$(causal_curve_max h.json "$handle" 50)
-note "handler line: best predicted program speedup at >= 50%: $m%"
-in_range "$m" -100 15 || { causal_show h.json; fail "phantom speedup: the handler's line predicts $m% for an I/O-paced program"; }
+causal_slope_in h.json "$handle" -0.5 0.25 "handler line (I/O paced)"
+m=$(causal_wmean h.json "$handle" 50)
+note "handler line: mean predicted program speedup at >= 50%: $m%"
+[ "$m" != none ] || { causal_show h.json; fail "no experiment at >= 50% on the handler's line"; }
+in_range "$m" -1000 15 || { causal_show h.json; fail "phantom speedup: the handler's line predicts $m% for an I/O-paced program"; }
 
 run_psup 120 run -q -o w.cbor --experiment-ms 50 -p "$done_line" --line "$spin" -- "$TARGETS/causal-iosleep" 7
 expect_rc 0
 causal_report w.cbor w.json
-causal_slope_in w.json "$spin" -0.25 0.25 "unrelated worker line"
+causal_slope_in w.json "$spin" -0.5 0.25 "unrelated worker line"
 check_nothing_left

@@ -13,7 +13,7 @@ line), the same line fixed for every experiment (psup --line, coz
 and the same program run length.
 
 Per (program, line), ROUNDS interleaved rounds of: native, native with the line
-cut by 25%, 50%, 100%, `coz run`, `psup run`. Programs run for a fixed wall
+cut by 25%, 50%, 100%, native again, `coz run`, `psup run`. Programs run for a fixed wall
 time and print how many units of progress they made, so
   actual speedup(X) = 1 - units(native) / units(native, line cut X)   (Coz's
                       definition: the fall of the time per unit of progress),
@@ -186,10 +186,12 @@ def main():
             env = dict(os.environ)
             env.pop("CAUSAL_CUT", None)
             ns = str(args.native_seconds)
+            # Native runs bracket the cut ones: base, 25, 50, 100, base.
             base = run_units([exe_psup, ns] + extra, env)
+            cuts = {x: run_units([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}")) for x in SPEEDUPS}
+            base = (base * run_units([exe_psup, ns] + extra, env)) ** 0.5
             for x in SPEEDUPS:
-                cut = run_units([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}"))
-                actual[x].append(100 * (1 - base / cut))
+                actual[x].append(100 * (1 - base / cuts[x]))
             base_rate = base / args.native_seconds
             ts = str(args.seconds)
             # Coz: its own progress point at the same line (coz.h build).
