@@ -78,8 +78,6 @@
 struct cz_point {
 	uint32_t name;            /* string id */
 	enum rep_point_kind kind;
-	uint64_t visits;          /* throughput: deltas; latency: arrivals */
-	uint64_t departures;
 };
 
 struct cz_pdelta {
@@ -112,7 +110,15 @@ struct cz_run {
 	uint64_t ls_time;         /* time of the last line_samples record, 0: none */
 };
 
+/* A progress_totals entry: the latest per (run, point) wins. */
+struct cz_total {
+	uint32_t run, point;
+	uint64_t visits, departures;
+};
+
 struct rep_causal {
+	struct cz_total *totals;
+	uint32_t ntotals, totals_cap;
 	struct cz_exp *exps;
 	uint32_t nexps, exps_cap;
 	struct cz_pdelta *pds;
@@ -130,6 +136,7 @@ void rep_causal_free(struct rep_causal *cz)
 {
 	if (!cz)
 		return;
+	free(cz->totals);
 	free(cz->exps);
 	free(cz->pds);
 	free(cz->points);
@@ -213,7 +220,6 @@ static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_s
 {
 	int64_t pt = point_get(p, cz, name, kind);
 	struct cz_pdelta *d;
-	struct cz_point *cp;
 
 	if (pt < 0)
 		return (int)pt;
@@ -225,10 +231,17 @@ static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_s
 	d->arrivals = arr;
 	d->departures = dep;
 	d->in_flight = in_flight;
-	cp = &cz->points[pt];
-	cp->visits = rep_sat_add(cp->visits, kind == REP_POINT_LATENCY ? arr : delta);
-	cp->departures = rep_sat_add(cp->departures, dep);
 	return 0;
+}
+
+/* The kind of a point as read; -1 for an unknown one. */
+static int point_kind(const struct rep_rpoint *rp)
+{
+	if (rp->kind.len == 7 && memcmp(rp->kind.p, "latency", 7) == 0)
+		return REP_POINT_LATENCY;
+	if (rp->kind.len == 10 && memcmp(rp->kind.p, "throughput", 10) == 0)
+		return REP_POINT_THROUGHPUT;
+	return -1;
 }
 
 static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const struct rep_rec *r)
@@ -276,19 +289,15 @@ static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const 
 	e->first = cz->npds;
 	for (size_t i = 0; i < cr->npoints && rep_crec_has(cr, REP_CK_POINTS); i++) {
 		const struct rep_rpoint *rp = &cr->points[i];
-		enum rep_point_kind kind;
+		int kind = point_kind(rp);
 
-		if (rp->kind.len == 7 && memcmp(rp->kind.p, "latency", 7) == 0) {
-			kind = REP_POINT_LATENCY;
-		} else if (rp->kind.len == 10 && memcmp(rp->kind.p, "throughput", 10) == 0) {
-			kind = REP_POINT_THROUGHPUT;
-		} else {
+		if (kind < 0) {
 			/* the kind's bytes are not echoed: they may be anything */
 			rep_load_error(c, "a progress point of an unknown kind (throughput or latency)");
 			return -EINVAL;
 		}
-		if ((rc = add_pdelta(p, cz, rp->name, kind, rp->delta, rp->arrivals, rp->departures,
-				     rp->in_flight)))
+		if ((rc = add_pdelta(p, cz, rp->name, (enum rep_point_kind)kind, rp->delta, rp->arrivals,
+				     rp->departures, rp->in_flight)))
 			return rc;
 	}
 	/* --runs: the run is the unit of progress */
@@ -300,6 +309,40 @@ static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const 
 	}
 	e->npts = cz->npds - e->first;
 	cz->nexps++;
+	return 0;
+}
+
+static int apply_totals(struct rep_loadctx *c, struct rep_causal *cz, const struct rep_rec *r)
+{
+	const struct rep_crec *cr = r->causal;
+
+	for (size_t i = 0; i < cr->npoints && rep_crec_has(cr, REP_CK_POINTS); i++) {
+		const struct rep_rpoint *rp = &cr->points[i];
+		int kind = point_kind(rp);
+		int64_t pt;
+		uint32_t j;
+
+		if (kind < 0) {
+			rep_load_error(c, "a progress point of an unknown kind (throughput or latency)");
+			return -EINVAL;
+		}
+		pt = point_get(c->p, cz, rp->name, (enum rep_point_kind)kind);
+		if (pt < 0)
+			return (int)pt;
+		for (j = 0; j < cz->ntotals; j++)
+			if (cz->totals[j].run == c->run && cz->totals[j].point == (uint32_t)pt)
+				break;
+		if (j == cz->ntotals) {
+			if (rep_grow32((void **)&cz->totals, &cz->totals_cap, cz->ntotals,
+				       sizeof(*cz->totals)))
+				return -ENOMEM;
+			cz->ntotals++;
+		}
+		cz->totals[j] = (struct cz_total){
+			c->run, (uint32_t)pt, kind == REP_POINT_LATENCY ? rp->arrivals : rp->delta,
+			rp->departures
+		};
+	}
 	return 0;
 }
 
@@ -394,6 +437,8 @@ int rep_causal_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		return apply_line_samples(c, cz, r);
 	case REP_REC_CAUSAL_INFO:
 		return apply_info(c, cz, r);
+	case REP_REC_PROGRESS_TOTALS:
+		return apply_totals(c, cz, r);
 	default:
 		return 0;
 	}
@@ -867,6 +912,43 @@ static const struct cz_run *info_of(const struct cz_analysis *a, uint32_t *nruns
 	return first;
 }
 
+/* A point's visits (latency: arrivals) and departures over the runs: a run's
+ * latest progress_totals when it wrote one, else what its experiments saw. */
+static void point_counts(const struct cz_analysis *a, uint32_t point, uint64_t *visits,
+			 uint64_t *departures)
+{
+	const struct rep_causal *cz = a->cz;
+
+	*visits = *departures = 0;
+	for (uint32_t r = 0; r < a->p->nruns; r++) {
+		bool found = false;
+
+		for (uint32_t j = 0; j < cz->ntotals && !found; j++) {
+			if (cz->totals[j].run != r || cz->totals[j].point != point)
+				continue;
+			*visits = rep_sat_add(*visits, cz->totals[j].visits);
+			*departures = rep_sat_add(*departures, cz->totals[j].departures);
+			found = true;
+		}
+		for (uint32_t i = 0; i < cz->nexps && !found; i++) {
+			const struct cz_exp *e = &cz->exps[i];
+
+			if (e->run != r)
+				continue;
+			for (uint32_t j = 0; j < e->npts; j++) {
+				const struct cz_pdelta *d = &cz->pds[e->first + j];
+
+				if (d->point != point)
+					continue;
+				*visits = rep_sat_add(*visits, cz->points[point].kind == REP_POINT_LATENCY
+									 ? d->arrivals
+									 : d->delta);
+				*departures = rep_sat_add(*departures, d->departures);
+			}
+		}
+	}
+}
+
 static void fmt_period(char *buf, size_t len, uint64_t ns)
 {
 	if (ns >= 1000000 && ns % 1000000 == 0)
@@ -1006,15 +1088,17 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 		fputs("  progress points\n", out);
 	for (uint32_t i = 0; i < cz->npoints; i++) {
 		const struct cz_point *pt = &cz->points[i];
+		uint64_t visits, departures;
 
+		point_counts(a, i, &visits, &departures);
 		if (pt->kind == REP_POINT_LATENCY)
 			fprintf(out, md ? "- progress point `%s` (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n"
 					: "    %s (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n",
-				S(a, pt->name), pt->visits, pt->departures);
+				S(a, pt->name), visits, departures);
 		else
 			fprintf(out, md ? "- progress point `%s` (throughput): %" PRIu64 " visits\n"
 					: "    %s (throughput): %" PRIu64 " visits\n",
-				S(a, pt->name), pt->visits);
+				S(a, pt->name), visits);
 	}
 	fputc('\n', out);
 	if (!cz->nexps) {
@@ -1212,12 +1296,14 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 	fputs(",\"progress_points\":[", out);
 	for (uint32_t i = 0; i < cz->npoints; i++) {
 		const struct cz_point *pt = &cz->points[i];
+		uint64_t visits, departures;
 
+		point_counts(a, i, &visits, &departures);
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
 		json_str(out, S(a, pt->name));
-		fprintf(out, ",\"kind\":\"%s\",\"visits\":%" PRIu64, kind_name(pt->kind), pt->visits);
+		fprintf(out, ",\"kind\":\"%s\",\"visits\":%" PRIu64, kind_name(pt->kind), visits);
 		if (pt->kind == REP_POINT_LATENCY)
-			fprintf(out, ",\"departures\":%" PRIu64, pt->departures);
+			fprintf(out, ",\"departures\":%" PRIu64, departures);
 		fputc('}', out);
 	}
 	fputs("],\"lines\":[", out);

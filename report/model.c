@@ -290,7 +290,7 @@ static const char *rec_names[] = {
 	[REP_REC_LOST] = "lost", [REP_REC_EXEC] = "exec", [REP_REC_EXIT] = "exit",
 	[REP_REC_END] = "end", [REP_REC_THREAD_TIMES] = "thread_times",
 	[REP_REC_EXPERIMENT] = "experiment", [REP_REC_LINE_SAMPLES] = "line_samples",
-	[REP_REC_CAUSAL_INFO] = "causal_info",
+	[REP_REC_CAUSAL_INFO] = "causal_info", [REP_REC_PROGRESS_TOTALS] = "progress_totals",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -813,6 +813,7 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 	case REP_REC_EXPERIMENT:
 	case REP_REC_LINE_SAMPLES:
 	case REP_REC_CAUSAL_INFO:
+	case REP_REC_PROGRESS_TOTALS:
 		return rep_causal_apply(c, r);
 	default:
 		/* unknown record types are a newer recorder's business */

@@ -355,7 +355,7 @@ static const struct {
 	{ "exit", REP_REC_EXIT }, { "end", REP_REC_END },
 	{ "thread_times", REP_REC_THREAD_TIMES },
 	{ "experiment", REP_REC_EXPERIMENT }, { "line_samples", REP_REC_LINE_SAMPLES },
-	{ "causal_info", REP_REC_CAUSAL_INFO },
+	{ "causal_info", REP_REC_CAUSAL_INFO }, { "progress_totals", REP_REC_PROGRESS_TOTALS },
 };
 
 static int ckey_lookup(const struct tok *t);

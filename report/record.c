@@ -429,6 +429,8 @@ int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 
 /* ---- causal records (docs/format.md, "Causal records") ------------------ */
 
+static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts);
+
 int rep_write_experiment(struct rep_writer *w, const struct rep_experiment *e)
 {
 	int err = rec_begin(w, 14, "experiment");
@@ -447,21 +449,8 @@ int rep_write_experiment(struct rep_writer *w, const struct rep_experiment *e)
 	kv_uint(w, "pause", e->pause_ns);
 	kv_uint(w, "pauses", e->pauses);
 	kv_bool(w, "end_to_end", e->end_to_end);
-	/* every point as [name, kind, delta, arrivals, departures, in_flight]:
-	 * an array per point keeps the record small at many points */
-	enc_text(w, "points");
-	enc_array(w, e->npoints);
-	for (unsigned i = 0; i < e->npoints; i++) {
-		const struct rep_point_delta *d = &e->points[i];
-
-		enc_array(w, 6);
-		enc_text_or_null(w, d->name);
-		enc_text(w, d->kind == REP_POINT_LATENCY ? "latency" : "throughput");
-		enc_uint(w, d->delta);
-		enc_uint(w, d->arrivals);
-		enc_uint(w, d->departures);
-		enc_int(w, d->in_flight_begin);
-	}
+	/* an array per point keeps the record small at many points */
+	enc_points(w, e->npoints, e->points);
 	return rec_end(w);
 }
 
@@ -490,6 +479,36 @@ int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned l
 	kv_text_or_null(w, "file", file);
 	kv_uint(w, "line", line);
 	kv_uint(w, "count", count);
+	return rec_end(w);
+}
+
+/* Progress points as [name, kind, delta, arrivals, departures, in_flight]. */
+static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts)
+{
+	enc_text(w, "points");
+	enc_array(w, n);
+	for (unsigned i = 0; i < n; i++) {
+		const struct rep_point_delta *d = &pts[i];
+
+		enc_array(w, 6);
+		enc_text_or_null(w, d->name);
+		enc_text(w, d->kind == REP_POINT_LATENCY ? "latency" : "throughput");
+		enc_uint(w, d->delta);
+		enc_uint(w, d->arrivals);
+		enc_uint(w, d->departures);
+		enc_int(w, d->in_flight_begin);
+	}
+}
+
+int rep_write_progress_totals(struct rep_writer *w, uint64_t time, unsigned n,
+			      const struct rep_point_delta *totals)
+{
+	int err = rec_begin(w, 3, "progress_totals");
+
+	if (err)
+		return err;
+	kv_uint(w, "time", time);
+	enc_points(w, n, totals);
 	return rec_end(w);
 }
 

@@ -63,6 +63,7 @@ enum rep_rec_type {
 	REP_REC_EXPERIMENT,
 	REP_REC_LINE_SAMPLES,
 	REP_REC_CAUSAL_INFO,
+	REP_REC_PROGRESS_TOTALS,
 };
 
 /* Keys of every record type; a key means the same thing in every record. */

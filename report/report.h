@@ -241,6 +241,14 @@ struct rep_causal_info {
 	const char *note;          /* e.g. the attach caveat; may be NULL */
 };
 int rep_write_causal_info(struct rep_writer *w, const struct rep_causal_info *ci);
+/* Cumulative counts of every progress point since the start of the run (the
+ * latest record of a file wins): the visits the report shows per point,
+ * including those outside experiments. Takes the experiment's struct with
+ * totals in it: delta = throughput visits, arrivals / departures = latency
+ * BEGIN / END visits, in_flight_begin unused (0). Write it at each flush and
+ * at the end. */
+int rep_write_progress_totals(struct rep_writer *w, uint64_t time, unsigned n,
+			      const struct rep_point_delta *totals);
 
 /* Whether any loaded file holds causal experiment records (the report then
  * shows the causal view by default). */

@@ -159,6 +159,18 @@ static int write_file(const char *path, bool with_info)
 		delays += s->delay;
 		W(rep_write_experiment(w, &e));
 	}
+	/* cumulative point counts, visits outside experiments included: the
+	 * latest record wins */
+	{
+		struct rep_point_delta tot[] = { { "ops", REP_POINT_THROUGHPUT, 10, 0, 0, 0 },
+						 { "req", REP_POINT_LATENCY, 0, 2, 1, 0 } };
+
+		W(rep_write_progress_totals(w, START + 5, 2, tot));
+		tot[0].delta = 5000;
+		tot[1].arrivals = 410;
+		tot[1].departures = 407;
+		W(rep_write_progress_totals(w, START + 6, 2, tot));
+	}
 	/* T = 4.86 s of effective time: the run so far minus the delays */
 	W(rep_write_line_samples_at(w, "/src/b.c", 20, 999, START + 1));
 	W(rep_write_line_samples_at(w, "/src/b.c", 20, 270, START + 4860 * MS + delays));
@@ -426,8 +438,10 @@ static void test_answers(const char *path)
 	check_missing(json, "g.c:70", "3 experiments (need 4)");
 	check_missing(json, "i.c:90", "saw no visits to ops");
 	/* progress points and info */
-	CHECK(strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":") != NULL);
-	CHECK(strstr(json, "{\"name\":\"req\",\"kind\":\"latency\",\"visits\":400,\"departures\":396}") != NULL);
+	/* visits: the totals where written, else the sum over experiments */
+	CHECK(strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":5000}") != NULL);
+	CHECK(strstr(json, "{\"name\":\"req\",\"kind\":\"latency\",\"visits\":410,\"departures\":407}") != NULL);
+	CHECK(strstr(json, "{\"name\":\"end-to-end\",\"kind\":\"throughput\",\"visits\":4}") != NULL);
 	CHECK(strstr(json, "\"mode\":\"run\",\"syscall_crediting\":true,\"period_ns\":1000000,"
 			   "\"scope_lines\":123,\"note\":null,\"experiments\":46") != NULL);
 	/* deterministic: the bootstrap has a fixed seed */
@@ -536,6 +550,7 @@ static void test_merge(const char *path)
 	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
 	CHECK_EQ_INT(rep_profile_nexperiments(p), 2 * PSUP_ARRAY_SIZE(exps));
 	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(json && strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":10000}"));
 	e = entry(json ? json : "", "lines", "a.c:10");
 	CHECK(e && strstr(e, "\"experiments\":12"));
 	free(e);
