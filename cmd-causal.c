@@ -343,10 +343,15 @@ void cmd_causal_set_drain(void (*fn)(void *arg), void *arg)
 
 static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 {
+	uint64_t ns;
+
 	(void)arg;
 	if (cz.failed)
 		return 0;
-	return exp_causal_hold(cz.eng, tid, in_syscall);
+	ns = exp_causal_hold(cz.eng, tid, in_syscall);
+	if (ns)
+		pr_trace("causal: hold %d for %llu us", tid, (unsigned long long)(ns / 1000));
+	return ns;
 }
 
 static void hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost)
@@ -355,24 +360,34 @@ static void hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost)
 	exp_causal_held(cz.eng, tid, asked, lost);
 }
 
-static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
+/*
+ * Samples reach psup a few ms after they are taken. Before deciding what a
+ * thread owes ahead of a call that blocks or wakes, and before crediting it
+ * when a blocking call returns, every sample taken so far is taken in:
+ * otherwise the delays of line executions already past would be credited
+ * instead of executed (a late sample arriving after the thread blocked), or
+ * charged to a thread that was blocked while they ran (a late sample arriving
+ * after its credit). During every experiment, 0% included: the cost must not
+ * depend on the speedup.
+ */
+static void drain_now(void)
 {
 	struct exp_causal_stats st;
 
-	(void)arg;
-	if (cz.failed)
-		return false;
-	/* Samples reach psup a few ms after they are taken: before deciding
-	 * what this thread owes ahead of a call that blocks or wakes, take
-	 * them all, or the delays of line executions already past would be
-	 * credited to it (it blocks first) instead of executed. */
-	/* At 0% as well: the cost must not depend on the speedup. */
 	exp_causal_stats(cz.eng, &st);
 	if (st.running && cz.drain && !cz.draining) {
 		cz.draining = true;
 		cz.drain(cz.drain_arg);
 		cz.draining = false;
 	}
+}
+
+static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
+{
+	(void)arg;
+	if (cz.failed)
+		return false;
+	drain_now();
 	return exp_causal_syscall_enter(cz.eng, tid, nr, args);
 }
 
@@ -380,6 +395,9 @@ static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)
 {
 	(void)arg;
 	(void)nr;
+	if (cz.failed)
+		return;
+	drain_now();
 	exp_causal_syscall_exit(cz.eng, tid, ret);
 }
 

@@ -390,6 +390,8 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	if (!counts || (int64_t)idx != c->sel || !t)
 		return;
 	c->sel_samples++;
+	pr_trace("causal: sample of %d in the line at %llu (local %llu, global %llu)", tid,
+		 (unsigned long long)time, (unsigned long long)t->local + 1, (unsigned long long)c->global);
 	/* Coz 3.4.3: the sample counts for this thread only; it raises the
 	 * global count when it gets ahead, and the others owe the difference. */
 	t->local++;
@@ -458,8 +460,10 @@ void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret)
 	 * that changed the value paid before its wake, and a timeout spent the
 	 * same time blocked. */
 	(void)ret;
-	if (t && t->local < c->global)
+	if (t && t->local < c->global) {
+		pr_trace("causal: thread %d credited %llu", tid, (unsigned long long)(c->global - t->local));
 		t->local = c->global;
+	}
 }
 
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
@@ -474,6 +478,10 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 		return 0;
 	}
 	owed = exp_causal_owed(c->global, t->local, c->delay_ns, &t->excess);
+	if (owed)
+		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", tid,
+			 (unsigned long long)owed, (unsigned long long)c->global,
+			 (unsigned long long)t->local);
 	t->local = c->global;
 	if (owed)
 		t->holding = true;
