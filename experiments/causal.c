@@ -576,16 +576,19 @@ static void start(struct exp_causal *c, uint64_t now)
 	c->state = CZ_RUNNING;
 }
 
-/* Builds the point deltas: throughput points one each, a latency pair
- * (BEGIN and END of the same name) one together. */
-static unsigned point_deltas(struct exp_causal *c, const struct exp_point_value *end, unsigned n,
+/* Builds the point deltas from start (NULL: totals since the beginning)
+ * to end: throughput points one each, a latency pair (BEGIN and END of the
+ * same name) one together. */
+static unsigned point_deltas(const struct exp_point_value *start, unsigned nstart,
+			     const struct exp_point_value *end, unsigned n,
 			     struct rep_point_delta *out, uint64_t *min_delta)
 {
+	static const struct exp_point_value zero;
 	unsigned k = 0;
 
 	*min_delta = UINT64_MAX;
-	for (unsigned i = 0; i < n && i < c->npoints; i++) {
-		const struct exp_point_value *s = &c->start_vals[i], *e = &end[i];
+	for (unsigned i = 0; i < n && (!start || i < nstart); i++) {
+		const struct exp_point_value *s = start ? &start[i] : &zero, *e = &end[i];
 		uint64_t d = e->count >= s->count ? e->count - s->count : 0;
 		if (e->kind == EXP_POINT_THROUGHPUT) {
 			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_THROUGHPUT,
@@ -603,10 +606,12 @@ static unsigned point_deltas(struct exp_causal *c, const struct exp_point_value 
 			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_LATENCY };
 		if (e->kind == EXP_POINT_BEGIN) {
 			out[j].arrivals = d;
-			out[j].in_flight_begin += (int64_t)s->count;
+			if (start)
+				out[j].in_flight_begin += (int64_t)s->count;
 		} else {
 			out[j].departures = d;
-			out[j].in_flight_begin -= (int64_t)s->count;
+			if (start)
+				out[j].in_flight_begin -= (int64_t)s->count;
 		}
 	}
 	/* Latency pairs count by their departures. */
@@ -621,7 +626,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	struct exp_point_value end[MAX_POINTS];
 	struct rep_point_delta deltas[MAX_POINTS];
 	unsigned n = read_points(c, end);
-	unsigned k = point_deltas(c, end, n, deltas, min_delta);
+	unsigned k = point_deltas(c->start_vals, c->npoints, end, n, deltas, min_delta);
 	const struct cz_line *l = c->sel >= 0 ? &c->lines[c->sel] : NULL;
 	struct rep_experiment e = {
 		.time = now,
@@ -714,6 +719,20 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 
 int exp_causal_flush(struct exp_causal *c)
 {
+	if (c->pp && c->w) {
+		/* Every point's visits over the whole run, outside experiments
+		 * too: what the report shows per point. */
+		struct exp_point_value vals[MAX_POINTS];
+		struct rep_point_delta totals[MAX_POINTS];
+		uint64_t min;
+		unsigned n = read_points(c, vals);
+		unsigned k = point_deltas(NULL, 0, vals, n, totals, &min);
+		if (k) {
+			int err = rep_write_progress_totals(c->w, psup_now_ns(), k, totals);
+			if (err < 0)
+				return err;
+		}
+	}
 	for (size_t i = 0; i < c->nlines; i++) {
 		struct cz_line *l = &c->lines[i];
 		if (l->samples == l->written)
