@@ -55,9 +55,9 @@ struct psup_point_header {
  * statics of C++ inline functions and templates (COMDAT objects), and the
  * counters would be lost. A copy of the code made by the compiler (inlining,
  * cloning, a template instantiated twice) gets its own record with the
- * same name; psup adds them up. x86-64 (psup's only target), AT&T syntax
- * (the compiler's default). The name is pasted into the assembly: a plain
- * string literal, without '%', '"' or '\\'.
+ * same name; psup adds them up. x86-64 (psup's only target); -masm=att
+ * (the default) and -masm=intel both work. The name is pasted into the
+ * assembly: a plain string literal, without '%', '"' or '\\'.
  */
 #define PSUP__KIND_THROUGHPUT 1
 #define PSUP__KIND_BEGIN 2
@@ -75,7 +75,7 @@ struct psup_point_header {
 			     "772:\n\t"                                                   \
 			     ".balign 8\n\t"                                              \
 			     ".popsection\n\t"                                            \
-			     "lock incq 771b+8(%%rip)"                                    \
+			     "lock {incq 771b+8(%%rip)|inc qword ptr [rip + 771b + 8]}"   \
 			     :                                                            \
 			     :                                                            \
 			     : "cc")

@@ -179,6 +179,8 @@ struct pf_variant {
 static const struct pf_variant pf_variants[] = {
 	{ "pf_o0", "cc -O0 -g " PF_INC "pf.c -L. -lpl -Wl,-rpath,$PWD -o pf_o0", true, false },
 	{ "pf_o2", "cc -O2 -g " PF_INC "pf.c -L. -lpl -Wl,-rpath,$PWD -o pf_o2", true, false },
+	{ "pf_intel", "cc -O2 -g -masm=intel " PF_INC "pf.c -L. -lpl -Wl,-rpath,$PWD -o pf_intel", true,
+	  false },
 	{ "pf_nopie",
 	  "cc -O2 -g -fno-pie -no-pie " PF_INC "pf.c -L. -lpl -Wl,-rpath,$PWD -o pf_nopie", true,
 	  false },
