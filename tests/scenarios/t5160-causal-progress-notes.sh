@@ -3,8 +3,7 @@
 # on a line without code moves to the next line with code and says which; a
 # breakpoint point visited thousands of times a second is flagged once with
 # its rate, its cost and the alternatives; a spec found nowhere is named.
-# The counts stay exact (checked by the unit test test-progress; the report
-# sums visits over experiments only).
+# (Exact counts: t5100-causal-count and the unit test test-progress.)
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
