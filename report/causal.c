@@ -56,6 +56,12 @@
  *  - The slope is a least-squares fit weighted by the experiments behind
  *    each point (the same as fitting the experiments one by one, pooled per
  *    speedup), in percent of program speedup per percent of line speedup.
+ *  - An experiment whose point saw fewer than CZ_MIN_VISITS visits
+ *    (latency: arrivals or departures) does not count for that point, as in
+ *    Coz's runtime, which does not log them: a warm-up or an experiment cut
+ *    by the end of the run measures a period it did not see, and pooled with
+ *    few others it would dominate a speedup's value. End-to-end runs count
+ *    one visit each and are exempt. The report says how many were left out.
  *  - A curve is drawn when it has a 0% baseline with visits, at least
  *    CZ_MIN_SPEEDUPS distinct speedups with visits (0% included) and at
  *    least CZ_MIN_EXPERIMENTS experiments; every other (line, point) with
@@ -65,6 +71,7 @@
  *    100% speedup would cost the program at least 5%).
  */
 
+#define CZ_MIN_VISITS 5
 #define CZ_MIN_SPEEDUPS 3
 #define CZ_MIN_EXPERIMENTS 4
 #define CZ_CONTENTION_SLOPE 0.05
@@ -452,6 +459,7 @@ struct cz_obs {
 	uint32_t speedup;
 	uint32_t exp;
 	uint32_t pd;
+	bool low;                 /* fewer than CZ_MIN_VISITS visits: left out */
 };
 
 struct cz_cpoint {
@@ -463,7 +471,8 @@ struct cz_cpoint {
 struct cz_curve {
 	uint32_t file, line, point;
 	enum rep_point_kind kind;
-	uint32_t nexp;
+	uint32_t nexp;            /* experiments used */
+	uint32_t nlow;            /* experiments left out: too few visits */
 	bool drawn;               /* else insufficient, why says why */
 	char why[160];
 	double factor;            /* phase correction */
@@ -680,14 +689,15 @@ static void __attribute__((format(printf, 2, 3))) curve_why(struct cz_curve *cv,
 	va_end(ap);
 }
 
-static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct cz_obs *o,
-		       uint32_t n)
+static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct cz_obs *all,
+		       uint32_t nall)
 {
 	const struct rep_causal *cz = a->cz;
-	const char *pname = rep_str(a->p, cz->points[o[0].point].name);
+	const char *pname = rep_str(a->p, cz->points[all[0].point].name);
 	struct cz_strata st;
 	double vals[CZ_NSPEEDUPS], slope, s, T, *bv = NULL, *bs = NULL;
-	uint32_t *idx = NULL, counts[CZ_NSPEEDUPS];
+	uint32_t *idx = NULL, counts[CZ_NSPEEDUPS], n = 0, lowbase = 0;
+	struct cz_obs *o = NULL;
 	unsigned distinct = 0, nbase = 0;
 	uint32_t nboot = 0;
 	bool correct = true;
@@ -696,12 +706,22 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 
 	memset(cv, 0, sizeof(*cv));
 	memset(counts, 0, sizeof(counts));
-	cv->file = o[0].file;
-	cv->line = o[0].line;
-	cv->point = o[0].point;
-	cv->kind = cz->points[o[0].point].kind;
-	cv->nexp = n;
+	cv->file = all[0].file;
+	cv->line = all[0].line;
+	cv->point = all[0].point;
+	cv->kind = cz->points[all[0].point].kind;
 	cv->factor = 1.0;
+	o = malloc(nall * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nall; i++) {
+		if (!all[i].low)
+			o[n++] = all[i];
+		else
+			lowbase += all[i].speedup == 0;
+	}
+	cv->nexp = n;
+	cv->nlow = nall - n;
 	st.o = o;
 	st.n = n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -712,7 +732,10 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	nbase = counts[0];
 	line_totals(a, cv->file, cv->line, &s, &T);
 	if (!curve_eval(a, &st, NULL, cv->kind, correct, s, T, vals, &slope)) {
-		if (!nbase)
+		if (!nbase && lowbase)
+			curve_why(cv, "the %u experiment%s at 0%% saw fewer than %d visits to %s", lowbase,
+				  lowbase == 1 ? "" : "s", CZ_MIN_VISITS, pname ? pname : "?");
+		else if (!nbase)
 			curve_why(cv, "no 0%% (baseline) experiment");
 		else
 			curve_why(cv, "the %u experiment%s at 0%% saw no visits to %s", nbase,
@@ -725,8 +748,10 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 			  distinct == 1 ? "" : "s", CZ_MIN_SPEEDUPS);
 	if (n < CZ_MIN_EXPERIMENTS)
 		curve_why(cv, "%u experiment%s (need %d)", n, n == 1 ? "" : "s", CZ_MIN_EXPERIMENTS);
+	if (cv->why[0] && cv->nlow)
+		curve_why(cv, "%u more left out: fewer than %d visits", cv->nlow, CZ_MIN_VISITS);
 	if (cv->why[0])
-		return 0;
+		goto out;
 
 	/* the phase factor as applied to the whole set, for the record */
 	{
@@ -747,7 +772,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	}
 
 	/* bootstrap over the curve's experiments */
-	idx = malloc(n * sizeof(*idx));
+	idx = malloc((n + 1) * sizeof(*idx));
 	bv = malloc((size_t)CZ_BOOTSTRAP * (cv->npts + 1) * sizeof(*bv));
 	bs = malloc(CZ_BOOTSTRAP * sizeof(*bs));
 	if (!idx || !bv || !bs) {
@@ -797,6 +822,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	}
 	cv->contention = cv->slope_hi < 0 && cv->slope <= -CZ_CONTENTION_SLOPE;
 out:
+	free(o);
 	free(idx);
 	free(bv);
 	free(bs);
@@ -846,9 +872,16 @@ static int analysis_build(struct cz_analysis *a, const struct rep_profile *p)
 
 		if (!e->file)
 			continue; /* no selected line: nothing to attribute */
-		for (uint32_t j = 0; j < e->npts; j++)
-			obs[nobs++] = (struct cz_obs){ e->file, e->line, cz->pds[e->first + j].point,
-						       e->speedup, i, e->first + j };
+		for (uint32_t j = 0; j < e->npts; j++) {
+			const struct cz_pdelta *d = &cz->pds[e->first + j];
+			bool low = !e->e2e && (cz->points[d->point].kind == REP_POINT_LATENCY
+						       ? d->arrivals < CZ_MIN_VISITS ||
+								 d->departures < CZ_MIN_VISITS
+						       : d->delta < CZ_MIN_VISITS);
+
+			obs[nobs++] = (struct cz_obs){ e->file, e->line, d->point, e->speedup,
+						       i, e->first + j, low };
+		}
 	}
 	qsort(obs, nobs, sizeof(*obs), obs_cmp);
 	for (uint32_t i = 0; i < nobs;) {
@@ -1271,7 +1304,8 @@ static void json_line_label(FILE *out, const struct cz_analysis *a, const struct
 	json_str(out, S(a, cv->file));
 	fputs(",\"point\":", out);
 	json_str(out, S(a, a->cz->points[cv->point].name));
-	fprintf(out, ",\"kind\":\"%s\",\"experiments\":%" PRIu32, kind_name(cv->kind), cv->nexp);
+	fprintf(out, ",\"kind\":\"%s\",\"experiments\":%" PRIu32 ",\"low_visit_experiments\":%" PRIu32,
+		kind_name(cv->kind), cv->nexp, cv->nlow);
 }
 
 static void print_json(FILE *out, const struct cz_analysis *a)
@@ -1290,8 +1324,8 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 	fputs(",\"note\":", out);
 	json_str(out, info && info->note ? S(a, info->note) : NULL);
 	fprintf(out, ",\"experiments\":%" PRIu32 ",\"runs\":%" PRIu32 ",\"min_speedups\":%d,"
-		     "\"min_experiments\":%d,\"bootstrap\":%d,\"contention_slope\":%.2f}",
-		cz->nexps, a->p->nruns, CZ_MIN_SPEEDUPS, CZ_MIN_EXPERIMENTS, CZ_BOOTSTRAP,
+		     "\"min_experiments\":%d,\"min_visits\":%d,\"bootstrap\":%d,\"contention_slope\":%.2f}",
+		cz->nexps, a->p->nruns, CZ_MIN_SPEEDUPS, CZ_MIN_EXPERIMENTS, CZ_MIN_VISITS, CZ_BOOTSTRAP,
 		-CZ_CONTENTION_SLOPE);
 	fputs(",\"progress_points\":[", out);
 	for (uint32_t i = 0; i < cz->npoints; i++) {

@@ -52,7 +52,8 @@ struct exp_spec {
  *     Latency falls: the program speedup is positive. Slope 0.4.
  *  d.c:40 "ops": 50% takes 1.1 s per 100 visits, 100% 1.2 s: -10%, -20%,
  *     slope -0.2 with the whole interval below 0: contention.
- *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width;
+ *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width,
+ *     and an experiment with 3 visits, which is left out (fewer than 5);
  *     the slope is a fit weighted by the experiments behind each point.
  *  m.c:5 end-to-end runs (--runs): 0% runs of 2 s, 50% 1.9 s, 100% 1.8 s:
  *     +5%, +10% (no phase correction for whole runs), point "end-to-end".
@@ -92,6 +93,8 @@ static const struct exp_spec exps[] = {
 	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 115, 0, 0, 0, false },
 	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 120, 0, 0, 0, false },
 	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 130, 0, 0, 0, false },
+	/* 3 visits in a second: fewer than 5, left out (it would make 100% slower) */
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 3, 0, 0, 0, false },
 
 	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
 	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
@@ -420,6 +423,13 @@ static void test_answers(const char *path)
 		/* the fit weighs each point by its experiments: (0, 0) x3,
 		 * (50, 9.09) x2, (100, 20) x2 give 0.19893 (0.2 unweighted) */
 		NEAR(num(e, "slope"), 0.19893, 1e-4);
+		CHECK(strstr(e, "\"experiments\":7,\"low_visit_experiments\":1,"));
+		{
+			char *p100 = cpoint(e, 100);
+
+			NEAR(num(p100, "program_speedup"), 20, 1e-3);
+			free(p100);
+		}
 		CHECK(num(p50, "ci_low") < num(p50, "program_speedup") - 1);
 		CHECK(num(p50, "ci_high") > num(p50, "program_speedup") + 1);
 		CHECK(num(e, "slope_ci_low") < num(e, "slope") && num(e, "slope_ci_high") > num(e, "slope"));
@@ -436,14 +446,14 @@ static void test_answers(const char *path)
 	check_missing(json, "e.c:50", "no 0% (baseline) experiment");
 	check_missing(json, "f.c:60", "2 speedup values with visits (need 3");
 	check_missing(json, "g.c:70", "3 experiments (need 4)");
-	check_missing(json, "i.c:90", "saw no visits to ops");
+	check_missing(json, "i.c:90", "the 1 experiment at 0% saw fewer than 5 visits to ops");
 	/* progress points and info */
 	/* visits: the totals where written, else the sum over experiments */
 	CHECK(strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":5000}") != NULL);
 	CHECK(strstr(json, "{\"name\":\"req\",\"kind\":\"latency\",\"visits\":410,\"departures\":407}") != NULL);
 	CHECK(strstr(json, "{\"name\":\"end-to-end\",\"kind\":\"throughput\",\"visits\":4}") != NULL);
 	CHECK(strstr(json, "\"mode\":\"run\",\"syscall_crediting\":true,\"period_ns\":1000000,"
-			   "\"scope_lines\":123,\"note\":null,\"experiments\":46") != NULL);
+			   "\"scope_lines\":123,\"note\":null,\"experiments\":47") != NULL);
 	/* deterministic: the bootstrap has a fixed seed */
 	json2 = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
 	CHECK(json2 && strcmp(json, json2) == 0);
