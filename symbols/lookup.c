@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -213,6 +214,7 @@ struct lk_image {
 	struct sym_image *img;
 	uint64_t bias;
 	uint64_t lo, hi;
+	bool exe; /* the process's executable (/proc/PID/exe) */
 };
 
 static bool lk_exec_vaddr(const struct lk_image *li, uint64_t vaddr)
@@ -718,10 +720,17 @@ static int lk_lookup_function(struct lk_image *li, const struct sym_spec *spec,
 static int lk_images(struct sym_space *sp, struct lk_image **out)
 {
 	struct lk_image *v = calloc(sp->nmaps ? sp->nmaps : 1, sizeof(*v));
+	char link[80], exe[4096];
+	ssize_t len;
 	int n = 0;
 
 	if (!v)
 		return -ENOMEM;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)sp->pid);
+	len = readlink(link, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	if (len > 10 && !strcmp(exe + len - 10, " (deleted)"))
+		exe[len - 10] = '\0';
 	for (size_t i = 0; i < sp->nmaps; i++) {
 		struct sym_mapping *m = &sp->maps[i];
 		struct sym_image *img = sym_space_mapping_image(sp, m);
@@ -744,6 +753,7 @@ static int lk_images(struct sym_space *sp, struct lk_image **out)
 		v[n].bias = m->bias;
 		v[n].lo = m->start;
 		v[n].hi = m->end;
+		v[n].exe = exe[0] && !strcmp(m->path, exe);
 		n++;
 	}
 	*out = v;
@@ -796,12 +806,19 @@ int sym_space_lookup(struct sym_space *sp, const struct sym_spec *spec, struct s
 		}
 		free(ctx.rows);
 	} else {
-		for (int i = 0; i < n && !err; i++) {
-			size_t before = out->nsites;
+		/* A function of the program itself hides the libraries' ones of
+		 * the same name (glibc has a step(), a user's `-p step` means
+		 * theirs); a name the executable lacks is looked up everywhere. */
+		for (int pass = 0; pass < 2 && !err && !out->nsites; pass++) {
+			for (int i = 0; i < n && !err; i++) {
+				size_t before = out->nsites;
 
-			err = lk_lookup_function(&imgs[i], spec, out);
-			if (out->nsites > before)
-				out->nimages++;
+				if (imgs[i].exe != (pass == 0))
+					continue;
+				err = lk_lookup_function(&imgs[i], spec, out);
+				if (out->nsites > before)
+					out->nimages++;
+			}
 		}
 	}
 	free(imgs);

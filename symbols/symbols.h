@@ -144,7 +144,9 @@ struct sym_code_range {
  *    f.cold excluded) and of every inlined copy (DWARF entry_pc): a visit is
  *    a call. ranges are the copies' code.
  * Images are every file-backed executable mapping of the space (the main
- * executable, its libraries, what dlopen loaded so far), the vdso excepted.
+ * executable, its libraries, what dlopen loaded so far), the vdso excepted;
+ * a FUNCTION found in the main executable is looked up there only (a
+ * library function of the same name is not the one meant).
  */
 struct sym_lookup {
 	uint64_t *sites;   /* sorted, distinct */

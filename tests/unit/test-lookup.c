@@ -264,9 +264,14 @@ static void check_cxx(void)
 	CHECK_EQ_INT(l.nsites, 2);
 	CHECK_EQ_INT(l.nimages, 1);
 	sym_lookup_release(&l);
-	/* unqualified: also any other "step" (glibc has one) */
+	/* unqualified: the program's own, not glibc's step() */
 	CHECK_EQ_INT(lookup(sp, "step", &l), 0);
-	CHECK(l.nsites >= 2);
+	CHECK_EQ_INT(l.nsites, 2);
+	CHECK_EQ_INT(l.nimages, 1);
+	sym_lookup_release(&l);
+	/* a name the executable lacks: the libraries' */
+	CHECK_EQ_INT(lookup(sp, "getpid", &l), 0);
+	CHECK(l.nsites >= 1);
 	sym_lookup_release(&l);
 	snprintf(spec, sizeof(spec), "pfx.cc:%u", pf_marker(pfx_src, "SCALE"));
 	CHECK_EQ_INT(lookup(sp, spec, &l), 0);
