@@ -531,6 +531,10 @@ static void forgive_all(struct exp_causal *c)
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		t->local = 0;
 		t->holding = false;
+		/* Excess is settled within an experiment: a hold that ran long
+		 * in one must not shorten the pauses of the next, whose own
+		 * delays it would then under-insert. */
+		t->excess = 0;
 	}
 	c->global = 0;
 }
