@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "common/hash.h"
@@ -412,6 +413,10 @@ void cmd_causal_session(struct sup_session *s)
 		return;
 	cz.sup = s;
 	cz.root = sup_session_pid(s);
+	/* Holds end on a timer: psup's own timers without the default 50 us
+	 * of slack (set after the spawn, so the program keeps its own). */
+	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
+		pr_debug("timer slack: %s", strerror(errno));
 	sup_session_set_pause_hooks(s, &h);
 }
 
