@@ -1210,6 +1210,12 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 		for (uint32_t i = a->ndrawn; i < a->ncurves; i++) {
 			const struct cz_curve *cv = &a->curves[i];
 
+			/* the most experimented first; --top bounds the list */
+			if (i - a->ndrawn >= limit) {
+				fprintf(out, md ? "\n_%" PRIu32 " more (--top)_\n" : "    (%" PRIu32 " more: --top)\n",
+					a->ncurves - i);
+				break;
+			}
 			if (md)
 				fprintf(out, "| `%s:%" PRIu32 "` | `%s` | %" PRIu32 " | %s |\n",
 					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
