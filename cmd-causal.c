@@ -29,7 +29,10 @@
 /* Progress points in images loaded later (dlopen) are looked for this often. */
 #define CAUSAL_RESCAN_NS (1000000000ULL)
 #define MAX_SPECS 64
-#define MAX_CANDIDATES 256
+/* Pause requests per tick: each costs a /proc read and an interrupt, so a
+ * program with hundreds of threads owing at once is served in turns rather
+ * than stalling the loop. */
+#define MAX_CANDIDATES 32
 
 struct causal_spec {
 	const char *text;
