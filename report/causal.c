@@ -1012,9 +1012,14 @@ static double fit_at(const struct cz_curve *cv, double x)
 #define PLOT_W 60
 #define PLOT_H 11
 
+/* The plots show program speedups within +-PLOT_CLIP percent: a wild
+ * interval (a speedup seen by one noisy experiment) would otherwise squash
+ * every curve into a flat line. */
+#define PLOT_CLIP 100.0
+
 /* A small character grid: program speedup (rows) over line speedup (60
  * columns for 0..100%); ':' is the 95% interval, '*' the estimate, '-' the
- * zero line. */
+ * zero line, 'v' / '^' an estimate beyond the clipped range. */
 static void plot_text(FILE *out, const struct cz_curve *cv, const char *indent)
 {
 	char grid[PLOT_H][PLOT_W + 1];
@@ -1024,6 +1029,8 @@ static void plot_text(FILE *out, const struct cz_curve *cv, const char *indent)
 		ymin = fmin(ymin, cv->pts[i].lo);
 		ymax = fmax(ymax, cv->pts[i].hi);
 	}
+	ymin = fmax(ymin, -PLOT_CLIP);
+	ymax = fmin(ymax, PLOT_CLIP);
 	if (ymax - ymin < 2.0) {
 		ymax += 1.0;
 		ymin -= 1.0;
@@ -1039,11 +1046,16 @@ static void plot_text(FILE *out, const struct cz_curve *cv, const char *indent)
 	for (unsigned i = 0; i < cv->npts; i++) {
 		const struct cz_cpoint *pt = &cv->pts[i];
 		int c = (int)lround(pt->speedup * (PLOT_W - 1) / 100.0);
-		int top = ROW(pt->hi), bot = ROW(pt->lo);
+		int top = ROW(fmin(pt->hi, ymax)), bot = ROW(fmax(pt->lo, ymin));
 
 		for (int r = top; r <= bot; r++)
 			grid[r][c] = ':';
-		grid[ROW(pt->value)][c] = '*';
+		if (pt->value > ymax)
+			grid[0][c] = '^';
+		else if (pt->value < ymin)
+			grid[PLOT_H - 1][c] = 'v';
+		else
+			grid[ROW(pt->value)][c] = '*';
 	}
 	for (int r = 0; r < PLOT_H; r++) {
 		double y = r == ROW(0.0) ? 0.0 : ymax - r * step;
@@ -1427,6 +1439,8 @@ static void svg_plot(FILE *out, const struct cz_curve *cv)
 		ymin = fmin(ymin, cv->pts[i].lo);
 		ymax = fmax(ymax, cv->pts[i].hi);
 	}
+	ymin = fmax(ymin, -PLOT_CLIP);
+	ymax = fmin(ymax, PLOT_CLIP);
 	/* round the axis out to a step of 1, 2, 5 x 10^k, 4 to 8 ticks */
 	{
 		double span = fmax(ymax - ymin, 1.0), mag = pow(10, floor(log10(span / 5)));
@@ -1445,7 +1459,7 @@ static void svg_plot(FILE *out, const struct cz_curve *cv)
 		}
 	}
 #define X(v) (SVG_L + (v) / 100.0 * pw)
-#define Y(v) (SVG_T + (ymax - (v)) / (ymax - ymin) * ph)
+#define Y(v) (SVG_T + (ymax - fmax(fmin((v), ymax), ymin)) / (ymax - ymin) * ph)
 	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		     "viewBox=\"0 0 %d %d\" role=\"img\">\n",
 		SVG_W, SVG_H, SVG_W, SVG_H);
