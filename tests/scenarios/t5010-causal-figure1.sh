@@ -30,16 +30,16 @@ check_fig1() { # json, what
 	done
 }
 
-run_psup 120 run -q -o bp.cbor --experiment-ms 50 -p "$round" -- "$TARGETS/causal-figure1" 8 barrier
+run_psup 120 run -q -o bp.cbor --experiment-ms 50 -p "$round" -- "$TARGETS/causal-figure1" 10 barrier
 expect_rc 0
 causal_report bp.cbor bp.json
 jq_check bp.json '.causal.progress_points | length == 1 and .[0].kind == "throughput" and .[0].visits > 100' \
 	"the round counter's breakpoint progress point counted no rounds"
-jq_check bp.json '.causal.info.mode == "run" and .causal.info.experiments >= 10' "fewer than 10 experiments of 50 ms in an 8 s run"
+jq_check bp.json '.causal.info.mode == "run" and .causal.info.experiments >= 10' "fewer than 10 experiments of 50 ms in a 10 s run"
 check_fig1 bp.json "breakpoint point"
 
 if [ -x "$TARGETS/causal-figure1-psuph" ]; then
-	run_psup 120 run -q -o src.cbor --experiment-ms 50 --causal -- "$TARGETS/causal-figure1-psuph" 8 spawn
+	run_psup 120 run -q -o src.cbor --experiment-ms 50 --causal -- "$TARGETS/causal-figure1-psuph" 10 spawn
 	expect_rc 0
 	causal_report src.cbor src.json
 	jq_check src.json '[.causal.progress_points[] | select(.kind == "throughput" and (.name | endswith("causal-figure1.c:'"${round#*:}"'")))] | length == 1 and .[0].visits > 100' \

@@ -12,7 +12,7 @@ consume=$(causal_ref causal-pipeline.c causal_pipe_consume)
 produce=$(causal_ref causal-pipeline.c causal_pipe_produce)
 done_line=$(causal_ref causal-pipeline.c causal_pipe_done)
 
-run_psup 120 run -q -o p.cbor --experiment-ms 50 -p "$done_line" -- "$TARGETS/causal-pipeline" 12 pthread
+run_psup 120 run -q -o p.cbor --experiment-ms 50 -p "$done_line" -- "$TARGETS/causal-pipeline" 20 pthread
 expect_rc 0
 grep -q '^items [1-9]' "$WORK/out" || fail "the pipeline did not finish its items: $(cat "$WORK/out")"
 causal_report p.cbor p.json

@@ -15,14 +15,14 @@ hammer=$(causal_ref causal-contention.c causal_lock_hammer)
 cs=$(causal_ref causal-contention.c causal_lock_cs)
 done_line=$(causal_ref causal-contention.c causal_lock_done)
 
-run_psup 120 run -q -o h.cbor --experiment-ms 50 -p "$done_line" --line "$hammer" -- "$TARGETS/causal-contention" 7 2
+run_psup 120 run -q -o h.cbor --experiment-ms 50 -p "$done_line" --line "$hammer" -- "$TARGETS/causal-contention" 10 2
 expect_rc 0
 causal_report h.cbor h.json
 causal_slope_in h.json "$hammer" -5 -0.05 "hammer line (contention)"
 jq_check h.json '[.causal.lines[] | select(.line == "'"$hammer"'") | .contention] == [true]' \
 	"the hammer line's falling curve is not flagged as contention"
 
-run_psup 120 run -q -o c.cbor --experiment-ms 50 -p "$done_line" --line "$cs" -- "$TARGETS/causal-contention" 7 2
+run_psup 120 run -q -o c.cbor --experiment-ms 50 -p "$done_line" --line "$cs" -- "$TARGETS/causal-contention" 10 2
 expect_rc 0
 causal_report c.cbor c.json
 causal_slope_in c.json "$cs" 0.05 3 "critical section"

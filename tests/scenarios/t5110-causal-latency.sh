@@ -13,7 +13,7 @@ serve=$(causal_ref causal-latency.c causal_lat_serve)
 begin=$(causal_ref causal-latency.c causal_lat_begin)
 end=$(causal_ref causal-latency.c causal_lat_end)
 
-run_psup 120 run -q -o l.cbor --experiment-ms 50 --latency "$begin,$end" --line "$serve" -- "$TARGETS/causal-latency" 8
+run_psup 120 run -q -o l.cbor --experiment-ms 50 --latency "$begin,$end" --line "$serve" -- "$TARGETS/causal-latency" 12
 expect_rc 0
 causal_report l.cbor l.json
 jq_check l.json '[.causal.progress_points[] | select(.kind == "latency")] | length == 1 and .[0].visits > 100' \
@@ -23,7 +23,7 @@ jq_check l.json '[.causal.progress_points[] | select(.kind == "latency") | .visi
 causal_slope_in l.json "$serve" 0.1 5 "latency, serve line (latency falls: positive)"
 
 if [ -x "$TARGETS/causal-latency-psuph" ]; then
-	run_psup 120 run -q -o s.cbor --experiment-ms 50 --causal --line "$serve" -- "$TARGETS/causal-latency-psuph" 8
+	run_psup 120 run -q -o s.cbor --experiment-ms 50 --causal --line "$serve" -- "$TARGETS/causal-latency-psuph" 12
 	expect_rc 0
 	causal_report s.cbor s.json
 	jq_check s.json '[.causal.progress_points[] | select(.kind == "latency" and .name == "request")] | length == 1' \
