@@ -127,6 +127,7 @@ struct exp_progress {
 	unsigned nthreads, capthreads;
 	struct psup_u64map thread_index; /* tid -> index + 1 */
 	unsigned max_sites;               /* most sites seen in one process */
+	bool noted_coz_unusable;
 	char notes[NOTE_MAX][NOTE_LEN];
 	unsigned note_head, note_len;
 	uint64_t notes_dropped;
@@ -743,10 +744,17 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 {
 	struct sym_coz_site *sites = NULL;
 	size_t n = 0;
-	int err = sym_space_coz_sites(sp, &sites, &n);
+	unsigned images = 0;
+	int err = sym_space_coz_sites(sp, &sites, &n, &images);
 
 	if (err)
 		return err;
+	if (images && !n && !pp->noted_coz_unusable) {
+		pp->noted_coz_unusable = true;
+		note(pp, "pid %d includes Coz's coz.h, but psup found none of its COZ_ sites "
+			 "(they need -g, and GCC: Clang's are not supported): they are not counted",
+		     (int)pr->pid);
+	}
 	for (unsigned j = 0; j < pr->ncoz;) {
 		bool mapped = false;
 

@@ -1299,7 +1299,8 @@ static void coz_walk(struct coz_ctx *ctx, Dwarf_Die *die, int depth)
 	} while (!ctx->err && dwarf_siblingof(&child, &child) == 0);
 }
 
-int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count)
+int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count,
+			unsigned *images)
 {
 	static const char marker[] = "_coz_get_counter";
 	struct coz_ctx ctx = { 0 };
@@ -1308,6 +1309,7 @@ int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t 
 
 	*out = NULL;
 	*count = 0;
+	*images = 0;
 	n = lk_images(sp, &imgs);
 	if (n < 0)
 		return n;
@@ -1322,6 +1324,7 @@ int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t 
 		 * before their DWARF is read. */
 		if (!img->data || !memmem(img->data, img->size, marker, sizeof(marker)))
 			continue;
+		(*images)++;
 		/* Counters go after the image's bss, up to its page end: mapped,
 		 * zeroed by the loader, and used by nobody (the heap starts at
 		 * the next page or later). */

@@ -212,7 +212,10 @@ struct sym_coz_site {
 	uint64_t scratch_start, scratch_end;
 };
 
-/* *out (freed by the caller with free()) gets *count sites. 0 or -ENOMEM. */
-int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count);
+/* *out (freed by the caller with free()) gets *count sites; *images is
+ * the number of images that include coz.h (sites or not: none found means
+ * no usable DWARF, e.g. no -g, or Clang's). 0 or -ENOMEM. */
+int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count,
+			unsigned *images);
 
 #endif
