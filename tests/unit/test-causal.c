@@ -326,8 +326,47 @@ static void test_filter(void)
 	free(prog);
 }
 
+/* --runs: one experiment per run; the first, with nothing sampled yet, is a
+ * 0% baseline; later runs draw from what was sampled. */
+static void test_runs(void)
+{
+	struct exp_causal_config cfg = { .period_ns = MS, .fixed_speedup = -1, .seed = 3 };
+	struct exp_causal *c;
+	struct exp_causal_stats st;
+	struct sym_space *sp;
+	unsigned nonzero = 0;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_run_begin(c, 1000 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK(!st.file);
+	CHECK_EQ_INT(st.speedup_pct, 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 2001, getpid(), 0), 0);
+	samples(c, sp, 2001, 3);
+	CHECK_EQ_INT(exp_causal_run_end(c, 2000 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	for (int run = 0; run < 40; run++) {
+		CHECK_EQ_INT(exp_causal_run_begin(c, 3000 * MS), 0);
+		exp_causal_stats(c, &st);
+		CHECK(st.running && st.file && strstr(st.file, "test-causal.c"));
+		nonzero += st.speedup_pct != 0;
+		CHECK_EQ_INT(exp_causal_run_end(c, 4000 * MS), 0);
+	}
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.experiments, 41);
+	/* Random speedups, about half of them non-zero. */
+	CHECK(nonzero >= 8 && nonzero <= 32);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 int main(void)
 {
+	test_runs();
 	test_speedup_distribution();
 	test_length();
 	test_owed();
