@@ -731,6 +731,13 @@ bool cmd_causal_bad_end(void)
 	return cz.bad_end;
 }
 
+void cmd_causal_stop(void)
+{
+	/* Every hook checks this: the program runs on, traced (the filter
+	 * needs its tracer) but never held again. */
+	cz.failed = true;
+}
+
 const char *cmd_causal_progress(void)
 {
 	struct exp_causal_stats st;

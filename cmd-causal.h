@@ -99,6 +99,8 @@ int cmd_causal_tick(uint64_t now);
 int cmd_causal_flush(void);
 /* Before the end record: cut the experiment, totals, statistics. */
 int cmd_causal_finish(void);
+/* Profiling stops (a write failed): no more pauses, stops pass at once. */
+void cmd_causal_stop(void);
 /* ", 12 experiments" for the progress line ("" when off). */
 const char *cmd_causal_progress(void);
 void cmd_causal_release(void);

@@ -101,6 +101,7 @@ static void rec_write_failed(struct rec *r, int err)
 	else
 		pr_err("cannot write %s: %s; profiling stops, the program runs on", r->path, strerror(-err));
 	/* Never harm the target for our own failure: let it go. */
+	cmd_causal_stop();
 	if (r->sup)
 		sup_session_request_stop(r->sup);
 }
