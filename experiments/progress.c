@@ -462,13 +462,27 @@ static int proc_lookup(struct exp_progress *pp, struct prog_proc *pr, struct sym
 			p->resolved = true;
 			note_lookup(pp, p, &l);
 		}
-		if (p->origin != ORIGIN_BREAKPOINT)
-			continue;
-		err = grow((void **)&sites, &capsites, nsites + (unsigned)l.nsites, sizeof(*sites));
-		for (size_t j = 0; j < l.nsites && !err; j++) {
-			sites[nsites].point = i;
-			sites[nsites].addr = l.sites[j];
-			nsites++;
+		if (p->origin == ORIGIN_BREAKPOINT)
+			err = grow((void **)&sites, &capsites, nsites + (unsigned)l.nsites,
+				   sizeof(*sites));
+		if (!err && p->origin == ORIGIN_BREAKPOINT)
+			nsites += (unsigned)l.nsites;
+	}
+	/* The 4 debug registers go round-robin: every point's first site
+	 * before any point's second, so with too many sites each point (both
+	 * ends of a latency pair) still counts somewhere. */
+	if (!err) {
+		unsigned k = 0;
+
+		for (size_t round = 0; k < nsites; round++) {
+			for (unsigned i = 0; i < pp->npoints; i++) {
+				if (pp->points[i].origin != ORIGIN_BREAKPOINT ||
+				    round >= pr->lookups[i].nsites)
+					continue;
+				sites[k].point = i;
+				sites[k].addr = pr->lookups[i].sites[round];
+				k++;
+			}
 		}
 	}
 	if (err) {
@@ -482,7 +496,7 @@ static int proc_lookup(struct exp_progress *pp, struct prog_proc *pr, struct sym
 		pp->max_sites = nsites;
 		if (nsites > DEBUG_REGS)
 			note(pp, "progress points need %u breakpoints per thread in pid %d, and x86 "
-				 "has %u debug registers: visits at the last %u are not counted "
+				 "has %u debug registers: visits at %u of them are not counted "
 				 "(use fewer or narrower points, --sampled-progress or psup.h)",
 			     nsites, (int)pr->pid, DEBUG_REGS, nsites - DEBUG_REGS);
 	}

@@ -218,11 +218,43 @@ static void run_c_variant(const struct pf_variant *v)
 	/* psup.h points found without asking: counted since found here (no
 	 * process_exec call), which was before the loop */
 	CHECK_EQ_INT(count_of(pp, "iter", EXP_POINT_THROUGHPUT), 2 * N);
-	/* a fast point: warned once, with its rate and the alternatives */
-	drain_notes(pp, 1, notes, sizeof(notes)); /* starts the window */
 	CHECK_EQ_INT(exp_progress_thread_new(pp, c.pid, c.pid), 0); /* known: no-op */
 	CHECK(!pf_continue(&c, &st));
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	exp_progress_thread_gone(pp, c.pid);
+	exp_progress_process_end(pp, c.pid);
+	pf_kill(&c);
+	sym_space_free(sp);
+	sp = NULL;
+	exp_progress_free(pp);
+	pp = NULL;
+
+	/* Round 3: 6 sites, 4 registers: a latency pair added after two
+	 * points of 2 sites each still gets both ends (round-robin). */
+	CHECK_EQ_INT(exp_progress_new(&pp), 0);
+	CHECK_EQ_INT(add(pp, "helper", EXP_POINT_THROUGHPUT, false), 0);
+	CHECK_EQ_INT(add(pp, s_helper, EXP_POINT_THROUGHPUT, false), 0);
+	{
+		char why[128];
+
+		CHECK_EQ_INT(exp_progress_add(pp, "work", EXP_POINT_BEGIN, "w", false, why,
+					      sizeof(why)), 0);
+		CHECK_EQ_INT(exp_progress_add(pp, "other", EXP_POINT_END, "w", false, why,
+					      sizeof(why)), 0);
+	}
+	if (pf_start(&c, v->name, N, true)) {
+		CHECK(!"fixture start");
+		goto out;
+	}
+	CHECK_EQ_INT(sym_space_new(c.pid, &sp), 0);
+	CHECK_EQ_INT(exp_progress_thread_new(pp, c.pid, c.pid), 0);
+	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
+	CHECK(pf_continue(&c, &st));
+	CHECK_EQ_INT(count_of(pp, "w", EXP_POINT_BEGIN), N);
+	CHECK_EQ_INT(count_of(pp, "w", EXP_POINT_END), N);
+	CHECK(count_of(pp, "helper", EXP_POINT_THROUGHPUT) > 0);
+	CHECK(count_of(pp, s_helper, EXP_POINT_THROUGHPUT) > 0);
+	CHECK(!pf_continue(&c, &st));
 	exp_progress_thread_gone(pp, c.pid);
 	exp_progress_process_end(pp, c.pid);
 out:
