@@ -758,16 +758,20 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 {
 	struct sym_coz_site *sites = NULL;
 	size_t n = 0;
-	unsigned images = 0;
-	int err = sym_space_coz_sites(sp, &sites, &n, &images);
+	unsigned images = 0, skipped = 0;
+	int err = sym_space_coz_sites(sp, &sites, &n, &images, &skipped);
 
 	if (err)
 		return err;
-	if (images && !n && !pp->noted_coz_unusable) {
+	if (images && !n && !skipped && !pp->noted_coz_unusable) {
 		pp->noted_coz_unusable = true;
 		note(pp, "pid %d includes Coz's coz.h, but psup found none of its COZ_ sites "
-			 "(they need -g, and GCC: Clang's are not supported): they are not counted",
-		     (int)pr->pid);
+			 "(they need -g): they are not counted", (int)pr->pid);
+	} else if (skipped && !pp->noted_coz_unusable) {
+		pp->noted_coz_unusable = true;
+		note(pp, "pid %d: %u of its coz.h COZ_ sites could not be identified (built with "
+			 "Clang -O1 or more? GCC, or Clang -O0, works): they are not counted",
+		     (int)pr->pid, skipped);
 	}
 	for (unsigned j = 0; j < pr->ncoz;) {
 		bool mapped = false;

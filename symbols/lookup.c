@@ -1079,24 +1079,25 @@ static void coz_find_inlined(Dwarf_Die *die, unsigned *kind, uint64_t *name_addr
 static bool coz_scan_code(const struct sym_image *img, uint64_t lo, uint64_t hi,
 			  uint64_t counter_vaddr, unsigned *kind, uint64_t *name_addr)
 {
-	uint8_t code[4096];
-	size_t len;
+	const struct sym_load *l = sym_image_load_at(img, lo);
+	const uint8_t *code;
+	uint64_t len;
 
-	if (hi <= lo || hi - lo > sizeof(code))
+	if (!l || hi <= lo || hi - l->vaddr > l->filesz || l->offset + l->filesz > img->size)
 		return false;
-	len = (size_t)(hi - lo);
-	if (!sym_image_read(img, lo, code, len))
-		return false;
-	for (size_t i = 0; i + 7 <= len; i++) {
+	code = img->data + l->offset + (lo - l->vaddr);
+	len = hi - lo;
+	for (uint64_t i = 0; i + 7 <= len; i++) {
 		int32_t disp;
 		bool have_kind = false, have_name = false;
+		char buf[8];
 
 		if (code[i] != 0x48 || code[i + 1] != 0x89 || code[i + 2] != 0x05)
 			continue;
 		memcpy(&disp, code + i + 3, 4);
 		if (lo + i + 7 + (int64_t)disp != counter_vaddr)
 			continue;
-		for (size_t j = i >= 48 ? i - 48 : 0; j + 5 <= i; j++) {
+		for (uint64_t j = i >= 48 ? i - 48 : 0; j + 5 <= i; j++) {
 			if (code[j] == 0xbf && code[j + 2] == 0 && code[j + 3] == 0 &&
 			    code[j + 4] == 0 && code[j + 1] >= 1 && code[j + 1] <= 3) {
 				*kind = code[j + 1];
@@ -1104,12 +1105,18 @@ static bool coz_scan_code(const struct sym_image *img, uint64_t lo, uint64_t hi,
 			}
 			if (j + 7 <= i && code[j] == 0x48 && code[j + 1] == 0x8d &&
 			    (code[j + 2] & 0xc7) == 0x05) {
+				uint64_t target;
+
 				memcpy(&disp, code + j + 3, 4);
-				*name_addr = lo + j + 7 + (int64_t)disp;
-				have_name = true;
+				target = lo + j + 7 + (int64_t)disp;
+				if (coz_read_string(img, target, buf, sizeof(buf))) {
+					*name_addr = target;
+					have_name = true;
+				}
 			}
 		}
-		return have_kind && have_name;
+		if (have_kind && have_name)
+			return true;
 	}
 	return false;
 }
@@ -1163,17 +1170,28 @@ static bool coz_scan_lea(const struct sym_image *img, Dwarf_Die *func, uint64_t 
 	return true;
 }
 
+/* The address of a static variable: its location's first operation,
+ * DW_OP_addr, or DW_OP_addrx (Clang, DWARF 5; Clang may describe a flag as
+ * "addrx; deref_size 1; ...; stack_value", still stored at that address). */
 static bool die_addr(Dwarf_Die *die, uint64_t *addr)
 {
-	Dwarf_Attribute a;
+	Dwarf_Attribute a, res;
+	Dwarf_Addr v;
 	Dwarf_Op *ops;
 	size_t n;
 
-	if (!dwarf_attr(die, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) || n != 1 ||
-	    ops[0].atom != DW_OP_addr)
+	if (!dwarf_attr(die, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) || n < 1)
 		return false;
-	*addr = ops[0].number;
-	return true;
+	if (ops[0].atom == DW_OP_addr && n == 1) {
+		*addr = ops[0].number;
+		return true;
+	}
+	if ((ops[0].atom == DW_OP_addrx || ops[0].atom == DW_OP_GNU_addr_index) &&
+	    !dwarf_getlocation_attr(&a, &ops[0], &res) && !dwarf_formaddr(&res, &v)) {
+		*addr = v;
+		return true;
+	}
+	return false;
 }
 
 struct coz_ctx {
@@ -1185,41 +1203,39 @@ struct coz_ctx {
 	uint64_t scratch_start, scratch_end;
 	struct sym_coz_site *sites;
 	size_t nsites, cap;
+	unsigned skipped;
 	int err;
 };
 
-static void coz_scope(struct coz_ctx *ctx, Dwarf_Die *scope)
+/* One site: its two statics, its name and type (strict: from the code
+ * only, never guessed: Clang's sites, several to a scope). */
+static void coz_add_site(struct coz_ctx *ctx, Dwarf_Die *scope, Dwarf_Die *var_c,
+			 Dwarf_Die *var_i, bool strict)
 {
-	Dwarf_Die child, var_c, var_i;
-	unsigned nc = 0, ni = 0;
 	struct sym_coz_site *s;
 	uint64_t c_addr, i_addr, name_addr = 0;
 	unsigned kind = 0;
 	Dwarf_Word line = 0;
 	char name[sizeof(s->name)];
-
-	if (dwarf_child(scope, &child))
-		return;
-	do {
-		const char *n;
-
-		if (dwarf_tag(&child) != DW_TAG_variable)
-			continue;
-		n = dwarf_diename(&child);
-		if (n && !strcmp(n, "_counter")) {
-			var_c = child;
-			nc++;
-		} else if (n && !strcmp(n, "_initialized")) {
-			var_i = child;
-			ni++;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	/* One COZ_ macro's block: exactly one of each. */
-	if (nc != 1 || ni != 1 || !die_addr(&var_c, &c_addr) || !die_addr(&var_i, &i_addr))
-		return;
 	bool have_kind = false, have_name = false;
 	int name_reg = -1;
 
+	if (!die_addr(var_c, &c_addr) || !die_addr(var_i, &i_addr))
+		return;
+	if (strict) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+		bool found = false;
+
+		while (!found && (off = dwarf_ranges(scope, off, &base, &start, &end)) > 0)
+			found = coz_scan_code(ctx->li->img, start + ctx->vbias, end + ctx->vbias,
+					      c_addr + ctx->vbias, &kind, &name_addr);
+		if (!found || !coz_read_string(ctx->li->img, name_addr, name, sizeof(name))) {
+			ctx->skipped++;
+			return;
+		}
+		goto add;
+	}
 	coz_find_inlined(scope, &kind, &name_addr, &have_kind, &have_name, 0);
 	if (have_kind && have_name) {
 		name_addr += ctx->vbias;
@@ -1245,11 +1261,12 @@ static void coz_scope(struct coz_ctx *ctx, Dwarf_Die *scope)
 		 * compiler was given it) and the line of the macro. */
 		Dwarf_Attribute a;
 
-		dwarf_formudata(dwarf_attr(&var_c, DW_AT_decl_line, &a), &line);
+		dwarf_formudata(dwarf_attr(var_c, DW_AT_decl_line, &a), &line);
 		snprintf(name, sizeof(name), "%s:%u", ctx->cu_name ? ctx->cu_name : "?",
 			 (unsigned)line);
 		kind = 1;
 	}
+add:
 	if (ctx->nsites == ctx->cap) {
 		size_t ncap = ctx->cap ? ctx->cap * 2 : 8;
 		struct sym_coz_site *n = realloc(ctx->sites, ncap * sizeof(*n));
@@ -1271,6 +1288,34 @@ static void coz_scope(struct coz_ctx *ctx, Dwarf_Die *scope)
 	memcpy(s->name, name, sizeof(name));
 	s->scratch_start = ctx->scratch_start;
 	s->scratch_end = ctx->scratch_end;
+}
+
+#define COZ_MAX_PER_SCOPE 64
+
+static void coz_scope(struct coz_ctx *ctx, Dwarf_Die *scope)
+{
+	Dwarf_Die child, var_c[COZ_MAX_PER_SCOPE], var_i[COZ_MAX_PER_SCOPE];
+	unsigned nc = 0, ni = 0;
+
+	if (dwarf_child(scope, &child))
+		return;
+	do {
+		const char *n;
+
+		if (dwarf_tag(&child) != DW_TAG_variable)
+			continue;
+		n = dwarf_diename(&child);
+		if (n && !strcmp(n, "_counter") && nc < COZ_MAX_PER_SCOPE)
+			var_c[nc++] = child;
+		else if (n && !strcmp(n, "_initialized") && ni < COZ_MAX_PER_SCOPE)
+			var_i[ni++] = child;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	/* GCC: one COZ_ macro's block, one of each. Clang: every site of a
+	 * function in the function's scope, in pairs in source order. */
+	if (nc != ni || nc == 0)
+		return;
+	for (unsigned k = 0; k < nc && !ctx->err; k++)
+		coz_add_site(ctx, scope, &var_c[k], &var_i[k], nc > 1);
 }
 
 static void coz_walk(struct coz_ctx *ctx, Dwarf_Die *die, int depth)
@@ -1300,7 +1345,7 @@ static void coz_walk(struct coz_ctx *ctx, Dwarf_Die *die, int depth)
 }
 
 int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count,
-			unsigned *images)
+			unsigned *images, unsigned *skipped)
 {
 	static const char marker[] = "_coz_get_counter";
 	struct coz_ctx ctx = { 0 };
@@ -1310,6 +1355,7 @@ int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t 
 	*out = NULL;
 	*count = 0;
 	*images = 0;
+	*skipped = 0;
 	n = lk_images(sp, &imgs);
 	if (n < 0)
 		return n;
@@ -1350,5 +1396,6 @@ int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t 
 	}
 	*out = ctx.sites;
 	*count = ctx.nsites;
+	*skipped = ctx.skipped;
 	return 0;
 }

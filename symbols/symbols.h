@@ -214,8 +214,10 @@ struct sym_coz_site {
 
 /* *out (freed by the caller with free()) gets *count sites; *images is
  * the number of images that include coz.h (sites or not: none found means
- * no usable DWARF, e.g. no -g, or Clang's). 0 or -ENOMEM. */
+ * no usable DWARF, e.g. no -g); *skipped the sites found whose name or type
+ * could not be told (Clang at -O1 and up keeps no DWARF for them and may
+ * load the name far from the call). 0 or -ENOMEM. */
 int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count,
-			unsigned *images);
+			unsigned *images, unsigned *skipped);
 
 #endif

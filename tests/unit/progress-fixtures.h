@@ -165,8 +165,9 @@ static const char *const pfc_variants[][2] = {
 	{ "pfc_o0", "cc -O0 -g pfc.c -o pfc_o0" },
 	{ "pfc_o2", "cc -O2 -g pfc.c -o pfc_o2" },
 	{ "pfc_cxx", "c++ -O2 -g -x c++ pfc.c -o pfc_cxx" },
+	{ "pfc_clang", "clang -O0 -g pfc.c -o pfc_clang" }, /* skipped without clang */
 };
-static bool pf_have_coz;
+static bool pf_have_coz, pf_have_clang;
 
 struct pf_variant {
 	const char *name;
@@ -270,8 +271,10 @@ static inline void pf_build(void)
 	pf_write("pfd.c", pfd_src);
 	pf_have_cxx = system("c++ --version >/dev/null 2>&1") == 0;
 	pf_have_coz = pf_have_cxx && system("test -e /usr/include/coz.h") == 0;
+	pf_have_clang = system("clang --version >/dev/null 2>&1") == 0;
 	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
-		if (pf_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
+		if ((pf_have_clang || strncmp(pfc_variants[i][1], "clang", 5)) &&
+		    pf_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
 			exit(2);
 	if (pf_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
 		exit(2);

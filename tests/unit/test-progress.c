@@ -494,7 +494,8 @@ int main(void)
 		run_cxx();
 	run_dlopen();
 	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
-		run_coz(pfc_variants[i][0]);
+		if (pf_have_clang || strncmp(pfc_variants[i][1], "clang", 5))
+			run_coz(pfc_variants[i][0]);
 	check_rate_warning();
 	pf_cleanup();
 	return tap_done();
