@@ -80,22 +80,26 @@ PY
 # the duration must be the effective one, delays taken out).
 viewer=/usr/share/coz-profiler/viewer/js/profile.js
 if command -v node >/dev/null && [ -r "$viewer" ]; then
-	node - "$viewer" f.coz "$consume" <<'JS' >viewer.out 2>&1 || { cat viewer.out >&2; fail "Coz's viewer rejects the --format coz profile"; }
+	node - "$viewer" f.coz "$consume" <<'JS' >viewer.out 2>&1
 const fs = require('fs'), vm = require('vm');
 const [viewer, file, consume] = process.argv.slice(2);
 vm.runInThisContext(fs.readFileSync(viewer, 'utf8') + '\nthis.Profile = Profile;');
 const warnings = [];
 const p = new Profile(fs.readFileSync(file, 'utf8'), null, null, () => 3,
                       (title, text) => warnings.push(title + ': ' + text));
-if (warnings.length) { console.log(warnings.join('\n')); process.exit(1); }
+if (warnings.length) { console.log(warnings.join('\n')); process.exit(2); }
 const data = p.getSpeedupData(3);
 const line = data.find(d => d.name.endsWith(consume));
-if (!line) { console.log('no curve for ' + consume + ' in: ' + data.map(d => d.name).join(' ')); process.exit(1); }
+if (!line) { console.log('no curve for ' + consume + ' in: ' + data.map(d => d.name).join(' ')); process.exit(2); }
 const m = line.progress_points[0].measurements.filter(x => x.speedup >= 0.5);
 const mean = m.reduce((a, x) => a + x.progress_speedup, 0) / Math.max(m.length, 1);
 console.log(consume + ': viewer mean program speedup at >= 50%: ' + (100 * mean).toFixed(1) + '% over ' + m.length + ' speedups');
-if (!m.length || mean < 0.1) process.exit(1);
+if (!m.length || mean <= 0) process.exit(3);
 JS
+	rc=$?
+	[ $rc -ne 2 ] || { cat viewer.out >&2; fail "Coz's viewer rejects the --format coz profile"; }
+	[ $rc -ne 3 ] || { cat viewer.out >&2; fail "Coz's viewer reads the --format coz profile but shows no gain for the consumer's line"; }
+	[ $rc -eq 0 ] || { cat viewer.out >&2; fail "running Coz's viewer code failed ($rc)"; }
 	note "$(cat viewer.out)"
 else
 	note "no node.js or Coz viewer here: the coz file was checked by its grammar only"
