@@ -167,8 +167,10 @@ static void lookup_finish(struct sym_lookup *l)
 {
 	size_t n = 0;
 
-	qsort(l->sites, l->nsites, sizeof(*l->sites), cmp_u64);
-	qsort(l->ranges, l->nranges, sizeof(*l->ranges), cmp_range);
+	if (l->nsites) /* qsort(NULL, 0) is undefined */
+		qsort(l->sites, l->nsites, sizeof(*l->sites), cmp_u64);
+	if (l->nranges)
+		qsort(l->ranges, l->nranges, sizeof(*l->ranges), cmp_range);
 	for (size_t i = 0; i < l->nranges; i++) {
 		if (n && l->ranges[i].start <= l->ranges[n - 1].end) {
 			if (l->ranges[i].end > l->ranges[n - 1].end)
