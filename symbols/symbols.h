@@ -145,8 +145,9 @@ struct sym_code_range {
  *    a call. ranges are the copies' code.
  * Images are every file-backed executable mapping of the space (the main
  * executable, its libraries, what dlopen loaded so far), the vdso excepted;
- * a FUNCTION found in the main executable is looked up there only (a
- * library function of the same name is not the one meant).
+ * a spec found in the main executable is looked up there only (a library
+ * function of the same name is not the one meant, and the libraries' DWARF
+ * need not be loaded).
  */
 struct sym_lookup {
 	uint64_t *sites;   /* sorted, distinct */
