@@ -24,9 +24,11 @@
  *  - sampled points (--sampled-progress): the samples whose ip is in the
  *    line's (or function's) code;
  *  - source-level points (include/psup.h): counters in the section
- *    "psup_points" of the program's images, read with process_vm_readv.
+ *    "psup_points" of the program's images, read with process_vm_readv;
+ *    Coz's coz.h sites, given a counter of psup's (proc_setup_coz()).
  * Counts are cumulative: what threads and processes that are gone counted
- * (retired) plus what the live ones count now.
+ * (retired) plus what the live ones count now. Nothing here stops a
+ * thread or touches ptrace; the only writes into a target are coz.h's.
  */
 
 #define NOTE_MAX 16
@@ -42,7 +44,7 @@
 enum prog_origin {
 	ORIGIN_BREAKPOINT, /* -p, --latency */
 	ORIGIN_SAMPLED,    /* --sampled-progress */
-	ORIGIN_SOURCE,     /* psup.h */
+	ORIGIN_SOURCE,     /* psup.h, coz.h */
 };
 
 struct prog_point {
