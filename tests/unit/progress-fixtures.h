@@ -139,6 +139,35 @@ static const char pfd_src[] =
 	"	return 0;\n"
 	"}\n";
 
+/* A child forked after the parent counted n: its counters start as copies. */
+static const char pff_src[] =
+	"#include <signal.h>\n"
+	"#include <stdio.h>\n"
+	"#include <stdlib.h>\n"
+	"#include <sys/wait.h>\n"
+	"#include <unistd.h>\n"
+	"#include \"psup.h\"\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	int n = argc > 1 ? atoi(argv[1]) : 10;\n"
+	"	raise(SIGSTOP);\n"
+	"	for (int i = 0; i < n; i++)\n"
+	"		PSUP_PROGRESS_NAMED(\"f\");\n"
+	"	pid_t c = fork();\n"
+	"	if (c == 0) {\n"
+	"		raise(SIGSTOP);\n"
+	"		for (int i = 0; i < n; i++)\n"
+	"			PSUP_PROGRESS_NAMED(\"f\");\n"
+	"		raise(SIGSTOP);\n"
+	"		_exit(0);\n"
+	"	}\n"
+	"	printf(\"child %d\\nend\\n\", (int)c);\n"
+	"	fflush(stdout);\n"
+	"	waitpid(c, NULL, 0);\n"
+	"	raise(SIGSTOP);\n"
+	"	return 0;\n"
+	"}\n";
+
 /* Coz's coz.h (Debian coz-profiler), counted without libcoz. */
 static const char pfc_src[] =
 	"#include <coz.h>\n"
@@ -269,6 +298,7 @@ static inline void pf_build(void)
 	pf_write("pfx.cc", pfx_src);
 	pf_write("pfc.c", pfc_src);
 	pf_write("pfd.c", pfd_src);
+	pf_write("pff.c", pff_src);
 	pf_have_cxx = system("c++ --version >/dev/null 2>&1") == 0;
 	pf_have_coz = pf_have_cxx && system("test -e /usr/include/coz.h") == 0;
 	pf_have_clang = system("clang --version >/dev/null 2>&1") == 0;
@@ -277,6 +307,8 @@ static inline void pf_build(void)
 		    pf_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
 			exit(2);
 	if (pf_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
+		exit(2);
+	if (pf_run("cd %s && cc -O2 -g " PF_INC "pff.c -o pff", pf_dir))
 		exit(2);
 	if (pf_run("cd %s && cc -O2 -g -DPF_LIB=\\\"$PWD/libpl.so\\\" pfd.c -ldl -o pfd", pf_dir))
 		exit(2);

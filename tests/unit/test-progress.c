@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "common/util.h"
 #include "sampler/sampler.h"
 #include "symbols/symbols.h"
 #include "tests/unit/progress-child.h"
@@ -414,6 +415,95 @@ out:
 	exp_progress_free(pp);
 }
 
+/* Waits until process pid (not our child) is stopped; false when it is
+ * gone. A guard of 60 s against a broken fixture, not a timing check. */
+static bool wait_stopped(pid_t pid)
+{
+	char path[64], *buf = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 60000; i++) {
+		const char *st;
+
+		if (psup_read_file(path, &buf, NULL))
+			return false;
+		st = strrchr(buf, ')');
+		if (st && st[1] == ' ' && st[2] == 'T') {
+			free(buf);
+			return true;
+		}
+		free(buf);
+		usleep(1000);
+	}
+	return false;
+}
+
+/* A forked child's psup.h counters start as copies of its parent's: only
+ * what it counts itself is its own. */
+static void run_fork(void)
+{
+	struct exp_progress *pp = NULL;
+	struct sym_space *sp = NULL, *csp = NULL;
+	struct pf_child c;
+	char buf[256];
+	size_t len = 0;
+	pid_t child = 0;
+	int st;
+
+	printf("# pff (fork)\n");
+	CHECK_EQ_INT(exp_progress_new(&pp), 0);
+	if (pf_start(&c, "pff", N, false)) {
+		CHECK(!"fixture start");
+		goto out;
+	}
+	CHECK_EQ_INT(sym_space_new(c.pid, &sp), 0);
+	exp_progress_process_exec(pp, c.pid);
+	CHECK_EQ_INT(exp_progress_thread_new(pp, c.pid, c.pid), 0);
+	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
+	CHECK_EQ_INT(kill(c.pid, SIGCONT), 0);
+	buf[0] = '\0';
+	while (!strstr(buf, "end\n") && len < sizeof(buf) - 1) {
+		ssize_t r = read(c.out, buf + len, sizeof(buf) - 1 - len);
+
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	CHECK(sscanf(buf, "child %d", &child) == 1 && child > 0);
+	if (child <= 0 || !wait_stopped(child)) {
+		CHECK(!"forked child stopped");
+		goto out;
+	}
+	/* the child, before its loop: a new process psup was told about */
+	CHECK_EQ_INT(sym_space_new(child, &csp), 0);
+	CHECK_EQ_INT(exp_progress_thread_new(pp, child, child), 0);
+	CHECK_EQ_INT(exp_progress_process(pp, csp, child), 0);
+	CHECK_EQ_INT(count_of(pp, "f", EXP_POINT_THROUGHPUT), N);
+	CHECK_EQ_INT(kill(child, SIGCONT), 0);
+	CHECK(wait_stopped(child)); /* after its loop */
+	CHECK_EQ_INT(count_of(pp, "f", EXP_POINT_THROUGHPUT), 2 * N);
+	exp_progress_thread_exiting(pp, child, child);
+	CHECK_EQ_INT(kill(child, SIGCONT), 0);
+	CHECK(pf_wait_stop(&c, &st)); /* the parent reaped it, stopped again */
+	exp_progress_thread_gone(pp, child);
+	exp_progress_process_end(pp, child);
+	CHECK_EQ_INT(count_of(pp, "f", EXP_POINT_THROUGHPUT), 2 * N);
+	CHECK(!pf_continue(&c, &st));
+	exp_progress_thread_gone(pp, c.pid);
+	exp_progress_process_end(pp, c.pid);
+	CHECK_EQ_INT(count_of(pp, "f", EXP_POINT_THROUGHPUT), 2 * N);
+out:
+	/* a stopped grandchild would outlive us (no parent-death signal
+	 * across fork): never leave it behind */
+	if (child > 0)
+		kill(child, SIGKILL);
+	pf_kill(&c);
+	sym_space_free(csp);
+	sym_space_free(sp);
+	exp_progress_free(pp);
+}
+
 /* coz.h sites count without libcoz: exact counts, names and kinds from
  * DWARF, and the program runs as it would. */
 static void run_coz(const char *name)
@@ -493,6 +583,7 @@ int main(void)
 	if (pf_have_cxx)
 		run_cxx();
 	run_dlopen();
+	run_fork();
 	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
 		if (pf_have_clang || strncmp(pfc_variants[i][1], "clang", 5))
 			run_coz(pfc_variants[i][0]);
