@@ -1485,7 +1485,12 @@ static void svg_plot(FILE *out, const struct cz_curve *cv)
 		fprintf(out, "%.1f,%.1f ", X(cv->pts[i].speedup), Y(cv->pts[i].hi));
 	for (unsigned i = cv->npts; i-- > 0;)
 		fprintf(out, "%.1f,%.1f ", X(cv->pts[i].speedup), Y(cv->pts[i].lo));
-	fputs("\"/>\n<polyline class=\"curve\" points=\"", out);
+	fputs("\"/>\n", out);
+	/* the fit the ranking uses, dashed */
+	if (isfinite(cv->slope))
+		fprintf(out, "<line class=\"fit\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			X(0), Y(fit_at(cv, 0)), X(100), Y(fit_at(cv, 100)));
+	fputs("<polyline class=\"curve\" points=\"", out);
 	for (unsigned i = 0; i < cv->npts; i++)
 		fprintf(out, "%.1f,%.1f ", X(cv->pts[i].speedup), Y(cv->pts[i].value));
 	fputs("\"/>\n", out);
@@ -1516,6 +1521,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 	      "svg .grid{stroke:#ddd;stroke-width:1}svg .zero{stroke:#555;stroke-width:1}\n"
 	      "svg .band{fill:#9ecae1;fill-opacity:0.5;stroke:none}\n"
 	      "svg .curve{fill:none;stroke:#08519c;stroke-width:2}svg circle{fill:#08519c}\n"
+	      "svg .fit{stroke:#e6550d;stroke-width:1.5;stroke-dasharray:6 4}\n"
 	      "svg text{font-size:11px;fill:#333}svg .yl{text-anchor:end}svg .xl{text-anchor:middle}\n"
 	      "</style>\n</head>\n<body>\n<h1>psup causal profile</h1>\n<p>",
 	      out);
@@ -1536,7 +1542,8 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 	}
 	fputs("<p>Each plot shows the predicted program speedup (vertical) if the line were made "
 	      "faster by the horizontal amount; the band is the 95% confidence interval (bootstrap "
-	      "over experiments). Lines are ranked by the slope of a least-squares fit.</p>\n",
+	      "over experiments), the dashed line the least-squares fit whose slope ranks the "
+	      "lines. Values beyond &plusmn;100% are drawn at the edge.</p>\n",
 	      out);
 	if (!a->ndrawn)
 		fputs("<p>No line has enough experiments for a curve yet.</p>\n", out);
