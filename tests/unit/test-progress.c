@@ -488,6 +488,7 @@ static void run_fork(void)
 	CHECK(pf_wait_stop(&c, &st)); /* the parent reaped it, stopped again */
 	exp_progress_thread_gone(pp, child);
 	exp_progress_process_end(pp, child);
+	child = 0; /* reaped: its pid may be another process's now */
 	CHECK_EQ_INT(count_of(pp, "f", EXP_POINT_THROUGHPUT), 2 * N);
 	CHECK(!pf_continue(&c, &st));
 	exp_progress_thread_gone(pp, c.pid);
