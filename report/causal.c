@@ -72,6 +72,7 @@
  */
 
 #define CZ_MIN_VISITS 5
+#define CZ_NOISY_CV 0.3
 #define CZ_MIN_SPEEDUPS 3
 #define CZ_MIN_EXPERIMENTS 4
 #define CZ_CONTENTION_SLOPE 0.05
@@ -476,6 +477,8 @@ struct cz_curve {
 	bool drawn;               /* else insufficient, why says why */
 	char why[160];
 	double factor;            /* phase correction */
+	double base_cv;           /* spread of the 0% experiments: sd / mean of
+				     their periods (latencies); NAN under 2 */
 	double slope, slope_lo, slope_hi;
 	bool contention;
 	struct cz_cpoint pts[CZ_NSPEEDUPS];
@@ -672,6 +675,35 @@ static bool curve_eval(const struct cz_analysis *a, const struct cz_strata *st,
 	return true;
 }
 
+/* The coefficient of variation of the single 0% experiments' periods (or
+ * latencies): how noisy one experiment is. Above ~0.3 a few experiments
+ * cannot tell a 10% effect from noise, whatever the statistics. */
+static double baseline_cv(const struct cz_analysis *a, const struct cz_obs *o, uint32_t n,
+			  enum rep_point_kind kind)
+{
+	double sum = 0, sum2 = 0;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n && o[i].speedup == 0; i++) {
+		struct cz_sum one;
+		double m;
+
+		memset(&one, 0, sizeof(one));
+		sum_add(&one, &a->cz->exps[o[i].exp], &a->cz->pds[o[i].pd]);
+		m = sum_measure(&one, kind);
+		if (isnan(m))
+			continue;
+		sum += m;
+		sum2 += m * m;
+		k++;
+	}
+	if (k < 2 || !(sum > 0))
+		return NAN;
+	sum /= k;
+	sum2 = sum2 / k - sum * sum;
+	return sqrt(sum2 > 0 ? sum2 * k / (k - 1) : 0) / sum;
+}
+
 /* Adds one missing thing to the curve's "why" ("a; b"). */
 static void __attribute__((format(printf, 2, 3))) curve_why(struct cz_curve *cv, const char *fmt, ...)
 {
@@ -763,6 +795,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		}
 		cv->factor = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
 	}
+	cv->base_cv = baseline_cv(a, o, n, cv->kind);
 	cv->drawn = true;
 	cv->slope = slope;
 	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
@@ -1208,6 +1241,12 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 					: "    slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n",
 				cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor,
 				cv->contention ? "; the curve falls: speeding this line up slows the program (contention)" : "");
+			if (cv->base_cv > CZ_NOISY_CV)
+				fprintf(out, md ? "_noisy: single 0%% experiments vary by %.0f%% (sd/mean); longer "
+						  "experiments (--experiment-ms) or a quieter machine help_\n\n"
+						: "    noisy: single 0%% experiments vary by %.0f%% (sd/mean); longer "
+						  "experiments (--experiment-ms) or a quieter machine help\n",
+					100 * cv->base_cv);
 			print_curve_table(out, a, cv, md);
 			if (md)
 				fputs("```\n", out);
@@ -1372,6 +1411,8 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 		json_num(out, cv->slope_hi);
 		fprintf(out, ",\"contention\":%s,\"phase_correction\":", cv->contention ? "true" : "false");
 		json_num(out, cv->factor);
+		fputs(",\"baseline_cv\":", out);
+		json_num(out, cv->base_cv);
 		fputs(",\"curve\":[", out);
 		for (unsigned j = 0; j < cv->npts; j++) {
 			const struct cz_cpoint *pt = &cv->pts[j];

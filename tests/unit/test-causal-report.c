@@ -409,6 +409,7 @@ static void test_answers(const char *path)
 	CHECK(e && strstr(e, "\"contention\":false") && strstr(e, "\"kind\":\"throughput\"") &&
 	      strstr(e, "\"path\":\"/src/a.c\"") && strstr(e, "\"experiments\":6"));
 	NEAR(num(e, "phase_correction"), 1.0, 1e-9); /* no samples in the line: uncorrected */
+	NEAR(num(e, "baseline_cv"), 0, 1e-9);
 	free(e);
 	e = entry(json, "lines", "c.c:30");
 	CHECK(e && strstr(e, "\"kind\":\"latency\""));
@@ -424,6 +425,8 @@ static void test_answers(const char *path)
 		 * (50, 9.09) x2, (100, 20) x2 give 0.19893 (0.2 unweighted) */
 		NEAR(num(e, "slope"), 0.19893, 1e-4);
 		CHECK(strstr(e, "\"experiments\":7,\"low_visit_experiments\":1,"));
+		/* periods of the single 0% experiments: 11.11, 9.09, 10 ms */
+		NEAR(num(e, "baseline_cv"), 0.1005, 1e-4); /* sd / mean, n - 1 */
 		{
 			char *p100 = cpoint(e, 100);
 
