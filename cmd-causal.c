@@ -511,10 +511,10 @@ void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_
 		exp_progress_sample(cz.pp, pid, pcs[0]);
 }
 
-void cmd_causal_switch(pid_t tid, bool out, bool preempt)
+void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time)
 {
 	if (cz.enabled && cz.eng)
-		exp_causal_switch(cz.eng, tid, out, preempt);
+		exp_causal_switch(cz.eng, tid, out, preempt, time);
 }
 
 void cmd_causal_block_futex(pid_t tid)

@@ -91,7 +91,7 @@ void cmd_causal_exec(struct sym_space *sp, pid_t pid);
 int cmd_causal_process_exit(pid_t pid, bool root);
 void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
 		       uint64_t time);
-void cmd_causal_switch(pid_t tid, bool out, bool preempt);
+void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time);
 void cmd_causal_block_futex(pid_t tid);
 /* From the loop's tick, after the rings were drained. */
 int cmd_causal_tick(uint64_t now);

@@ -216,7 +216,7 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 	struct rec *r = arg;
 
 	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
-	cmd_causal_switch(sw->tid, sw->out, sw->preempt);
+	cmd_causal_switch(sw->tid, sw->out, sw->preempt, sw->time);
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,

@@ -34,6 +34,11 @@
 #define OUT_OF_SCOPE UINT64_MAX
 /* Most progress points an experiment record carries. */
 #define MAX_POINTS 64
+/* Rises of the global count remembered per experiment, with the time of the
+ * sample that caused each: what the count was when a thread woke up. */
+#define HIST 4096
+/* Samples reach psup at most this late: older history is not searched. */
+#define HIST_LAG_NS (200ULL * 1000000ULL)
 
 struct cz_line {
 	char *file;
@@ -95,6 +100,8 @@ struct exp_causal {
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
 	struct exp_point_value start_vals[MAX_POINTS];
 	unsigned npoints;
+	struct { uint64_t time, global; } hist[HIST];
+	unsigned nhist, hpos;
 
 	struct exp_causal_stats st;
 };
@@ -395,11 +402,34 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	/* Coz 3.4.3: the sample counts for this thread only; it raises the
 	 * global count when it gets ahead, and the others owe the difference. */
 	t->local++;
-	if (t->local > c->global)
+	if (t->local > c->global) {
 		c->global = t->local;
+		c->hist[c->hpos].time = time ? time : psup_now_ns();
+		c->hist[c->hpos].global = c->global;
+		c->hpos = (c->hpos + 1) % HIST;
+		if (c->nhist < HIST)
+			c->nhist++;
+	}
 }
 
-void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt)
+/* The global count as of time: its highest value caused by a sample taken
+ * at or before time (samples arrive out of order across threads). */
+static uint64_t global_at(const struct exp_causal *c, uint64_t time)
+{
+	uint64_t g = 0;
+
+	for (unsigned k = 0; k < c->nhist; k++) {
+		unsigned i = (c->hpos + HIST - 1 - k) % HIST;
+		if (c->hist[i].time <= time && c->hist[i].global > g)
+			g = c->hist[i].global;
+		/* Entries come in arrival order, at most HIST_LAG_NS late. */
+		if (c->hist[i].time + HIST_LAG_NS < time)
+			break;
+	}
+	return g;
+}
+
+void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
@@ -407,11 +437,17 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt)
 		return;
 	t->blocked = out && !preempt;
 	if (!out && t->futex_block) {
-		/* Attach mode: woken from a futex, presumably by another thread
-		 * of the program that paid its delays. */
+		/* No interception: woken from a futex, presumably by another
+		 * thread of the program that paid its delays. Credited with the
+		 * delays of line executions up to its wake-up, not those that
+		 * reached psup since (its switch-in record is a few ms late). */
+		uint64_t g = time ? global_at(c, time) : c->global;
 		t->futex_block = false;
-		if (t->local < c->global)
-			t->local = c->global;
+		if (t->local < g) {
+			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
+				 (unsigned long long)(g - t->local));
+			t->local = g;
+		}
 	}
 }
 
@@ -575,6 +611,7 @@ static void start(struct exp_causal *c, uint64_t now)
 	c->delay_ns = c->cfg.period_ns * c->speedup / 100;
 	forgive_all(c);
 	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
+	c->nhist = c->hpos = 0;
 	c->npoints = read_points(c, c->start_vals);
 	c->t_start = now;
 	c->state = CZ_RUNNING;

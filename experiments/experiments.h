@@ -174,10 +174,12 @@ void exp_causal_process_forget(struct exp_causal *c, pid_t pid);
  * experiment when it was taken during it, not when it arrives. */
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
 		       const uint64_t *pcs, unsigned npcs, uint64_t time);
-/* Switch records, for which threads may be paused (running or runnable). */
-void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt);
-/* A thread switched out blocked on a futex (attach mode's after-the-fact
- * crediting: it is credited when it runs again). */
+/* Switch records (time: the record's, CLOCK_MONOTONIC; 0: now), for which
+ * threads may be paused (running or runnable). */
+void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time);
+/* A thread switched out blocked on a futex (crediting without interception,
+ * attach mode or --no-intercept: it is credited at its next switch-in with
+ * the global count as of that switch-in's time). */
 void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
 
 /* Run mode's intercepted calls. Returns true when the call can block on

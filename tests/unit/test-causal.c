@@ -159,7 +159,7 @@ static void test_engine(void)
 	samples(c, sp, b, 4);
 	CHECK_EQ_INT(exp_causal_hold(c, a, true), 0);
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
-	exp_causal_switch(c, a, false, false); /* runs again: pays */
+	exp_causal_switch(c, a, false, false, 0); /* runs again: pays */
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
 
 	/* A new thread inherits its creator's count (Coz 3.4): a's debt. */
@@ -218,6 +218,44 @@ static void test_engine(void)
 	CHECK_EQ_INT(st.dropped, 1);
 
 	exp_causal_thread_gone(c, d);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+/* Without interception (attach, --no-intercept): a thread that blocked on a
+ * futex is credited at its switch-in with the global count as of that
+ * switch-in, not with the samples that reached psup since. */
+static void test_switch_credit(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 9,
+	};
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 3001, b = 3002;
+	uint64_t now = 5000 * MS;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS); /* before: a line to pick */
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	exp_causal_switch(c, a, true, false, now + 3 * MS);
+	exp_causal_block_futex(c, a);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 5 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS); /* after the wake */
+	exp_causal_switch(c, a, false, false, now + 6 * MS);
+	/* a owes the one sample after its wake-up (0.5 ms), not three. */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	/* A switch-in without a futex block before it credits nothing. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
+	exp_causal_switch(c, a, false, false, now + 9 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
@@ -367,6 +405,7 @@ static void test_runs(void)
 int main(void)
 {
 	test_runs();
+	test_switch_credit();
 	test_speedup_distribution();
 	test_length();
 	test_owed();
