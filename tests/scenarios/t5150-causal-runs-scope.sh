@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end mode (--runs N, no progress point): the program runs N times,
 # one experiment per run, the whole run's time being the measure; psup exits
-# with the last run's status. Then scopes: by default experiments only pick
+# with the last run's status. --line and --speedup fix the experiments' line
+# and speedup (0% baselines still run). Then scopes: by default experiments only pick
 # lines of the main executable's sources (never libc's); --scope GLOB
 # narrows them to matching source paths.
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +20,15 @@ jq_check e.json '[(.causal.lines + .causal.insufficient)[].experiments] | add >=
 	"--runs 6: the lines' experiments add up to $(jq '[(.causal.lines + .causal.insufficient)[].experiments] | add' e.json), expected 5 or 6"
 jq_check e.json '[.causal.progress_points[] | select(.name == "end-to-end")] | length == 1' \
 	"--runs: no end-to-end progress point"
+
+serial=$(causal_ref causal-amdahl.c causal_amdahl_serial)
+run_psup 120 run -q -o f.cbor --experiment-ms 50 --line "$serial" --speedup 50 -p causal_amdahl_round_done -- "$TARGETS/causal-amdahl" 4
+expect_rc 0
+causal_report f.cbor f.json
+jq_check f.json '[(.causal.lines + .causal.insufficient)[]] | length == 1 and .[0].line == "'"$serial"'" and .[0].experiments >= 5' \
+	"--line $serial --speedup 50: experiments on other lines, or fewer than 5: $(jq -c '[(.causal.lines + .causal.insufficient)[] | {line, experiments}]' f.json)"
+jq_check f.json '[.causal.lines[].curve[].speedup] | all(. == 0 or . == 50)' \
+	"--speedup 50: the curve has other speedups: $(jq -c '[.causal.lines[].curve[].speedup]' f.json)"
 
 run_psup 120 run -q -o d.cbor --experiment-ms 50 -p causal_amdahl_round_done -- "$TARGETS/causal-amdahl" 4
 expect_rc 0
