@@ -2,7 +2,7 @@
 # End-to-end mode (--runs N, no progress point): the program runs N times,
 # one experiment per run, the whole run's time being the measure; psup exits
 # with the last run's status. --line and --speedup fix the experiments' line
-# and speedup (0% baselines still run). Then scopes: by default experiments only pick
+# and speedup. Then scopes: by default experiments only pick
 # lines of the main executable's sources (never libc's); --scope GLOB
 # narrows them to matching source paths.
 . "$(dirname "$0")/lib.sh"
