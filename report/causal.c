@@ -835,6 +835,8 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 				if (!isnan(v[j]))
 					v[m++] = v[j];
 			qsort(v, m, sizeof(*v), dbl_cmp);
+			/* a percentile interval of a skewed ratio can miss the
+			 * estimate itself; it is widened to hold it */
 			if (m) {
 				cv->pts[i].lo = fmin(percentile(v, m, 0.025), cv->pts[i].value);
 				cv->pts[i].hi = fmax(percentile(v, m, 0.975), cv->pts[i].value);
