@@ -27,6 +27,12 @@ causal_report l.cbor l.json
 jq_check l.json '.causal.progress_points[0].name == "'"$line"'"' "a -p point is not named after its spec"
 check_visits l.json "-p FILE:LINE"
 
+# FILE matches source paths by suffix: with a directory part too.
+run_psup 60 run -q -o d.cbor --experiment-ms 20 -p "tests/targets/$line" -- "$TARGETS/causal-count" 3000 3
+expect_rc 0
+causal_report d.cbor d.json
+check_visits d.json "-p DIR/FILE:LINE"
+
 run_psup 60 run -q -o f.cbor --experiment-ms 20 -p causal_count_visit -- "$TARGETS/causal-count" 3000 3
 expect_rc 0
 causal_report f.cbor f.json
