@@ -392,7 +392,7 @@ static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
 	if (cz.failed)
 		return false;
 	drain_now();
-	return exp_causal_syscall_enter(cz.eng, tid, nr, args);
+	return exp_causal_syscall_enter(cz.eng, tid, nr, args, psup_now_ns());
 }
 
 static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)

@@ -52,7 +52,12 @@ struct cz_thread {
 	uint64_t local;    /* delay units: samples in the line + pauses + credits */
 	int64_t excess;    /* ns lost beyond what was asked (Coz's excess sleep) */
 	bool blocked;      /* switched out not preempted, or found in a call */
-	bool futex_block;  /* attach: blocked on a futex, credit at switch-in */
+	/* Crediting (Coz 3.4.2) from switch records: a blocking call seen
+	 * (WAIT_PENDING, since wait_t0), then the thread switched out not
+	 * preempted (WAIT_BLOCKED: it blocked, or attach's block sample said
+	 * futex), then its switch-in: credited as of that time. */
+	enum { WAIT_NONE, WAIT_PENDING, WAIT_BLOCKED } wait;
+	uint64_t wait_t0;
 	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
 };
 
@@ -436,13 +441,18 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 	if (!t)
 		return;
 	t->blocked = out && !preempt;
-	if (!out && t->futex_block) {
-		/* No interception: woken from a futex, presumably by another
-		 * thread of the program that paid its delays. Credited with the
-		 * delays of line executions up to its wake-up, not those that
-		 * reached psup since (its switch-in record is a few ms late). */
+	/* The switch-out of the ptrace stop that reported the call came
+	 * before wait_t0; its resume's switch-in is ignored while pending. */
+	if (out && !preempt && t->wait == WAIT_PENDING && (!time || time > t->wait_t0))
+		t->wait = WAIT_BLOCKED;
+	if (!out && t->wait == WAIT_BLOCKED) {
+		/* Woken from a blocking call, by a thread of the program that
+		 * executed its delays first (they run before every wake-up;
+		 * without interception, presumably). Credited with the delays
+		 * of line executions up to its wake-up, not those that reached
+		 * psup since (its switch-in record is a few ms late). */
 		uint64_t g = time ? global_at(c, time) : c->global;
-		t->futex_block = false;
+		t->wait = WAIT_NONE;
 		if (t->local < g) {
 			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
 				 (unsigned long long)(g - t->local));
@@ -456,21 +466,13 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
 	struct cz_thread *t = thread_find(c, tid);
 
 	if (t)
-		t->futex_block = true;
+		t->wait = WAIT_BLOCKED;
 }
 
 /* ---- intercepted calls and holds --------------------------------------- */
 
-bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6])
+static bool can_block(int nr, const uint64_t args[6])
 {
-	(void)tid;
-	/* Crediting only matters during experiments. At 0% too, although
-	 * nothing is owed then: the exit stop costs tens of us, and a cost
-	 * paid only by the experiments with delays would bias their rates
-	 * against the 0% baseline (Coz section 2: only line-dependent costs
-	 * cancel out). */
-	if (c->state != CZ_RUNNING && c->state != CZ_SETTLING)
-		return false;
 	if (nr == SYS_futex) {
 		switch ((unsigned)args[1] & FUTEX_CMD_MASK) {
 		case FUTEX_WAIT:
@@ -484,6 +486,30 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		}
 	}
 	return nr == SYS_futex_waitv || nr == SYS_rt_sigtimedwait || nr == SYS_rt_sigsuspend;
+}
+
+bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
+			      uint64_t now)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (!t)
+		return false;
+	/* Its previous blocking call did not block (no switch-out since),
+	 * or the switch-in was lost: no credit. */
+	t->wait = WAIT_NONE;
+	/* Only during experiments, 0% included: the same work at every
+	 * speedup (Coz section 2: only line-dependent costs cancel out). */
+	if (c->state != CZ_RUNNING && c->state != CZ_SETTLING)
+		return false;
+	if (can_block(nr, args)) {
+		/* Credited from its switch records when it blocks and wakes
+		 * (exp_causal_switch): no stop at the call's return, which
+		 * would cost as much as this one. */
+		t->wait = WAIT_PENDING;
+		t->wait_t0 = now;
+	}
+	return false;
 }
 
 void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret)
@@ -513,6 +539,10 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 		t->blocked = true;
 		return 0;
 	}
+	/* Woke from a blocking call whose switch-in record has not reached
+	 * psup: its credit is not known yet; the next tick decides. */
+	if (t->wait == WAIT_BLOCKED)
+		return 0;
 	owed = exp_causal_owed(c->global, t->local, c->delay_ns, &t->excess);
 	if (owed)
 		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", tid,
@@ -548,7 +578,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		if (!c->threads.keys[i] || !c->threads.vals[i])
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
-		if (t->blocked || t->local >= c->global)
+		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
 			continue;
 		int64_t excess = t->excess;
 		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min)
@@ -722,7 +752,7 @@ static bool settled(struct exp_causal *c)
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->holding)
 			return false;
-		if (t->blocked || t->local >= c->global)
+		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
 			continue;
 		int64_t excess = t->excess;
 		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess))

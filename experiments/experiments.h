@@ -182,10 +182,14 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
  * the global count as of that switch-in's time). */
 void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
 
-/* Run mode's intercepted calls. Returns true when the call can block on
- * another thread: the caller then reports its return. */
-bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6]);
-/* The blocking call returned: credit (local = global). */
+/* Run mode's intercepted calls, at time now. A call that can block on
+ * another thread makes the thread's next block and wake-up (its switch
+ * records) a credit. Returns true when the caller must report the call's
+ * return (exp_causal_syscall_exit): never since crediting moved to the
+ * switch records, which saves a stop per blocking call. */
+bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
+			      uint64_t now);
+/* A blocking call returned: credit (local = global). */
 void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret);
 
 /* How long to hold stopped thread tid now (ns, 0: not at all); counts the

@@ -140,7 +140,7 @@ static void test_engine(void)
 	/* b now runs it alone: a owes, and is paused at an intercepted wake
 	 * (delays before waking anyone). */
 	samples(c, sp, b, 3);
-	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args));
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, psup_now_ns()));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
 	/* A hold that ran 1 ms long: the excess comes off the next debt. */
 	exp_causal_held(c, a, 3 * MS / 2, 5 * MS / 2);
@@ -149,11 +149,25 @@ static void test_engine(void)
 	exp_causal_held(c, a, MS, MS);
 
 	/* Crediting (3.4.2): a blocks in a futex wait while b runs the line;
-	 * when the wait returns, a owes nothing. */
-	CHECK(exp_causal_syscall_enter(c, a, SYS_futex, wait_args));
-	samples(c, sp, b, 6);
-	exp_causal_syscall_exit(c, a, 0);
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	 * when it wakes (its switch-in), a owes nothing. The switch-in of the
+	 * resume from the intercepting stop itself is no wake-up. */
+	{
+		uint64_t t0 = psup_now_ns(), t1;
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, t0));
+		exp_causal_switch(c, a, false, false, t0 + 1); /* resumed from the stop */
+		exp_causal_switch(c, a, true, false, t0 + 2);  /* blocks */
+		CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
+		samples(c, sp, b, 6);
+		t1 = psup_now_ns();
+		exp_causal_switch(c, a, false, false, t1);     /* woken */
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+		/* A wait that returns at once (no switch-out): no credit. */
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, psup_now_ns()));
+		samples(c, sp, b, 2);
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, psup_now_ns()));
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+		exp_causal_held(c, a, MS, MS);
+	}
 
 	/* A thread found blocked is not held and not a candidate. */
 	samples(c, sp, b, 4);
