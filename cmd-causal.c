@@ -446,6 +446,12 @@ void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t par
 {
 	if (!cz.enabled || !cz.eng)
 		return;
+	/* The new thread inherits its creator's count (Coz 3.4): the
+	 * creator's own credit (its wake from a join, say) must be in first,
+	 * or the new thread would owe delays inserted while its creator was
+	 * blocked. */
+	if (parent && !cz.failed)
+		drain_now();
 	if (exp_causal_thread_new(cz.eng, tid, pid, parent) < 0)
 		pr_debug("causal: no state for thread %d", tid);
 	if (new_process) {
