@@ -58,6 +58,7 @@ struct cz_thread {
 	 * futex), then its switch-in: credited as of that time. */
 	enum { WAIT_NONE, WAIT_PENDING, WAIT_BLOCKED } wait;
 	uint64_t wait_t0;
+	uint64_t last_in, last_out; /* times of its last switch records */
 	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
 };
 
@@ -441,6 +442,10 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 	if (!t)
 		return;
 	t->blocked = out && !preempt;
+	if (time && out)
+		t->last_out = time;
+	else if (time)
+		t->last_in = time;
 	/* The switch-out of the ptrace stop that reported the call came
 	 * before wait_t0; its resume's switch-in is ignored while pending. */
 	if (out && !preempt && t->wait == WAIT_PENDING && (!time || time > t->wait_t0))
@@ -543,12 +548,22 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	 * psup: its credit is not known yet; the next tick decides. */
 	if (t->wait == WAIT_BLOCKED)
 		return 0;
-	owed = exp_causal_owed(c->global, t->local, c->delay_ns, &t->excess);
+	/* It owes the line executions up to when it stopped (its switch-out
+	 * record, when psup has it), not those during psup's own delay in
+	 * answering the stop: then it was not running. */
+	uint64_t g = c->global;
+	if (t->last_out > t->last_in) {
+		uint64_t at = global_at(c, t->last_out);
+		if (at < g)
+			g = at;
+	}
+	owed = exp_causal_owed(g, t->local, c->delay_ns, &t->excess);
 	if (owed)
 		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", tid,
-			 (unsigned long long)owed, (unsigned long long)c->global,
+			 (unsigned long long)owed, (unsigned long long)g,
 			 (unsigned long long)t->local);
-	t->local = c->global;
+	if (t->local < g)
+		t->local = g;
 	if (owed)
 		t->holding = true;
 	return owed;

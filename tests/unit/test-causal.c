@@ -270,6 +270,16 @@ static void test_switch_credit(void)
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
 	exp_causal_switch(c, a, false, false, now + 9 * MS);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	/* a stops at 11 ms (a ptrace stop psup answers late): the line
+	 * execution at 12 ms is not owed at this stop, only later. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 10 * MS);
+	exp_causal_switch(c, a, true, false, now + 11 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 12 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_switch(c, a, false, false, now + 13 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
