@@ -20,7 +20,7 @@ jq_check l.json '[.causal.progress_points[] | select(.kind == "latency")] | leng
 	"no latency point with arrivals"
 jq_check l.json '[.causal.progress_points[] | select(.kind == "latency") | .visits - .departures] | .[0] | (. >= 0 and . <= 3)' \
 	"arrivals and departures of a closed system with 3 clients differ by more than 3"
-causal_slope_in l.json "$serve" 0.1 5 "latency, serve line (latency falls: positive)"
+causal_slope_in l.json "$serve" 0.05 5 "latency, serve line (latency falls: positive)"
 
 if [ -x "$TARGETS/causal-latency-psuph" ]; then
 	run_psup 120 run -q -o s.cbor --experiment-ms 50 --causal --line "$serve" -- "$TARGETS/causal-latency-psuph" 12
@@ -28,6 +28,6 @@ if [ -x "$TARGETS/causal-latency-psuph" ]; then
 	causal_report s.cbor s.json
 	jq_check s.json '[.causal.progress_points[] | select(.kind == "latency" and .name == "request")] | length == 1' \
 		"no latency point named request from PSUP_BEGIN/PSUP_END"
-	causal_slope_in s.json "$serve" 0.1 5 "psup.h latency, serve line"
+	causal_slope_in s.json "$serve" 0.05 5 "psup.h latency, serve line"
 fi
 check_nothing_left
