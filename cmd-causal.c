@@ -66,6 +66,7 @@ struct causal_cmd {
 	bool failed;
 	bool filter;             /* run mode: seccomp interception */
 	bool no_intercept;       /* --no-intercept */
+	bool clock;              /* sample periods are ns */
 	uint64_t rate_t0, rate_stops0;
 	bool warned_rate;
 	pid_t root;
@@ -267,7 +268,7 @@ static int fail(int err)
 	return err;
 }
 
-int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool attach)
+int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach)
 {
 	char why[256];
 	int err;
@@ -277,6 +278,7 @@ int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool attach)
 	cz.attach = attach;
 	cz.w = w;
 	cz.period_ns = period_ns ? period_ns : 1000000;
+	cz.clock = clock;
 	cz.filter = !attach && !cz.no_intercept;
 	/* An attached process has exec'ed long ago; a spawned one not yet. */
 	cz.root_exec_seen = attach;
@@ -508,10 +510,12 @@ int cmd_causal_process_exit(pid_t pid, bool root)
 }
 
 void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
-		       uint64_t time)
+		       uint64_t time, uint64_t period)
 {
 	if (!cz.enabled || !cz.eng || cz.failed || !n)
 		return;
+	if (cz.clock)
+		exp_causal_observe_period(cz.eng, period);
 	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n, time);
 	if (cz.pp)
 		exp_progress_sample(cz.pp, pid, pcs[0]);

@@ -67,8 +67,9 @@ unsigned cmd_causal_spawn_flags(void);
 /* The loop's tick period in causal mode (0: keep the recorder's). */
 uint64_t cmd_causal_tick_ns(void);
 
-/* Set-up once the record file is open; period_ns the sampling period. */
-int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool attach);
+/* Set-up once the record file is open; period_ns the sampling period
+ * (clock: a time-based event, whose samples' periods are ns too). */
+int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach);
 /* fn(arg) drains every thread's ring now (samples reach the engine). */
 void cmd_causal_set_drain(void (*fn)(void *arg), void *arg);
 /* At the end of psup run/attach: true (after one error line) when the
@@ -90,7 +91,7 @@ void cmd_causal_exec(struct sym_space *sp, pid_t pid);
 /* Returns a write error when the root's end ended the experiment. */
 int cmd_causal_process_exit(pid_t pid, bool root);
 void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
-		       uint64_t time);
+		       uint64_t time, uint64_t period);
 void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time);
 void cmd_causal_block_futex(pid_t tid);
 /* From the loop's tick, after the rings were drained. */

@@ -196,7 +196,7 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
-	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time);
+	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time, s->period);
 	/* Any failure here (a write, or memory for a record whose id is now
 	 * taken) would leave later records pointing at nothing: stop. */
 	rec_write_failed(r, exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags));
@@ -984,7 +984,8 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		rec_abort(r);
 		return 1;
 	}
-	if (cmd_causal_setup(r->w, smp_event_period(r->ev), !strcmp(mode, "attach")) < 0) {
+	if (cmd_causal_setup(r->w, smp_event_period(r->ev), smp_event_is_clock(r->ev),
+			     !strcmp(mode, "attach")) < 0) {
 		rec_abort(r);
 		return 1;
 	}

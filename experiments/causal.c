@@ -110,6 +110,7 @@ struct exp_causal {
 	unsigned nhist, hpos;
 
 	struct exp_causal_stats st;
+	uint64_t sum_periods, nperiods; /* observed sample periods (ns) */
 };
 
 /* ---- pure helpers --------------------------------------------------- */
@@ -466,6 +467,22 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 	}
 }
 
+void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns)
+{
+	/* Ignore nonsense (a period after lost samples is the nominal one;
+	 * one above 100x the configured is not a sample period). */
+	if (!period_ns || period_ns > 100 * c->cfg.period_ns)
+		return;
+	/* Halve both sums now and then: the mean follows the recent samples
+	 * and cannot overflow. */
+	if (c->nperiods >= (1u << 20)) {
+		c->sum_periods /= 2;
+		c->nperiods /= 2;
+	}
+	c->sum_periods += period_ns;
+	c->nperiods++;
+}
+
 void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
 {
 	struct cz_thread *t = thread_find(c, tid);
@@ -653,7 +670,8 @@ static void start(struct exp_causal *c, uint64_t now)
 {
 	c->speedup = c->cfg.fixed_speedup >= 0 ? (unsigned)c->cfg.fixed_speedup
 					       : exp_causal_pick_speedup(&c->rng);
-	c->delay_ns = c->cfg.period_ns * c->speedup / 100;
+	uint64_t period = c->nperiods >= 100 ? c->sum_periods / c->nperiods : c->cfg.period_ns;
+	c->delay_ns = period * c->speedup / 100;
 	forgive_all(c);
 	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
 	c->nhist = c->hpos = 0;

@@ -174,6 +174,11 @@ void exp_causal_process_forget(struct exp_causal *c, pid_t pid);
  * experiment when it was taken during it, not when it arrives. */
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
 		       const uint64_t *pcs, unsigned npcs, uint64_t time);
+/* A sample's period (ns of thread time it stands for; clock events only):
+ * delays are speedup x the mean observed period once 100 were seen (the
+ * timer overflows a little late, and the period is randomized), else the
+ * configured one. */
+void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns);
 /* Switch records (time: the record's, CLOCK_MONOTONIC; 0: now), for which
  * threads may be paused (running or runnable). */
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time);

@@ -284,6 +284,30 @@ static void test_switch_credit(void)
 	sym_space_free(sp);
 }
 
+/* Delays use the mean period the samples really had (the timer fires a
+ * little late), once enough were seen. */
+static void test_period(void)
+{
+	struct exp_causal_config cfg = { .period_ns = MS, .fixed_speedup = 50, .seed = 5 };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 4001, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 4002, getpid(), 0), 0);
+	for (int i = 0; i < 200; i++)
+		exp_causal_observe_period(c, 1100000);
+	exp_causal_observe_period(c, 1000 * MS); /* nonsense: ignored */
+	exp_causal_sample(c, sp, getpid(), 4001, &pc, 1, 0);
+	CHECK_EQ_INT(exp_causal_tick(c, 1000 * MS), 0);
+	exp_causal_sample(c, sp, getpid(), 4001, &pc, 1, 0);
+	CHECK_EQ_INT(exp_causal_hold(c, 4002, false), 550000);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 static void test_config(void)
 {
 	struct exp_causal_config cfg = { .fixed_speedup = -1, .fixed_line = "main.c" };
@@ -430,6 +454,7 @@ int main(void)
 {
 	test_runs();
 	test_switch_credit();
+	test_period();
 	test_speedup_distribution();
 	test_length();
 	test_owed();
