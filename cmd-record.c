@@ -5,6 +5,7 @@
  */
 #include "builtin.h"
 #include "cmd-witch.h"
+#include "cmd-causal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -105,6 +106,7 @@ static void rec_write_failed(struct rec *r, int err)
 	else
 		pr_err("cannot write %s: %s; profiling stops, the program runs on", r->path, strerror(-err));
 	/* Never harm the target for our own failure: let it go. */
+	cmd_causal_stop();
 	if (r->sup)
 		sup_session_request_stop(r->sup);
 }
@@ -199,6 +201,7 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
+	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time, s->period);
 	/* Any failure here (a write, or memory for a record whose id is now
 	 * taken) would leave later records pointing at nothing: stop. */
 	int64_t node = exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags);
@@ -223,6 +226,7 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 
 	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
 	rec_write_failed(r, exp_par_switch(r->par, sw->tid, sw->time, sw->out, sw->preempt));
+	cmd_causal_switch(sw->tid, sw->out, sw->preempt, sw->time);
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,
@@ -258,8 +262,10 @@ static void on_block(void *arg, const struct smp_block *b)
 out:
 	exp_tstate_block(r->ts, b->tid, kind);
 	/* The futex word: the first argument, after the number for syscall(2). */
-	if (kind == EXP_BLOCK_FUTEX)
+	if (kind == EXP_BLOCK_FUTEX) {
 		rec_write_failed(r, exp_par_block_futex(r->par, b->pid, b->tid, b->time, raw ? si : di));
+		cmd_causal_block_futex(b->tid);
+	}
 }
 
 /* A traced thread woke another: if the wakee waited in a futex, the wait
@@ -543,6 +549,8 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->creator = snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
+	struct rec_proc *cp = proc_find(r, pid);
+	cmd_causal_thread_new(cp ? cp->sp : NULL, tid, pid, parent, new_process);
 }
 
 static void thread_close(struct rec *r, struct rec_thread *t)
@@ -573,6 +581,12 @@ static void write_thread_times(struct rec *r, pid_t tid, bool exited)
 	rec_write_failed(r, rep_write_thread_times(r->w, tid, now, &tt));
 }
 
+static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
+{
+	(void)arg;
+	cmd_causal_thread_exiting(tid, pid);
+}
+
 static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 {
 	struct rec *r = arg;
@@ -585,6 +599,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 		thread_record(r, t);
 	if (r->witch)
 		witch_thread_gone(r->witch, tid);
+	cmd_causal_thread_gone(tid);
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
@@ -612,6 +627,7 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	exp_profile_forget_process(r->prof, pid);
 	if (r->witch)
 		witch_exec(r->witch, pid);
+	cmd_causal_exec(p ? p->sp : NULL, pid);
 	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
 }
 
@@ -619,6 +635,7 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 {
 	struct rec *r = arg;
 
+	rec_write_failed(r, cmd_causal_process_exit(pid, r->sup && pid == sup_session_pid(r->sup)));
 	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, psup_now_ns()));
 	proc_drop(r, pid);
 }
@@ -630,7 +647,20 @@ static void flush(struct rec *r)
 		rec_write_failed(r, exp_profile_flush(r->prof));
 	if (!r->write_err)
 		rec_write_failed(r, exp_par_flush(r->par));
+	if (!r->write_err)
+		rec_write_failed(r, cmd_causal_flush());
 	r->last_flush_ns = psup_now_ns();
+}
+
+/* Causal profiling needs every sample taken so far before it decides
+ * what a thread owes at a synchronization call (cmd-causal.c). */
+static void drain_all(void *arg)
+{
+	struct rec *r = arg;
+
+	for (size_t i = 0; i < r->threads.cap; i++)
+		if (r->threads.keys[i] && r->threads.vals[i])
+			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
 }
 
 static void on_tick(void *arg)
@@ -649,6 +679,8 @@ static void on_tick(void *arg)
 			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
 	if (!r->write_err)
 		rec_write_failed(r, exp_par_advance(r->par, now));
+	if (!r->write_err)
+		rec_write_failed(r, cmd_causal_tick(now));
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
 		interval = REC_FLUSH_MIN_NS;
@@ -659,9 +691,9 @@ static void on_tick(void *arg)
 	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
 		r->last_progress_ns = now;
 		unsigned n = sup_session_nthreads(r->sup);
-		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s",
+		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s%s",
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
-			      n, n == 1 ? "" : "s",
+			      n, n == 1 ? "" : "s", cmd_causal_progress(),
 			      r->lost ? ", samples lost" : "");
 	}
 }
@@ -715,6 +747,7 @@ static void usage_common(FILE *f, bool attach)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
 	else
 		fputs("      --no-follow-forks sample the first process only, not its children\n", f);
+	cmd_causal_usage(f, attach);
 	fputs("  -q, --quiet           no progress line, only errors\n"
 	      "  -v, --verbose         debug messages (-vv: every ptrace stop too)\n"
 	      "  -h, --help            this help\n", f);
@@ -740,6 +773,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		{ "witch-period", required_argument, NULL, OPT_WITCH + WITCH_OPT_PERIOD },
 		{ "witch-fp-precision", required_argument, NULL, OPT_WITCH + WITCH_OPT_FP },
 		{ "witch-exact", no_argument, NULL, OPT_WITCH + WITCH_OPT_EXACT },
+		CMD_CAUSAL_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = attach ? "attach" : "run";
@@ -751,7 +785,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command's name, so its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:fe:c:d:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fe:c:d:qvhp:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -826,12 +860,28 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 				return 2;
 			break;
 		default:
+			if (cmd_causal_is_option(c)) {
+				int rc = cmd_causal_option(c, optarg, attach);
+				if (rc >= 0)
+					return rc;
+				break;
+			}
 		unknown:
 			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
 			return 2;
 		}
 	}
-	return witch_options_check(&o->witch) ? 2 : -1;
+	/* x86 has 4 debug registers per thread: breakpoint progress points
+	 * first, witch's watchpoints get the rest */
+	o->witch.slots = 4 - cmd_causal_debug_slots();
+	if (o->witch.kinds && !o->witch.slots) {
+		pr_err("--witch: the progress points (-p, --latency) take all 4 debug registers; "
+		       "use --sampled-progress or psup.h points for some of them");
+		return 2;
+	}
+	if (witch_options_check(&o->witch))
+		return 2;
+	return cmd_causal_check(attach);
 }
 
 static int open_output(struct rec *r, const struct rec_options *o)
@@ -867,7 +917,8 @@ static int write_header(struct rec *r, pid_t pid)
 
 	gethostname(host, sizeof(host) - 1);
 	r->header_written = true;
-	return rep_write_header(r->w, &h);
+	int err = rep_write_header(r->w, &h);
+	return err < 0 ? err : cmd_causal_header();
 }
 
 static void finish(struct rec *r, const char *reason)
@@ -888,6 +939,8 @@ static void finish(struct rec *r, const char *reason)
 		.lost = r->lost,
 		.unwind_failures = r->unwind_failures,
 	};
+	if (!r->write_err)
+		rec_write_failed(r, cmd_causal_finish());
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_end(r->w, &e));
 	psup_progress_end();
@@ -935,6 +988,7 @@ static void rec_release(struct rec *r)
 	exp_profile_free(r->prof);
 	exp_par_free(r->par);
 	exp_tstate_free(r->ts);
+	cmd_causal_release();
 	smp_event_free(r->ev);
 }
 
@@ -1006,6 +1060,7 @@ static const struct sup_hooks *rec_hooks(struct rec *r)
 		.process_exit = on_process_exit,
 		.arg = r,
 		.signal_stop = r->witch ? on_signal_stop : NULL,
+		.thread_exiting = on_thread_exiting,
 	};
 	return &h;
 }
@@ -1069,6 +1124,12 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		rec_abort(r);
 		return 1;
 	}
+	if (cmd_causal_setup(r->w, smp_event_period(r->ev), smp_event_is_clock(r->ev),
+			     !strcmp(mode, "attach")) < 0) {
+		rec_abort(r);
+		return 1;
+	}
+	cmd_causal_set_drain(drain_all, r);
 	r->start_ns = r->last_flush_ns = psup_now_ns();
 	if (witch_new(&o->witch, r->w, r->prof, &r->witch) < 0) {
 		rec_abort(r);
@@ -1089,7 +1150,9 @@ static void rec_loop(struct rec *r, struct sup_result *res)
 {
 	int err;
 
-	if (sup_session_set_tick(r->sup, REC_TICK_NS, on_tick, r) < 0)
+	uint64_t tick = cmd_causal_tick_ns() ? cmd_causal_tick_ns() : REC_TICK_NS;
+
+	if (sup_session_set_tick(r->sup, tick, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	err = sup_session_run(r->sup);
 	if (err < 0)
@@ -1133,18 +1196,29 @@ int cmd_run(int argc, char **argv)
 	if (ret)
 		return ret;
 	r.argv = argv + optind;
-	err = sup_spawn(argv + optind, o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS, rec_hooks(&r),
-			&r.sup, why, sizeof(why));
+	/* Causal --runs N: the same session settings, N runs (cmd-causal.c). */
+	for (unsigned run = 1;; run++) {
+	rec_write_failed(&r, cmd_causal_run_begin());
+	err = sup_spawn(argv + optind,
+			(o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS) | cmd_causal_spawn_flags(),
+			rec_hooks(&r), &r.sup, why, sizeof(why));
 	if (err < 0) {
 		pr_err("cannot run '%s': %s", argv[optind], why);
 		rec_abort(&r);
 		return 1;
 	}
+	cmd_causal_session(r.sup);
 	/* The child has its environment and limits: psup's own may change
 	 * now. No debuginfod network queries while resolving symbols. */
 	unsetenv("DEBUGINFOD_URLS");
 	raise_fd_limit();
 	rec_loop(&r, &res);
+	rec_write_failed(&r, cmd_causal_run_end());
+	if (run >= cmd_causal_runs() || res.exec_errno || !res.exited || res.signal || r.write_err)
+		break;
+	sup_session_free(r.sup);
+	r.sup = NULL;
+	}
 	if (res.exec_errno) {
 		psup_progress_end();
 		pr_err("cannot run '%s': %s", argv[optind], strerror(res.exec_errno));
@@ -1166,6 +1240,8 @@ int cmd_run(int argc, char **argv)
 		res.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 		res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	}
+	if (cmd_causal_bad_end())
+		return 1; /* the causal options named nothing the program has */
 	return mirror_exit(&res);
 }
 
@@ -1200,9 +1276,12 @@ int cmd_attach(int argc, char **argv)
 		rec_abort(&r);
 		return 1;
 	}
+	cmd_causal_session(r.sup);
 	sup_session_set_duration(r.sup, o.duration_ns);
 	if (!r.quiet)
 		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));
 	rec_loop(&r, &res);
-	return rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
+	cmd_causal_run_end(); /* the session's statistics, before it goes */
+	ret = rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
+	return cmd_causal_bad_end() ? 1 : ret;
 }

@@ -20,15 +20,19 @@ static const char report_usage[] =
 	"Reads psup record files (default: psup.cbor), merges them and prints the\n"
 	"profile.\n"
 	"\n"
-	"  --format FMT        text (default), markdown or json\n"
+	"  --format FMT        text (default), markdown or json; for a causal\n"
+	"                      profile also html (one self-contained file, an SVG\n"
+	"                      plot per line) or coz (Coz's profile.coz format, for\n"
+	"                      `coz plot`)\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
 	"                      lines, threads, top-down, bottom-up, flat (functions\n"
 	"                      and lines), efficiency (work, idleness and overhead\n"
 	"                      of the top functions), locks (futex waits blamed\n"
-	"                      on the holders), witch (wasted memory accesses),\n"
-	"                      all (default: summary, images, functions, lines,\n"
-	"                      threads, and efficiency, locks and witch when the\n"
-	"                      files have them)\n"
+	"                      on the holders), causal (predicted program speedup\n"
+	"                      per line), witch (wasted memory accesses), all\n"
+	"                      (default: summary, images, functions, lines,\n"
+	"                      threads, and efficiency, locks, causal and witch\n"
+	"                      when the files have them)\n"
 	"  --overhead LIST     comma-separated glob patterns of functions that are\n"
 	"                      parallel overhead (synchronization, thread\n"
 	"                      management); '+LIST' adds to the default list, which\n"
@@ -57,7 +61,8 @@ static int parse_views(const char *arg, unsigned *views)
 		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
 		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
 		{ "bottom-up", REP_VIEW_BOTTOM_UP }, { "efficiency", REP_VIEW_EFFICIENCY },
-		{ "locks", REP_VIEW_LOCKS }, { "witch", REP_VIEW_WITCH },
+		{ "locks", REP_VIEW_LOCKS }, { "causal", REP_VIEW_CAUSAL },
+		{ "witch", REP_VIEW_WITCH },
 		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
@@ -75,7 +80,7 @@ static int parse_views(const char *arg, unsigned *views)
 		}
 		if (!found && n) {
 			pr_err("report: unknown view '%.*s' (summary, images, functions, lines, threads, "
-			       "top-down, bottom-up, flat, efficiency, locks, witch, all)",
+			       "top-down, bottom-up, flat, efficiency, locks, causal, witch, all)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -129,8 +134,12 @@ int cmd_report(int argc, char **argv)
 				opt.format = REP_FORMAT_MARKDOWN;
 			else if (strcmp(optarg, "json") == 0)
 				opt.format = REP_FORMAT_JSON;
+			else if (strcmp(optarg, "html") == 0)
+				opt.format = REP_FORMAT_HTML;
+			else if (strcmp(optarg, "coz") == 0)
+				opt.format = REP_FORMAT_COZ;
 			else {
-				pr_err("report: unknown format '%s' (text, markdown, json)", optarg);
+				pr_err("report: unknown format '%s' (text, markdown, json, html, coz)", optarg);
 				return 2;
 			}
 			break;
@@ -230,6 +239,14 @@ int cmd_report(int argc, char **argv)
 		if (rep_profile_truncated(p, &nrec))
 			pr_warn("%s: truncated after %zu records (the recording was cut short)",
 				files[i], nrec);
+	}
+	if ((opt.format == REP_FORMAT_HTML || opt.format == REP_FORMAT_COZ) &&
+	    !rep_profile_has_causal(p)) {
+		pr_err("report: --format %s needs causal experiments, and %s %s none (record with "
+		       "psup run -p FILE:LINE, --latency, --causal or --runs)",
+		       opt.format == REP_FORMAT_HTML ? "html" : "coz", nfiles == 1 ? files[0] : "these files",
+		       nfiles == 1 ? "has" : "have");
+		goto out;
 	}
 	if (output) {
 		out = fopen(output, "w");

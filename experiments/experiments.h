@@ -14,6 +14,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -422,5 +423,244 @@ int exp_witch_totals(const struct exp_witch *x, enum exp_witch_kind kind, double
 /* Writes what accumulated since the last flush: witch_pairs and witch_stats
  * records (docs/format.md). */
 int exp_witch_flush(struct exp_witch *x);
+
+/* ---- causal experiments (Coz, sections 2-3.4) -------------------------- */
+
+/*
+ * The experiment engine. One experiment at a time: a line picked at random
+ * from recent in-scope samples (or fixed by --line), a speedup from
+ * {0, 5, ..., 100}% with P(0) = 1/2 (or fixed by --speedup), run for the
+ * experiment length (doubled, up to a cap, when a progress point saw fewer
+ * than the minimum visits), then a cool-off, then the next.
+ *
+ * Virtual speedup (3.4): a sample whose first in-scope frame is the selected
+ * line adds one to its thread's local count; when a local count passes the
+ * global count it raises the global one (3.4.3, minimizing delays: a line
+ * run by every thread does not pause every thread n-1 times). Every thread
+ * owes (global - local) x delay, delay = speedup x the mean sampling period;
+ * the engine does not pause anyone itself (it never touches ptrace): the
+ * command asks the supervisor to stop the candidates, and at the stop asks
+ * the engine how long to hold (exp_causal_hold), then reports the real time
+ * lost (exp_causal_held), whose excess over the asked time is subtracted from
+ * later pauses, like Coz's excess sleep. Crediting (3.4.2): after a call that
+ * blocked on another thread returns, the thread's local count jumps to the
+ * global one.
+ *
+ * Records: one experiment record per finished experiment (streamed), the
+ * per-line sample totals at each flush (phase correction, eq. 5-8).
+ */
+
+struct exp_progress;
+
+#define EXP_CAUSAL_DEFAULT_EXPERIMENT_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
+#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)        /* doubling cap */
+#define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL)      /* Coz: 10 ms */
+#define EXP_CAUSAL_MIN_VISITS 5                                 /* Coz: 5 */
+#define EXP_CAUSAL_PAUSE_MIN_NS (1000000ULL)                    /* batch small debts */
+
+struct exp_causal_config {
+	uint64_t period_ns;         /* mean sampling period (task ns) */
+	uint64_t experiment_ns;     /* initial length (0: default) */
+	uint64_t max_experiment_ns; /* doubling cap (0: default) */
+	uint64_t cooloff_ns;        /* (0: default) */
+	unsigned min_visits;        /* (0: default) */
+	uint64_t pause_min_ns;      /* debts below this are not worth a stop (0: default) */
+	int fixed_speedup;          /* 0..100, or -1: random */
+	const char *fixed_line;     /* "FILE:LINE" (path suffix), or NULL */
+	const char *const *scope;   /* source path globs (fnmatch); none: every source */
+	unsigned nscope;
+	const char *const *binary_scope; /* image path globs; none: the main executable */
+	unsigned nbinary_scope;
+	uint64_t seed;              /* 0: random */
+};
+
+struct exp_causal;
+
+/* Validates cfg (fixed_line must parse: -EINVAL). pp (may be NULL: no
+ * progress points, end-to-end) and w are not owned. Caller frees with
+ * exp_causal_free(). */
+int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
+		   struct rep_writer *w, struct exp_causal **out);
+void exp_causal_free(struct exp_causal *c);
+
+/* Thread lifecycle. A new thread inherits its creator's local count (Coz
+ * 3.4: delays the creator owed also delayed the creation); parent 0: none
+ * owed. */
+int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid, pid_t parent);
+void exp_causal_thread_gone(struct exp_causal *c, pid_t tid);
+/* Process pid exec'ed or ended: its address cache goes. */
+void exp_causal_process_forget(struct exp_causal *c, pid_t pid);
+
+/* An unwound sample (pcs[0] the sampled instruction, then return
+ * addresses) taken at time (CLOCK_MONOTONIC ns; 0: now). sp resolves
+ * addresses. Samples reach psup a few ms late: one counts for the
+ * experiment when it was taken during it, not when it arrives. */
+void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
+		       const uint64_t *pcs, unsigned npcs, uint64_t time);
+/* A sample's period (ns of thread time it stands for; clock events only):
+ * delays are speedup x the mean observed period once 100 were seen (the
+ * timer overflows a little late, and the period is randomized), else the
+ * configured one. */
+void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns);
+/* Switch records (time: the record's, CLOCK_MONOTONIC; 0: now), for which
+ * threads may be paused (running or runnable). */
+void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time);
+/* A thread switched out blocked on a futex (crediting without interception,
+ * attach mode or --no-intercept: it is credited at its next switch-in with
+ * the global count as of that switch-in's time). */
+void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
+
+/* Run mode's intercepted calls, at time now. A call that can block on
+ * another thread makes the thread's next block and wake-up (its switch
+ * records) a credit. Returns true when the caller must report the call's
+ * return (exp_causal_syscall_exit): never since crediting moved to the
+ * switch records, which saves a stop per blocking call. */
+bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
+			      uint64_t now);
+/* A blocking call returned: credit (local = global). */
+void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret);
+
+/* How long to hold stopped thread tid now (ns, 0: not at all); counts the
+ * owed delays as paid. in_syscall: it is blocked, do not hold (it pays when
+ * it runs again). */
+uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall);
+/* The hold ended: lost_ns really lost by the thread. */
+void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
+/* Threads worth pausing now: owing at least pause_min_ns and not known to
+ * be blocked. Writes up to max tids; returns how many. */
+unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max);
+
+/* Drives experiments: starts, ends (writing the record), cools off. Call
+ * often (every few ms) and after draining samples. 0 or -errno (a write). */
+int exp_causal_tick(struct exp_causal *c, uint64_t now);
+/* Writes the per-line sample totals (rep_write_line_samples). */
+int exp_causal_flush(struct exp_causal *c);
+/* The program ended (or psup stops): the running experiment is cut short;
+ * it is written with its real duration when it ran at least half its
+ * length, dropped otherwise (a few ms of exit would only add noise); the
+ * totals are flushed. No delays are owed afterwards. */
+int exp_causal_finish(struct exp_causal *c, uint64_t now);
+
+/* End-to-end (--runs): one experiment per run. begin picks the line and
+ * speedup (from the lines sampled so far; none yet: speedup 0 on no line);
+ * end writes it with the run's duration. */
+int exp_causal_run_begin(struct exp_causal *c, uint64_t now);
+int exp_causal_run_end(struct exp_causal *c, uint64_t now);
+
+struct exp_causal_stats {
+	uint64_t experiments;   /* written */
+	uint64_t dropped;       /* cut short at the end and dropped */
+	uint64_t in_scope_samples, samples;
+	unsigned lines;         /* distinct in-scope lines seen */
+	uint64_t experiment_ns; /* current length */
+	bool running;
+	const char *file;       /* current experiment's line (NULL when none) */
+	unsigned line, speedup_pct;
+	bool fixed_line_seen;   /* --line: a sample fell on it */
+};
+void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
+
+/* Pure helpers, exposed for the unit tests. */
+/* A speedup in {0, 5, ..., 100}: 0 with probability 1/2, else uniform over
+ * 5..100. */
+unsigned exp_causal_pick_speedup(uint64_t *rng);
+/* The next experiment length: doubled (up to max) when the minimum visits of
+ * any progress point (min_delta) is below min_visits. */
+uint64_t exp_causal_next_length(uint64_t len, uint64_t max, uint64_t min_delta, unsigned min_visits);
+/* Owed ns of a thread: (global - local) x delay minus its excess (never
+ * negative; *excess is updated by what was used). */
+uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int64_t *excess);
+
+/* ---- progress points (experiments/progress.c) ---------------------------- */
+
+/*
+ * Progress points (Coz 3.2), counted from outside the program:
+ *  - breakpoint points (-p FILE:LINE|FUNCTION, --latency BEGIN,END): a perf
+ *    hardware breakpoint counter (sampler/bp.c) on each code site of the
+ *    spec (symbols/lookup.c: a line's first statement in each function
+ *    instance, a function's entries, inlined copies included), in every
+ *    thread, opened when the thread appears; a visit costs the thread a
+ *    debug exception (SMP_BP_VISIT_NS), never a ptrace stop;
+ *  - sampled points (--sampled-progress): samples whose ip is in the code;
+ *  - source-level points (include/psup.h PSUP_PROGRESS, PSUP_BEGIN, ...):
+ *    counters in the section "psup_points" of the program's images, found
+ *    when a process's images are looked at, read with process_vm_readv.
+ *    They are added as points of their own (npoints grows), named as in
+ *    the source; the same name and kind anywhere is one point.
+ * Counts are cumulative since psup started watching (threads and processes
+ * gone included); the engine takes differences.
+ */
+struct exp_progress;
+enum exp_point_kind { EXP_POINT_THROUGHPUT, EXP_POINT_BEGIN, EXP_POINT_END };
+
+/* Caller frees with exp_progress_free() (closes every breakpoint fd). */
+int exp_progress_new(struct exp_progress **out);
+void exp_progress_free(struct exp_progress *pp);
+/* From the CLI: a breakpoint point (sampled=false) or sampled point; name
+ * defaults to the spec text. A latency pair is two calls (BEGIN then END)
+ * with the same name. -EINVAL + one line in why for a malformed spec or a
+ * (name, kind) given twice; -ENOMEM. */
+int exp_progress_add(struct exp_progress *pp, const char *spec, enum exp_point_kind kind,
+		     const char *name, bool sampled, char *why, size_t whylen);
+/* Process pid (re)appeared or its maps changed (first thread after exec,
+ * dlopen seen by the symbols refresh, a periodic retry): re-reads its maps
+ * (sym_space_refresh), and when they changed since the last call, resolves
+ * the specs in every image and finds psup.h counters; opens breakpoints
+ * on the known threads of pid for new sites (closing, with their counts
+ * kept, those of sites unmapped). Cheap when nothing changed. 0 or -errno. */
+int exp_progress_process(struct exp_progress *pp, struct sym_space *sp, pid_t pid);
+/* pid exec'ed (or is the process psup just spawned, before its first
+ * exp_progress_process): what it had is retired, and its psup.h counters
+ * are counted from their initial values, so visits made before psup
+ * looked (libraries loaded at start-up) count too. Without this call a
+ * process's counters count from when they are found: right for attach
+ * and for forked children, whose counters start with the parent's counts. */
+void exp_progress_process_exec(struct exp_progress *pp, pid_t pid);
+/* Exit or exec: counters of pid gone; their last values read stand (see
+ * exp_progress_thread_exiting(); after a single-threaded exec the visits
+ * since the previous read are lost). Its threads' breakpoints are closed,
+ * their counts kept. */
+void exp_progress_process_end(struct exp_progress *pp, pid_t pid);
+/* A new thread (before it runs user code): open its breakpoint counters.
+ * The process need not be looked up yet. 0 or -errno (-ENOMEM); a thread
+ * without a free debug register is not an error (a note says so). */
+int exp_progress_thread_new(struct exp_progress *pp, pid_t tid, pid_t pid);
+/* The thread exited or psup detaches from it: read its counters a last
+ * time, close them. */
+void exp_progress_thread_gone(struct exp_progress *pp, pid_t tid);
+/* Thread tid of pid is at its PTRACE_EVENT_EXIT stop (sup_hooks
+ * thread_exiting): its process's memory is still there, so the psup.h
+ * counters are read now; at the last thread's exit this is their final
+ * count (exp_progress_process_end() comes after the reaping, too late to
+ * read anything). One process_vm_readv; nothing when pid has none. */
+void exp_progress_thread_exiting(struct exp_progress *pp, pid_t tid, pid_t pid);
+/* A sample's ip (pcs[0]) in process pid: counts for sampled points. No
+ * allocation, no system call. */
+void exp_progress_sample(struct exp_progress *pp, pid_t pid, uint64_t pc);
+unsigned exp_progress_npoints(const struct exp_progress *pp);
+
+struct exp_point_value {
+	const char *name; /* owned by pp, valid until exp_progress_free() */
+	enum exp_point_kind kind;
+	uint64_t count;
+	bool resolved;    /* CLI points: found in some process; psup.h: true */
+};
+/* Current cumulative counts of every point (breakpoint counters read now,
+ * source-level counters read from the targets' memory now), in a stable
+ * order: CLI points in the order added, then psup.h points in the order
+ * found (appended: npoints may grow after an exp_progress_process). Fills
+ * min(n, npoints) entries and returns that number, or -ENOMEM. */
+int exp_progress_read(struct exp_progress *pp, struct exp_point_value *out, unsigned n);
+/* How many debug registers per thread the points use (witch gets 4 minus
+ * this): the most sites in one process, at most 4; before any lookup, one
+ * per breakpoint point. */
+unsigned exp_progress_debug_slots(const struct exp_progress *pp);
+/* Messages for the user, one per call: resolution notes ("-p main.c:12: no
+ * code at line 12; using line 13 (main.c:13)", an ambiguous file, a spec
+ * not found, no free debug register) and, once per point, the visit-rate
+ * warning when a breakpoint point's visits cost more than 2% of a CPU (with
+ * the rate, the cost and the alternatives). Call each tick (at least once
+ * a second) until it returns 0: returns 1 with a line in msg, else 0. */
+int exp_progress_check(struct exp_progress *pp, uint64_t now_ns, char *msg, size_t len);
 
 #endif

@@ -225,6 +225,7 @@ void rep_profile_free(struct rep_profile *p)
 		free(p->runs[i].argv);
 	free(p->runs);
 	rep_witch_free(p->witch);
+	rep_causal_free(p->causal);
 	free(p);
 }
 
@@ -297,6 +298,8 @@ static const char *rec_names[] = {
 	[REP_REC_IDLENESS] = "idleness", [REP_REC_LOCK_WAITS] = "lock_waits",
 	[REP_REC_WITCH_CONFIG] = "witch_config", [REP_REC_WITCH_PAIRS] = "witch_pairs",
 	[REP_REC_WITCH_STATS] = "witch_stats",
+	[REP_REC_EXPERIMENT] = "experiment", [REP_REC_LINE_SAMPLES] = "line_samples",
+	[REP_REC_CAUSAL_INFO] = "causal_info", [REP_REC_PROGRESS_TOTALS] = "progress_totals",
 };
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
@@ -920,6 +923,11 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		run->end_lost = r->u[REP_K_LOST];
 		run->unwind_failures = r->u[REP_K_UNWIND_FAILURES];
 		return 0;
+	case REP_REC_EXPERIMENT:
+	case REP_REC_LINE_SAMPLES:
+	case REP_REC_CAUSAL_INFO:
+	case REP_REC_PROGRESS_TOTALS:
+		return rep_causal_apply(c, r);
 	default:
 		/* unknown record types are a newer recorder's business */
 		return 0;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "report/report-internal.h"
 
@@ -53,6 +54,7 @@ struct reader {
 	struct rep_loadctx *ctx;
 	struct rep_rec rec;
 	size_t argv_cap, frames_cap, counts_cap;
+	struct rep_crec crec;        /* rec.causal points here */
 };
 
 /* ---- the token layer over cbor_stream_decode --------------------------- */
@@ -358,7 +360,12 @@ static const struct {
 	{ "lock_waits", REP_REC_LOCK_WAITS },
 	{ "witch_config", REP_REC_WITCH_CONFIG }, { "witch_pairs", REP_REC_WITCH_PAIRS },
 	{ "witch_stats", REP_REC_WITCH_STATS },
+	{ "experiment", REP_REC_EXPERIMENT }, { "line_samples", REP_REC_LINE_SAMPLES },
+	{ "causal_info", REP_REC_CAUSAL_INFO }, { "progress_totals", REP_REC_PROGRESS_TOTALS },
 };
+
+static int ckey_lookup(const struct tok *t);
+static int read_cvalue(struct reader *rd, int k, const struct tok *t);
 
 static bool slice_is(const char *p, size_t n, const char *s)
 {
@@ -514,6 +521,12 @@ static int read_record(struct reader *rd)
 	memset(r->u, 0, sizeof(r->u));
 	memset(r->s, 0, sizeof(r->s));
 	r->nargv = r->nframes = r->ncounts = 0;
+	if (r->causal) {
+		r->causal->have = 0;
+		memset(r->causal->u, 0, sizeof(r->causal->u));
+		memset(r->causal->s, 0, sizeof(r->causal->s));
+		r->causal->npoints = 0;
+	}
 	/* tags before a record (e.g. 55799, "self-described CBOR") say nothing
 	 * we need; each takes a byte at least, so this loop ends */
 	do {
@@ -547,7 +560,10 @@ static int read_record(struct reader *rd)
 			return rc;
 		if (v.kind == TK_BREAK)
 			return bad(rd, "%s", "a map ends between a key and its value");
-		rc = k < 0 ? skip(rd, &v, 1) : read_value(rd, k, &v);
+		if (k < 0 && t.kind == TK_TEXT && (k = ckey_lookup(&t)) >= 0)
+			rc = read_cvalue(rd, k, &v);
+		else
+			rc = k < 0 ? skip(rd, &v, 1) : read_value(rd, k, &v);
 		if (rc)
 			return rc;
 	}
@@ -556,6 +572,12 @@ static int read_record(struct reader *rd)
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(types); i++)
 		if (slice_is(r->s[REP_K_TYPE].p, r->s[REP_K_TYPE].len, types[i].name))
 			r->type = types[i].type;
+	/* A newer recorder's record: skipped (the model ignores it), never an
+	 * error, so new record types stay additive within a format version. */
+	if (r->type == REP_REC_UNKNOWN)
+		pr_debug("%s: record %zu: skipping a record of unknown type \"%.*s\"",
+			 rd->ctx->name, rd->ctx->index + 1, (int)(r->s[REP_K_TYPE].len < 64 ? r->s[REP_K_TYPE].len : 64),
+			 r->s[REP_K_TYPE].p);
 	return 0;
 }
 
@@ -570,6 +592,7 @@ int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
 	if (!name)
 		name = "<buffer>";
 	rep_loadctx_init(&ctx, p, name, err, errlen);
+	rd.rec.causal = &rd.crec;
 	while (rd.pos < rd.len) {
 		rc = read_record(&rd);
 		if (rc == R_TRUNC) {
@@ -598,6 +621,7 @@ int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
 	free(rd.rec.argv);
 	free(rd.rec.frames);
 	free(rd.rec.counts);
+	free(rd.crec.points);
 	rep_loadctx_release(&ctx);
 	return rc;
 }
@@ -677,5 +701,126 @@ int rep_profile_load(struct rep_profile *p, const char *path, char *err, size_t 
 	}
 	rc = rep_profile_load_buf(p, buf, len, path, err, errlen);
 	free(buf);
+	return rc;
+}
+
+/* ---- causal records (docs/format.md, "Causal records") ------------------ */
+
+static const struct {
+	const char *name;
+	enum key_kind kind;
+} ckeys[REP_CK_NKEYS] = {
+	[REP_CK_FILE] = { "file", KK_TEXT },
+	[REP_CK_LINE] = { "line", KK_UINT },
+	[REP_CK_SPEEDUP] = { "speedup", KK_UINT },
+	[REP_CK_DURATION] = { "duration", KK_UINT },
+	[REP_CK_DELAY] = { "delay", KK_UINT },
+	[REP_CK_DELAYS] = { "delays", KK_UINT },
+	[REP_CK_SELECTED_SAMPLES] = { "selected_samples", KK_UINT },
+	[REP_CK_TOTAL_SAMPLES] = { "total_samples", KK_UINT },
+	[REP_CK_PAUSE] = { "pause", KK_UINT },
+	[REP_CK_PAUSES] = { "pauses", KK_UINT },
+	[REP_CK_END_TO_END] = { "end_to_end", KK_BOOL },
+	[REP_CK_POINTS] = { "points", KK_COUNTS }, /* parsed by read_points() */
+	[REP_CK_SYSCALL_CREDITING] = { "syscall_crediting", KK_BOOL },
+	[REP_CK_PERIOD_NS] = { "period_ns", KK_UINT },
+	[REP_CK_SCOPE_LINES] = { "scope_lines", KK_UINT },
+	[REP_CK_NOTE] = { "note", KK_TEXT },
+};
+
+static int ckey_lookup(const struct tok *t)
+{
+	for (int k = 0; k < REP_CK_NKEYS; k++)
+		if (slice_is(t->p, t->v, ckeys[k].name))
+			return k;
+	return -1;
+}
+
+/* A point: [name|null, kind, delta, arrivals, departures, in_flight, ...more
+ * ignored]; in_flight may be negative. */
+static int read_point(struct reader *rd, const struct tok *t, struct rep_rpoint *pt)
+{
+	struct items it = { false, 0 };
+	struct tok c;
+	bool done;
+	int rc;
+
+	memset(pt, 0, sizeof(*pt));
+	rc = items_begin(rd, t, &it, "points");
+	for (int i = 0; !rc; i++) {
+		rc = items_next(rd, &it, &c, &done);
+		if (rc)
+			break;
+		if (done) {
+			if (i < 6)
+				return bad(rd, "%s", "a progress point has fewer than 6 items");
+			break;
+		}
+		if (i >= 6) {
+			rc = skip(rd, &c, 3);
+		} else if (i == 0) {
+			if (c.kind != TK_NULL)
+				rc = read_text(rd, &c, &pt->name, "points");
+		} else if (i == 1) {
+			rc = read_text(rd, &c, &pt->kind, "points");
+		} else if (i == 5) {
+			if (c.kind == TK_UINT && c.v <= INT64_MAX)
+				pt->in_flight = (int64_t)c.v;
+			else if (c.kind == TK_NEGINT && c.v < INT64_MAX)
+				pt->in_flight = -(int64_t)c.v - 1;
+			else
+				return bad(rd, "%s", "a progress point's in-flight count is not an integer");
+		} else {
+			if (c.kind != TK_UINT)
+				return bad(rd, "%s", "a progress point's count is not a number");
+			if (i == 2)
+				pt->delta = c.v;
+			else if (i == 3)
+				pt->arrivals = c.v;
+			else
+				pt->departures = c.v;
+		}
+	}
+	return rc;
+}
+
+static int read_cvalue(struct reader *rd, int k, const struct tok *t)
+{
+	struct rep_crec *r = &rd->crec;
+	const char *key = ckeys[k].name;
+	struct items it = { false, 0 };
+	struct tok c;
+	bool done;
+	size_t n = 0;
+	int rc = 0;
+
+	if (t->kind == TK_NULL) {
+		r->have &= ~(1ULL << k);
+		return 0;
+	}
+	if (k == REP_CK_POINTS) {
+		rc = items_begin(rd, t, &it, key);
+		while (!rc) {
+			rc = items_next(rd, &it, &c, &done);
+			if (rc || done)
+				break;
+			rc = grow((void **)&r->points, &r->points_cap, n, sizeof(*r->points));
+			if (!rc)
+				rc = read_point(rd, &c, &r->points[n++]);
+		}
+		r->npoints = n;
+	} else if (ckeys[k].kind == KK_TEXT) {
+		rc = read_text(rd, t, &r->s[k], key);
+	} else if (ckeys[k].kind == KK_BOOL) {
+		if (t->kind != TK_BOOL)
+			return bad(rd, "key \"%s\" is not a boolean", key);
+		r->u[k] = t->v;
+	} else {
+		if (t->kind != TK_UINT)
+			return bad(rd, "key \"%s\" is not an unsigned integer", key);
+		r->u[k] = t->v;
+	}
+	if (!rc)
+		r->have |= 1ULL << k;
 	return rc;
 }

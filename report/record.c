@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -502,4 +503,104 @@ int rep_write_witch_pairs(struct rep_writer *w, const char *kind, const uint64_t
 int rep_write_witch_stats(struct rep_writer *w, const char *name, const uint64_t *vals, size_t n)
 {
 	return write_witch_counts(w, "witch_stats", name, vals, n);
+}
+
+/* ---- causal records (docs/format.md, "Causal records") ------------------ */
+
+static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts);
+
+int rep_write_experiment(struct rep_writer *w, const struct rep_experiment *e)
+{
+	int err = rec_begin(w, 14, "experiment");
+
+	if (err)
+		return err;
+	kv_uint(w, "time", e->time);
+	kv_text_or_null(w, "file", e->file);
+	kv_uint(w, "line", e->line);
+	kv_uint(w, "speedup", e->speedup_pct);
+	kv_uint(w, "duration", e->duration_ns);
+	kv_uint(w, "delay", e->delay_ns);
+	kv_uint(w, "delays", e->delays);
+	kv_uint(w, "selected_samples", e->selected_samples);
+	kv_uint(w, "total_samples", e->total_samples);
+	kv_uint(w, "pause", e->pause_ns);
+	kv_uint(w, "pauses", e->pauses);
+	kv_bool(w, "end_to_end", e->end_to_end);
+	/* an array per point keeps the record small at many points */
+	enc_points(w, e->npoints, e->points);
+	return rec_end(w);
+}
+
+/* The monotonic clock the recorder's other times use (header mono_ns). */
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int rep_write_line_samples(struct rep_writer *w, const char *file, unsigned line, uint64_t count)
+{
+	return rep_write_line_samples_at(w, file, line, count, mono_now());
+}
+
+int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned line,
+			      uint64_t count, uint64_t time)
+{
+	int err = rec_begin(w, 5, "line_samples");
+
+	if (err)
+		return err;
+	kv_uint(w, "time", time);
+	kv_text_or_null(w, "file", file);
+	kv_uint(w, "line", line);
+	kv_uint(w, "count", count);
+	return rec_end(w);
+}
+
+/* Progress points as [name, kind, delta, arrivals, departures, in_flight]. */
+static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts)
+{
+	enc_text(w, "points");
+	enc_array(w, n);
+	for (unsigned i = 0; i < n; i++) {
+		const struct rep_point_delta *d = &pts[i];
+
+		enc_array(w, 6);
+		enc_text_or_null(w, d->name);
+		enc_text(w, d->kind == REP_POINT_LATENCY ? "latency" : "throughput");
+		enc_uint(w, d->delta);
+		enc_uint(w, d->arrivals);
+		enc_uint(w, d->departures);
+		enc_int(w, d->in_flight_begin);
+	}
+}
+
+int rep_write_progress_totals(struct rep_writer *w, uint64_t time, unsigned n,
+			      const struct rep_point_delta *totals)
+{
+	int err = rec_begin(w, 3, "progress_totals");
+
+	if (err)
+		return err;
+	kv_uint(w, "time", time);
+	enc_points(w, n, totals);
+	return rec_end(w);
+}
+
+int rep_write_causal_info(struct rep_writer *w, const struct rep_causal_info *ci)
+{
+	int err = rec_begin(w, ci->note ? 6 : 5, "causal_info");
+
+	if (err)
+		return err;
+	kv_text_or_null(w, "mode", ci->mode);
+	kv_bool(w, "syscall_crediting", ci->syscall_crediting);
+	kv_uint(w, "period_ns", ci->period_ns);
+	kv_uint(w, "scope_lines", ci->scope_lines);
+	if (ci->note)
+		kv_text(w, "note", ci->note);
+	return rec_end(w);
 }

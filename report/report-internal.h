@@ -66,6 +66,11 @@ enum rep_rec_type {
 	REP_REC_WITCH_CONFIG,
 	REP_REC_WITCH_PAIRS,
 	REP_REC_WITCH_STATS,
+	/* causal records (causal.c) */
+	REP_REC_EXPERIMENT,
+	REP_REC_LINE_SAMPLES,
+	REP_REC_CAUSAL_INFO,
+	REP_REC_PROGRESS_TOTALS,
 };
 
 /* Keys of every record type; a key means the same thing in every record. */
@@ -96,6 +101,9 @@ struct rep_rec {
 	size_t nframes;
 	uint64_t *counts;
 	size_t ncounts;
+	/* keys only causal records use (a key set of their own, so the two
+	 * sets do not share the 64-bit have mask) */
+	struct rep_crec *causal;
 };
 
 static inline bool rep_rec_has(const struct rep_rec *r, enum rep_key k)
@@ -217,6 +225,8 @@ struct rep_profile {
 	size_t last_nrecords;
 	/* witch records, merged (report/witch.c); NULL when none */
 	struct rep_witch *witch;
+	/* causal experiments (causal.c), NULL until a causal record is read */
+	struct rep_causal *causal;
 };
 
 static inline const char *rep_str(const struct rep_profile *p, uint32_t id)
@@ -386,5 +396,50 @@ void rep_witch_free(struct rep_witch *w);
 bool rep_witch_present(const struct rep_profile *p);
 /* The witch view in o->format (JSON: a ",\"witch\":{...}" member). */
 int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FILE *out);
+
+/* ---- causal records and the causal view (causal.c) --------------------- */
+
+/* Keys of the causal records beyond the common ones ("type", "time", "mode",
+ * "count" are read as rep_key). */
+enum rep_ckey {
+	REP_CK_FILE, REP_CK_LINE, REP_CK_SPEEDUP, REP_CK_DURATION, REP_CK_DELAY,
+	REP_CK_DELAYS, REP_CK_SELECTED_SAMPLES, REP_CK_TOTAL_SAMPLES, REP_CK_PAUSE,
+	REP_CK_PAUSES, REP_CK_END_TO_END, REP_CK_POINTS, REP_CK_SYSCALL_CREDITING,
+	REP_CK_PERIOD_NS, REP_CK_SCOPE_LINES, REP_CK_NOTE,
+	REP_CK_NKEYS
+};
+_Static_assert(REP_CK_NKEYS <= 64, "too many causal record keys");
+
+/* One progress point of an experiment record, as read. */
+struct rep_rpoint {
+	struct rep_slice name, kind;
+	uint64_t delta, arrivals, departures;
+	int64_t in_flight;
+};
+
+struct rep_crec {
+	uint64_t have;              /* 1 << rep_ckey per key present */
+	uint64_t u[REP_CK_NKEYS];
+	struct rep_slice s[REP_CK_NKEYS];
+	struct rep_rpoint *points;  /* reused between records by the reader */
+	size_t npoints, points_cap;
+};
+
+static inline bool rep_crec_has(const struct rep_crec *r, enum rep_ckey k)
+{
+	return r && (r->have & (1ULL << k));
+}
+
+struct rep_causal;
+
+/* Applies an experiment, line_samples or causal_info record; 0, -EINVAL
+ * with c->err set, or -ENOMEM. */
+int rep_causal_apply(struct rep_loadctx *c, const struct rep_rec *r);
+/* NULL is fine. */
+void rep_causal_free(struct rep_causal *cz);
+/* The causal view in o->format (text, markdown, json: the ",\"causal\":{}"
+ * member of the report object; html and coz: the whole output). 0, -ENOMEM
+ * or -EIO. */
+int rep_causal_print(const struct rep_profile *p, const struct rep_options *o, FILE *out);
 
 #endif

@@ -163,7 +163,15 @@ int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
  * killed mid-write); *nrecords gets the number of complete records read. */
 bool rep_profile_truncated(const struct rep_profile *p, size_t *nrecords);
 
-enum rep_format { REP_FORMAT_TEXT, REP_FORMAT_MARKDOWN, REP_FORMAT_JSON };
+enum rep_format {
+	REP_FORMAT_TEXT,
+	REP_FORMAT_MARKDOWN,
+	REP_FORMAT_JSON,
+	/* causal only: one self-contained HTML file, an inline SVG plot per line */
+	REP_FORMAT_HTML,
+	/* causal only: Coz's profile.coz text format, for `coz plot` */
+	REP_FORMAT_COZ,
+};
 
 enum rep_view_bits {
 	REP_VIEW_SUMMARY = 1 << 0,
@@ -180,12 +188,14 @@ enum rep_view_bits {
 	/* work, idleness and overhead of the top functions, read as in
 	 * Tallent & Mellor-Crummey's Table 1 */
 	REP_VIEW_EFFICIENCY = 1 << 8,
+	/* the causal profile (experiments): predicted program speedup per line */
+	REP_VIEW_CAUSAL = 1 << 9,
 	/* witch: wasted-access fractions and pairs (report/witch.c) */
 	REP_VIEW_WITCH = 1 << 10,
-	/* summary, images, functions, lines, threads; plus efficiency, locks
-	 * and witch when the files have that data */
+	/* summary, images, functions, lines, threads; plus efficiency, locks,
+	 * causal and witch when the files have that data */
 	REP_VIEW_DEFAULT = 0x1f,
-	REP_VIEW_ALL = 0x1ff | REP_VIEW_WITCH,
+	REP_VIEW_ALL = 0x7ff,
 };
 
 struct rep_options {
@@ -215,5 +225,80 @@ int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *ou
 /* Same, the tree views cut as t says (NULL: every level and node). */
 int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		  const struct rep_tree_options *t, FILE *out);
+
+/* ---- causal profiles (Coz) -------------------------------------------- */
+
+/*
+ * Records of causal experiments (docs/format.md, "Causal records"). The
+ * recorder writes one "experiment" record when an experiment ends, the
+ * per-line sample totals phase correction needs, and one "causal_info"
+ * record that says how the experiments were run. report/causal.c turns them
+ * into the causal view.
+ */
+
+enum rep_point_kind { REP_POINT_THROUGHPUT, REP_POINT_LATENCY };
+
+/* One progress point's change over one experiment. */
+struct rep_point_delta {
+	const char *name;
+	enum rep_point_kind kind;
+	uint64_t delta;            /* throughput: visits in the experiment */
+	uint64_t arrivals, departures; /* latency: BEGIN and END visits in the experiment */
+	int64_t in_flight_begin;   /* latency: arrivals - departures at experiment start */
+};
+
+struct rep_experiment {
+	uint64_t time;             /* mono ns at the end */
+	const char *file;          /* selected line: full source path as in DWARF */
+	unsigned line;             /* its line number */
+	unsigned speedup_pct;      /* 0..100 */
+	uint64_t duration_ns;      /* wall time of the experiment */
+	uint64_t delay_ns;         /* total virtual delay inserted (global count x
+				      delay size), the paper's D */
+	uint64_t delays;           /* number of delay units (global count) */
+	uint64_t selected_samples; /* samples in the selected line during the
+				      experiment (all threads) */
+	uint64_t total_samples;    /* all samples during the experiment */
+	uint64_t pause_ns, pauses; /* real ptrace-stopped time inserted and number
+				      of pauses, for the record */
+	unsigned npoints;
+	const struct rep_point_delta *points;
+	bool end_to_end;           /* --runs mode: duration_ns is the whole run */
+};
+
+/* Writes an "experiment" record. file may be NULL only for an end-to-end
+ * experiment without a selected line. */
+int rep_write_experiment(struct rep_writer *w, const struct rep_experiment *e);
+/* Samples per in-scope source line over the whole run so far (cumulative;
+ * the latest record per (file, line) wins): what phase correction (Coz eq.
+ * 5-8) needs. Written at each flush and at the end. The record carries the
+ * monotonic time of the call, which gives the runtime the count covers. */
+int rep_write_line_samples(struct rep_writer *w, const char *file, unsigned line, uint64_t count);
+/* Same with the time given (mono ns, the clock of the header's mono_ns). */
+int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned line,
+			      uint64_t count, uint64_t time);
+
+struct rep_causal_info {
+	const char *mode;          /* "run" or "attach" */
+	bool syscall_crediting;    /* seccomp-based delay crediting in use */
+	uint64_t period_ns;        /* sampling period: delay = speedup x period */
+	unsigned scope_lines;      /* source lines in scope */
+	const char *note;          /* e.g. the attach caveat; may be NULL */
+};
+int rep_write_causal_info(struct rep_writer *w, const struct rep_causal_info *ci);
+/* Cumulative counts of every progress point since the start of the run (the
+ * latest record of a file wins): the visits the report shows per point,
+ * including those outside experiments. Takes the experiment's struct with
+ * totals in it: delta = throughput visits, arrivals / departures = latency
+ * BEGIN / END visits, in_flight_begin unused (0). Write it at each flush and
+ * at the end. */
+int rep_write_progress_totals(struct rep_writer *w, uint64_t time, unsigned n,
+			      const struct rep_point_delta *totals);
+
+/* Whether any loaded file holds causal experiment records (the report then
+ * shows the causal view by default). */
+bool rep_profile_has_causal(const struct rep_profile *p);
+/* Number of experiment records loaded. */
+size_t rep_profile_nexperiments(const struct rep_profile *p);
 
 #endif

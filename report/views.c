@@ -1747,6 +1747,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 			opt.views |= REP_VIEW_LOCKS;
 		if (rep_witch_present(p))
 			opt.views |= REP_VIEW_WITCH;
+		if (rep_profile_has_causal(p))
+			opt.views |= REP_VIEW_CAUSAL;
 	}
 	if (!(opt.min_percent >= 0.0)) /* also NaN */
 		opt.min_percent = 0.0;
@@ -1754,6 +1756,13 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		topt = *t;
 	if (!(topt.min_percent >= 0.0))
 		topt.min_percent = 0.0;
+	/* html and coz are causal-only formats: the causal view is the output */
+	if (opt.format == REP_FORMAT_HTML || opt.format == REP_FORMAT_COZ) {
+		rc = rep_causal_print(p, &opt, out);
+		if (!rc && (fflush(out) != 0 || ferror(out)))
+			rc = -EIO;
+		return rc;
+	}
 	rc = agg_build(&a, p);
 	if (rc)
 		goto out;
@@ -1793,6 +1802,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		rc = view_tree(&a, &opt, &topt, out, &bu, true);
 	if (!rc && (opt.views & REP_VIEW_WITCH))
 		rc = rep_witch_print(p, &opt, out);
+	if (!rc && (opt.views & REP_VIEW_CAUSAL))
+		rc = rep_causal_print(p, &opt, out);
 	if (!rc && opt.format == REP_FORMAT_JSON) {
 		bool f = true;
 

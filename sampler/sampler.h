@@ -367,5 +367,32 @@ int smp_wp_open(pid_t tid, uint64_t addr, unsigned len, bool readwrite, struct s
 int smp_wp_fd(const struct smp_wp *w);
 bool smp_wp_is_ours(const struct smp_wp *w, const siginfo_t *si);
 void smp_wp_close(struct smp_wp *w);
+/* ---- breakpoint counters (sampler/bp.c) ---- */
+
+/*
+ * Progress points by hardware breakpoint: a perf_event (PERF_TYPE_BREAKPOINT,
+ * HW_BREAKPOINT_X, bp_len sizeof(long)) counting the executions of the
+ * instruction at addr by thread tid, user space only, close-on-exec, and
+ * dropped by the kernel at the thread's next exec (remove_on_exec, where the
+ * kernel has it). Counting only: no sample, no signal, no ptrace stop; each
+ * visit is still a debug exception, which costs SMP_BP_VISIT_NS.
+ * Opened per thread (never inherited): the caller opens one for each new
+ * thread before it runs user code. Uses one of the thread's 4 debug
+ * registers. Returns the fd, or -errno: -ENOSPC when the thread has no
+ * free debug register, -ESRCH when it is gone, -EINVAL for a bad address.
+ */
+int smp_bp_open(pid_t tid, uint64_t addr);
+/* The count so far (also after the thread exited). 0 or -errno. */
+int smp_bp_read(int fd, uint64_t *count);
+/* Closes it (fd < 0 is fine). */
+void smp_bp_close(int fd);
+/* One line explaining an smp_bp_open() failure. Static string. */
+const char *smp_bp_strerror(int err);
+
+/* The cost of one breakpoint visit to the visiting thread, measured on
+ * the development VMs (KVM, kernel 6.18): a debug exception and its
+ * return. tests/unit/test-progress.c prints the figure of the machine it
+ * runs on ("bp visit cost"). */
+#define SMP_BP_VISIT_NS 11000u
 
 #endif

@@ -45,7 +45,7 @@ if [ "$mode" = demo ]; then
 fi
 
 status=0
-meson test -C build --print-errorlogs --num-processes 2 || status=1
+meson test -C build --print-errorlogs --num-processes 2 --no-suite causal-accuracy || status=1
 build build-san -Db_sanitize=address,undefined -Db_lundef=false
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite scenarios || status=1

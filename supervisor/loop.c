@@ -33,6 +33,7 @@ int sup_session_init(struct sup_session *s, bool attach_mode)
 
 	s->attach_mode = attach_mode;
 	s->epfd = s->sigfd = s->tickfd = s->durfd = s->exec_err_fd = -1;
+	s->pausefd = -1;
 	psup_u64map_init(&s->threads);
 	psup_u64map_init(&s->procs);
 	psup_u64map_init(&s->watches);
@@ -76,6 +77,7 @@ void sup_session_release(struct sup_session *s)
 	for (size_t i = 0; i < s->watches.cap; i++)
 		if (s->watches.keys[i] && s->watches.vals[i])
 			free((void *)(uintptr_t)s->watches.vals[i]);
+	sup_pause_release(s);
 	free_dead_watches(s);
 	psup_u64map_release(&s->threads);
 	psup_u64map_release(&s->procs);
@@ -239,6 +241,7 @@ static void begin_stop(struct sup_session *s, const char *reason)
 	s->stopping = true;
 	s->stop_reason = reason;
 	s->stop_deadline = psup_now_ns() + SUP_DETACH_TIMEOUT_NS;
+	sup_pause_release_all(s); /* a held thread detaches at its next stop */
 	sup_detach_begin(s);
 	if (!s->nthreads)
 		s->done = true;
@@ -287,7 +290,7 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 		/* Run mode: the target is done. Descendants still traced are
 		 * detached and keep running (EXITKILL would kill them if psup
 		 * exited while tracing them). */
-		if (!s->attach_mode && s->nthreads)
+		if (!s->attach_mode && s->nthreads && !s->causal_filter)
 			begin_stop(s, "exit");
 	}
 }
@@ -424,6 +427,9 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	    t->pid != s->root && ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->desc_opts) < 0)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
+	/* Causal profiling's stops (pause.c). */
+	if (!(t->flags & SUP_THREAD_DETACHING) && sup_pause_on_stop(s, t, &st))
+		return;
 
 	if (t->drain_sig || t->mask_saved)
 		sup_thread_drain_at_stop(s, t, st.kind == SUP_STOP_SIGNAL ? st.sig : 0);
@@ -472,6 +478,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	case SUP_STOP_EXIT:
 		/* Rule 8: resumed at once, even when detaching. */
 		t->flags |= SUP_THREAD_EXITING;
+		if (s->hooks.thread_exiting)
+			s->hooks.thread_exiting(s->hooks.arg, t->tid, t->pid);
 		break;
 	default:
 		break;
@@ -493,6 +501,9 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	}
 	if (t->flags & SUP_THREAD_STEPPING)
 		request = PTRACE_SINGLESTEP;
+	/* PTRACE_SYSCALL keeps an awaited syscall-exit stop coming (pause.c). */
+	else if (t->flags & SUP_THREAD_SYSEXIT)
+		request = PTRACE_SYSCALL;
 	sup_thread_resume(t, request, sig);
 }
 
@@ -573,7 +584,10 @@ int sup_session_run(struct sup_session *s)
 	while (!s->done) {
 		int timeout = -1;
 
-		if (s->stop_requested && !s->stopping)
+		/* With psup's seccomp filter the program needs its tracer to
+		 * the end: a stop request stops profiling only (the command's
+		 * hooks do nothing more), never the tracing. */
+		if (s->stop_requested && !s->stopping && !s->causal_filter)
 			begin_stop(s, "interrupted");
 		if (s->done)
 			break;

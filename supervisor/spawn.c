@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
 		    PTRACE_O_EXITKILL;
 	const char *delay = getenv("PSUP_TEST_SEIZE_DELAY_MS");
+	struct sock_fprog *filter = NULL;
 	pid_t pid;
 	int err;
 
@@ -76,13 +78,28 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		snprintf(why, whylen, "no command given");
 		return -EINVAL;
 	}
+	if (flags & SUP_SPAWN_CAUSAL_FILTER) {
+		/* Causal profiling (pause.c): a child that psup did not trace
+		 * would see ENOSYS from the filter it inherits, so children are
+		 * always followed. Built before the fork (rule 2). */
+		flags |= SUP_SPAWN_FOLLOW_FORKS;
+		opts |= PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD;
+		err = sup_seccomp_filter(&filter);
+		if (err < 0) {
+			snprintf(why, whylen, "cannot build the seccomp filter: %s", strerror(-err));
+			return err;
+		}
+	}
 	if (flags & SUP_SPAWN_FOLLOW_FORKS)
 		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(why, whylen, "out of memory");
+		free(filter ? filter->filter : NULL);
+		free(filter);
 		return -ENOMEM;
 	}
+	s->causal_filter = filter != NULL;
 	err = sup_session_init(s, false);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot set up the event loop: %s", strerror(-err));
@@ -92,6 +109,10 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	 * time (a parent blocked in vfork ignores PTRACE_INTERRUPT) must be
 	 * left running by the kernel, not killed. Test: t3055-vfork-wait. */
 	s->desc_opts = opts & ~PTRACE_O_EXITKILL;
+	/* ...except under the filter: descendants outliving a killed psup
+	 * would fail every intercepted call (ptrace-notes rule 4, scenario 3). */
+	if (filter)
+		s->desc_opts = opts;
 	if (hooks)
 		s->hooks = *hooks;
 	/* Hooks may use the session (to watch fds) before we return. */
@@ -115,6 +136,12 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		close(errpipe[0]);
 		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 		kill(getpid(), SIGSTOP);
+		/* Seized by now: the filter's stops have a tracer (rule 4). */
+		if (filter && (e = -sup_seccomp_install(filter)) != 0) {
+			if (write(errpipe[1], &e, sizeof(e)) < 0)
+				_exit(126);
+			_exit(126);
+		}
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) < 0)
@@ -151,8 +178,12 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	}
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	sup_thread_report(s, t, true);
+	free(filter ? filter->filter : NULL);
+	free(filter);
 	return 0;
 fail:
+	free(filter ? filter->filter : NULL);
+	free(filter);
 	*out = NULL;
 	if (errpipe[1] >= 0)
 		close(errpipe[1]);

@@ -13,6 +13,10 @@ enum sup_thread_flags {
 	SUP_THREAD_EXITING = 1 << 2,     /* passed PTRACE_EVENT_EXIT */
 	SUP_THREAD_REPORTED = 1 << 3,    /* thread_new hook called */
 	SUP_THREAD_STEPPING = 1 << 4,    /* resume with PTRACE_SINGLESTEP (witch exact mode) */
+	/* pause.c */
+	SUP_THREAD_PAUSE_PENDING = 1 << 5, /* interrupted for a pause, stop to come */
+	SUP_THREAD_HELD = 1 << 6,          /* held stopped until hold_until */
+	SUP_THREAD_SYSEXIT = 1 << 7,       /* resumed with PTRACE_SYSCALL: its exit stop is psup's */
 };
 
 struct sup_thread {
@@ -25,6 +29,12 @@ struct sup_thread {
 	bool mask_saved;           /* saved_mask to be restored after its delivery */
 	int drained_sig;           /* the signal unblocked while mask_saved */
 	uint64_t saved_mask;
+	/* pause.c */
+	uint64_t pause_t0;   /* mono ns: interrupt request (or seccomp stop seen) */
+	uint64_t hold_until; /* mono ns, SUP_THREAD_HELD */
+	uint64_t hold_asked; /* ns the hold hook asked for */
+	int sysexit_nr;      /* SUP_THREAD_SYSEXIT: the call whose exit is awaited */
+	bool held_at_seccomp; /* resume a hold with the call's own request */
 };
 
 struct sup_process {
@@ -74,6 +84,14 @@ struct sup_session {
 	 * detached while one is pending, or the program would get it. */
 	sigset_t own_signals;
 	bool have_own_signals;
+
+	/* pause.c: causal profiling */
+	bool causal_filter;          /* run mode with psup's seccomp filter: never detach */
+	struct sup_pause_hooks pause_hooks;
+	int pausefd;                 /* timerfd: the earliest hold deadline */
+	pid_t *held;                 /* tids held (unordered) */
+	size_t nheld, capheld;
+	struct sup_pause_stats pstats;
 };
 
 /* thread.c */
@@ -111,6 +129,14 @@ bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t);
 void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int delivered_sig);
 /* The program's own signal mask back, if a drain changed it (detach). */
 void sup_thread_mask_restore(struct sup_thread *t);
+/* pause.c */
+/* At a stop of t (not detaching): handles psup's seccomp and syscall-exit
+ * stops and the stop a pause asked for. true when t was resumed or is held
+ * (the caller does nothing more), false to go on with the normal path. */
+bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct sup_stop *st);
+/* Resumes every held thread now (detach, end of the session). */
+void sup_pause_release_all(struct sup_session *s);
+void sup_pause_release(struct sup_session *s);
 
 /* attach.c */
 /* Interrupts every thread for detaching; the loop detaches each at its next stop. */

@@ -81,6 +81,11 @@ struct sup_hooks {
 	 * detaching thread is detached instead). The sup_thread_* control calls
 	 * below work on tid during the call. NULL: every signal is delivered. */
 	int (*signal_stop)(void *arg, pid_t tid, int sig);
+	/* The thread is at its PTRACE_EVENT_EXIT stop: it runs no more user
+	 * code and its process's memory is still readable (the last chance to
+	 * read counters there: psup.h progress points). It is resumed right
+	 * after the call (rule 8): nothing slow here. */
+	void (*thread_exiting)(void *arg, pid_t tid, pid_t pid);
 };
 
 enum sup_signal_action {
@@ -91,6 +96,7 @@ enum sup_signal_action {
 
 enum sup_spawn_flags {
 	SUP_SPAWN_FOLLOW_FORKS = 1 << 0, /* trace child processes too */
+	SUP_SPAWN_CAUSAL_FILTER = 1 << 1, /* install sup_seccomp's filter (see the causal section) */
 };
 
 /*
@@ -225,5 +231,88 @@ bool sup_session_is_stopping(const struct sup_session *s);
 int sup_thread_set_stepping(struct sup_session *s, pid_t tid, bool on);
 /* DR7 of tid as the kernel holds it (tests: nothing left armed). */
 int sup_thread_debug_control(struct sup_session *s, pid_t tid, uint64_t *dr7);
+/* ---- causal profiling: pausing threads, intercepting sync calls -------- */
+
+/*
+ * Coz's virtual speedups need two things only the supervisor can do: hold a
+ * thread still for a while (a pause), and see a thread at the system calls
+ * that can block on or wake another thread, before and after them.
+ *
+ * Pausing keeps the thread ptrace-stopped: sup_thread_pause() interrupts it;
+ * at its interrupt stop, when it is in user code (not inside a blocking call,
+ * where an interrupt would make calls fail with EINTR or re-check their
+ * condition), the hold hook says how long to keep it, and a timer resumes
+ * it. A thread found inside a system call is let go at once (its call
+ * restarts; the never-restarted ones are re-issued as at a detach).
+ *
+ * Interception (run mode only, SUP_SPAWN_CAUSAL_FILTER): a seccomp filter
+ * installed in the child after the seize and before exec returns
+ * SECCOMP_RET_TRACE for futex operations that can block or wake, futex_waitv,
+ * the signal-sending calls, sigtimedwait/sigsuspend, and a thread's exit.
+ * Everything else runs untouched. Because such a filter makes the calls fail
+ * with ENOSYS once nobody traces the process, a session with the filter never
+ * detaches: it supervises every descendant until it exits (they are traced
+ * with EXITKILL, so a killed psup takes them along: ptrace-notes scenario 3),
+ * and a stop request (a write error) only stops profiling, not tracing.
+ */
+
+/* SECCOMP_RET_DATA of psup's filter: a stop with other data comes from the
+ * program's own filter, which psup answers with the ENOSYS the program would
+ * have seen without a tracer. */
+#define SUP_SECCOMP_DATA 0x7053u
+
+struct sup_pause_hooks {
+	/* tid is stopped where holding it changes nothing the program sees
+	 * (an interrupt stop in user code, or before an intercepted call):
+	 * return the ns to hold it, 0 to resume at once. in_syscall: the
+	 * thread turned out to be inside a blocking call (it is resumed at
+	 * once whatever is returned; the hook may note it is blocked). */
+	uint64_t (*hold)(void *arg, pid_t tid, bool in_syscall);
+	/* A hold ended: asked_ns as returned by hold, lost_ns the time the
+	 * thread really lost (from its stop as seen by psup to its resume),
+	 * for Coz's excess accounting. */
+	void (*held)(void *arg, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
+	/* An intercepted call is about to run (before hold is asked). Return
+	 * true to see its return through syscall_exit. */
+	bool (*syscall_enter)(void *arg, pid_t tid, int nr, const uint64_t args[6]);
+	void (*syscall_exit)(void *arg, pid_t tid, int nr, int64_t ret);
+	void *arg;
+};
+
+/* Sets the hooks (copied). Before sup_session_run(). */
+void sup_session_set_pause_hooks(struct sup_session *s, const struct sup_pause_hooks *h);
+
+/* Asks for a pause of tid: PTRACE_INTERRUPT now, the hold hook decides at
+ * the stop. 0, -EALREADY (a pause is pending or held), -ESRCH (not traced
+ * or gone), -EBUSY (detaching, exiting). Never blocks. */
+int sup_thread_pause(struct sup_session *s, pid_t tid);
+bool sup_thread_is_held(struct sup_session *s, pid_t tid);
+
+struct sup_pause_stats {
+	uint64_t requests;      /* sup_thread_pause() calls that interrupted */
+	uint64_t holds;         /* stops held (interrupt and seccomp) */
+	uint64_t skipped;       /* interrupt stops found inside a system call */
+	uint64_t held_ns;       /* total asked hold time */
+	uint64_t lost_ns;       /* total time lost by held threads */
+	uint64_t interrupt_ns;  /* total latency from interrupt request to its stop */
+	uint64_t seccomp_stops; /* intercepted calls (psup's filter) */
+	uint64_t seccomp_foreign; /* stops of the program's own filter (ENOSYS) */
+};
+void sup_session_pause_stats(const struct sup_session *s, struct sup_pause_stats *out);
+
+/*
+ * The filter (classic BPF) psup installs with SUP_SPAWN_CAUSAL_FILTER. *out
+ * is malloc'ed; the caller frees it. Exposed for the unit test, which loads
+ * it into a child and checks which calls stop.
+ */
+struct sock_fprog;
+int sup_seccomp_filter(struct sock_fprog **out);
+/* Installs prog into the calling thread (no allocation; async-signal-safe,
+ * for a forked child): without NO_NEW_PRIVS first (privileged, setuid keeps
+ * working), with it when that is refused. 0 or -errno. */
+int sup_seccomp_install(const struct sock_fprog *prog);
+/* Whether the calls nr/args would stop under psup's filter (the filter's
+ * logic in C, for the engine and the tests). */
+bool sup_seccomp_traps(int nr, const uint64_t args[6]);
 
 #endif

@@ -189,5 +189,124 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
  * Returns the number of bytes covered (*wlen), or 0 when size is 0.
  */
 unsigned sym_watch_range(uint64_t addr, unsigned size, uint64_t *waddr, unsigned *wlen);
+/* ---- lookup: from FILE:LINE or FUNCTION to code (symbols/lookup.c) ---- */
+
+enum sym_spec_kind { SYM_SPEC_LINE, SYM_SPEC_FUNCTION };
+
+/* A place in the program as a user names it. */
+struct sym_spec {
+	enum sym_spec_kind kind;
+	char *file;     /* SYM_SPEC_LINE: a path suffix ("main.c", "src/main.c") */
+	unsigned line;  /* SYM_SPEC_LINE: > 0 */
+	char *function; /* SYM_SPEC_FUNCTION: "f", "ns::f", "ns::f(int)" or a symbol */
+};
+
+/*
+ * Parses "FILE:LINE" (the last ':' followed by digits, or a FILE with a '.'
+ * or '/') or "FUNCTION" (anything else, "ns::f" included). Returns 0, -ENOMEM,
+ * or -EINVAL with one line in why ("'main.c:': expected FILE:LINE with a line
+ * number"). Release with sym_spec_release() (also after a failure).
+ */
+int sym_spec_parse(const char *text, struct sym_spec *out, char *why, size_t whylen);
+void sym_spec_release(struct sym_spec *s);
+/* Whether path ends with suffix at a '/' boundary ("main.c" matches
+ * "/src/main.c", not "/src/domain.c"). */
+bool sym_path_has_suffix(const char *path, const char *suffix);
+
+struct sym_code_range {
+	uint64_t start, end; /* process addresses, [start, end) */
+};
+
+/*
+ * Where a spec is in one process, in process addresses. sites are where a
+ * breakpoint counts one visit:
+ *  - FILE:LINE: the line's first statement row (DWARF is_stmt) in each
+ *    function instance holding code of the line, i.e. one site per
+ *    out-of-line function and per inlined copy (gdb's rule for
+ *    `break FILE:LINE`): a statement the scheduler split into several
+ *    address ranges still counts once per execution. A line without code
+ *    moves to the next line with code in the matching files (line says
+ *    which). ranges are every address range of the line (all rows).
+ *  - FUNCTION: the entry of every out-of-line copy (symbol tables; GCC's
+ *    full clones f.constprop.N / f.isra.N included, parts f.part.N and
+ *    f.cold excluded) and of every inlined copy (DWARF entry_pc): a visit is
+ *    a call. ranges are the copies' code.
+ * Images are every file-backed executable mapping of the space (the main
+ * executable, its libraries, what dlopen loaded so far), the vdso excepted;
+ * a spec found in the main executable is looked up there only (a library
+ * function of the same name is not the one meant, and the libraries' DWARF
+ * need not be loaded).
+ */
+struct sym_lookup {
+	uint64_t *sites;   /* sorted, distinct */
+	size_t nsites, capsites;
+	struct sym_code_range *ranges; /* sorted, merged */
+	size_t nranges, capranges;
+	unsigned line;          /* SYM_SPEC_LINE: the line used (>= spec line), 0: no code */
+	const char *file;       /* the matched source path (DWARF's), NULL when none */
+	const char *other_file; /* a second, different matched path (ambiguous suffix) */
+	unsigned nimages;       /* images where sites were found */
+};
+
+/* Fills *out (release with sym_lookup_release()). Finding nothing is not an
+ * error: nsites == 0. Returns 0, -EINVAL for an incomplete spec, -ENOMEM.
+ * The strings in *out live as long as sp. Loads the DWARF of every image
+ * of the space: call when the mappings change, not per event. */
+int sym_space_lookup(struct sym_space *sp, const struct sym_spec *spec, struct sym_lookup *out);
+void sym_lookup_release(struct sym_lookup *l);
+/* Whether addr is in l's ranges (binary search). */
+bool sym_lookup_contains(const struct sym_lookup *l, uint64_t addr);
+
+/* Bumped each time the space's mappings change (exec, dlopen, munmap):
+ * callers redo lookups only when it moved. */
+uint64_t sym_space_generation(const struct sym_space *sp);
+
+/* An allocated ELF section of an image mapped by a space. */
+struct sym_section {
+	const char *image;    /* path; lives as long as the space */
+	uint64_t image_id;    /* the same for the same loaded image */
+	uint64_t addr;        /* process address of the section */
+	uint64_t vaddr;       /* its ELF address */
+	const uint8_t *data;  /* the section's bytes in the file (initial values) */
+	size_t size;
+};
+
+/* Every SHT_PROGBITS section called name in the images of sp (from the
+ * section headers of the files on disk: stripped binaries keep them).
+ * Up to max are written to out; *count says how many exist. Returns 0 or
+ * -ENOMEM. */
+int sym_space_sections(struct sym_space *sp, const char *name, struct sym_section *out,
+		       unsigned max, unsigned *count);
+
+/*
+ * Coz compatibility: the sites of programs built with Coz's coz.h
+ * (COZ_PROGRESS, COZ_PROGRESS_NAMED, COZ_BEGIN, COZ_END). Each keeps two
+ * statics, `_initialized` and `_counter` (a coz_counter_t *, whose first 8
+ * bytes are the count), and counts only when `_counter` is set, which
+ * libcoz does when preloaded. Found through DWARF (the two variables of
+ * one macro's block; the name and type from the call site's DWARF values
+ * at -O1 and up, else from the code that stores `_counter`; failing both,
+ * named file:line as COZ_PROGRESS is). Needs -g. Images without the string
+ * "_coz_get_counter" are skipped cheaply.
+ */
+struct sym_coz_site {
+	const char *image;          /* lives as long as the space */
+	uint64_t image_id;
+	uint64_t counter_addr;      /* process address of `_counter` */
+	uint64_t initialized_addr;  /* of `_initialized` (1 byte) */
+	unsigned kind;              /* 1 throughput, 2 begin, 3 end */
+	char name[128];
+	/* Free bytes of the image's address space where counters can go:
+	 * after its bss (16-byte aligned) to the end of that page. */
+	uint64_t scratch_start, scratch_end;
+};
+
+/* *out (freed by the caller with free()) gets *count sites; *images is
+ * the number of images that include coz.h (sites or not: none found means
+ * no usable DWARF, e.g. no -g); *skipped the sites found whose name or type
+ * could not be told (Clang at -O1 and up keeps no DWARF for them and may
+ * load the name far from the call). 0 or -ENOMEM. */
+int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count,
+			unsigned *images, unsigned *skipped);
 
 #endif

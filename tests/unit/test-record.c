@@ -115,6 +115,24 @@ static int write_profile(const char *path, int variant)
 		W(rep_write_thread_times(w, pid + 1, 5000, &tt));
 	W(rep_write_thread_end(w, pid + 1, 5000));
 	W(rep_write_exit(w, pid, 0, 0, 9000));
+	/* variant 0 also ran causal experiments: the corruption and truncation
+	 * tests then cover those records too */
+	if (!variant) {
+		struct rep_causal_info ci = { "run", true, 1000000, 12, "a note" };
+		struct rep_point_delta pd[] = {
+			{ "app.c:20", REP_POINT_THROUGHPUT, 40, 0, 0, 0 },
+			{ "req", REP_POINT_LATENCY, 0, 30, 28, -2 },
+		};
+		struct rep_experiment ex = { 8000, "/src/app.c", 20, 0, 2000, 0, 0, 7, 20, 0, 0, 2, pd, false };
+
+		W(rep_write_causal_info(w, &ci));
+		W(rep_write_experiment(w, &ex));
+		ex.speedup_pct = 50;
+		ex.delay_ns = 500;
+		ex.delays = 1;
+		W(rep_write_experiment(w, &ex));
+		W(rep_write_line_samples_at(w, "/src/app.c", 20, 9, 8500));
+	}
 	W(rep_write_end(w, &e));
 #undef W
 out:
@@ -375,6 +393,13 @@ static int load_any(const void *buf, size_t len)
 	} else {
 		CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
 		o.format = REP_FORMAT_JSON;
+		CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
+		/* the causal outputs of whatever survived */
+		o.views = REP_VIEW_CAUSAL;
+		CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
+		o.format = REP_FORMAT_TEXT;
+		CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
+		o.format = REP_FORMAT_COZ;
 		CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
 	}
 	rep_profile_free(p);

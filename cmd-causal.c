@@ -1,0 +1,794 @@
+/*
+ * Causal profiling in `psup run` and `psup attach` (Coz, done from outside
+ * the process): the options, and the wiring between the recorder's events,
+ * the progress points (experiments/progress.c), the experiment engine
+ * (experiments/causal.c) and the supervisor's pauses and intercepted calls.
+ */
+#include "cmd-causal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "experiments/experiments.h"
+#include "report/report.h"
+#include "supervisor/supervisor.h"
+#include "symbols/symbols.h"
+
+/* Samples must reach the engine soon for pauses to follow the line's
+ * execution: the rings are drained every 5 ms in causal mode (Coz processes
+ * samples in batches of 10 at 1 kHz, i.e. every 10 ms). */
+#define CAUSAL_TICK_NS (5ULL * 1000000ULL)
+/* Progress points in images loaded later (dlopen) are looked for this often. */
+#define CAUSAL_RESCAN_NS (1000000000ULL)
+#define MAX_SPECS 64
+/* Pause requests per tick: each costs a /proc read and an interrupt, so a
+ * program with hundreds of threads owing at once is served in turns rather
+ * than stalling the loop. */
+#define MAX_CANDIDATES 32
+
+struct causal_spec {
+	const char *text;
+	enum exp_point_kind kind;
+	const char *name;
+	bool sampled;
+};
+
+struct causal_cmd {
+	bool enabled;
+	bool attach;
+	unsigned runs;
+	bool runs_given;         /* --runs: end to end */
+	struct causal_spec specs[MAX_SPECS];
+	unsigned nspecs;
+	char *latency_dup[MAX_SPECS];  /* strings split from --latency, freed at release */
+	unsigned nlatency_dup;
+	const char *scope[MAX_SPECS];
+	unsigned nscope;
+	const char *binary_scope[MAX_SPECS];
+	unsigned nbinary_scope;
+	const char *line;
+	int speedup;
+	uint64_t experiment_ns;
+
+	struct rep_writer *w;
+	struct exp_progress *pp;
+	struct exp_causal *eng;
+	struct sup_session *sup;
+	uint64_t period_ns;
+	bool failed;
+	bool filter;             /* run mode: seccomp interception */
+	bool no_intercept;       /* --no-intercept */
+	bool clock;              /* sample periods are ns */
+	uint64_t rate_t0, rate_stops0;
+	bool warned_rate;
+	pid_t root;
+	bool root_exec_seen;
+	uint64_t last_rescan, exec_time;
+	bool warned_no_points;
+	struct psup_u64map spaces; /* pid -> struct sym_space * (not owned) */
+	uint64_t run_start;
+	char progress[96];
+	void (*drain)(void *arg);
+	void *drain_arg;
+	bool draining;
+	bool bad_end;            /* check_end() said the options named nothing */
+	/* Pause statistics: of the ended sessions (--runs), and the current
+	 * one's as of the last tick (the session is freed before the end). */
+	struct sup_pause_stats ps_done, ps_cur;
+};
+
+static struct causal_cmd cz = { .runs = 1, .speedup = -1 };
+
+/* ---- options ----------------------------------------------------------- */
+
+static int add_spec(const char *text, enum exp_point_kind kind, const char *name, bool sampled)
+{
+	if (cz.nspecs == MAX_SPECS) {
+		pr_err("too many progress points (at most %d)", MAX_SPECS);
+		return 2;
+	}
+	cz.specs[cz.nspecs++] = (struct causal_spec){ text, kind, name, sampled };
+	return -1;
+}
+
+int cmd_causal_option(int c, const char *arg, bool attach)
+{
+	long v;
+
+	cz.attach = attach;
+	switch (c) {
+	case CMD_CAUSAL_OPT_CAUSAL:
+		break;
+	case 'p':
+		if (add_spec(arg, EXP_POINT_THROUGHPUT, NULL, false) >= 0)
+			return 2;
+		break;
+	case CMD_CAUSAL_OPT_SAMPLED:
+		if (add_spec(arg, EXP_POINT_THROUGHPUT, NULL, true) >= 0)
+			return 2;
+		break;
+	case CMD_CAUSAL_OPT_LATENCY: {
+		const char *comma = strchr(arg, ',');
+		if (!comma || comma == arg || !comma[1] || strchr(comma + 1, ',')) {
+			pr_err("invalid --latency '%s': expected BEGIN,END (two FILE:LINE or FUNCTION)", arg);
+			return 2;
+		}
+		if (cz.nlatency_dup + 2 > MAX_SPECS) {
+			pr_err("too many latency pairs");
+			return 2;
+		}
+		char *b = strndup(arg, (size_t)(comma - arg)), *e = strdup(comma + 1);
+		if (!b || !e) {
+			free(b);
+			free(e);
+			pr_err("out of memory");
+			return 2;
+		}
+		cz.latency_dup[cz.nlatency_dup++] = b;
+		cz.latency_dup[cz.nlatency_dup++] = e;
+		/* The pair's name is the option's text: BEGIN,END. */
+		if (add_spec(b, EXP_POINT_BEGIN, arg, false) >= 0 || add_spec(e, EXP_POINT_END, arg, false) >= 0)
+			return 2;
+		break;
+	}
+	case CMD_CAUSAL_OPT_RUNS:
+		if (attach) {
+			pr_err("--runs is for psup run (it runs the program several times)");
+			return 2;
+		}
+		if (psup_parse_long(arg, 1, 100000, &v) < 0) {
+			pr_err("invalid --runs '%s': expected a number of runs from 1 to 100000", arg);
+			return 2;
+		}
+		cz.runs = (unsigned)v;
+		cz.runs_given = true;
+		break;
+	case CMD_CAUSAL_OPT_SCOPE:
+		if (cz.nscope == MAX_SPECS) {
+			pr_err("too many --scope globs");
+			return 2;
+		}
+		cz.scope[cz.nscope++] = arg;
+		break;
+	case CMD_CAUSAL_OPT_BINARY_SCOPE:
+		if (cz.nbinary_scope == MAX_SPECS) {
+			pr_err("too many --binary-scope globs");
+			return 2;
+		}
+		cz.binary_scope[cz.nbinary_scope++] = arg;
+		break;
+	case CMD_CAUSAL_OPT_LINE: {
+		const char *colon = strrchr(arg, ':');
+		if (!colon || colon == arg || psup_parse_long(colon + 1, 1, INT_MAX, &v) < 0) {
+			pr_err("invalid --line '%s': expected FILE:LINE, e.g. main.c:12", arg);
+			return 2;
+		}
+		cz.line = arg;
+		break;
+	}
+	case CMD_CAUSAL_OPT_SPEEDUP:
+		if (psup_parse_long(arg, 0, 100, &v) < 0 || v % 5) {
+			pr_err("invalid --speedup '%s': expected a percentage from 0 to 100, a multiple of 5", arg);
+			return 2;
+		}
+		cz.speedup = (int)v;
+		break;
+	case CMD_CAUSAL_OPT_NO_INTERCEPT:
+		cz.no_intercept = true;
+		break;
+	case CMD_CAUSAL_OPT_EXPERIMENT_MS:
+		if (psup_parse_long(arg, 1, 600000, &v) < 0) {
+			pr_err("invalid --experiment-ms '%s': expected milliseconds from 1 to 600000", arg);
+			return 2;
+		}
+		cz.experiment_ns = (uint64_t)v * 1000000ULL;
+		break;
+	default:
+		return 2;
+	}
+	cz.enabled = true;
+	return -1;
+}
+
+int cmd_causal_check(bool attach)
+{
+	cz.attach = attach;
+	if (!cz.enabled)
+		return -1;
+	/* --causal alone takes the program's own points (psup.h, coz.h):
+	 * whether it has any is known once it runs (a warning then). */
+	return -1;
+}
+
+void cmd_causal_usage(FILE *f, bool attach)
+{
+	fputs("causal profiling (what if this line were X% faster?):\n"
+	      "      --causal          run experiments, with the program's own progress\n"
+	      "                        points (include/psup.h or Coz's coz.h macros)\n"
+	      "  -p, --progress SPEC   throughput progress point, FILE:LINE or FUNCTION\n"
+	      "                        (a hardware breakpoint counter; repeatable)\n"
+	      "      --latency B,E     latency between two points (Little's law)\n"
+	      "      --sampled-progress SPEC  progress counted from samples in SPEC\n", f);
+	if (!attach)
+		fputs("      --runs N          end to end: run the program N times, one\n"
+		      "                        experiment per run, whole-program time\n", f);
+	fputs("      --scope GLOB      source files experiments may speed up (default:\n"
+	      "                        every source of the main executable; repeatable)\n"
+	      "      --binary-scope GLOB  images experiments may speed up\n"
+	      "      --line FILE:LINE  always speed up this line\n"
+	      "      --speedup PCT     always this speedup (0..100, multiple of 5)\n"
+	      "      --experiment-ms N initial experiment length (default 10)\n", f);
+	if (!attach)
+		fputs("      --no-intercept    no seccomp stops at synchronization calls: blocked\n"
+		      "                        threads are credited from switch records (cheaper\n"
+		      "                        for futex-heavy programs, less exact)\n", f);
+}
+
+bool cmd_causal_enabled(void)
+{
+	return cz.enabled;
+}
+
+unsigned cmd_causal_runs(void)
+{
+	return cz.enabled ? cz.runs : 1;
+}
+
+static bool end_to_end(void)
+{
+	return cz.runs_given;
+}
+
+unsigned cmd_causal_spawn_flags(void)
+{
+	/* Crediting matters in end-to-end runs too: every run-mode causal
+	 * session intercepts. */
+	return cz.enabled && !cz.attach && !cz.no_intercept ? SUP_SPAWN_CAUSAL_FILTER : 0;
+}
+
+uint64_t cmd_causal_tick_ns(void)
+{
+	return cz.enabled ? CAUSAL_TICK_NS : 0;
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static int fail(int err)
+{
+	if (err < 0)
+		cz.failed = true;
+	return err;
+}
+
+int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach)
+{
+	char why[256];
+	int err;
+
+	if (!cz.enabled)
+		return 0;
+	cz.attach = attach;
+	cz.w = w;
+	cz.period_ns = period_ns ? period_ns : 1000000;
+	cz.clock = clock;
+	cz.filter = !attach && !cz.no_intercept;
+	/* An attached process has exec'ed long ago; a spawned one not yet. */
+	cz.root_exec_seen = attach;
+	psup_u64map_init(&cz.spaces);
+	err = exp_progress_new(&cz.pp);
+	if (err < 0) {
+		pr_err("causal profiling: %s", strerror(-err));
+		return err;
+	}
+	for (unsigned i = 0; i < cz.nspecs; i++) {
+		const struct causal_spec *s = &cz.specs[i];
+		why[0] = '\0';
+		err = exp_progress_add(cz.pp, s->text, s->kind, s->name, s->sampled, why, sizeof(why));
+		if (err < 0) {
+			pr_err("%s", why[0] ? why : strerror(-err));
+			return err;
+		}
+	}
+	struct exp_causal_config cfg = {
+		.period_ns = cz.period_ns,
+		.experiment_ns = cz.experiment_ns,
+		.fixed_speedup = cz.speedup,
+		.fixed_line = cz.line,
+		.scope = cz.scope,
+		.nscope = cz.nscope,
+		.binary_scope = cz.binary_scope,
+		.nbinary_scope = cz.nbinary_scope,
+	};
+	err = exp_causal_new(&cfg, end_to_end() ? NULL : cz.pp, w, &cz.eng);
+	if (err < 0) {
+		pr_err("causal profiling: %s", err == -EINVAL ? "invalid settings" : strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int cmd_causal_header(void)
+{
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	struct rep_causal_info ci = {
+		.mode = cz.attach ? "attach" : "run",
+		.syscall_crediting = cz.filter,
+		.period_ns = cz.period_ns,
+		.scope_lines = 0,
+		.note = cz.attach
+				? "attach mode: no system call interception; threads woken from a futex are "
+				  "credited when they run again (after the fact, from switch records), and "
+				  "delays are not executed before wake-ups, so predictions for lines whose "
+				  "threads hand work over through locks are less exact"
+			: !cz.filter
+				? "--no-intercept: no system call interception; threads woken from a futex "
+				  "are credited when they run again (after the fact, from switch records), "
+				  "and delays are not executed before wake-ups, so predictions for lines "
+				  "whose threads hand work over through locks are less exact"
+				: NULL,
+	};
+	return fail(rep_write_causal_info(cz.w, &ci));
+}
+
+void cmd_causal_set_drain(void (*fn)(void *arg), void *arg)
+{
+	cz.drain = fn;
+	cz.drain_arg = arg;
+}
+
+/* ---- supervisor hooks -------------------------------------------------- */
+
+static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
+{
+	uint64_t ns;
+
+	(void)arg;
+	if (cz.failed)
+		return 0;
+	ns = exp_causal_hold(cz.eng, tid, in_syscall);
+	if (ns)
+		pr_trace("causal: hold %d for %llu us", tid, (unsigned long long)(ns / 1000));
+	return ns;
+}
+
+static void hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost)
+{
+	(void)arg;
+	exp_causal_held(cz.eng, tid, asked, lost);
+}
+
+/*
+ * Samples reach psup a few ms after they are taken. Before deciding what a
+ * thread owes ahead of a call that blocks or wakes, and before crediting it
+ * when a blocking call returns, every sample taken so far is taken in:
+ * otherwise the delays of line executions already past would be credited
+ * instead of executed (a late sample arriving after the thread blocked), or
+ * charged to a thread that was blocked while they ran (a late sample arriving
+ * after its credit). During every experiment, 0% included: the cost must not
+ * depend on the speedup.
+ */
+static void drain_now(void)
+{
+	struct exp_causal_stats st;
+
+	exp_causal_stats(cz.eng, &st);
+	if (st.running && cz.drain && !cz.draining) {
+		cz.draining = true;
+		cz.drain(cz.drain_arg);
+		cz.draining = false;
+	}
+}
+
+static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
+{
+	(void)arg;
+	if (cz.failed)
+		return false;
+	drain_now();
+	return exp_causal_syscall_enter(cz.eng, tid, nr, args, psup_now_ns());
+}
+
+static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)
+{
+	(void)arg;
+	(void)nr;
+	if (cz.failed)
+		return;
+	drain_now();
+	exp_causal_syscall_exit(cz.eng, tid, ret);
+}
+
+void cmd_causal_session(struct sup_session *s)
+{
+	struct sup_pause_hooks h = {
+		.hold = hook_hold, .held = hook_held,
+		.syscall_enter = hook_enter, .syscall_exit = hook_exit,
+	};
+
+	if (!cz.enabled || !cz.eng)
+		return;
+	cz.sup = s;
+	cz.root = sup_session_pid(s);
+	/* Holds end on a timer: psup's own timers without the default 50 us
+	 * of slack (set after the spawn, so the program keeps its own). */
+	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
+		pr_debug("timer slack: %s", strerror(errno));
+	sup_session_set_pause_hooks(s, &h);
+}
+
+/* ---- recorder events ------------------------------------------------- */
+
+static void remember_space(pid_t pid, struct sym_space *sp)
+{
+	uint64_t *v = psup_u64map_upsert(&cz.spaces, (uint64_t)pid, NULL);
+
+	if (v)
+		*v = (uintptr_t)sp;
+}
+
+static void find_points(struct sym_space *sp, pid_t pid)
+{
+	if (!sp || !cz.pp)
+		return;
+	int err = exp_progress_process(cz.pp, sp, pid);
+	if (err < 0)
+		pr_debug("progress points in %d: %s", pid, strerror(-err));
+}
+
+void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent, bool new_process)
+{
+	if (!cz.enabled || !cz.eng)
+		return;
+	/* The new thread inherits its creator's count (Coz 3.4): the
+	 * creator's own credit (its wake from a join, say) must be in first,
+	 * or the new thread would owe delays inserted while its creator was
+	 * blocked. */
+	if (parent && !cz.failed)
+		drain_now();
+	if (exp_causal_thread_new(cz.eng, tid, pid, parent) < 0)
+		pr_debug("causal: no state for thread %d", tid);
+	if (new_process) {
+		remember_space(pid, sp);
+		/* Before the root's exec its image is still psup's own. */
+		if (cz.root_exec_seen)
+			find_points(sp, pid);
+	}
+	if (cz.pp && exp_progress_thread_new(cz.pp, tid, pid) < 0)
+		pr_debug("causal: no progress counters for thread %d", tid);
+}
+
+void cmd_causal_thread_gone(pid_t tid)
+{
+	if (!cz.enabled || !cz.eng)
+		return;
+	if (cz.pp)
+		exp_progress_thread_gone(cz.pp, tid);
+	exp_causal_thread_gone(cz.eng, tid);
+}
+
+void cmd_causal_exec(struct sym_space *sp, pid_t pid)
+{
+	if (!cz.enabled || !cz.eng)
+		return;
+	exp_causal_process_forget(cz.eng, pid);
+	/* Source-level counters of the new image count from their initial
+	 * values (visits before psup looked included). */
+	if (cz.pp)
+		exp_progress_process_exec(cz.pp, pid);
+	if (pid == cz.root) {
+		cz.root_exec_seen = true;
+		cz.exec_time = psup_now_ns();
+	}
+	remember_space(pid, sp);
+	find_points(sp, pid);
+}
+
+int cmd_causal_process_exit(pid_t pid, bool root)
+{
+	int err = 0;
+
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	/* Never delay the exit: the running experiment ends now (cut short),
+	 * and nobody owes anything any more. */
+	if (root && !end_to_end() && !cz.failed)
+		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
+	exp_causal_process_forget(cz.eng, pid);
+	if (cz.pp)
+		exp_progress_process_end(cz.pp, pid);
+	psup_u64map_remove(&cz.spaces, (uint64_t)pid);
+	return err;
+}
+
+void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
+		       uint64_t time, uint64_t period)
+{
+	if (!cz.enabled || !cz.eng || cz.failed || !n)
+		return;
+	if (cz.clock)
+		exp_causal_observe_period(cz.eng, period);
+	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n, time);
+	if (cz.pp)
+		exp_progress_sample(cz.pp, pid, pcs[0]);
+}
+
+void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time)
+{
+	if (cz.enabled && cz.eng)
+		exp_causal_switch(cz.eng, tid, out, preempt, time);
+}
+
+void cmd_causal_block_futex(pid_t tid)
+{
+	/* With interception, crediting happens at the call's return instead. */
+	if (cz.enabled && cz.eng && !cz.filter)
+		exp_causal_block_futex(cz.eng, tid);
+}
+
+/* Only a thread on a CPU or waiting for one is paused: the switch records
+ * lag by a few ms, so /proc says the last word (an interrupt reaching a
+ * thread blocked meanwhile is let go at its stop anyway). */
+static bool is_runnable(pid_t tid)
+{
+	char path[64], *buf;
+	bool r = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	if (psup_read_file(path, &buf, NULL) == 0) {
+		const char *st = strrchr(buf, ')');
+		r = st && st[1] == ' ' && st[2] == 'R';
+		free(buf);
+	}
+	return r;
+}
+
+static void rescan(uint64_t now)
+{
+	if (now - cz.last_rescan < CAUSAL_RESCAN_NS)
+		return;
+	cz.last_rescan = now;
+	for (size_t i = 0; i < cz.spaces.cap; i++) {
+		if (!cz.spaces.keys[i] || !cz.spaces.vals[i])
+			continue;
+		pid_t pid = (pid_t)cz.spaces.keys[i];
+		if (pid == cz.root && !cz.root_exec_seen)
+			continue;
+		find_points((struct sym_space *)(uintptr_t)cz.spaces.vals[i], pid);
+	}
+	if (!cz.warned_no_points && !end_to_end() && cz.root_exec_seen && cz.exec_time &&
+	    now - cz.exec_time > CAUSAL_RESCAN_NS && exp_progress_npoints(cz.pp) == 0) {
+		cz.warned_no_points = true;
+		pr_warn("causal: the program has no progress point (no psup.h or coz.h counter was "
+			"found); give one with -p, --latency, --sampled-progress, or use --runs");
+	}
+}
+
+/* Intercepted calls cost a ptrace stop each: say so when they are many. */
+static void check_rate(uint64_t now)
+{
+	if (!cz.filter || cz.warned_rate)
+		return;
+	if (!cz.rate_t0 || cz.ps_cur.seccomp_stops < cz.rate_stops0) {
+		cz.rate_t0 = now;
+		cz.rate_stops0 = cz.ps_cur.seccomp_stops;
+		return;
+	}
+	if (now - cz.rate_t0 < 1000000000ULL)
+		return;
+	double rate = (double)(cz.ps_cur.seccomp_stops - cz.rate_stops0) * 1e9 / (double)(now - cz.rate_t0);
+	cz.rate_t0 = now;
+	cz.rate_stops0 = cz.ps_cur.seccomp_stops;
+	if (rate < 2000)
+		return;
+	cz.warned_rate = true;
+	pr_warn("causal: %.0f synchronization calls/s intercepted, each a ptrace stop (tens to "
+		"hundreds of us on a VM): the program runs slower under psup; --no-intercept credits "
+		"blocked threads from switch records instead (cheaper, less exact)", rate);
+}
+
+int cmd_causal_tick(uint64_t now)
+{
+	pid_t tids[MAX_CANDIDATES];
+	unsigned n;
+	int err;
+
+	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup)
+		return 0;
+	if (cz.pp) {
+		char msg[512];
+		rescan(now);
+		while (exp_progress_check(cz.pp, now, msg, sizeof(msg)) > 0)
+			pr_warn("%s", msg);
+	}
+	sup_session_pause_stats(cz.sup, &cz.ps_cur);
+	check_rate(now);
+	if (!cz.root_exec_seen)
+		return 0;
+	/* End to end, the run is the experiment: no state machine. */
+	if (!end_to_end()) {
+		err = exp_causal_tick(cz.eng, now);
+		if (err < 0)
+			return fail(err);
+	}
+	n = exp_causal_pause_candidates(cz.eng, tids, MAX_CANDIDATES);
+	for (unsigned i = 0; i < n; i++) {
+		if (sup_thread_is_held(cz.sup, tids[i]) || !is_runnable(tids[i]))
+			continue;
+		err = sup_thread_pause(cz.sup, tids[i]);
+		if (err < 0 && err != -EALREADY)
+			pr_trace("pause of %d: %s", tids[i], strerror(-err));
+	}
+	return 0;
+}
+
+int cmd_causal_flush(void)
+{
+	if (!cz.enabled || !cz.eng || cz.failed)
+		return 0;
+	return fail(exp_causal_flush(cz.eng));
+}
+
+int cmd_causal_run_begin(void)
+{
+	if (!cz.enabled || !cz.eng || !end_to_end())
+		return 0;
+	cz.root_exec_seen = false;
+	return exp_causal_run_begin(cz.eng, psup_now_ns());
+}
+
+static void add_stats(struct sup_pause_stats *to, const struct sup_pause_stats *s)
+{
+	to->requests += s->requests;
+	to->holds += s->holds;
+	to->skipped += s->skipped;
+	to->held_ns += s->held_ns;
+	to->lost_ns += s->lost_ns;
+	to->interrupt_ns += s->interrupt_ns;
+	to->seccomp_stops += s->seccomp_stops;
+	to->seccomp_foreign += s->seccomp_foreign;
+}
+
+int cmd_causal_run_end(void)
+{
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	/* The session is freed after this: keep its statistics. */
+	if (cz.sup) {
+		sup_session_pause_stats(cz.sup, &cz.ps_cur);
+		add_stats(&cz.ps_done, &cz.ps_cur);
+		memset(&cz.ps_cur, 0, sizeof(cz.ps_cur));
+		cz.sup = NULL;
+	}
+	if (!end_to_end() || cz.failed)
+		return 0;
+	return fail(exp_causal_run_end(cz.eng, psup_now_ns()));
+}
+
+static bool check_end(void);
+
+int cmd_causal_finish(void)
+{
+	struct exp_causal_stats st;
+	struct sup_pause_stats ps = cz.ps_done;
+	int err = 0;
+
+	if (!cz.enabled || !cz.eng)
+		return 0;
+	if (!cz.failed)
+		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
+	exp_causal_stats(cz.eng, &st);
+	/* cz.sup may be freed already (rec_end frees the session first). */
+	add_stats(&ps, &cz.ps_cur);
+	pr_info("causal: %llu experiment%s (%llu cut short and dropped), %u lines in scope",
+		(unsigned long long)st.experiments, st.experiments == 1 ? "" : "s",
+		(unsigned long long)st.dropped, st.lines);
+	/* What a pause costs beyond what was asked (the excess, subtracted
+	 * from later pauses) and how long an interrupt takes to stop a thread:
+	 * the numbers README's cost section quotes. */
+	if (ps.requests || ps.seccomp_stops)
+		pr_info("causal: %llu pauses (%.1f ms held, %+.1f us excess per pause, %.1f us from "
+			"interrupt to stop, %llu found blocked), %llu intercepted calls",
+			(unsigned long long)ps.holds, (double)ps.lost_ns / 1e6,
+			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
+			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
+			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops);
+	cz.bad_end = check_end();
+	return err;
+}
+
+static bool check_end(void)
+{
+	struct exp_point_value vals[MAX_SPECS];
+	struct exp_causal_stats st;
+	int n;
+
+	if (!cz.enabled || !cz.eng || cz.failed)
+		return false;
+	n = cz.pp ? exp_progress_read(cz.pp, vals, MAX_SPECS) : 0;
+	for (int i = 0; i < n && i < (int)cz.nspecs; i++) {
+		if (!vals[i].resolved) {
+			pr_err("progress point '%s' matches no code of the program (no such FILE:LINE or "
+			       "function in its images); see 'psup report' for the run", cz.specs[i].text);
+			return true;
+		}
+	}
+	if (!end_to_end() && n <= 0) {
+		pr_err("--causal: the program has no progress point (no psup.h or coz.h counter); give "
+		       "one with -p FILE:LINE|FUNCTION, --latency BEGIN,END or --sampled-progress SPEC, "
+		       "or use --runs N for whole-program time");
+		return true;
+	}
+	exp_causal_stats(cz.eng, &st);
+	if (cz.line && !st.fixed_line_seen) {
+		pr_err("--line %s: no sample of the program fell on that line (no such line in "
+		       "scope, or it never ran)", cz.line);
+		return true;
+	}
+	return false;
+}
+
+bool cmd_causal_bad_end(void)
+{
+	return cz.bad_end;
+}
+
+void cmd_causal_stop(void)
+{
+	/* Every hook checks this: the program runs on, traced (the filter
+	 * needs its tracer) but never held again. */
+	cz.failed = true;
+}
+
+const char *cmd_causal_progress(void)
+{
+	struct exp_causal_stats st;
+
+	if (!cz.enabled || !cz.eng)
+		return "";
+	exp_causal_stats(cz.eng, &st);
+	snprintf(cz.progress, sizeof(cz.progress), ", %llu experiment%s",
+		 (unsigned long long)st.experiments, st.experiments == 1 ? "" : "s");
+	return cz.progress;
+}
+
+void cmd_causal_release(void)
+{
+	exp_causal_free(cz.eng);
+	cz.eng = NULL;
+	exp_progress_free(cz.pp);
+	cz.pp = NULL;
+	psup_u64map_release(&cz.spaces);
+	for (unsigned i = 0; i < cz.nlatency_dup; i++)
+		free(cz.latency_dup[i]);
+	cz.nlatency_dup = 0;
+	cz.sup = NULL;
+}
+
+void cmd_causal_thread_exiting(pid_t tid, pid_t pid)
+{
+	/* The last chance to read psup.h counters: after the reaping the
+	 * memory is gone (exact counts at exit: t5100-causal-count). */
+	if (cz.enabled && cz.pp)
+		exp_progress_thread_exiting(cz.pp, tid, pid);
+}
+
+unsigned cmd_causal_debug_slots(void)
+{
+	unsigned n = 0;
+
+	/* one hardware breakpoint per -p or --latency end, before lookups
+	 * (sampled points and source-level counters take none) */
+	for (unsigned i = 0; i < cz.nspecs; i++)
+		if (!cz.specs[i].sampled)
+			n++;
+	return n < 4 ? n : 4;
+}

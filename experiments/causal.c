@@ -1,0 +1,983 @@
+/*
+ * Causal experiments (Coz, sections 2-3.4): the engine. See "causal
+ * experiments" in experiments.h. It decides; the command pauses threads
+ * through the supervisor and feeds samples and stops back.
+ */
+#include "experiments/experiments.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "report/report.h"
+#include "symbols/symbols.h"
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+#ifndef FUTEX_LOCK_PI2
+#define FUTEX_LOCK_PI2 13
+#endif
+
+/* Lines picked from the last RECENT in-scope samples. */
+#define RECENT 256
+/* Address cache values: line index + 1, or OUT_OF_SCOPE. */
+#define OUT_OF_SCOPE UINT64_MAX
+/* Most progress points an experiment record carries. */
+#define MAX_POINTS 64
+/* Rises of the global count remembered per experiment, with the time of the
+ * sample that caused each: what the count was when a thread woke up. */
+#define HIST 4096
+/* Samples reach psup at most this late: older history is not searched. */
+#define HIST_LAG_NS (200ULL * 1000000ULL)
+
+struct cz_line {
+	char *file;
+	unsigned line;
+	uint64_t samples;  /* whole run */
+	uint64_t written;  /* samples at the last flush */
+};
+
+struct cz_thread {
+	pid_t tid, pid;
+	uint64_t local;    /* delay units: samples in the line + pauses + credits */
+	int64_t excess;    /* ns lost beyond what was asked (Coz's excess sleep) */
+	bool blocked;      /* switched out not preempted, or found in a call */
+	/* Crediting (Coz 3.4.2) from switch records: a blocking call seen
+	 * (WAIT_PENDING, since wait_t0), then the thread switched out not
+	 * preempted (WAIT_BLOCKED: it blocked, or attach's block sample said
+	 * futex), then its switch-in: credited as of that time. */
+	enum { WAIT_NONE, WAIT_PENDING, WAIT_BLOCKED } wait;
+	uint64_t wait_t0;
+	uint64_t last_in, last_out; /* times of its last switch records */
+	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
+};
+
+struct cz_proc {
+	pid_t pid;
+	char exe[PATH_MAX];
+	bool exe_known;
+	struct psup_u64map pcs; /* pc (| 1<<63 for return addresses) -> line + 1 */
+};
+
+/* SETTLING: the experiment's time is up; no more samples count, and the
+ * threads that can pay their remaining debt do, before the end is taken:
+ * with samples reaching psup a few ms late, forgiving the last debts would
+ * count delays (the paper's D) that were never inserted. */
+enum cz_state { CZ_IDLE, CZ_RUNNING, CZ_SETTLING, CZ_COOLOFF };
+/* Longest settling: a thread that keeps running without stopping (a stop
+ * refused, an exit) must not hold the experiment open. */
+#define SETTLE_MAX_NS (20ULL * 1000000ULL)
+
+struct exp_causal {
+	struct exp_causal_config cfg;
+	struct exp_progress *pp;
+	struct rep_writer *w;
+	uint64_t rng;
+
+	struct cz_line *lines;
+	size_t nlines, caplines;
+	struct psup_u64map line_ids; /* hash(file, line) -> index + 1 */
+	struct psup_u64map threads;  /* tid -> struct cz_thread * */
+	struct psup_u64map procs;    /* pid -> struct cz_proc * */
+	char *fixed_file;            /* --line, suffix */
+	unsigned fixed_lineno;
+	int64_t fixed_index;         /* its line index once seen, else -1 */
+
+	uint32_t recent[RECENT];
+	unsigned nrecent, recent_pos;
+
+	enum cz_state state;
+	uint64_t length;             /* current experiment length */
+	uint64_t t_start, t_cool_end, t_settle;
+	int64_t sel;                 /* selected line index, -1 none */
+	unsigned speedup;
+	uint64_t delay_ns;           /* per unit during the experiment */
+	uint64_t global;             /* global delay count in the experiment */
+	uint64_t sel_samples, tot_samples, pause_ns, pauses;
+	struct exp_point_value start_vals[MAX_POINTS];
+	unsigned npoints;
+	struct { uint64_t time, global; } hist[HIST];
+	unsigned nhist, hpos;
+
+	struct exp_causal_stats st;
+	uint64_t sum_periods, nperiods; /* observed sample periods (ns) */
+};
+
+/* ---- pure helpers --------------------------------------------------- */
+
+unsigned exp_causal_pick_speedup(uint64_t *rng)
+{
+	/* Coz section 2: a large share of experiments at 0% gives every line
+	 * its baseline; the rest uniform over 5..100 in steps of 5. */
+	uint64_t r = psup_rand_next(rng);
+
+	if (r & 1)
+		return 0;
+	return (unsigned)(((r >> 1) % 20) + 1) * 5;
+}
+
+uint64_t exp_causal_next_length(uint64_t len, uint64_t max, uint64_t min_delta, unsigned min_visits)
+{
+	if (min_delta >= min_visits)
+		return len;
+	/* Coz section 2: too few visits, double for the rest of the run. */
+	return len * 2 > max ? max : len * 2;
+}
+
+uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int64_t *excess)
+{
+	uint64_t owed;
+
+	if (global <= local)
+		return 0;
+	owed = (global - local) * delay_ns;
+	if (*excess > 0) {
+		if ((uint64_t)*excess >= owed) {
+			*excess -= (int64_t)owed;
+			return 0;
+		}
+		owed -= (uint64_t)*excess;
+		*excess = 0;
+	} else if (*excess < 0) {
+		/* A hold that ended early: the shortfall is owed too. */
+		owed += (uint64_t)-*excess;
+		*excess = 0;
+	}
+	return owed;
+}
+
+/* ---- lines and scope ---------------------------------------------------- */
+
+static uint64_t line_hash(const char *file, unsigned line)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const char *p = file; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ line) * 1099511628211ULL;
+	return h ? h : 1;
+}
+
+static bool fixed_matches(const struct exp_causal *c, const char *file, unsigned line)
+{
+	return c->fixed_file && line == c->fixed_lineno && sym_path_has_suffix(file, c->fixed_file);
+}
+
+/* Interns (file, line): its index, or -1 without memory. */
+static int64_t line_intern(struct exp_causal *c, const char *file, unsigned line)
+{
+	uint64_t key = line_hash(file, line);
+	uint64_t *v;
+
+	/* Open addressing over the hash: a collision moves to key + 1. */
+	for (;;) {
+		bool created;
+		v = psup_u64map_upsert(&c->line_ids, key, &created);
+		if (!v)
+			return -1;
+		if (created)
+			break;
+		struct cz_line *l = &c->lines[*v - 1];
+		if (l->line == line && !strcmp(l->file, file))
+			return (int64_t)(*v - 1);
+		key = key + 1 ? key + 1 : 1;
+	}
+	if (c->nlines == c->caplines) {
+		size_t cap = c->caplines ? c->caplines * 2 : 64;
+		struct cz_line *n = realloc(c->lines, cap * sizeof(*n));
+		if (!n) {
+			psup_u64map_remove(&c->line_ids, key);
+			return -1;
+		}
+		c->lines = n;
+		c->caplines = cap;
+	}
+	struct cz_line *l = &c->lines[c->nlines];
+	memset(l, 0, sizeof(*l));
+	l->file = strdup(file);
+	if (!l->file) {
+		psup_u64map_remove(&c->line_ids, key);
+		return -1;
+	}
+	l->line = line;
+	*v = ++c->nlines;
+	if (c->fixed_index < 0 && fixed_matches(c, file, line))
+		c->fixed_index = (int64_t)(c->nlines - 1);
+	return (int64_t)(c->nlines - 1);
+}
+
+static bool glob_matches(const char *const *globs, unsigned n, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (unsigned i = 0; i < n; i++) {
+		if (!fnmatch(globs[i], path, 0))
+			return true;
+		/* "main.c" or "*.c" name a file wherever it is. */
+		if (!strchr(globs[i], '/') && !fnmatch(globs[i], base, 0))
+			return true;
+	}
+	return false;
+}
+
+static struct cz_proc *proc_get(struct exp_causal *c, pid_t pid)
+{
+	bool created;
+	uint64_t *v = psup_u64map_upsert(&c->procs, (uint64_t)pid, &created);
+	struct cz_proc *p;
+
+	if (!v)
+		return NULL;
+	if (!created)
+		return (struct cz_proc *)(uintptr_t)*v;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		psup_u64map_remove(&c->procs, (uint64_t)pid);
+		return NULL;
+	}
+	p->pid = pid;
+	psup_u64map_init(&p->pcs);
+	*v = (uintptr_t)p;
+	return p;
+}
+
+static bool image_in_scope(struct exp_causal *c, struct cz_proc *p, const char *image)
+{
+	if (!image)
+		return false;
+	if (c->cfg.nbinary_scope)
+		return glob_matches(c->cfg.binary_scope, c->cfg.nbinary_scope, image);
+	/* Coz's default: the main executable. */
+	if (!p->exe_known) {
+		char path[64];
+		ssize_t n;
+		snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
+		n = readlink(path, p->exe, sizeof(p->exe) - 1);
+		p->exe[n > 0 ? n : 0] = '\0';
+		p->exe_known = n > 0;
+	}
+	return p->exe_known && !strcmp(p->exe, image);
+}
+
+/* The in-scope line of one address: its innermost in-scope (inlined) frame. */
+static uint64_t resolve_pc(struct exp_causal *c, struct sym_space *sp, struct cz_proc *p,
+			   uint64_t pc, bool ret)
+{
+	uint64_t key = pc | (ret ? 1ULL << 63 : 0);
+	uint64_t *v = psup_u64map_find(&p->pcs, key);
+	struct sym_loc loc;
+
+	if (v && *v)
+		return *v;
+	uint64_t val = OUT_OF_SCOPE;
+	if (sp && key && sym_space_resolve(sp, pc, ret, &loc) == 0 && image_in_scope(c, p, loc.image)) {
+		for (unsigned i = 0; i < loc.nframes; i++) {
+			const struct sym_frame *f = &loc.frames[i];
+			if (!f->file || !f->line)
+				continue;
+			if (c->cfg.nscope && !glob_matches(c->cfg.scope, c->cfg.nscope, f->file))
+				continue;
+			int64_t idx = line_intern(c, f->file, f->line);
+			if (idx >= 0)
+				val = (uint64_t)idx + 1;
+			break;
+		}
+	}
+	/* A failed lookup (a missing mapping) may succeed later: not cached. */
+	if (key) {
+		v = psup_u64map_upsert(&p->pcs, key, NULL);
+		if (v)
+			*v = val;
+	}
+	return val;
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+static struct cz_thread *thread_find(struct exp_causal *c, pid_t tid)
+{
+	uint64_t *v = psup_u64map_find(&c->threads, (uint64_t)tid);
+
+	return v ? (struct cz_thread *)(uintptr_t)*v : NULL;
+}
+
+int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid, pid_t parent)
+{
+	struct cz_thread *pt = parent ? thread_find(c, parent) : NULL;
+	struct cz_thread *t = thread_find(c, tid);
+	uint64_t *v;
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		v = psup_u64map_upsert(&c->threads, (uint64_t)tid, NULL);
+		if (!v) {
+			free(t);
+			return -ENOMEM;
+		}
+		*v = (uintptr_t)t;
+	}
+	t->tid = tid;
+	t->pid = pid;
+	/* Coz 3.4: the creator's delays delayed the creation too; a thread of
+	 * unknown origin owes nothing. */
+	t->local = pt ? pt->local : c->global;
+	return 0;
+}
+
+void exp_causal_thread_gone(struct exp_causal *c, pid_t tid)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (!t)
+		return;
+	psup_u64map_remove(&c->threads, (uint64_t)tid);
+	free(t);
+}
+
+void exp_causal_process_forget(struct exp_causal *c, pid_t pid)
+{
+	uint64_t *v = psup_u64map_find(&c->procs, (uint64_t)pid);
+	struct cz_proc *p;
+
+	if (!v)
+		return;
+	p = (struct cz_proc *)(uintptr_t)*v;
+	psup_u64map_remove(&c->procs, (uint64_t)pid);
+	psup_u64map_release(&p->pcs);
+	free(p);
+}
+
+/* ---- samples -------------------------------------------------------------- */
+
+/* Whether a sample taken at time falls in the running part of the current
+ * experiment (settling included for samples taken before it began). */
+static bool in_experiment(const struct exp_causal *c, uint64_t time)
+{
+	if (c->state == CZ_RUNNING)
+		return !time || time >= c->t_start;
+	if (c->state == CZ_SETTLING)
+		return time && time >= c->t_start && time < c->t_settle;
+	return false;
+}
+
+void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
+		       const uint64_t *pcs, unsigned npcs, uint64_t time)
+{
+	struct cz_proc *p = proc_get(c, pid);
+	struct cz_thread *t = thread_find(c, tid);
+	uint64_t val = OUT_OF_SCOPE;
+	bool counts = in_experiment(c, time);
+
+	c->st.samples++;
+	if (counts)
+		c->tot_samples++;
+	if (!p)
+		return;
+	if (t)
+		t->blocked = false; /* it ran */
+	/* Coz 3.4: out-of-scope samples belong to the first in-scope frame
+	 * of their call stack (the call site of printf, not strlen). */
+	for (unsigned i = 0; i < npcs && val == OUT_OF_SCOPE; i++)
+		val = resolve_pc(c, sp, p, pcs[i], i > 0);
+	if (val == OUT_OF_SCOPE)
+		return;
+	uint64_t idx = val - 1;
+	c->lines[idx].samples++;
+	c->st.in_scope_samples++;
+	c->recent[c->recent_pos] = (uint32_t)idx;
+	c->recent_pos = (c->recent_pos + 1) % RECENT;
+	if (c->nrecent < RECENT)
+		c->nrecent++;
+	if (!counts || (int64_t)idx != c->sel || !t)
+		return;
+	c->sel_samples++;
+	pr_trace("causal: sample of %d in the line at %llu (local %llu, global %llu)", tid,
+		 (unsigned long long)time, (unsigned long long)t->local + 1, (unsigned long long)c->global);
+	/* Coz 3.4.3: the sample counts for this thread only; it raises the
+	 * global count when it gets ahead, and the others owe the difference. */
+	t->local++;
+	if (t->local > c->global) {
+		c->global = t->local;
+		c->hist[c->hpos].time = time ? time : psup_now_ns();
+		c->hist[c->hpos].global = c->global;
+		c->hpos = (c->hpos + 1) % HIST;
+		if (c->nhist < HIST)
+			c->nhist++;
+	}
+}
+
+/* The global count as of time: its highest value caused by a sample taken
+ * at or before time (samples arrive out of order across threads). */
+static uint64_t global_at(const struct exp_causal *c, uint64_t time)
+{
+	uint64_t g = 0;
+
+	for (unsigned k = 0; k < c->nhist; k++) {
+		unsigned i = (c->hpos + HIST - 1 - k) % HIST;
+		if (c->hist[i].time <= time && c->hist[i].global > g)
+			g = c->hist[i].global;
+		/* Entries come in arrival order, at most HIST_LAG_NS late. */
+		if (c->hist[i].time + HIST_LAG_NS < time)
+			break;
+	}
+	return g;
+}
+
+void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (!t)
+		return;
+	t->blocked = out && !preempt;
+	if (time && out)
+		t->last_out = time;
+	else if (time)
+		t->last_in = time;
+	/* The switch-out of the ptrace stop that reported the call came
+	 * before wait_t0; its resume's switch-in is ignored while pending. */
+	if (out && !preempt && t->wait == WAIT_PENDING && (!time || time > t->wait_t0))
+		t->wait = WAIT_BLOCKED;
+	if (!out && t->wait == WAIT_BLOCKED) {
+		/* Woken from a blocking call, by a thread of the program that
+		 * executed its delays first (they run before every wake-up;
+		 * without interception, presumably). Credited with the delays
+		 * of line executions up to its wake-up, not those that reached
+		 * psup since (its switch-in record is a few ms late). */
+		uint64_t g = time ? global_at(c, time) : c->global;
+		t->wait = WAIT_NONE;
+		if (t->local < g) {
+			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
+				 (unsigned long long)(g - t->local));
+			t->local = g;
+		}
+	}
+}
+
+void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns)
+{
+	/* Ignore nonsense (a period after lost samples is the nominal one;
+	 * one above 100x the configured is not a sample period). */
+	if (!period_ns || period_ns > 100 * c->cfg.period_ns)
+		return;
+	/* Halve both sums now and then: the mean follows the recent samples
+	 * and cannot overflow. */
+	if (c->nperiods >= (1u << 20)) {
+		c->sum_periods /= 2;
+		c->nperiods /= 2;
+	}
+	c->sum_periods += period_ns;
+	c->nperiods++;
+}
+
+void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (t)
+		t->wait = WAIT_BLOCKED;
+}
+
+/* ---- intercepted calls and holds --------------------------------------- */
+
+static bool can_block(int nr, const uint64_t args[6])
+{
+	if (nr == SYS_futex) {
+		switch ((unsigned)args[1] & FUTEX_CMD_MASK) {
+		case FUTEX_WAIT:
+		case FUTEX_WAIT_BITSET:
+		case FUTEX_LOCK_PI:
+		case FUTEX_LOCK_PI2:
+		case FUTEX_WAIT_REQUEUE_PI:
+			return true;
+		default:
+			return false; /* wakes: delays before, nothing after */
+		}
+	}
+	return nr == SYS_futex_waitv || nr == SYS_rt_sigtimedwait || nr == SYS_rt_sigsuspend;
+}
+
+bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
+			      uint64_t now)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (!t)
+		return false;
+	/* Its previous blocking call did not block (no switch-out since),
+	 * or the switch-in was lost: no credit. */
+	t->wait = WAIT_NONE;
+	/* Only during experiments, 0% included: the same work at every
+	 * speedup (Coz section 2: only line-dependent costs cancel out). */
+	if (c->state != CZ_RUNNING && c->state != CZ_SETTLING)
+		return false;
+	if (can_block(nr, args)) {
+		/* Credited from its switch records when it blocks and wakes
+		 * (exp_causal_switch): no stop at the call's return, which
+		 * would cost as much as this one. */
+		t->wait = WAIT_PENDING;
+		t->wait_t0 = now;
+	}
+	return false;
+}
+
+void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	/* Coz 3.4.2: whoever woke it had executed its delays first, so the
+	 * ones inserted while it waited are credited. A wait that failed at
+	 * once (EAGAIN: the value changed; a timeout) still is: the thread
+	 * that changed the value paid before its wake, and a timeout spent the
+	 * same time blocked. */
+	(void)ret;
+	if (t && t->local < c->global) {
+		pr_trace("causal: thread %d credited %llu", tid, (unsigned long long)(c->global - t->local));
+		t->local = c->global;
+	}
+}
+
+uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
+{
+	struct cz_thread *t = thread_find(c, tid);
+	uint64_t owed;
+
+	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+		return 0;
+	if (in_syscall) {
+		t->blocked = true;
+		return 0;
+	}
+	/* Woke from a blocking call whose switch-in record has not reached
+	 * psup: its credit is not known yet; the next tick decides. */
+	if (t->wait == WAIT_BLOCKED)
+		return 0;
+	/* It owes the line executions up to when it stopped (its switch-out
+	 * record, when psup has it), not those during psup's own delay in
+	 * answering the stop: then it was not running. */
+	uint64_t g = c->global;
+	if (t->last_out > t->last_in) {
+		uint64_t at = global_at(c, t->last_out);
+		if (at < g)
+			g = at;
+	}
+	owed = exp_causal_owed(g, t->local, c->delay_ns, &t->excess);
+	if (owed)
+		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", tid,
+			 (unsigned long long)owed, (unsigned long long)g,
+			 (unsigned long long)t->local);
+	if (t->local < g)
+		t->local = g;
+	if (owed)
+		t->holding = true;
+	return owed;
+}
+
+void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	c->pause_ns += lost_ns;
+	c->pauses++;
+	if (t) {
+		t->excess += (int64_t)lost_ns - (int64_t)asked_ns;
+		t->holding = false;
+	}
+}
+
+unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max)
+{
+	unsigned n = 0;
+	/* Settling: every debt is worth a stop. */
+	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
+
+	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+		return 0;
+	for (size_t i = 0; i < c->threads.cap && n < max; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
+			continue;
+		int64_t excess = t->excess;
+		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min)
+			tids[n++] = t->tid;
+	}
+	return n;
+}
+
+/* ---- experiments ----------------------------------------------------- */
+
+static void forgive_all(struct exp_causal *c)
+{
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		t->local = 0;
+		t->holding = false;
+		/* Excess is settled within an experiment: a hold that ran long
+		 * in one must not shorten the pauses of the next, whose own
+		 * delays it would then under-insert. */
+		t->excess = 0;
+	}
+	c->global = 0;
+}
+
+static unsigned read_points(struct exp_causal *c, struct exp_point_value *out)
+{
+	unsigned n;
+
+	if (!c->pp)
+		return 0;
+	n = exp_progress_npoints(c->pp);
+	if (n > MAX_POINTS)
+		n = MAX_POINTS;
+	if (n && exp_progress_read(c->pp, out, n) < 0)
+		return 0;
+	return n;
+}
+
+static bool pick_line(struct exp_causal *c)
+{
+	if (c->fixed_file) {
+		if (c->fixed_index < 0)
+			return false; /* not seen yet: its path is unknown */
+		c->sel = c->fixed_index;
+		return true;
+	}
+	if (!c->nrecent)
+		return false;
+	/* Coz section 2: random, never systematic. */
+	c->sel = c->recent[psup_rand_next(&c->rng) % c->nrecent];
+	return true;
+}
+
+static void start(struct exp_causal *c, uint64_t now)
+{
+	c->speedup = c->cfg.fixed_speedup >= 0 ? (unsigned)c->cfg.fixed_speedup
+					       : exp_causal_pick_speedup(&c->rng);
+	uint64_t period = c->nperiods >= 100 ? c->sum_periods / c->nperiods : c->cfg.period_ns;
+	c->delay_ns = period * c->speedup / 100;
+	forgive_all(c);
+	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
+	c->nhist = c->hpos = 0;
+	c->npoints = read_points(c, c->start_vals);
+	c->t_start = now;
+	c->state = CZ_RUNNING;
+}
+
+/* Builds the point deltas from start (NULL: totals since the beginning)
+ * to end: throughput points one each, a latency pair (BEGIN and END of the
+ * same name) one together. */
+static unsigned point_deltas(const struct exp_point_value *start, unsigned nstart,
+			     const struct exp_point_value *end, unsigned n,
+			     struct rep_point_delta *out, uint64_t *min_delta)
+{
+	static const struct exp_point_value zero;
+	unsigned k = 0;
+
+	*min_delta = UINT64_MAX;
+	for (unsigned i = 0; i < n && (!start || i < nstart); i++) {
+		const struct exp_point_value *s = start ? &start[i] : &zero, *e = &end[i];
+		uint64_t d = e->count >= s->count ? e->count - s->count : 0;
+		if (e->kind == EXP_POINT_THROUGHPUT) {
+			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_THROUGHPUT,
+							     .delta = d };
+			if (d < *min_delta)
+				*min_delta = d;
+			continue;
+		}
+		/* Find or make the pair's entry. */
+		unsigned j;
+		for (j = 0; j < k; j++)
+			if (out[j].kind == REP_POINT_LATENCY && !strcmp(out[j].name, e->name))
+				break;
+		if (j == k)
+			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_LATENCY };
+		if (e->kind == EXP_POINT_BEGIN) {
+			out[j].arrivals = d;
+			if (start)
+				out[j].in_flight_begin += (int64_t)s->count;
+		} else {
+			out[j].departures = d;
+			if (start)
+				out[j].in_flight_begin -= (int64_t)s->count;
+		}
+	}
+	/* Latency pairs count by their departures. */
+	for (unsigned j = 0; j < k; j++)
+		if (out[j].kind == REP_POINT_LATENCY && out[j].departures < *min_delta)
+			*min_delta = out[j].departures;
+	return k;
+}
+
+static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end, uint64_t *min_delta)
+{
+	struct exp_point_value end[MAX_POINTS];
+	struct rep_point_delta deltas[MAX_POINTS];
+	unsigned n = read_points(c, end);
+	unsigned k = point_deltas(c->start_vals, c->npoints, end, n, deltas, min_delta);
+	const struct cz_line *l = c->sel >= 0 ? &c->lines[c->sel] : NULL;
+	struct rep_experiment e = {
+		.time = now,
+		.file = l ? l->file : NULL,
+		.line = l ? l->line : 0,
+		.speedup_pct = c->speedup,
+		.duration_ns = now - c->t_start,
+		.delay_ns = c->global * c->delay_ns,
+		.delays = c->global,
+		.selected_samples = c->sel_samples,
+		.total_samples = c->tot_samples,
+		.pause_ns = c->pause_ns,
+		.pauses = c->pauses,
+		.npoints = k,
+		.points = deltas,
+		.end_to_end = end_to_end,
+	};
+	int err = c->w ? rep_write_experiment(c->w, &e) : 0;
+
+	if (err == 0)
+		c->st.experiments++;
+	return err;
+}
+
+static int end_experiment(struct exp_causal *c, uint64_t now, bool cut)
+{
+	uint64_t min_delta = UINT64_MAX;
+	int err = 0;
+
+	if (cut && now - c->t_start < c->length / 2)
+		c->st.dropped++;
+	else
+		err = write_experiment(c, now, false, &min_delta);
+	if (!cut && c->pp && min_delta != UINT64_MAX)
+		c->length = exp_causal_next_length(c->length, c->cfg.max_experiment_ns, min_delta,
+						   c->cfg.min_visits);
+	/* No delays owed outside an experiment. */
+	c->delay_ns = 0;
+	forgive_all(c);
+	c->state = CZ_COOLOFF;
+	c->t_cool_end = now + c->cfg.cooloff_ns;
+	return err;
+}
+
+/* Whether every thread that can pay has paid (blocked ones pay or are
+ * credited when they run again: Coz 3.4.1). */
+static bool settled(struct exp_causal *c)
+{
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		if (t->holding)
+			return false;
+		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
+			continue;
+		int64_t excess = t->excess;
+		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess))
+			return false;
+	}
+	return true;
+}
+
+int exp_causal_tick(struct exp_causal *c, uint64_t now)
+{
+	switch (c->state) {
+	case CZ_RUNNING:
+		if (now - c->t_start < c->length)
+			return 0;
+		c->state = CZ_SETTLING;
+		/* A sample taken before now still counts when it arrives. */
+		c->t_settle = now;
+		/* fall through */
+	case CZ_SETTLING:
+		if (!c->delay_ns || settled(c) || now - c->t_settle >= SETTLE_MAX_NS)
+			return end_experiment(c, now, false);
+		return 0;
+	case CZ_COOLOFF:
+		if (now < c->t_cool_end)
+			return 0;
+		c->state = CZ_IDLE;
+		/* fall through */
+	case CZ_IDLE:
+		if (pick_line(c))
+			start(c, now);
+		return 0;
+	}
+	return 0;
+}
+
+int exp_causal_flush(struct exp_causal *c)
+{
+	if (c->pp && c->w) {
+		/* Every point's visits over the whole run, outside experiments
+		 * too: what the report shows per point. */
+		struct exp_point_value vals[MAX_POINTS];
+		struct rep_point_delta totals[MAX_POINTS];
+		uint64_t min;
+		unsigned n = read_points(c, vals);
+		unsigned k = point_deltas(NULL, 0, vals, n, totals, &min);
+		if (k) {
+			int err = rep_write_progress_totals(c->w, psup_now_ns(), k, totals);
+			if (err < 0)
+				return err;
+		}
+	}
+	for (size_t i = 0; i < c->nlines; i++) {
+		struct cz_line *l = &c->lines[i];
+		if (l->samples == l->written)
+			continue;
+		int err = c->w ? rep_write_line_samples(c->w, l->file, l->line, l->samples) : 0;
+		if (err < 0)
+			return err;
+		l->written = l->samples;
+	}
+	return 0;
+}
+
+int exp_causal_finish(struct exp_causal *c, uint64_t now)
+{
+	int err = 0;
+
+	if (c->state == CZ_RUNNING || c->state == CZ_SETTLING)
+		err = end_experiment(c, now, c->state == CZ_RUNNING);
+	c->state = CZ_IDLE;
+	c->delay_ns = 0;
+	if (err == 0)
+		err = exp_causal_flush(c);
+	return err;
+}
+
+int exp_causal_run_begin(struct exp_causal *c, uint64_t now)
+{
+	if (!pick_line(c))
+		c->sel = -1;
+	start(c, now);
+	if (c->sel < 0) {
+		/* Nothing sampled yet: a baseline run. */
+		c->speedup = 0;
+		c->delay_ns = 0;
+	}
+	return 0;
+}
+
+int exp_causal_run_end(struct exp_causal *c, uint64_t now)
+{
+	uint64_t min_delta;
+	int err = 0;
+
+	if (c->state == CZ_RUNNING)
+		err = write_experiment(c, now, true, &min_delta);
+	c->state = CZ_IDLE;
+	c->delay_ns = 0;
+	forgive_all(c);
+	if (err == 0)
+		err = exp_causal_flush(c);
+	return err;
+}
+
+void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out)
+{
+	*out = c->st;
+	out->lines = (unsigned)c->nlines;
+	out->experiment_ns = c->length;
+	out->running = c->state == CZ_RUNNING || c->state == CZ_SETTLING;
+	out->file = out->running && c->sel >= 0 ? c->lines[c->sel].file : NULL;
+	out->line = out->running && c->sel >= 0 ? c->lines[c->sel].line : 0;
+	out->speedup_pct = c->speedup;
+	out->fixed_line_seen = c->fixed_index >= 0;
+}
+
+/* ---- lifecycle ------------------------------------------------------ */
+
+int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
+		   struct rep_writer *w, struct exp_causal **out)
+{
+	struct exp_causal *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	if (!c->cfg.experiment_ns)
+		c->cfg.experiment_ns = EXP_CAUSAL_DEFAULT_EXPERIMENT_NS;
+	if (!c->cfg.max_experiment_ns)
+		c->cfg.max_experiment_ns = EXP_CAUSAL_DEFAULT_MAX_NS;
+	if (c->cfg.max_experiment_ns < c->cfg.experiment_ns)
+		c->cfg.max_experiment_ns = c->cfg.experiment_ns;
+	if (!c->cfg.cooloff_ns)
+		c->cfg.cooloff_ns = EXP_CAUSAL_DEFAULT_COOLOFF_NS;
+	if (!c->cfg.min_visits)
+		c->cfg.min_visits = EXP_CAUSAL_MIN_VISITS;
+	if (!c->cfg.pause_min_ns)
+		c->cfg.pause_min_ns = EXP_CAUSAL_PAUSE_MIN_NS;
+	if (!c->cfg.period_ns)
+		c->cfg.period_ns = 1000000;
+	if (c->cfg.fixed_speedup > 100)
+		goto invalid;
+	c->fixed_index = -1;
+	c->sel = -1;
+	if (cfg->fixed_line) {
+		const char *colon = strrchr(cfg->fixed_line, ':');
+		long v;
+		if (!colon || colon == cfg->fixed_line || psup_parse_long(colon + 1, 1, INT_MAX, &v) < 0)
+			goto invalid;
+		c->fixed_file = strndup(cfg->fixed_line, (size_t)(colon - cfg->fixed_line));
+		if (!c->fixed_file) {
+			free(c);
+			return -ENOMEM;
+		}
+		c->fixed_lineno = (unsigned)v;
+	}
+	c->pp = pp;
+	c->w = w;
+	c->rng = cfg->seed ? cfg->seed : psup_rand_seed();
+	if (!c->rng)
+		c->rng = 0x9e3779b97f4a7c15ULL;
+	c->length = c->cfg.experiment_ns;
+	psup_u64map_init(&c->line_ids);
+	psup_u64map_init(&c->threads);
+	psup_u64map_init(&c->procs);
+	*out = c;
+	return 0;
+invalid:
+	free(c);
+	return -EINVAL;
+}
+
+void exp_causal_free(struct exp_causal *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->threads.cap; i++)
+		if (c->threads.keys[i])
+			free((void *)(uintptr_t)c->threads.vals[i]);
+	for (size_t i = 0; i < c->procs.cap; i++) {
+		if (!c->procs.keys[i] || !c->procs.vals[i])
+			continue;
+		struct cz_proc *p = (struct cz_proc *)(uintptr_t)c->procs.vals[i];
+		psup_u64map_release(&p->pcs);
+		free(p);
+	}
+	for (size_t i = 0; i < c->nlines; i++)
+		free(c->lines[i].file);
+	free(c->lines);
+	free(c->fixed_file);
+	psup_u64map_release(&c->line_ids);
+	psup_u64map_release(&c->threads);
+	psup_u64map_release(&c->procs);
+	free(c);
+}

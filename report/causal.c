@@ -1,0 +1,1736 @@
+#include "report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "report/report-internal.h"
+
+/*
+ * The causal profile (Coz, Curtsinger & Berger, SOSP 2015, sections 2-3.4):
+ * the experiment records of every loaded run, turned into one curve per
+ * (selected line, progress point): predicted program speedup over line
+ * speedup, with a bootstrap confidence interval per point, ranked by the
+ * slope of a least-squares fit.
+ *
+ * The statistics, exactly (docs/format.md and the README say the same):
+ *
+ *  - Experiments with the same line, point and speedup are pooled by adding
+ *    visits and effective durations (Coz section 2, "Producing a causal
+ *    profile"): effective duration = duration - inserted delay (the paper's
+ *    D). Throughput: period p_s = sum(effective) / sum(delta).
+ *  - Latency (Little's law, L = lambda W): per experiment the mean number in
+ *    flight is the mean of its value at the start and at the end,
+ *    in_flight_begin + (arrivals - departures) / 2; pooled, lambda =
+ *    sum(arrivals) / sum(effective) and L = the duration-weighted mean in
+ *    flight, so W_s = sum(L_i * effective_i) / sum(arrivals_i).
+ *  - Program speedup at s: (p_0 - p_s) / p_0, or (W_0 - W_s) / W_0 for
+ *    latency, so it is positive when the period or the latency falls. The
+ *    baseline p_0 comes from the 0% experiments of the SAME line, as the
+ *    paper prescribes and Coz's viewer does: line-dependent overhead of the
+ *    delays then cancels out.
+ *  - Phase correction (eq. 5-8): every speedup is multiplied by
+ *    f = (t_obs / s_obs) * (s / T) -- t_obs the effective time of the
+ *    line's experiments, s_obs the samples in the line during them, s the
+ *    line's samples over the whole run (line_samples records) and T the
+ *    run's effective time (runtime up to the last line_samples record minus
+ *    the delays inserted before it). f estimates t_A / T, so it is clamped to
+ *    [0, 1]; it is 1 when a term is missing (no line_samples, no sample in
+ *    the line during its experiments) and for end-to-end experiments, which
+ *    cover the whole run.
+ *  - End-to-end experiments (--runs) use the run itself as the period: a
+ *    point named "end-to-end" with one visit per run.
+ *  - 95% confidence intervals: bootstrap over experiments: the n
+ *    experiments of a (line, point) are drawn n times with replacement, 1000
+ *    times from a fixed seed (the output is deterministic); a draw without a
+ *    usable baseline is skipped; percentile interval of each point over the
+ *    draws that have it, and of the slope. Not stratified by speedup on
+ *    purpose: a speedup measured by a single experiment would then never
+ *    vary, and the slope's interval would ignore most of the noise. (A
+ *    single-experiment point's own interval still only shows the noise of
+ *    its baseline: read the experiments column.)
+ *  - The slope is a least-squares fit weighted by the experiments behind
+ *    each point (the same as fitting the experiments one by one, pooled per
+ *    speedup), in percent of program speedup per percent of line speedup.
+ *  - An experiment whose point saw fewer than CZ_MIN_VISITS visits
+ *    (latency: arrivals or departures) does not count for that point, as in
+ *    Coz's runtime, which does not log them: a warm-up or an experiment cut
+ *    by the end of the run measures a period it did not see, and pooled with
+ *    few others it would dominate a speedup's value. End-to-end runs count
+ *    one visit each and are exempt. The report says how many were left out.
+ *  - A curve is drawn when it has a 0% baseline with visits, at least
+ *    CZ_MIN_SPEEDUPS distinct speedups with visits (0% included) and at
+ *    least CZ_MIN_EXPERIMENTS experiments; every other (line, point) with
+ *    experiments is listed as insufficient, saying what is missing.
+ *  - Contention: the curve falls, i.e. the slope's whole 95% interval is
+ *    below 0 and the slope is at most -CZ_CONTENTION_SLOPE (a line whose
+ *    100% speedup would cost the program at least 5%).
+ */
+
+#define CZ_MIN_VISITS 5
+#define CZ_NOISY_CV 0.3
+#define CZ_MIN_SPEEDUPS 3
+#define CZ_MIN_EXPERIMENTS 4
+#define CZ_CONTENTION_SLOPE 0.05
+#define CZ_BOOTSTRAP 1000
+#define CZ_SEED 0x5eed0c0ffee15ULL
+#define CZ_NSPEEDUPS 101 /* 0..100 */
+#define CZ_E2E_POINT "end-to-end"
+
+/* ---- the loaded records ------------------------------------------------- */
+
+struct cz_point {
+	uint32_t name;            /* string id */
+	enum rep_point_kind kind;
+};
+
+struct cz_pdelta {
+	uint32_t point;           /* row in points */
+	uint64_t delta, arrivals, departures;
+	int64_t in_flight;
+};
+
+struct cz_exp {
+	uint32_t run;             /* profile run row */
+	uint32_t file, line;      /* string id (0: none), line */
+	uint32_t speedup;
+	uint64_t time, duration, delay, delays, selected, total, pause, pauses;
+	bool e2e;
+	uint32_t first, npts;     /* into pds */
+};
+
+struct cz_lsamples {
+	uint32_t run, file, line;
+	uint64_t count;
+	uint64_t hash;
+};
+
+struct cz_run {
+	uint32_t run;             /* profile run row */
+	bool has_info;
+	uint32_t mode, note;      /* string ids */
+	bool crediting;
+	uint64_t period_ns, scope_lines;
+	uint64_t ls_time;         /* time of the last line_samples record, 0: none */
+};
+
+/* A progress_totals entry: the latest per (run, point) wins. */
+struct cz_total {
+	uint32_t run, point;
+	uint64_t visits, departures;
+};
+
+struct rep_causal {
+	struct cz_total *totals;
+	uint32_t ntotals, totals_cap;
+	struct cz_exp *exps;
+	uint32_t nexps, exps_cap;
+	struct cz_pdelta *pds;
+	uint32_t npds, pds_cap;
+	struct cz_point *points;
+	uint32_t npoints, points_cap;
+	struct cz_lsamples *ls;
+	uint32_t nls, ls_cap;
+	struct rep_index ls_ix;
+	struct cz_run *runs;
+	uint32_t nruns, runs_cap;
+};
+
+void rep_causal_free(struct rep_causal *cz)
+{
+	if (!cz)
+		return;
+	free(cz->totals);
+	free(cz->exps);
+	free(cz->pds);
+	free(cz->points);
+	free(cz->ls);
+	rep_index_release(&cz->ls_ix);
+	free(cz->runs);
+	free(cz);
+}
+
+bool rep_profile_has_causal(const struct rep_profile *p)
+{
+	return p && p->causal;
+}
+
+size_t rep_profile_nexperiments(const struct rep_profile *p)
+{
+	return p && p->causal ? p->causal->nexps : 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return psup_hash64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6)));
+}
+
+struct ls_key {
+	uint32_t run, file, line;
+};
+
+static bool ls_eq(const void *ctx, uint32_t row, const void *key)
+{
+	const struct rep_causal *cz = ctx;
+	const struct ls_key *k = key;
+	const struct cz_lsamples *l = &cz->ls[row];
+
+	return l->run == k->run && l->file == k->file && l->line == k->line;
+}
+
+static uint64_t ls_rowhash(const void *ctx, uint32_t row)
+{
+	return ((const struct rep_causal *)ctx)->ls[row].hash;
+}
+
+static struct cz_run *run_get(struct rep_causal *cz, uint32_t run)
+{
+	for (uint32_t i = cz->nruns; i-- > 0;)
+		if (cz->runs[i].run == run)
+			return &cz->runs[i];
+	if (rep_grow32((void **)&cz->runs, &cz->runs_cap, cz->nruns, sizeof(*cz->runs)))
+		return NULL;
+	memset(&cz->runs[cz->nruns], 0, sizeof(cz->runs[0]));
+	cz->runs[cz->nruns].run = run;
+	return &cz->runs[cz->nruns++];
+}
+
+static int64_t point_get(struct rep_profile *p, struct rep_causal *cz, struct rep_slice name,
+			 enum rep_point_kind kind)
+{
+	int64_t id;
+
+	if (!name.p || !name.len) {
+		name.p = "(unnamed)";
+		name.len = strlen(name.p);
+	}
+	id = rep_strtab_intern(&p->strs, name.p, name.len);
+	if (id < 0)
+		return id;
+	for (uint32_t i = 0; i < cz->npoints; i++)
+		if (cz->points[i].name == (uint32_t)id && cz->points[i].kind == kind)
+			return i;
+	if (rep_grow32((void **)&cz->points, &cz->points_cap, cz->npoints, sizeof(*cz->points)))
+		return -ENOMEM;
+	memset(&cz->points[cz->npoints], 0, sizeof(cz->points[0]));
+	cz->points[cz->npoints].name = (uint32_t)id;
+	cz->points[cz->npoints].kind = kind;
+	return cz->npoints++;
+}
+
+static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_slice name,
+		      enum rep_point_kind kind, uint64_t delta, uint64_t arr, uint64_t dep,
+		      int64_t in_flight)
+{
+	int64_t pt = point_get(p, cz, name, kind);
+	struct cz_pdelta *d;
+
+	if (pt < 0)
+		return (int)pt;
+	if (rep_grow32((void **)&cz->pds, &cz->pds_cap, cz->npds, sizeof(*cz->pds)))
+		return -ENOMEM;
+	d = &cz->pds[cz->npds++];
+	d->point = (uint32_t)pt;
+	d->delta = delta;
+	d->arrivals = arr;
+	d->departures = dep;
+	d->in_flight = in_flight;
+	return 0;
+}
+
+/* The kind of a point as read; -1 for an unknown one. */
+static int point_kind(const struct rep_rpoint *rp)
+{
+	if (rp->kind.len == 7 && memcmp(rp->kind.p, "latency", 7) == 0)
+		return REP_POINT_LATENCY;
+	if (rp->kind.len == 10 && memcmp(rp->kind.p, "throughput", 10) == 0)
+		return REP_POINT_THROUGHPUT;
+	return -1;
+}
+
+static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const struct rep_rec *r)
+{
+	const struct rep_crec *cr = r->causal;
+	struct rep_profile *p = c->p;
+	struct cz_exp *e;
+	int64_t file = 0;
+	int rc;
+
+	if (!rep_crec_has(cr, REP_CK_SPEEDUP) || !rep_crec_has(cr, REP_CK_DURATION)) {
+		rep_load_error(c, "an \"experiment\" record without \"%s\"",
+			       rep_crec_has(cr, REP_CK_SPEEDUP) ? "duration" : "speedup");
+		return -EINVAL;
+	}
+	if (cr->u[REP_CK_SPEEDUP] > 100) {
+		rep_load_error(c, "an experiment with a speedup of %" PRIu64 "%% (0 to 100)",
+			       cr->u[REP_CK_SPEEDUP]);
+		return -EINVAL;
+	}
+	if (cr->u[REP_CK_LINE] > UINT32_MAX) {
+		rep_load_error(c, "an experiment's line %" PRIu64 " is out of range", cr->u[REP_CK_LINE]);
+		return -EINVAL;
+	}
+	if (rep_crec_has(cr, REP_CK_FILE) && cr->s[REP_CK_FILE].len &&
+	    (file = rep_strtab_intern(&p->strs, cr->s[REP_CK_FILE].p, cr->s[REP_CK_FILE].len)) < 0)
+		return (int)file;
+	if (rep_grow32((void **)&cz->exps, &cz->exps_cap, cz->nexps, sizeof(*cz->exps)))
+		return -ENOMEM;
+	e = &cz->exps[cz->nexps];
+	memset(e, 0, sizeof(*e));
+	e->run = c->run;
+	e->file = (uint32_t)file;
+	e->line = (uint32_t)cr->u[REP_CK_LINE];
+	e->speedup = (uint32_t)cr->u[REP_CK_SPEEDUP];
+	e->time = r->u[REP_K_TIME];
+	e->duration = cr->u[REP_CK_DURATION];
+	e->delay = cr->u[REP_CK_DELAY];
+	e->delays = cr->u[REP_CK_DELAYS];
+	e->selected = cr->u[REP_CK_SELECTED_SAMPLES];
+	e->total = cr->u[REP_CK_TOTAL_SAMPLES];
+	e->pause = cr->u[REP_CK_PAUSE];
+	e->pauses = cr->u[REP_CK_PAUSES];
+	e->e2e = rep_crec_has(cr, REP_CK_END_TO_END) && cr->u[REP_CK_END_TO_END];
+	e->first = cz->npds;
+	for (size_t i = 0; i < cr->npoints && rep_crec_has(cr, REP_CK_POINTS); i++) {
+		const struct rep_rpoint *rp = &cr->points[i];
+		int kind = point_kind(rp);
+
+		if (kind < 0) {
+			/* the kind's bytes are not echoed: they may be anything */
+			rep_load_error(c, "a progress point of an unknown kind (throughput or latency)");
+			return -EINVAL;
+		}
+		if ((rc = add_pdelta(p, cz, rp->name, (enum rep_point_kind)kind, rp->delta, rp->arrivals,
+				     rp->departures, rp->in_flight)))
+			return rc;
+	}
+	/* --runs: the run is the unit of progress */
+	if (e->e2e) {
+		struct rep_slice n = { CZ_E2E_POINT, strlen(CZ_E2E_POINT) };
+
+		if ((rc = add_pdelta(p, cz, n, REP_POINT_THROUGHPUT, 1, 0, 0, 0)))
+			return rc;
+	}
+	e->npts = cz->npds - e->first;
+	cz->nexps++;
+	return 0;
+}
+
+static int apply_totals(struct rep_loadctx *c, struct rep_causal *cz, const struct rep_rec *r)
+{
+	const struct rep_crec *cr = r->causal;
+
+	for (size_t i = 0; i < cr->npoints && rep_crec_has(cr, REP_CK_POINTS); i++) {
+		const struct rep_rpoint *rp = &cr->points[i];
+		int kind = point_kind(rp);
+		int64_t pt;
+		uint32_t j;
+
+		if (kind < 0) {
+			rep_load_error(c, "a progress point of an unknown kind (throughput or latency)");
+			return -EINVAL;
+		}
+		pt = point_get(c->p, cz, rp->name, (enum rep_point_kind)kind);
+		if (pt < 0)
+			return (int)pt;
+		for (j = 0; j < cz->ntotals; j++)
+			if (cz->totals[j].run == c->run && cz->totals[j].point == (uint32_t)pt)
+				break;
+		if (j == cz->ntotals) {
+			if (rep_grow32((void **)&cz->totals, &cz->totals_cap, cz->ntotals,
+				       sizeof(*cz->totals)))
+				return -ENOMEM;
+			cz->ntotals++;
+		}
+		cz->totals[j] = (struct cz_total){
+			c->run, (uint32_t)pt, kind == REP_POINT_LATENCY ? rp->arrivals : rp->delta,
+			rp->departures
+		};
+	}
+	return 0;
+}
+
+static int apply_line_samples(struct rep_loadctx *c, struct rep_causal *cz, const struct rep_rec *r)
+{
+	const struct rep_crec *cr = r->causal;
+	struct rep_profile *p = c->p;
+	struct ls_key k;
+	struct cz_run *run;
+	uint32_t row;
+	int64_t file;
+	uint64_t h;
+
+	if (!rep_crec_has(cr, REP_CK_FILE) || !rep_crec_has(cr, REP_CK_LINE) ||
+	    !rep_rec_has(r, REP_K_COUNT)) {
+		rep_load_error(c, "a \"line_samples\" record without \"file\", \"line\" or \"count\"");
+		return -EINVAL;
+	}
+	if (cr->u[REP_CK_LINE] > UINT32_MAX) {
+		rep_load_error(c, "a line_samples line %" PRIu64 " is out of range", cr->u[REP_CK_LINE]);
+		return -EINVAL;
+	}
+	file = rep_strtab_intern(&p->strs, cr->s[REP_CK_FILE].p, cr->s[REP_CK_FILE].len);
+	if (file < 0)
+		return (int)file;
+	if (!(run = run_get(cz, c->run)))
+		return -ENOMEM;
+	if (r->u[REP_K_TIME] > run->ls_time)
+		run->ls_time = r->u[REP_K_TIME];
+	k.run = c->run;
+	k.file = (uint32_t)file;
+	k.line = (uint32_t)cr->u[REP_CK_LINE];
+	h = mix(mix(mix(0, k.run), k.file), k.line);
+	row = rep_index_find(&cz->ls_ix, h, ls_eq, cz, &k);
+	if (row == REP_NONE) {
+		if (rep_grow32((void **)&cz->ls, &cz->ls_cap, cz->nls, sizeof(*cz->ls)))
+			return -ENOMEM;
+		cz->ls[cz->nls] = (struct cz_lsamples){ k.run, k.file, k.line, 0, h };
+		if (rep_index_add(&cz->ls_ix, h, cz->nls, ls_rowhash, cz))
+			return -ENOMEM;
+		row = cz->nls++;
+	}
+	/* cumulative: the latest record wins */
+	cz->ls[row].count = r->u[REP_K_COUNT];
+	return 0;
+}
+
+static int apply_info(struct rep_loadctx *c, struct rep_causal *cz, const struct rep_rec *r)
+{
+	const struct rep_crec *cr = r->causal;
+	struct cz_run *run = run_get(cz, c->run);
+	int64_t id;
+
+	if (!run)
+		return -ENOMEM;
+	run->has_info = true;
+	id = rep_rec_has(r, REP_K_MODE) ? rep_strtab_intern(&c->p->strs, r->s[REP_K_MODE].p,
+							     r->s[REP_K_MODE].len)
+					: 0;
+	if (id < 0)
+		return (int)id;
+	run->mode = (uint32_t)id;
+	id = rep_crec_has(cr, REP_CK_NOTE) ? rep_strtab_intern(&c->p->strs, cr->s[REP_CK_NOTE].p,
+								cr->s[REP_CK_NOTE].len)
+					   : 0;
+	if (id < 0)
+		return (int)id;
+	run->note = (uint32_t)id;
+	run->crediting = rep_crec_has(cr, REP_CK_SYSCALL_CREDITING) && cr->u[REP_CK_SYSCALL_CREDITING];
+	run->period_ns = cr->u[REP_CK_PERIOD_NS];
+	run->scope_lines = cr->u[REP_CK_SCOPE_LINES];
+	return 0;
+}
+
+int rep_causal_apply(struct rep_loadctx *c, const struct rep_rec *r)
+{
+	struct rep_causal *cz = c->p->causal;
+
+	if (!r->causal)
+		return -EINVAL;
+	if (!cz) {
+		cz = calloc(1, sizeof(*cz));
+		if (!cz)
+			return -ENOMEM;
+		rep_index_init(&cz->ls_ix);
+		c->p->causal = cz;
+	}
+	switch (r->type) {
+	case REP_REC_EXPERIMENT:
+		return apply_experiment(c, cz, r);
+	case REP_REC_LINE_SAMPLES:
+		return apply_line_samples(c, cz, r);
+	case REP_REC_CAUSAL_INFO:
+		return apply_info(c, cz, r);
+	case REP_REC_PROGRESS_TOTALS:
+		return apply_totals(c, cz, r);
+	default:
+		return 0;
+	}
+}
+
+/* ---- the analysis ------------------------------------------------------------ */
+
+/* One (experiment, point) pair, the unit the curves are made of. */
+struct cz_obs {
+	uint32_t file, line, point;
+	uint32_t speedup;
+	uint32_t exp;
+	uint32_t pd;
+	bool low;                 /* fewer than CZ_MIN_VISITS visits: left out */
+};
+
+struct cz_cpoint {
+	unsigned speedup;
+	double value, lo, hi;     /* program speedup, percent */
+	uint32_t n;               /* experiments */
+};
+
+struct cz_curve {
+	uint32_t file, line, point;
+	enum rep_point_kind kind;
+	uint32_t nexp;            /* experiments used */
+	uint32_t nlow;            /* experiments left out: too few visits */
+	bool drawn;               /* else insufficient, why says why */
+	char why[160];
+	double factor;            /* phase correction */
+	double base_cv;           /* spread of the 0% experiments: sd / mean of
+				     their periods (latencies); NAN under 2 */
+	double slope, slope_lo, slope_hi;
+	bool contention;
+	struct cz_cpoint pts[CZ_NSPEEDUPS];
+	unsigned npts;
+};
+
+struct cz_analysis {
+	const struct rep_profile *p;
+	const struct rep_causal *cz;
+	struct cz_curve *curves;  /* drawn ones first, ranked by slope */
+	uint32_t ncurves, ndrawn, cap;
+	double *boot;             /* scratch */
+};
+
+static int obs_cmp(const void *a, const void *b)
+{
+	const struct cz_obs *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	if (x->speedup != y->speedup)
+		return x->speedup < y->speedup ? -1 : 1;
+	return x->exp < y->exp ? -1 : x->exp > y->exp;
+}
+
+static uint64_t eff_duration(const struct cz_exp *e)
+{
+	return e->duration > e->delay ? e->duration - e->delay : 0;
+}
+
+/* Sums of one speedup stratum. */
+struct cz_sum {
+	double eff, delta, arrivals, lw; /* lw: sum of mean in-flight x effective */
+	uint32_t n;
+};
+
+static void sum_add(struct cz_sum *s, const struct cz_exp *e, const struct cz_pdelta *d)
+{
+	double eff = (double)eff_duration(e);
+	double mean_in_flight = (double)d->in_flight +
+				((double)d->arrivals - (double)d->departures) / 2.0;
+
+	if (mean_in_flight < 0)
+		mean_in_flight = 0;
+	s->eff += eff;
+	s->delta += (double)d->delta;
+	s->arrivals += (double)d->arrivals;
+	s->lw += mean_in_flight * eff;
+	s->n++;
+}
+
+/* The period (throughput) or mean latency (latency) of a stratum; NAN when
+ * it saw no visits. */
+static double sum_measure(const struct cz_sum *s, enum rep_point_kind kind)
+{
+	if (kind == REP_POINT_LATENCY)
+		return s->arrivals > 0 && s->lw > 0 ? s->lw / s->arrivals : NAN;
+	return s->delta > 0 && s->eff > 0 ? s->eff / s->delta : NAN;
+}
+
+/* Weighted least-squares slope of y over x (weights w: the experiments
+ * behind each point); NAN with fewer than two distinct x. */
+static double fit_slope(const double *x, const double *y, const double *w, unsigned n)
+{
+	double sw = 0, mx = 0, my = 0, sxx = 0, sxy = 0;
+
+	if (n < 2)
+		return NAN;
+	for (unsigned i = 0; i < n; i++) {
+		sw += w[i];
+		mx += w[i] * x[i];
+		my += w[i] * y[i];
+	}
+	if (!(sw > 0))
+		return NAN;
+	mx /= sw;
+	my /= sw;
+	for (unsigned i = 0; i < n; i++) {
+		sxx += w[i] * (x[i] - mx) * (x[i] - mx);
+		sxy += w[i] * (x[i] - mx) * (y[i] - my);
+	}
+	return sxx > 0 ? sxy / sxx : NAN;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentile (0..1) of n sorted values, linear between ranks. */
+static double percentile(const double *v, size_t n, double q)
+{
+	double pos;
+	size_t i;
+
+	if (!n)
+		return NAN;
+	pos = q * (double)(n - 1);
+	i = (size_t)pos;
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+/* The line's sample totals over the runs and those runs' effective time:
+ * s and T of eq. 8. */
+static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t line, double *s,
+			double *T)
+{
+	const struct rep_causal *cz = a->cz;
+
+	*s = 0;
+	*T = 0;
+	for (uint32_t r = 0; r < cz->nruns; r++) {
+		const struct cz_run *run = &cz->runs[r];
+		const struct rep_run *pr = &a->p->runs[run->run];
+		double delay = 0;
+
+		if (!run->ls_time || run->ls_time <= pr->mono_ns)
+			continue;
+		for (uint32_t i = 0; i < cz->nls; i++)
+			if (cz->ls[i].run == run->run && cz->ls[i].file == file && cz->ls[i].line == line)
+				*s += (double)cz->ls[i].count;
+		for (uint32_t i = 0; i < cz->nexps; i++)
+			if (cz->exps[i].run == run->run && cz->exps[i].time <= run->ls_time)
+				delay += (double)cz->exps[i].delay;
+		if ((double)(run->ls_time - pr->mono_ns) > delay)
+			*T += (double)(run->ls_time - pr->mono_ns) - delay;
+	}
+}
+
+/* Phase correction factor (eq. 8) from observation sums; 1 when undefined. */
+static double phase_factor(double t_obs, double s_obs, double s, double T)
+{
+	double f;
+
+	if (t_obs <= 0 || s_obs <= 0 || s <= 0 || T <= 0)
+		return 1.0;
+	f = (t_obs / s_obs) * (s / T);
+	return f > 1.0 ? 1.0 : f < 0 ? 0 : f;
+}
+
+struct cz_strata {
+	const struct cz_obs *o;   /* the curve's observations, by speedup */
+	uint32_t n;
+};
+
+/* Evaluates a curve from the observations picked by idx (one stratum at a
+ * time; idx == NULL: all of them as they are). vals[s] gets the program
+ * speedup in percent (NAN where undefined), *slope the fit. Returns false
+ * when the baseline is undefined. */
+static bool curve_eval(const struct cz_analysis *a, const struct cz_strata *st,
+		       const uint32_t *idx, enum rep_point_kind kind, bool correct, double s,
+		       double T, double *vals, double *slope)
+{
+	struct cz_sum sums[CZ_NSPEEDUPS];
+	double base, f, t_obs = 0, s_obs = 0, xs[CZ_NSPEEDUPS], ys[CZ_NSPEEDUPS], ws[CZ_NSPEEDUPS];
+	unsigned n = 0;
+
+	memset(sums, 0, sizeof(sums));
+	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++)
+		vals[sp] = NAN;
+	for (uint32_t i = 0; i < st->n; i++) {
+		const struct cz_obs *o = &st->o[idx ? idx[i] : i];
+		const struct cz_exp *e = &a->cz->exps[o->exp];
+
+		sum_add(&sums[o->speedup], e, &a->cz->pds[o->pd]);
+		t_obs += (double)eff_duration(e);
+		s_obs += (double)e->selected;
+	}
+	base = sum_measure(&sums[0], kind);
+	if (!(base > 0))
+		return false;
+	f = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
+	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
+		double m = sums[sp].n ? sum_measure(&sums[sp], kind) : NAN;
+
+		vals[sp] = NAN;
+		if (!sums[sp].n || isnan(m))
+			continue;
+		vals[sp] = 100.0 * f * (base - m) / base;
+		xs[n] = sp;
+		ys[n] = vals[sp];
+		ws[n] = sums[sp].n;
+		n++;
+	}
+	*slope = fit_slope(xs, ys, ws, n);
+	return true;
+}
+
+/* The coefficient of variation of the single 0% experiments' periods (or
+ * latencies): how noisy one experiment is. Above ~0.3 a few experiments
+ * cannot tell a 10% effect from noise, whatever the statistics. */
+static double baseline_cv(const struct cz_analysis *a, const struct cz_obs *o, uint32_t n,
+			  enum rep_point_kind kind)
+{
+	double sum = 0, sum2 = 0;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n && o[i].speedup == 0; i++) {
+		struct cz_sum one;
+		double m;
+
+		memset(&one, 0, sizeof(one));
+		sum_add(&one, &a->cz->exps[o[i].exp], &a->cz->pds[o[i].pd]);
+		m = sum_measure(&one, kind);
+		if (isnan(m))
+			continue;
+		sum += m;
+		sum2 += m * m;
+		k++;
+	}
+	if (k < 2 || !(sum > 0))
+		return NAN;
+	sum /= k;
+	sum2 = sum2 / k - sum * sum;
+	return sqrt(sum2 > 0 ? sum2 * k / (k - 1) : 0) / sum;
+}
+
+/* Adds one missing thing to the curve's "why" ("a; b"). */
+static void __attribute__((format(printf, 2, 3))) curve_why(struct cz_curve *cv, const char *fmt, ...)
+{
+	size_t len = strlen(cv->why);
+	va_list ap;
+
+	if (len && len + 2 < sizeof(cv->why)) {
+		memcpy(cv->why + len, "; ", 3);
+		len += 2;
+	}
+	if (len >= sizeof(cv->why))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(cv->why + len, sizeof(cv->why) - len, fmt, ap);
+	va_end(ap);
+}
+
+static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct cz_obs *all,
+		       uint32_t nall)
+{
+	const struct rep_causal *cz = a->cz;
+	const char *pname = rep_str(a->p, cz->points[all[0].point].name);
+	struct cz_strata st;
+	double vals[CZ_NSPEEDUPS], slope, s, T, *bv = NULL, *bs = NULL;
+	uint32_t *idx = NULL, counts[CZ_NSPEEDUPS], n = 0, lowbase = 0;
+	struct cz_obs *o = NULL;
+	unsigned distinct = 0, nbase = 0;
+	uint32_t nboot = 0;
+	bool correct = true;
+	uint64_t rng = CZ_SEED;
+	int rc = 0;
+
+	memset(cv, 0, sizeof(*cv));
+	memset(counts, 0, sizeof(counts));
+	cv->file = all[0].file;
+	cv->line = all[0].line;
+	cv->point = all[0].point;
+	cv->kind = cz->points[all[0].point].kind;
+	cv->factor = 1.0;
+	o = malloc(nall * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nall; i++) {
+		if (!all[i].low)
+			o[n++] = all[i];
+		else
+			lowbase += all[i].speedup == 0;
+	}
+	cv->nexp = n;
+	cv->nlow = nall - n;
+	st.o = o;
+	st.n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		counts[o[i].speedup]++;
+		if (cz->exps[o[i].exp].e2e)
+			correct = false;
+	}
+	nbase = counts[0];
+	line_totals(a, cv->file, cv->line, &s, &T);
+	if (!curve_eval(a, &st, NULL, cv->kind, correct, s, T, vals, &slope)) {
+		if (!nbase && lowbase)
+			curve_why(cv, "the %u experiment%s at 0%% saw fewer than %d visits to %s", lowbase,
+				  lowbase == 1 ? "" : "s", CZ_MIN_VISITS, pname ? pname : "?");
+		else if (!nbase)
+			curve_why(cv, "no 0%% (baseline) experiment");
+		else
+			curve_why(cv, "the %u experiment%s at 0%% saw no visits to %s", nbase,
+				  nbase == 1 ? "" : "s", pname ? pname : "?");
+	}
+	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++)
+		distinct += !isnan(vals[sp]) && counts[sp];
+	if (!cv->why[0] && distinct < CZ_MIN_SPEEDUPS)
+		curve_why(cv, "%u speedup value%s with visits (need %d, 0%% included)", distinct,
+			  distinct == 1 ? "" : "s", CZ_MIN_SPEEDUPS);
+	if (n < CZ_MIN_EXPERIMENTS)
+		curve_why(cv, "%u experiment%s (need %d)", n, n == 1 ? "" : "s", CZ_MIN_EXPERIMENTS);
+	if (cv->why[0] && cv->nlow)
+		curve_why(cv, "%u more left out: fewer than %d visits", cv->nlow, CZ_MIN_VISITS);
+	if (cv->why[0])
+		goto out;
+
+	/* the phase factor as applied to the whole set, for the record */
+	{
+		double t_obs = 0, s_obs = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			t_obs += (double)eff_duration(&cz->exps[o[i].exp]);
+			s_obs += (double)cz->exps[o[i].exp].selected;
+		}
+		cv->factor = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
+	}
+	cv->base_cv = baseline_cv(a, o, n, cv->kind);
+	cv->drawn = true;
+	cv->slope = slope;
+	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
+		if (isnan(vals[sp]) || !counts[sp])
+			continue;
+		cv->pts[cv->npts++] = (struct cz_cpoint){ sp, vals[sp], vals[sp], vals[sp], counts[sp] };
+	}
+
+	/* bootstrap over the curve's experiments */
+	idx = malloc((n + 1) * sizeof(*idx));
+	bv = malloc((size_t)CZ_BOOTSTRAP * (cv->npts + 1) * sizeof(*bv));
+	bs = malloc(CZ_BOOTSTRAP * sizeof(*bs));
+	if (!idx || !bv || !bs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (unsigned b = 0; b < CZ_BOOTSTRAP; b++) {
+		double bvals[CZ_NSPEEDUPS], bslope;
+
+		/* n experiments drawn with replacement from the n of the curve; a
+		 * draw without a baseline says nothing and is skipped */
+		for (uint32_t j = 0; j < n; j++)
+			idx[j] = (uint32_t)(psup_rand_next(&rng) % n);
+		if (!curve_eval(a, &st, idx, cv->kind, correct, s, T, bvals, &bslope))
+			continue;
+		for (unsigned i = 0; i < cv->npts; i++)
+			bv[(size_t)i * CZ_BOOTSTRAP + nboot] = bvals[cv->pts[i].speedup];
+		bs[nboot++] = bslope;
+	}
+	if (nboot) {
+		for (unsigned i = 0; i < cv->npts; i++) {
+			double *v = &bv[(size_t)i * CZ_BOOTSTRAP];
+			size_t m = 0;
+
+			/* a stratum can lose all its visits in a resample */
+			for (uint32_t j = 0; j < nboot; j++)
+				if (!isnan(v[j]))
+					v[m++] = v[j];
+			qsort(v, m, sizeof(*v), dbl_cmp);
+			/* a percentile interval of a skewed ratio can miss the
+			 * estimate itself; it is widened to hold it */
+			if (m) {
+				cv->pts[i].lo = fmin(percentile(v, m, 0.025), cv->pts[i].value);
+				cv->pts[i].hi = fmax(percentile(v, m, 0.975), cv->pts[i].value);
+			}
+		}
+		{
+			size_t m = 0;
+
+			for (uint32_t j = 0; j < nboot; j++)
+				if (!isnan(bs[j]))
+					bs[m++] = bs[j];
+			qsort(bs, m, sizeof(*bs), dbl_cmp);
+			cv->slope_lo = m ? fmin(percentile(bs, m, 0.025), slope) : slope;
+			cv->slope_hi = m ? fmax(percentile(bs, m, 0.975), slope) : slope;
+		}
+	} else {
+		cv->slope_lo = cv->slope_hi = slope;
+	}
+	cv->contention = cv->slope_hi < 0 && cv->slope <= -CZ_CONTENTION_SLOPE;
+out:
+	free(o);
+	free(idx);
+	free(bv);
+	free(bs);
+	return rc;
+}
+
+static int curve_rank(const void *a, const void *b)
+{
+	const struct cz_curve *x = a, *y = b;
+
+	if (x->drawn != y->drawn)
+		return x->drawn ? -1 : 1;
+	if (x->drawn && x->slope != y->slope)
+		return x->slope > y->slope ? -1 : 1;
+	if (!x->drawn && x->nexp != y->nexp)
+		return x->nexp > y->nexp ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->point < y->point ? -1 : x->point > y->point;
+}
+
+static void analysis_release(struct cz_analysis *a)
+{
+	free(a->curves);
+	memset(a, 0, sizeof(*a));
+}
+
+static int analysis_build(struct cz_analysis *a, const struct rep_profile *p)
+{
+	const struct rep_causal *cz = p->causal;
+	struct cz_obs *obs = NULL;
+	uint32_t nobs = 0;
+	int rc = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->p = p;
+	a->cz = cz;
+	if (!cz || !cz->nexps)
+		return 0;
+	obs = malloc((size_t)cz->npds * sizeof(*obs) + 1);
+	if (!obs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cz->nexps; i++) {
+		const struct cz_exp *e = &cz->exps[i];
+
+		if (!e->file)
+			continue; /* no selected line: nothing to attribute */
+		for (uint32_t j = 0; j < e->npts; j++) {
+			const struct cz_pdelta *d = &cz->pds[e->first + j];
+			bool low = !e->e2e && (cz->points[d->point].kind == REP_POINT_LATENCY
+						       ? d->arrivals < CZ_MIN_VISITS ||
+								 d->departures < CZ_MIN_VISITS
+						       : d->delta < CZ_MIN_VISITS);
+
+			obs[nobs++] = (struct cz_obs){ e->file, e->line, d->point, e->speedup,
+						       i, e->first + j, low };
+		}
+	}
+	qsort(obs, nobs, sizeof(*obs), obs_cmp);
+	for (uint32_t i = 0; i < nobs;) {
+		uint32_t j = i;
+
+		while (j < nobs && obs[j].file == obs[i].file && obs[j].line == obs[i].line &&
+		       obs[j].point == obs[i].point)
+			j++;
+		if (rep_grow32((void **)&a->curves, &a->cap, a->ncurves, sizeof(*a->curves))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		rc = curve_build(a, &a->curves[a->ncurves], &obs[i], j - i);
+		if (rc)
+			goto out;
+		a->ndrawn += a->curves[a->ncurves].drawn;
+		a->ncurves++;
+		i = j;
+	}
+	if (a->ncurves)
+		qsort(a->curves, a->ncurves, sizeof(*a->curves), curve_rank);
+out:
+	free(obs);
+	return rc;
+}
+
+/* ---- output helpers ------------------------------------------------------------ */
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s && s[1] ? s + 1 : path ? path : "?";
+}
+
+static const char *S(const struct cz_analysis *a, uint32_t id)
+{
+	const char *s = rep_str(a->p, id);
+
+	return s ? s : "?";
+}
+
+static const char *kind_name(enum rep_point_kind k)
+{
+	return k == REP_POINT_LATENCY ? "latency" : "throughput";
+}
+
+/* How the experiments were run: the first run that says so. */
+static const struct cz_run *info_of(const struct cz_analysis *a, uint32_t *nruns)
+{
+	const struct cz_run *first = NULL;
+
+	*nruns = 0;
+	for (uint32_t i = 0; i < a->cz->nruns; i++) {
+		if (!a->cz->runs[i].has_info)
+			continue;
+		if (!first)
+			first = &a->cz->runs[i];
+		(*nruns)++;
+	}
+	return first;
+}
+
+/* A point's visits (latency: arrivals) and departures over the runs: a run's
+ * latest progress_totals when it wrote one, else what its experiments saw. */
+static void point_counts(const struct cz_analysis *a, uint32_t point, uint64_t *visits,
+			 uint64_t *departures)
+{
+	const struct rep_causal *cz = a->cz;
+
+	*visits = *departures = 0;
+	for (uint32_t r = 0; r < a->p->nruns; r++) {
+		bool found = false;
+
+		for (uint32_t j = 0; j < cz->ntotals && !found; j++) {
+			if (cz->totals[j].run != r || cz->totals[j].point != point)
+				continue;
+			*visits = rep_sat_add(*visits, cz->totals[j].visits);
+			*departures = rep_sat_add(*departures, cz->totals[j].departures);
+			found = true;
+		}
+		for (uint32_t i = 0; i < cz->nexps && !found; i++) {
+			const struct cz_exp *e = &cz->exps[i];
+
+			if (e->run != r)
+				continue;
+			for (uint32_t j = 0; j < e->npts; j++) {
+				const struct cz_pdelta *d = &cz->pds[e->first + j];
+
+				if (d->point != point)
+					continue;
+				*visits = rep_sat_add(*visits, cz->points[point].kind == REP_POINT_LATENCY
+									 ? d->arrivals
+									 : d->delta);
+				*departures = rep_sat_add(*departures, d->departures);
+			}
+		}
+	}
+}
+
+static void fmt_period(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000 && ns % 1000000 == 0)
+		snprintf(buf, len, "%" PRIu64 " ms", ns / 1000000);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1000.0);
+	else
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+}
+
+/* The (weighted) fit's prediction at line speedup x. */
+static double fit_at(const struct cz_curve *cv, double x)
+{
+	double sw = 0, mx = 0, my = 0;
+
+	for (unsigned i = 0; i < cv->npts; i++) {
+		sw += cv->pts[i].n;
+		mx += cv->pts[i].n * (double)cv->pts[i].speedup;
+		my += cv->pts[i].n * cv->pts[i].value;
+	}
+	if (!(sw > 0))
+		return NAN;
+	return my / sw + cv->slope * (x - mx / sw);
+}
+
+/* ---- the terminal plot ------------------------------------------------------ */
+
+#define PLOT_W 60
+#define PLOT_H 11
+
+/* The plots show program speedups within +-PLOT_CLIP percent: a wild
+ * interval (a speedup seen by one noisy experiment) would otherwise squash
+ * every curve into a flat line. */
+#define PLOT_CLIP 100.0
+
+/* A small character grid: program speedup (rows) over line speedup (60
+ * columns for 0..100%); ':' is the 95% interval, '*' the estimate, '-' the
+ * zero line, 'v' / '^' an estimate beyond the clipped range. */
+static void plot_text(FILE *out, const struct cz_curve *cv, const char *indent)
+{
+	char grid[PLOT_H][PLOT_W + 1];
+	double ymin = 0, ymax = 0, step;
+
+	for (unsigned i = 0; i < cv->npts; i++) {
+		ymin = fmin(ymin, cv->pts[i].lo);
+		ymax = fmax(ymax, cv->pts[i].hi);
+	}
+	ymin = fmax(ymin, -PLOT_CLIP);
+	ymax = fmin(ymax, PLOT_CLIP);
+	if (ymax - ymin < 2.0) {
+		ymax += 1.0;
+		ymin -= 1.0;
+	}
+	step = (ymax - ymin) / (PLOT_H - 1);
+	for (int r = 0; r < PLOT_H; r++) {
+		memset(grid[r], ' ', PLOT_W);
+		grid[r][PLOT_W] = '\0';
+	}
+#define ROW(y) ((int)lround((ymax - (y)) / step))
+	for (int c = 0; c < PLOT_W; c++)
+		grid[ROW(0.0)][c] = '-';
+	for (unsigned i = 0; i < cv->npts; i++) {
+		const struct cz_cpoint *pt = &cv->pts[i];
+		int c = (int)lround(pt->speedup * (PLOT_W - 1) / 100.0);
+		int top = ROW(fmin(pt->hi, ymax)), bot = ROW(fmax(pt->lo, ymin));
+
+		for (int r = top; r <= bot; r++)
+			grid[r][c] = ':';
+		if (pt->value > ymax)
+			grid[0][c] = '^';
+		else if (pt->value < ymin)
+			grid[PLOT_H - 1][c] = 'v';
+		else
+			grid[ROW(pt->value)][c] = '*';
+	}
+	for (int r = 0; r < PLOT_H; r++) {
+		double y = r == ROW(0.0) ? 0.0 : ymax - r * step;
+		int end = PLOT_W;
+
+		while (end > 0 && grid[r][end - 1] == ' ')
+			end--;
+		if (r == 0 || r == PLOT_H - 1 || r == ROW(0.0))
+			fprintf(out, "%s%+7.1f%% |%.*s\n", indent, y, end, grid[r]);
+		else
+			fprintf(out, "%s         |%.*s\n", indent, end, grid[r]);
+	}
+#undef ROW
+	fprintf(out, "%s         +%.*s\n", indent, PLOT_W,
+		"------------------------------------------------------------");
+	fprintf(out, "%s          0%%%*s50%%%*s100%%  line speedup\n", indent, PLOT_W / 2 - 4, "",
+		PLOT_W / 2 - 5, "");
+}
+
+/* ---- text and markdown -------------------------------------------------------- */
+
+static void print_curve_table(FILE *out, const struct cz_analysis *a, const struct cz_curve *cv,
+			      bool md)
+{
+	(void)a;
+	if (md) {
+		fputs("| line speedup | program speedup | 95% CI | experiments |\n"
+		      "|---:|---:|---:|---:|\n",
+		      out);
+		for (unsigned i = 0; i < cv->npts; i++) {
+			const struct cz_cpoint *pt = &cv->pts[i];
+
+			fprintf(out, "| %u%% | %+.1f%% | %+.1f%% .. %+.1f%% | %" PRIu32 " |\n", pt->speedup,
+				pt->value, pt->lo, pt->hi, pt->n);
+		}
+		fputc('\n', out);
+		return;
+	}
+	fputs("    line speedup  program speedup  95% CI              experiments\n", out);
+	for (unsigned i = 0; i < cv->npts; i++) {
+		const struct cz_cpoint *pt = &cv->pts[i];
+		char ci[48];
+
+		snprintf(ci, sizeof(ci), "[%+.1f%%, %+.1f%%]", pt->lo, pt->hi);
+		fprintf(out, "    %11u%%  %+14.1f%%  %-18s  %11" PRIu32 "\n", pt->speedup, pt->value, ci,
+			pt->n);
+	}
+}
+
+static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_options *o)
+{
+	bool md = o->format == REP_FORMAT_MARKDOWN;
+	const struct rep_causal *cz = a->cz;
+	const struct cz_run *info;
+	uint32_t ninfo, shown = 0, limit = o->top ? o->top : UINT32_MAX, detail;
+	char per[32];
+
+	info = info_of(a, &ninfo);
+	fputs(md ? "## Causal profile\n\n" : "Causal profile\n", out);
+	fprintf(out, md ? "- experiments: %" PRIu32 "\n" : "  experiments   %" PRIu32 "\n", cz->nexps);
+	if (info) {
+		fmt_period(per, sizeof(per), info->period_ns);
+		fprintf(out, md ? "- mode: %s, delay crediting at synchronization calls: %s\n"
+				: "  mode          %s, delay crediting at synchronization calls: %s\n",
+			info->mode ? S(a, info->mode) : "?", info->crediting ? "yes" : "no");
+		fprintf(out, md ? "- sampling period: %s (delay = speedup x period)\n"
+				: "  period        %s (delay = speedup x period)\n",
+			per);
+		fprintf(out, md ? "- lines in scope: %" PRIu64 "\n" : "  scope         %" PRIu64 " lines\n",
+			info->scope_lines);
+		if (info->note)
+			fprintf(out, md ? "- note: %s\n" : "  note          %s\n", S(a, info->note));
+	}
+	if (!md)
+		fputs("  progress points\n", out);
+	for (uint32_t i = 0; i < cz->npoints; i++) {
+		const struct cz_point *pt = &cz->points[i];
+		uint64_t visits, departures;
+
+		point_counts(a, i, &visits, &departures);
+		if (pt->kind == REP_POINT_LATENCY)
+			fprintf(out, md ? "- progress point `%s` (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n"
+					: "    %s (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n",
+				S(a, pt->name), visits, departures);
+		else
+			fprintf(out, md ? "- progress point `%s` (throughput): %" PRIu64 " visits\n"
+					: "    %s (throughput): %" PRIu64 " visits\n",
+				S(a, pt->name), visits);
+	}
+	fputc('\n', out);
+	if (!cz->nexps) {
+		fputs(md ? "_no experiment finished_\n\n"
+			 : "  (no experiment finished: the program ended or was stopped before the first one did)\n\n",
+		      out);
+		return;
+	}
+	if (!a->ndrawn) {
+		fputs(md ? "_no line has enough experiments for a curve yet_\n\n"
+			 : "  (no line has enough experiments for a curve yet: see below)\n\n",
+		      out);
+	} else {
+		fputs(md ? "### Lines ranked by predicted impact\n\n"
+			   "| # | line | point | slope | 95% CI | fit at 100% | experiments | |\n"
+			   "|---:|---|---|---:|---:|---:|---:|---|\n"
+			 : "  Lines ranked by the slope of program speedup over line speedup\n"
+			   "  (+1.00: every 1% of line speedup gives 1% of program speedup)\n"
+			   "     #   slope  95% CI            fit@100%  exps  line (point)\n",
+		      out);
+		for (uint32_t i = 0; i < a->ndrawn; i++) {
+			const struct cz_curve *cv = &a->curves[i];
+			char lbl[96], ci[48];
+
+			if (shown >= limit && !cv->contention)
+				continue;
+			shown++;
+			snprintf(lbl, sizeof(lbl), "%.80s:%" PRIu32, base_name(S(a, cv->file)), cv->line);
+			snprintf(ci, sizeof(ci), "[%+.2f, %+.2f]", cv->slope_lo, cv->slope_hi);
+			if (md)
+				fprintf(out, "| %" PRIu32 " | `%s` | `%s` | %+.3f | %s | %+.1f%% | %" PRIu32 " | %s |\n",
+					i + 1, lbl, S(a, cz->points[cv->point].name), cv->slope, ci,
+					fit_at(cv, 100), cv->nexp, cv->contention ? "contention" : "");
+			else
+				fprintf(out, "  %4" PRIu32 "  %+6.3f  %-16s  %+7.1f%%  %4" PRIu32 "  %s (%s)%s\n",
+					i + 1, cv->slope, ci, fit_at(cv, 100), cv->nexp, lbl,
+					S(a, cz->points[cv->point].name),
+					cv->contention ? "  CONTENTION: the curve falls" : "");
+		}
+		if (shown < a->ndrawn)
+			fprintf(out, md ? "\n_%" PRIu32 " more lines hidden (--top)_\n"
+					: "  (%" PRIu32 " more lines hidden: --top)\n",
+				a->ndrawn - shown);
+		fputc('\n', out);
+		detail = a->ndrawn < 5 ? a->ndrawn : 5;
+		if (o->top && o->top < detail)
+			detail = o->top;
+		for (uint32_t i = 0; i < a->ndrawn; i++) {
+			const struct cz_curve *cv = &a->curves[i];
+
+			if (i >= detail && !cv->contention)
+				continue;
+			if (md)
+				fprintf(out, "### %" PRIu32 ". `%s:%" PRIu32 "` (point `%s`, %s)\n\n", i + 1,
+					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
+					kind_name(cv->kind));
+			else
+				fprintf(out, "  %" PRIu32 ". %s:%" PRIu32 "  (%s)  point %s (%s)\n", i + 1,
+					base_name(S(a, cv->file)), cv->line, S(a, cv->file),
+					S(a, cz->points[cv->point].name), kind_name(cv->kind));
+			fprintf(out, md ? "slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n\n"
+					: "    slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n",
+				cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor,
+				cv->contention ? "; the curve falls: speeding this line up slows the program (contention)" : "");
+			if (cv->base_cv > CZ_NOISY_CV)
+				fprintf(out, md ? "_noisy: single 0%% experiments vary by %.0f%% (sd/mean); longer "
+						  "experiments (--experiment-ms) or a quieter machine help_\n\n"
+						: "    noisy: single 0%% experiments vary by %.0f%% (sd/mean); longer "
+						  "experiments (--experiment-ms) or a quieter machine help\n",
+					100 * cv->base_cv);
+			print_curve_table(out, a, cv, md);
+			if (md)
+				fputs("```\n", out);
+			plot_text(out, cv, md ? "" : "    ");
+			fputs(md ? "```\n\n" : "\n", out);
+		}
+	}
+	if (a->ncurves > a->ndrawn) {
+		fputs(md ? "### Lines without enough experiments\n\n| line | point | experiments | missing |\n|---|---|---:|---|\n"
+			 : "  Lines without enough experiments for a curve\n",
+		      out);
+		for (uint32_t i = a->ndrawn; i < a->ncurves; i++) {
+			const struct cz_curve *cv = &a->curves[i];
+
+			/* the most experimented first; --top bounds the list */
+			if (i - a->ndrawn >= limit) {
+				fprintf(out, md ? "\n_%" PRIu32 " more (--top)_\n" : "    (%" PRIu32 " more: --top)\n",
+					a->ncurves - i);
+				break;
+			}
+			if (md)
+				fprintf(out, "| `%s:%" PRIu32 "` | `%s` | %" PRIu32 " | %s |\n",
+					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
+					cv->nexp, cv->why);
+			else
+				fprintf(out, "    %s:%" PRIu32 "  point %s: %" PRIu32 " experiment%s: %s\n",
+					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
+					cv->nexp, cv->nexp == 1 ? "" : "s", cv->why);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* ---- JSON ----------------------------------------------------------------------- */
+
+/* s as a JSON string; bytes that are not UTF-8 become U+FFFD, so the output
+ * always parses. */
+static void json_str(FILE *out, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	while (*u) {
+		unsigned char c = *u;
+		size_t n = 0;
+		uint32_t cp = 0;
+		bool ok;
+
+		if (c == '"' || c == '\\') {
+			fprintf(out, "\\%c", c);
+			u++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+			u++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc(c, out);
+			u++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		ok = n > 0;
+		for (size_t i = 1; ok && i <= n; i++) {
+			if ((u[i] & 0xc0) != 0x80)
+				ok = false;
+			else
+				cp = cp << 6 | (u[i] & 0x3f);
+		}
+		if (ok && ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+			   (n == 3 && (cp < 0x10000 || cp > 0x10ffff))))
+			ok = false;
+		if (ok) {
+			fwrite(u, 1, n + 1, out);
+			u += n + 1;
+		} else {
+			fputs("\\ufffd", out);
+			u++;
+		}
+	}
+	fputc('"', out);
+}
+
+/* A finite number, or null. */
+static void json_num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.4f", v);
+	else
+		fputs("null", out);
+}
+
+static void json_line_label(FILE *out, const struct cz_analysis *a, const struct cz_curve *cv)
+{
+	char lbl[600];
+
+	snprintf(lbl, sizeof(lbl), "%.500s:%" PRIu32, base_name(S(a, cv->file)), cv->line);
+	fputs("\"line\":", out);
+	json_str(out, lbl);
+	fputs(",\"path\":", out);
+	json_str(out, S(a, cv->file));
+	fputs(",\"point\":", out);
+	json_str(out, S(a, a->cz->points[cv->point].name));
+	fprintf(out, ",\"kind\":\"%s\",\"experiments\":%" PRIu32 ",\"low_visit_experiments\":%" PRIu32,
+		kind_name(cv->kind), cv->nexp, cv->nlow);
+}
+
+static void print_json(FILE *out, const struct cz_analysis *a)
+{
+	const struct rep_causal *cz = a->cz;
+	const struct cz_run *info;
+	uint32_t ninfo;
+
+	info = info_of(a, &ninfo);
+	fputs(",\"causal\":{\"info\":{", out);
+	fputs("\"mode\":", out);
+	json_str(out, info && info->mode ? S(a, info->mode) : NULL);
+	fprintf(out, ",\"syscall_crediting\":%s", info && info->crediting ? "true" : "false");
+	fprintf(out, ",\"period_ns\":%" PRIu64 ",\"scope_lines\":%" PRIu64,
+		info ? info->period_ns : 0, info ? info->scope_lines : 0);
+	fputs(",\"note\":", out);
+	json_str(out, info && info->note ? S(a, info->note) : NULL);
+	fprintf(out, ",\"experiments\":%" PRIu32 ",\"runs\":%" PRIu32 ",\"min_speedups\":%d,"
+		     "\"min_experiments\":%d,\"min_visits\":%d,\"bootstrap\":%d,\"contention_slope\":%.2f}",
+		cz->nexps, a->p->nruns, CZ_MIN_SPEEDUPS, CZ_MIN_EXPERIMENTS, CZ_MIN_VISITS, CZ_BOOTSTRAP,
+		-CZ_CONTENTION_SLOPE);
+	fputs(",\"progress_points\":[", out);
+	for (uint32_t i = 0; i < cz->npoints; i++) {
+		const struct cz_point *pt = &cz->points[i];
+		uint64_t visits, departures;
+
+		point_counts(a, i, &visits, &departures);
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		json_str(out, S(a, pt->name));
+		fprintf(out, ",\"kind\":\"%s\",\"visits\":%" PRIu64, kind_name(pt->kind), visits);
+		if (pt->kind == REP_POINT_LATENCY)
+			fprintf(out, ",\"departures\":%" PRIu64, departures);
+		fputc('}', out);
+	}
+	fputs("],\"lines\":[", out);
+	for (uint32_t i = 0; i < a->ndrawn; i++) {
+		const struct cz_curve *cv = &a->curves[i];
+
+		fputs(i ? ",{" : "{", out);
+		json_line_label(out, a, cv);
+		fputs(",\"slope\":", out);
+		json_num(out, cv->slope);
+		fputs(",\"slope_ci_low\":", out);
+		json_num(out, cv->slope_lo);
+		fputs(",\"slope_ci_high\":", out);
+		json_num(out, cv->slope_hi);
+		fprintf(out, ",\"contention\":%s,\"phase_correction\":", cv->contention ? "true" : "false");
+		json_num(out, cv->factor);
+		fputs(",\"baseline_cv\":", out);
+		json_num(out, cv->base_cv);
+		fputs(",\"curve\":[", out);
+		for (unsigned j = 0; j < cv->npts; j++) {
+			const struct cz_cpoint *pt = &cv->pts[j];
+
+			fprintf(out, "%s{\"speedup\":%u,\"program_speedup\":", j ? "," : "", pt->speedup);
+			json_num(out, pt->value);
+			fputs(",\"ci_low\":", out);
+			json_num(out, pt->lo);
+			fputs(",\"ci_high\":", out);
+			json_num(out, pt->hi);
+			fprintf(out, ",\"experiments\":%" PRIu32 "}", pt->n);
+		}
+		fputs("]}", out);
+	}
+	fputs("],\"insufficient\":[", out);
+	for (uint32_t i = a->ndrawn; i < a->ncurves; i++) {
+		const struct cz_curve *cv = &a->curves[i];
+
+		fputs(i > a->ndrawn ? ",{" : "{", out);
+		json_line_label(out, a, cv);
+		fputs(",\"missing\":", out);
+		json_str(out, cv->why);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
+/* ---- HTML with inline SVG --------------------------------------------------------- */
+
+static void html_str(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		default:
+			fputc(*s, out);
+		}
+	}
+}
+
+#define SVG_W 520
+#define SVG_H 300
+#define SVG_L 60   /* left margin */
+#define SVG_R 20
+#define SVG_T 20
+#define SVG_B 45
+
+static void svg_plot(FILE *out, const struct cz_curve *cv)
+{
+	double ymin = 0, ymax = 0, ystep;
+	const double pw = SVG_W - SVG_L - SVG_R, ph = SVG_H - SVG_T - SVG_B;
+
+	for (unsigned i = 0; i < cv->npts; i++) {
+		ymin = fmin(ymin, cv->pts[i].lo);
+		ymax = fmax(ymax, cv->pts[i].hi);
+	}
+	ymin = fmax(ymin, -PLOT_CLIP);
+	ymax = fmin(ymax, PLOT_CLIP);
+	/* round the axis out to a step of 1, 2, 5 x 10^k, 4 to 8 ticks */
+	{
+		double span = fmax(ymax - ymin, 1.0), mag = pow(10, floor(log10(span / 5)));
+
+		ystep = mag;
+		if (span / ystep > 8)
+			ystep = 2 * mag;
+		if (span / ystep > 8)
+			ystep = 5 * mag;
+		if (span / ystep > 8)
+			ystep = 10 * mag;
+		ymin = floor(ymin / ystep) * ystep;
+		ymax = ceil(ymax / ystep) * ystep;
+		if (ymax - ymin < ystep) {
+			ymax += ystep;
+		}
+	}
+#define X(v) (SVG_L + (v) / 100.0 * pw)
+#define Y(v) (SVG_T + (ymax - fmax(fmin((v), ymax), ymin)) / (ymax - ymin) * ph)
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		     "viewBox=\"0 0 %d %d\" role=\"img\">\n",
+		SVG_W, SVG_H, SVG_W, SVG_H);
+	for (double y = ymin; y <= ymax + ystep / 2; y += ystep) {
+		fprintf(out, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"%s\"/>\n", SVG_L,
+			X(100), Y(y), Y(y), fabs(y) < ystep / 2 ? "zero" : "grid");
+		fprintf(out, "<text x=\"%d\" y=\"%.1f\" class=\"yl\">%+g%%</text>\n", SVG_L - 6,
+			Y(y) + 4, fabs(y) < ystep / 2 ? 0.0 : y);
+	}
+	for (int x = 0; x <= 100; x += 25) {
+		fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" class=\"grid\"/>\n",
+			X(x), X(x), SVG_T, Y(ymin));
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"xl\">%d%%</text>\n", X(x),
+			Y(ymin) + 16, x);
+	}
+	fprintf(out, "<text x=\"%.1f\" y=\"%d\" class=\"xl\">line speedup</text>\n",
+		X(50), SVG_H - 6);
+	fprintf(out, "<text transform=\"translate(14,%.1f) rotate(-90)\" class=\"xl\">program speedup</text>\n",
+		SVG_T + ph / 2);
+	/* the 95% band: up along the highs, back along the lows */
+	fputs("<polygon class=\"band\" points=\"", out);
+	for (unsigned i = 0; i < cv->npts; i++)
+		fprintf(out, "%.1f,%.1f ", X(cv->pts[i].speedup), Y(cv->pts[i].hi));
+	for (unsigned i = cv->npts; i-- > 0;)
+		fprintf(out, "%.1f,%.1f ", X(cv->pts[i].speedup), Y(cv->pts[i].lo));
+	fputs("\"/>\n", out);
+	/* the fit the ranking uses, dashed */
+	if (isfinite(cv->slope))
+		fprintf(out, "<line class=\"fit\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			X(0), Y(fit_at(cv, 0)), X(100), Y(fit_at(cv, 100)));
+	fputs("<polyline class=\"curve\" points=\"", out);
+	for (unsigned i = 0; i < cv->npts; i++)
+		fprintf(out, "%.1f,%.1f ", X(cv->pts[i].speedup), Y(cv->pts[i].value));
+	fputs("\"/>\n", out);
+	for (unsigned i = 0; i < cv->npts; i++)
+		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%u%%: %+.1f%% "
+			     "[%+.1f%%, %+.1f%%], %" PRIu32 " experiments</title></circle>\n",
+			X(cv->pts[i].speedup), Y(cv->pts[i].value), cv->pts[i].speedup,
+			cv->pts[i].value, cv->pts[i].lo, cv->pts[i].hi, cv->pts[i].n);
+#undef X
+#undef Y
+	fputs("</svg>\n", out);
+}
+
+static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_options *o)
+{
+	const struct rep_causal *cz = a->cz;
+	const struct cz_run *info;
+	uint32_t ninfo, limit = o->top ? o->top : UINT32_MAX;
+	char per[32];
+
+	info = info_of(a, &ninfo);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<title>psup causal profile</title>\n<style>\n"
+	      "body{font-family:sans-serif;margin:2em;max-width:60em;color:#222}\n"
+	      "h2{font-size:1.1em;margin-top:2em}\ncode{font-size:0.95em}\n"
+	      "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}\n"
+	      "td.l,th.l{text-align:left}\n.contention{color:#b00;font-weight:bold}\n"
+	      "svg .grid{stroke:#ddd;stroke-width:1}svg .zero{stroke:#555;stroke-width:1}\n"
+	      "svg .band{fill:#9ecae1;fill-opacity:0.5;stroke:none}\n"
+	      "svg .curve{fill:none;stroke:#08519c;stroke-width:2}svg circle{fill:#08519c}\n"
+	      "svg .fit{stroke:#e6550d;stroke-width:1.5;stroke-dasharray:6 4}\n"
+	      "svg text{font-size:11px;fill:#333}svg .yl{text-anchor:end}svg .xl{text-anchor:middle}\n"
+	      "</style>\n</head>\n<body>\n<h1>psup causal profile</h1>\n<p>",
+	      out);
+	fprintf(out, "%" PRIu32 " experiments", cz->nexps);
+	if (info) {
+		fmt_period(per, sizeof(per), info->period_ns);
+		fputs(", ", out);
+		html_str(out, info->mode ? S(a, info->mode) : "?");
+		fprintf(out, " mode, delay crediting at synchronization calls: %s, sampling period %s, "
+			     "%" PRIu64 " lines in scope",
+			info->crediting ? "yes" : "no", per, info->scope_lines);
+	}
+	fputs(".</p>\n", out);
+	if (info && info->note) {
+		fputs("<p><b>Note:</b> ", out);
+		html_str(out, S(a, info->note));
+		fputs("</p>\n", out);
+	}
+	fputs("<p>Each plot shows the predicted program speedup (vertical) if the line were made "
+	      "faster by the horizontal amount; the band is the 95% confidence interval (bootstrap "
+	      "over experiments), the dashed line the least-squares fit whose slope ranks the "
+	      "lines. Values beyond &plusmn;100% are drawn at the edge.</p>\n",
+	      out);
+	if (!a->ndrawn)
+		fputs("<p>No line has enough experiments for a curve yet.</p>\n", out);
+	for (uint32_t i = 0, shown = 0; i < a->ndrawn; i++) {
+		const struct cz_curve *cv = &a->curves[i];
+
+		if (shown >= limit && !cv->contention)
+			continue;
+		shown++;
+		fprintf(out, "<h2>%" PRIu32 ". <code>", i + 1);
+		html_str(out, base_name(S(a, cv->file)));
+		fprintf(out, ":%" PRIu32 "</code> &mdash; point <code>", cv->line);
+		html_str(out, S(a, cz->points[cv->point].name));
+		fprintf(out, "</code> (%s)</h2>\n<p><code>", kind_name(cv->kind));
+		html_str(out, S(a, cv->file));
+		fprintf(out, "</code><br>slope %+.3f (95%% CI %+.3f to %+.3f), %" PRIu32
+			     " experiments, phase correction &times;%.2f",
+			cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor);
+		if (cv->contention)
+			fputs(" <span class=\"contention\">contention: the curve falls</span>", out);
+		fputs("</p>\n", out);
+		svg_plot(out, cv);
+	}
+	if (a->ncurves > a->ndrawn) {
+		fputs("<h2>Lines without enough experiments</h2>\n<table>\n<tr><th class=\"l\">line</th>"
+		      "<th class=\"l\">point</th><th>experiments</th><th class=\"l\">missing</th></tr>\n",
+		      out);
+		for (uint32_t i = a->ndrawn; i < a->ncurves; i++) {
+			const struct cz_curve *cv = &a->curves[i];
+
+			fputs("<tr><td class=\"l\"><code>", out);
+			html_str(out, base_name(S(a, cv->file)));
+			fprintf(out, ":%" PRIu32 "</code></td><td class=\"l\"><code>", cv->line);
+			html_str(out, S(a, cz->points[cv->point].name));
+			fprintf(out, "</code></td><td>%" PRIu32 "</td><td class=\"l\">", cv->nexp);
+			html_str(out, cv->why);
+			fputs("</td></tr>\n", out);
+		}
+		fputs("</table>\n", out);
+	}
+	fputs("</body>\n</html>\n", out);
+}
+
+/* ---- Coz's profile format ------------------------------------------------------ */
+
+/*
+ * Coz's legacy text format (libcoz/profiler.cpp, progress_point.h), which
+ * `coz plot` reads: per run a "startup" line, per experiment an "experiment"
+ * line whose duration is the EFFECTIVE duration (Coz logs elapsed minus
+ * delays) followed by one line per point, then "runtime" and the per-line
+ * "samples" totals. Latency "difference" is the number in flight at the end
+ * of the experiment, as Coz logs it.
+ */
+static void print_coz(FILE *out, const struct cz_analysis *a)
+{
+	const struct rep_causal *cz = a->cz;
+
+	for (uint32_t r = 0; r < a->p->nruns; r++) {
+		const struct rep_run *run = &a->p->runs[r];
+		uint64_t last = run->mono_ns;
+		bool any = false;
+
+		for (uint32_t i = 0; i < cz->nexps; i++)
+			any |= cz->exps[i].run == r;
+		for (uint32_t i = 0; i < cz->nls && !any; i++)
+			any |= cz->ls[i].run == r;
+		if (!any)
+			continue;
+		fprintf(out, "startup\ttime=%" PRIu64 "\n", run->mono_ns);
+		for (uint32_t i = 0; i < cz->nexps; i++) {
+			const struct cz_exp *e = &cz->exps[i];
+
+			if (e->run != r)
+				continue;
+			if (e->time > last)
+				last = e->time;
+			fprintf(out, "experiment\tselected=%s:%" PRIu32 "\tspeedup=%.2f\tduration=%" PRIu64
+				     "\tselected-samples=%" PRIu64 "\n",
+				e->file ? S(a, e->file) : "<none>", e->line, e->speedup / 100.0,
+				eff_duration(e), e->selected);
+			for (uint32_t j = 0; j < e->npts; j++) {
+				const struct cz_pdelta *d = &cz->pds[e->first + j];
+				const struct cz_point *pt = &cz->points[d->point];
+
+				if (pt->kind == REP_POINT_LATENCY)
+					fprintf(out, "latency-point\tname=%s\tarrivals=%" PRIu64
+						     "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
+						S(a, pt->name), d->arrivals, d->departures,
+						d->in_flight + (int64_t)d->arrivals - (int64_t)d->departures);
+				else
+					fprintf(out, "throughput-point\tname=%s\tdelta=%" PRIu64 "\n",
+						S(a, pt->name), d->delta);
+			}
+		}
+		for (uint32_t i = 0; i < cz->nruns; i++)
+			if (cz->runs[i].run == r && cz->runs[i].ls_time > last)
+				last = cz->runs[i].ls_time;
+		if (run->end_time > last)
+			last = run->end_time;
+		fprintf(out, "runtime\ttime=%" PRIu64 "\n", last - run->mono_ns);
+		for (uint32_t i = 0; i < cz->nls; i++)
+			if (cz->ls[i].run == r && cz->ls[i].count)
+				fprintf(out, "samples\tlocation=%s:%" PRIu32 "\tcount=%" PRIu64 "\n",
+					S(a, cz->ls[i].file), cz->ls[i].line, cz->ls[i].count);
+	}
+}
+
+int rep_causal_print(const struct rep_profile *p, const struct rep_options *o, FILE *out)
+{
+	struct cz_analysis a;
+	int rc;
+
+	if (!p->causal) {
+		/* a view asked for on a file without experiments */
+		if (o->format == REP_FORMAT_TEXT)
+			fputs("Causal profile\n  (no causal records: record with psup run -p, --latency, "
+			      "--causal or --runs)\n\n",
+			      out);
+		else if (o->format == REP_FORMAT_MARKDOWN)
+			fputs("## Causal profile\n\n_no causal records_\n\n", out);
+		return 0;
+	}
+	rc = analysis_build(&a, p);
+	if (rc)
+		goto out;
+	switch (o->format) {
+	case REP_FORMAT_JSON:
+		print_json(out, &a);
+		break;
+	case REP_FORMAT_HTML:
+		print_html(out, &a, o);
+		break;
+	case REP_FORMAT_COZ:
+		print_coz(out, &a);
+		break;
+	case REP_FORMAT_TEXT:
+	case REP_FORMAT_MARKDOWN:
+	default:
+		print_text(out, &a, o);
+		break;
+	}
+	if (ferror(out))
+		rc = -EIO;
+out:
+	analysis_release(&a);
+	return rc;
+}

@@ -1,0 +1,136 @@
+/*
+ * The seccomp filter of causal profiling (run mode): which system calls stop
+ * the thread for the supervisor. Coz (section 3.4.2, tables 1 and 2) makes a
+ * thread execute its owed delays before any call that can wake another
+ * thread or block on one, and credits it after a blocking one returns. Every
+ * stop costs tens of microseconds on these machines (docs/notes.md), so the
+ * filter is as narrow as that rule allows: futex operations that block or
+ * wake (not FUTEX_FD or the like), futex_waitv, the calls that send a signal
+ * to a thread or process (a wakeup in Coz's table 1), sigtimedwait and
+ * sigsuspend (table 2), and exit of a thread (it wakes its joiner through
+ * CLONE_CHILD_CLEARTID). Blocking I/O is not intercepted: it is not credited.
+ */
+#include "supervisor/supervisor.h"
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+#ifndef FUTEX_LOCK_PI2
+#define FUTEX_LOCK_PI2 13
+#endif
+
+/* Futex commands that can block the caller or wake another thread. */
+static const unsigned futex_cmds[] = {
+	FUTEX_WAIT, FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP,
+	FUTEX_LOCK_PI, FUTEX_UNLOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET,
+	FUTEX_WAIT_REQUEUE_PI, FUTEX_CMP_REQUEUE_PI, FUTEX_LOCK_PI2,
+};
+
+/* Other calls that stop, whatever their arguments. */
+static const int other_calls[] = {
+	SYS_futex_waitv, SYS_exit, SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
+	SYS_rt_tgsigqueueinfo, SYS_rt_sigtimedwait, SYS_rt_sigsuspend,
+};
+
+#define NFUTEX (sizeof(futex_cmds) / sizeof(futex_cmds[0]))
+#define NOTHER (sizeof(other_calls) / sizeof(other_calls[0]))
+
+bool sup_seccomp_traps(int nr, const uint64_t args[6])
+{
+	if (nr == SYS_futex) {
+		unsigned cmd = (unsigned)args[1] & FUTEX_CMD_MASK;
+		for (size_t i = 0; i < NFUTEX; i++)
+			if (cmd == futex_cmds[i])
+				return true;
+		return false;
+	}
+	for (size_t i = 0; i < NOTHER; i++)
+		if (nr == other_calls[i])
+			return true;
+	return false;
+}
+
+int sup_seccomp_filter(struct sock_fprog **out)
+{
+	/* Layout: arch check, nr dispatch to TRACE or the futex op check,
+	 * ALLOW, TRACE. Jumps are relative, computed from the final layout. */
+	size_t n = 4 + 1 + NOTHER + 1 + 2 + NFUTEX + 1 + 1;
+	struct sock_filter *f = calloc(n, sizeof(*f));
+	struct sock_fprog *prog = malloc(sizeof(*prog));
+	size_t i = 0, allow, trace, futex_check;
+
+	if (!f || !prog) {
+		free(f);
+		free(prog);
+		return -ENOMEM;
+	}
+	/* Positions of the shared targets. */
+	futex_check = 4 + 1 + NOTHER + 1;
+	allow = futex_check + 2 + NFUTEX;
+	trace = allow + 1;
+
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0,
+					    (unsigned char)(allow - i - 1));
+	i++;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	/* x32 calls (bit 30) are never ours. */
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u,
+					    (unsigned char)(allow - i - 1), 0);
+	i++;
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex,
+					    (unsigned char)(futex_check - i - 1), 0);
+	i++;
+	for (size_t k = 0; k < NOTHER; k++, i++)
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)other_calls[k],
+						    (unsigned char)(trace - i - 1), 0);
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, (unsigned)(allow - i - 1), 0, 0);
+	i++;
+	/* futex_check: the op is the low word of args[1] (little endian). */
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, args[1]));
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK);
+	for (size_t k = 0; k < NFUTEX; k++, i++)
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, futex_cmds[k],
+						    (unsigned char)(trace - i - 1), 0);
+	/* allow */
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	/* trace */
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE | SUP_SECCOMP_DATA);
+	if (i != n) {
+		free(f);
+		free(prog);
+		return -EINVAL;
+	}
+	prog->len = (unsigned short)n;
+	prog->filter = f;
+	*out = prog;
+	return 0;
+}
+
+int sup_seccomp_install(const struct sock_fprog *prog)
+{
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) == 0)
+		return 0;
+	if (errno != EACCES)
+		return -errno;
+	/* Unprivileged: the kernel wants NO_NEW_PRIVS (a setuid program then
+	 * runs without its privileges; README says so). */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Causal profiling accuracy and overhead: psup against Coz, on ground truth.
+
+Programs: the causal targets in tests/targets (causal-*.c), whose marked lines
+can really be made faster at run time: CAUSAL_CUT=marker:PCT cuts that line's
+work by PCT percent (see tests/targets/causal-common.h). Each is built here
+with -O2 -g -gdwarf-3 (Coz reads DWARF 3 only) three times: with psup.h points
+(for psup and for the native runs: the counter is one relaxed add), and with
+coz.h points (for Coz: they count only with libcoz preloaded, which `coz run`
+does). Both tools get the same progress point (a throughput point at the same
+line), the same line fixed for every experiment (psup --line, coz
+--fixed-line), random speedups (each tool's own schedule, 0% half the time)
+and the same program run length.
+
+Per (program, line), ROUNDS interleaved rounds of: native, native with the line
+cut by 25%, 50%, 100%, native again, `coz run`, `psup run`. Programs run for a fixed wall
+time and print how many units of progress they made, so
+  actual speedup(X) = 1 - units(native) / units(native, line cut X)   (Coz's
+                      definition: the fall of the time per unit of progress),
+                      median over the rounds of the pairwise values;
+  overhead(tool)    = units(native) / units(under the tool) - 1, median of
+                      the pairwise values, spread min..max over the rounds;
+  prediction(X)     = the tool's causal curve at X, as its user sees it: psup's
+                      `report --format json` curve, Coz's curve computed the
+                      way Coz's viewer does (viewer/js/profile.js: per speedup,
+                      sum of durations / sum of visits against the 0% baseline),
+                      linearly interpolated between measured speedups (or the
+                      nearest within 15 points at the ends); median over the
+                      rounds;
+  error             = |prediction - actual| in percentage points; the table
+                      ends with each tool's mean absolute error (MAE).
+
+usage: tests/bench/causal/run.py [--build build] [--rounds 3] [--seconds 15]
+                                 [--native-seconds 3] [--only NAME]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+TARGETS = os.path.join(SRC, "tests", "targets")
+
+# (name, source, extra args, marker of the line, marker of the progress point)
+CASES = [
+    ("pipeline consume", "causal-pipeline.c", ["pthread"], "causal_pipe_consume", "causal_pipe_done"),
+    ("pipeline produce", "causal-pipeline.c", ["pthread"], "causal_pipe_produce", "causal_pipe_done"),
+    ("amdahl serial", "causal-amdahl.c", [], "causal_amdahl_serial", "causal_amdahl_round"),
+    ("amdahl parallel", "causal-amdahl.c", [], "causal_amdahl_parallel", "causal_amdahl_round"),
+    ("figure1 a", "causal-figure1.c", ["barrier"], "causal_fig1_a", "causal_fig1_round"),
+    ("contention cs", "causal-contention.c", ["2"], "causal_lock_cs", "causal_lock_done"),
+]
+SPEEDUPS = (25, 50, 100)
+UNITS = re.compile(rb"^(?:items|rounds|ops|requests) (\d+)$", re.M)
+
+
+def marker_line(src, marker):
+    with open(os.path.join(TARGETS, src)) as f:
+        for n, line in enumerate(f, 1):
+            if re.search(r"MARK:%s\b" % re.escape(marker), line):
+                return n
+    sys.exit(f"bench: no MARK:{marker} in {src}")
+
+
+def build(tmp, src, variant):
+    out = os.path.join(tmp, f"{src[:-2]}-{variant}")
+    if os.path.exists(out):
+        return out
+    cmd = ["gcc", "-O2", "-g", "-gdwarf-3", "-fno-optimize-sibling-calls", "-pthread",
+           "-I", TARGETS, "-I", os.path.join(SRC, "include"),
+           "-DCAUSAL_PSUP_H" if variant == "psup" else "-DCAUSAL_COZ_H",
+           os.path.join(TARGETS, src), "-o", out, "-ldl"]
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def run_units(cmd, env=None, timeout=600):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=timeout)
+    m = UNITS.search(r.stdout)
+    if r.returncode != 0 or not m:
+        sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stdout[-300:]!r} {r.stderr[-800:]!r}")
+    return int(m.group(1))
+
+
+def interpolate(curve, x):
+    """curve: sorted [(speedup %, program speedup %)] -> value at x, or None."""
+    if not curve:
+        return None
+    for s, v in curve:
+        if s == x:
+            return v
+    lo = [(s, v) for s, v in curve if s < x]
+    hi = [(s, v) for s, v in curve if s > x]
+    if lo and hi:
+        (s0, v0), (s1, v1) = lo[-1], hi[0]
+        return v0 + (v1 - v0) * (x - s0) / (s1 - s0)
+    # No extrapolation: the nearest measured speedup within 15 points, else
+    # the prediction counts as missing.
+    near = min(curve, key=lambda p: abs(p[0] - x))
+    return near[1] if abs(near[0] - x) <= 15 else None
+
+
+def coz_curve(profile, path_line):
+    """Coz's viewer algorithm (profile.js getSpeedupData) for one line."""
+    data = {}
+    exp = None
+    with open(profile) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+            if parts[0] == "experiment":
+                exp = kv
+            elif parts[0] in ("throughput-point", "progress-point") and exp is not None:
+                if not exp["selected"].endswith(path_line):
+                    continue
+                sp = round(float(exp["speedup"]) * 100)
+                d = data.setdefault(kv["name"], {}).setdefault(sp, [0, 0])
+                d[0] += int(kv["delta"])
+                d[1] += int(exp["duration"])
+    best = []
+    for name, per in data.items():
+        if 0 not in per or per[0][0] == 0:
+            continue
+        base = per[0][1] / per[0][0]
+        curve = sorted((sp, 100 * (base - dur / delta) / base) for sp, (delta, dur) in per.items() if delta > 0)
+        if len(curve) > len(best):
+            best = curve
+    return best
+
+
+def psup_curve(psup, cbor, path_line):
+    r = subprocess.run([psup, "report", "--format", "json", cbor], stdout=subprocess.PIPE, check=True)
+    j = json.loads(r.stdout)
+    c = j.get("causal") or {}
+    for ln in c.get("lines", []):
+        if ln["path"].endswith(path_line.split(":")[0]) and ln["line"].endswith(":" + path_line.split(":")[1]):
+            return sorted((p["speedup"], p["program_speedup"]) for p in ln["curve"])
+    return []
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(v, w=7, p=1):
+    return f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=15, help="program run under each tool")
+    ap.add_argument("--native-seconds", type=float, default=3)
+    ap.add_argument("--only", help="run only the cases whose name contains this")
+    args = ap.parse_args()
+
+    psup = os.path.abspath(os.path.join(args.build, "psup"))
+    coz = shutil.which("coz")
+    if not os.access(psup, os.X_OK):
+        sys.exit(f"bench: {psup} is missing; build first (ninja -C {args.build})")
+    if not coz:
+        sys.exit("bench: coz is not installed (Debian package coz-profiler)")
+    tmp = tempfile.mkdtemp(prefix="psup-causal-bench-")
+    rows = []
+    print(f"# rounds {args.rounds}, {args.seconds:g} s under each tool, {args.native_seconds:g} s native runs; "
+          f"tmp {tmp}", flush=True)
+    for name, src, extra, marker, point in CASES:
+        if args.only and args.only not in name:
+            continue
+        ln, pl = marker_line(src, marker), marker_line(src, point)
+        path_line = f"{os.path.join(TARGETS, src)}:{ln}"
+        exe_psup, exe_coz = build(tmp, src, "psup"), build(tmp, src, "coz")
+        actual = {x: [] for x in SPEEDUPS}
+        pred = {"psup": {x: [] for x in SPEEDUPS}, "coz": {x: [] for x in SPEEDUPS}}
+        over = {"psup": [], "coz": []}
+        exps = {"psup": [], "coz": []}
+        for r in range(args.rounds):
+            env = dict(os.environ)
+            env.pop("CAUSAL_CUT", None)
+            ns = str(args.native_seconds)
+            # Native runs bracket the cut ones: base, 25, 50, 100, base.
+            base = run_units([exe_psup, ns] + extra, env)
+            cuts = {x: run_units([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}")) for x in SPEEDUPS}
+            base = (base * run_units([exe_psup, ns] + extra, env)) ** 0.5
+            for x in SPEEDUPS:
+                actual[x].append(100 * (1 - base / cuts[x]))
+            base_rate = base / args.native_seconds
+            ts = str(args.seconds)
+            # Coz: its own progress point at the same line (coz.h build).
+            prof = os.path.join(tmp, f"coz-{marker}-{r}.coz")
+            u = run_units([coz, "run", "--fixed-line", path_line, "-o", prof, "---", exe_coz, ts] + extra, env)
+            over["coz"].append(100 * (base_rate / (u / args.seconds) - 1))
+            cc = coz_curve(prof, f"{src}:{ln}")
+            exps["coz"].append(sum(1 for l in open(prof) if l.startswith("experiment")))
+            # psup: its psup.h point at the same line.
+            cbor = os.path.join(tmp, f"psup-{marker}-{r}.cbor")
+            u = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal", "--line", f"{src}:{ln}", "--",
+                           exe_psup, ts] + extra, env)
+            over["psup"].append(100 * (base_rate / (u / args.seconds) - 1))
+            pc = psup_curve(psup, cbor, f"{src}:{ln}")
+            j = json.loads(subprocess.run([psup, "report", "--format", "json", cbor], stdout=subprocess.PIPE).stdout)
+            exps["psup"].append((j.get("causal") or {}).get("info", {}).get("experiments", 0))
+            for x in SPEEDUPS:
+                pred["coz"][x].append(interpolate(cc, x))
+                pred["psup"][x].append(interpolate(pc, x))
+            print(f"  {name} round {r + 1}: actual {[round(actual[x][-1], 1) for x in SPEEDUPS]} "
+                  f"psup {[None if pred['psup'][x][-1] is None else round(pred['psup'][x][-1], 1) for x in SPEEDUPS]} "
+                  f"coz {[None if pred['coz'][x][-1] is None else round(pred['coz'][x][-1], 1) for x in SPEEDUPS]} "
+                  f"overhead psup {over['psup'][-1]:.1f}% coz {over['coz'][-1]:.1f}%", flush=True)
+        for x in SPEEDUPS:
+            rows.append((name, f"{src}:{ln}", x, median(actual[x]), median(pred["psup"][x]), median(pred["coz"][x])))
+        rows.append((name, "overhead", over, exps))
+
+    print()
+    print("| program, line | line speedup | actual | psup | coz | psup error | coz error |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    errs = {"psup": [], "coz": []}
+    missing = {"psup": 0, "coz": 0}
+    overs = []
+    for row in rows:
+        if row[1] == "overhead":
+            overs.append(row)
+            continue
+        name, where, x, a, p, c = row
+        ep = abs(p - a) if p is not None and a is not None else None
+        ec = abs(c - a) if c is not None and a is not None else None
+        for t, e in (("psup", ep), ("coz", ec)):
+            if e is None:
+                missing[t] += 1
+            else:
+                errs[t].append(e)
+        print(f"| {name} ({where}) | {x}% | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(ep)} | {fmt(ec)} |")
+    print()
+    for t in ("psup", "coz"):
+        mae = statistics.mean(errs[t]) if errs[t] else None
+        print(f"{t}: mean absolute error {fmt(mae, 1)} points over {len(errs[t])} predictions"
+              f"{f', {missing[t]} missing (no curve point near that speedup)' if missing[t] else ''}")
+    print()
+    print("| program, line | psup overhead (min..max) | coz overhead (min..max) | experiments psup / coz |")
+    print("|---|---:|---:|---:|")
+    allo = {"psup": [], "coz": []}
+    for name, _, over, exps in overs:
+        cells = []
+        for t in ("psup", "coz"):
+            allo[t] += over[t]
+            cells.append(f"{statistics.median(over[t]):.1f}% ({min(over[t]):.1f}..{max(over[t]):.1f})")
+        print(f"| {name} | {cells[0]} | {cells[1]} | {median(exps['psup'])} / {median(exps['coz'])} |")
+    for t in ("psup", "coz"):
+        if allo[t]:
+            print(f"{t}: median overhead over native {statistics.median(allo[t]):.1f}%")
+
+
+if __name__ == "__main__":
+    main()

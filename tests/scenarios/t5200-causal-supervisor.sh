@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The hazards of causal run mode's seccomp filter (supervisor/pause.c,
+# supervisor/seccomp.c), each answered by the program itself:
+#  - the program's own seccomp filter keeps its meaning: a RET_TRACE of its
+#    own still fails with ENOSYS (no tracer of its own), RET_ERRNO still
+#    gives its errno, and locks work under both filters (scenario 25);
+#  - a child outliving its parent keeps working: a filter without a tracer
+#    would fail its futex calls with ENOSYS, so psup supervises it to its end;
+#  - psup SIGKILLed while threads sit in intercepted futex calls: the
+#    program dies with it, none is left stopped (scenario 3);
+#  - pauses and interception change no output: the hand-off program run
+#    with experiments at a fixed speedup on its hottest line exits 0.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+T="$TARGETS/causal-sup"
+
+run_psup 60 run -q -o own.cbor --runs 1 -- "$T" ownfilter
+expect_rc 0
+grep -q "ownfilter ok" "$WORK/out" || fail "the program's own filter changed meaning under psup: $(cat "$WORK/err")"
+
+run_psup 60 run -q -o orphan.cbor --runs 1 -- "$T" orphan "$WORK/orphan.txt"
+expect_rc 0
+# psup returned after the orphan ended: its result is there.
+[ "$(cat "$WORK/orphan.txt" 2>/dev/null)" = "ok 2000" ] ||
+	fail "a child outliving its parent broke under the filter: '$(cat "$WORK/orphan.txt" 2>/dev/null)'"
+
+# Experiments with delays on: pauses at sync calls, crediting at their exits.
+line=$(grep -n 'turn = !me;' "$SRCDIR/tests/targets/causal-sup.c" | cut -d: -f1)
+run_psup 120 run -q -o pp.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 \
+	-- "$T" handoff 20000
+expect_rc 0
+grep -q "handoff ok" "$WORK/out" || fail "hand-offs under experiments failed: $(cat "$WORK/err")"
+report_json pp.cbor >pp.json
+jq_check pp.json '.causal.info.experiments >= 1' "no experiment in a run of 20000 hand-offs"
+
+"$PSUP" run -q -o killed.cbor --runs 1 -- "$T" wait >"$WORK/wait.out" 2>&1 &
+ppid=$!
+wait_for "pgrep -f 'causal-sup wait' -P $ppid >/dev/null" 10 || fail "target did not start"
+tpid=$(pgrep -f 'causal-sup wait' -P $ppid)
+sleep 1
+kill -KILL $ppid
+wait $ppid 2>/dev/null
+wait_for "[ -z \"\$(proc_state $tpid)\" ] || [ \"\$(proc_state $tpid)\" = Z ]" 10 ||
+	fail "target $tpid survived psup's death (state $(proc_state $tpid))"
+check_nothing_left

@@ -1,0 +1,723 @@
+/*
+ * The causal profile: experiment records written, read back and turned into
+ * curves whose answers are computed by hand below (program speedup, phase
+ * correction, Little's law, end-to-end runs, contention, what is missing),
+ * every output format, and the reader on cut and corrupted causal records.
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "tests/unit/tap.h"
+
+static char tmpdir[] = "/tmp/psup-test-causal-XXXXXX";
+static FILE *devnull;
+
+#define MS 1000000ULL
+#define S_ 1000000000ULL
+#define START (100 * S_) /* header mono_ns */
+
+struct exp_spec {
+	const char *file;
+	unsigned line, speedup;
+	uint64_t duration, delay, selected;
+	const char *point;
+	bool latency;
+	uint64_t delta, arrivals, departures;
+	int64_t in_flight;
+	bool e2e;
+};
+
+/*
+ * Hand-computed answers (effective duration = duration - delay):
+ *  a.c:10 "ops": 0%: 1 s / 100 visits = 10 ms; 50%: 0.9 s / 100 = 9 ms
+ *     -> (10 - 9) / 10 = +10%; 100%: 0.8 s / 100 = 8 ms -> +20%.
+ *     Fit over (0,0) (50,10) (100,20): slope 0.2. Identical repeats: the
+ *     bootstrap interval is the point itself.
+ *  b.c:20 "ops": the same measurements, but the line ran during half of the
+ *     run (phase correction, eq. 8): t_obs = 5.4 s of experiments with
+ *     s_obs = 600 samples in the line; s = 270 samples over the run; T = the
+ *     run's time up to the line_samples record minus the delays before it =
+ *     4.86 s -> f = (5.4 / 600) * (270 / 4.86) = 0.5: +5%, +10%, slope 0.1.
+ *  c.c:30 "req" (latency): W = sum(mean in flight x eff) / arrivals;
+ *     0%: in flight 10, 100 in and 100 out in 1 s: W = 10 x 1 s / 100 =
+ *     100 ms; 50%: in flight 8: 80 ms -> +20%; 100%: starts at 4 with 100 in
+ *     and 96 out, so the mean in flight is 4 + 4/2 = 6: 60 ms -> +40%.
+ *     Latency falls: the program speedup is positive. Slope 0.4.
+ *  d.c:40 "ops": 50% takes 1.1 s per 100 visits, 100% 1.2 s: -10%, -20%,
+ *     slope -0.2 with the whole interval below 0: contention.
+ *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width,
+ *     and an experiment with 3 visits, which is left out (fewer than 5);
+ *     the slope is a fit weighted by the experiments behind each point.
+ *  m.c:5 end-to-end runs (--runs): 0% runs of 2 s, 50% 1.9 s, 100% 1.8 s:
+ *     +5%, +10% (no phase correction for whole runs), point "end-to-end".
+ *  e.c:50: only 50% experiments: no baseline. f.c:60: 0% and 50%: two
+ *  speedup values. g.c:70: three experiments. i.c:90: the baseline saw no
+ *  visits.
+ */
+static const struct exp_spec exps[] = {
+	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+
+	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+
+	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false },
+	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false },
+	{ "/src/c.c", 30, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 8, false },
+	{ "/src/c.c", 30, 100, 1 * S_, 0, 0, "req", true, 0, 100, 96, 4, false },
+
+	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/d.c", 40, 50, 1400 * MS, 300 * MS, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/d.c", 40, 100, 1800 * MS, 600 * MS, 0, "ops", false, 100, 0, 0, 0, false },
+
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 90, 0, 0, 0, false },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 110, 0, 0, 0, false },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 105, 0, 0, 0, false },
+	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 115, 0, 0, 0, false },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 120, 0, 0, 0, false },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 130, 0, 0, 0, false },
+	/* 3 visits in a second: fewer than 5, left out (it would make 100% slower) */
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 3, 0, 0, 0, false },
+
+	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 50, 1900 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 100, 1800 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true },
+
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/g.c", 70, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/g.c", 70, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/g.c", 70, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/i.c", 90, 0, 1 * S_, 0, 0, "ops", false, 0, 0, 0, 0, false },
+	{ "/src/i.c", 90, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+};
+
+/* File offsets where each record ends, for the truncation test. */
+static size_t bounds[128];
+static size_t nbounds;
+
+static int write_file(const char *path, bool with_info)
+{
+	struct rep_header h = { .mode = "run", .pid = 42, .mono_ns = START, .event = "task-clock",
+				.period = MS, .clock_event = true };
+	struct rep_causal_info ci = { "run", true, MS, 123, NULL };
+	struct rep_writer *w;
+	uint64_t delays = 0;
+	struct stat st;
+	int rc;
+
+	nbounds = 0;
+	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
+	if (rc)
+		return rc;
+#define W(call)                                                                \
+	do {                                                                   \
+		rc = (call);                                                   \
+		if (rc)                                                        \
+			goto out;                                              \
+		if (nbounds < 128 && stat(path, &st) == 0)                     \
+			bounds[nbounds++] = (size_t)st.st_size;                \
+	} while (0)
+	W(rep_write_header(w, &h));
+	if (with_info)
+		W(rep_write_causal_info(w, &ci));
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(exps); i++) {
+		const struct exp_spec *s = &exps[i];
+		struct rep_point_delta pd = { s->point, s->latency ? REP_POINT_LATENCY : REP_POINT_THROUGHPUT,
+					      s->delta, s->arrivals, s->departures, s->in_flight };
+		struct rep_experiment e = {
+			.time = START + i + 1, .file = s->file, .line = s->line,
+			.speedup_pct = s->speedup, .duration_ns = s->duration, .delay_ns = s->delay,
+			.delays = s->delay / (MS / 2), .selected_samples = s->selected,
+			.total_samples = 1000, .pause_ns = s->delay, .pauses = 3,
+			.npoints = s->point ? 1 : 0, .points = &pd, .end_to_end = s->e2e,
+		};
+
+		delays += s->delay;
+		W(rep_write_experiment(w, &e));
+	}
+	/* cumulative point counts, visits outside experiments included: the
+	 * latest record wins */
+	{
+		struct rep_point_delta tot[] = { { "ops", REP_POINT_THROUGHPUT, 10, 0, 0, 0 },
+						 { "req", REP_POINT_LATENCY, 0, 2, 1, 0 } };
+
+		W(rep_write_progress_totals(w, START + 5, 2, tot));
+		tot[0].delta = 5000;
+		tot[1].arrivals = 410;
+		tot[1].departures = 407;
+		W(rep_write_progress_totals(w, START + 6, 2, tot));
+	}
+	/* T = 4.86 s of effective time: the run so far minus the delays */
+	W(rep_write_line_samples_at(w, "/src/b.c", 20, 999, START + 1));
+	W(rep_write_line_samples_at(w, "/src/b.c", 20, 270, START + 4860 * MS + delays));
+	W(rep_write_line_samples_at(w, "/src/a.c", 10, 0, START + 4860 * MS + delays));
+#undef W
+out:
+	if (rc) {
+		rep_writer_close(w);
+		return rc;
+	}
+	return rep_writer_close(w);
+}
+
+static char *render(const struct rep_profile *p, enum rep_format f, unsigned views, unsigned top)
+{
+	struct rep_options o = { f, views, top, 0.0, NULL };
+	char *s = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&s, &n);
+
+	if (!m)
+		return NULL;
+	if (rep_print(p, &o, m)) {
+		fclose(m);
+		free(s);
+		return NULL;
+	}
+	fclose(m);
+	return s;
+}
+
+/* The JSON object of the causal "lines" (or "insufficient") entry whose
+ * "line" is label, as a heap string; NULL when absent. */
+static char *entry(const char *json, const char *section, const char *label)
+{
+	char key[64], match[96];
+	const char *sec, *end, *at, *stop;
+	int depth = 0;
+
+	snprintf(key, sizeof(key), "\"%s\":[", section);
+	snprintf(match, sizeof(match), "{\"line\":\"%s\"", label);
+	sec = strstr(json, "\"causal\":");
+	if (!sec || !(sec = strstr(sec, key)))
+		return NULL;
+	at = strstr(sec, match);
+	end = strstr(sec, "\"insufficient\":[");
+	if (!at || (strcmp(section, "lines") == 0 && end && at > end))
+		return NULL;
+	for (stop = at; *stop; stop++) {
+		depth += *stop == '{' || *stop == '[';
+		depth -= *stop == '}' || *stop == ']';
+		if (depth == 0)
+			break;
+	}
+	return strndup(at, (size_t)(stop - at) + 1);
+}
+
+/* The number after "key": in s, NAN when absent. */
+static double num(const char *s, const char *key)
+{
+	char k[64];
+	const char *at;
+
+	if (!s)
+		return NAN;
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	at = strstr(s, k);
+	return at ? strtod(at + strlen(k), NULL) : NAN;
+}
+
+/* The curve point at speedup sp of an entry, as a heap string. */
+static char *cpoint(const char *e, unsigned sp)
+{
+	char k[48];
+	const char *at, *end;
+
+	snprintf(k, sizeof(k), "{\"speedup\":%u,", sp);
+	if (!e || !(at = strstr(e, k)) || !(end = strchr(at, '}')))
+		return NULL;
+	return strndup(at, (size_t)(end - at) + 1);
+}
+
+#define NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol))
+
+static void check_curve(const char *json, const char *label, double slope, double at50,
+			double at100, bool exact)
+{
+	char *e = entry(json, "lines", label), *p0 = cpoint(e, 0), *p50 = cpoint(e, 50),
+	     *p100 = cpoint(e, 100);
+
+	CHECK(e != NULL);
+	if (!e)
+		fprintf(stderr, "  no curve for %s\n", label);
+	NEAR(num(e, "slope"), slope, 1e-3);
+	NEAR(num(p0, "program_speedup"), 0, 1e-3);
+	NEAR(num(p50, "program_speedup"), at50, 1e-3);
+	NEAR(num(p100, "program_speedup"), at100, 1e-3);
+	if (exact) {
+		NEAR(num(p50, "ci_low"), at50, 1e-3);
+		NEAR(num(p50, "ci_high"), at50, 1e-3);
+		NEAR(num(e, "slope_ci_low"), slope, 1e-3);
+		NEAR(num(e, "slope_ci_high"), slope, 1e-3);
+	}
+	free(e);
+	free(p0);
+	free(p50);
+	free(p100);
+}
+
+static void check_missing(const char *json, const char *label, const char *why)
+{
+	char *e = entry(json, "insufficient", label);
+
+	CHECK(e && strstr(e, why));
+	if (!e || !strstr(e, why))
+		fprintf(stderr, "  %s: expected \"%s\" in %s\n", label, why, e ? e : "(none)");
+	CHECK(entry(json, "lines", label) == NULL);
+	free(e);
+}
+
+static bool python_ok;
+
+static void check_json_parses(const char *json)
+{
+	char path[256], cmd[512];
+	FILE *f;
+
+	if (!python_ok)
+		return;
+	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(json, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null", path);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+#define COZ_VIEWER "/usr/share/coz-profiler/viewer/js/profile.js"
+
+/*
+ * Coz's own viewer code (profile.js of coz-profiler, run by node) reads the
+ * --format coz output and computes the same throughput curves. For latency
+ * it shows the opposite sign: it computes (W_0 - W_s) / W_0 and then negates
+ * it for points it wants minimized, so a falling latency plots as a slowdown
+ * (README, "Reading a causal profile"). Its latency also uses the number in
+ * flight at each experiment's end, not the mean over it, hence 20% at 100%
+ * here where psup says 40%. And it applies no phase correction (b.c:20).
+ */
+static void check_coz_viewer(const char *coz)
+{
+	static const char js[] =
+		"const fs = require('fs'), vm = require('vm');\n"
+		"const ctx = {}; vm.createContext(ctx);\n"
+		"vm.runInContext(fs.readFileSync('" COZ_VIEWER "', 'utf8') + '\\nthis.Profile = Profile;', ctx);\n"
+		"const p = new ctx.Profile(fs.readFileSync(process.argv[2], 'utf8'), null, null, () => 0,\n"
+		"  (t, m) => console.log('warning', t));\n"
+		"for (const r of p.getSpeedupData(0)) for (const q of r.progress_points)\n"
+		"  if (q.measurements.length) console.log(r.name, q.name, q.measurements.map(m =>\n"
+		"    Math.round(m.speedup * 100) + ':' + (m.progress_speedup * 100).toFixed(2)).join(' '));\n";
+	char jspath[300], cozpath[300], cmd[800], line[512], *all = NULL;
+	size_t n = 0;
+	FILE *f, *m;
+
+	if (access(COZ_VIEWER, R_OK) != 0 || system("command -v node >/dev/null 2>&1") != 0) {
+		printf("# node or coz-profiler's viewer missing: the coz viewer check is skipped\n");
+		return;
+	}
+	snprintf(jspath, sizeof(jspath), "%s/view.js", tmpdir);
+	snprintf(cozpath, sizeof(cozpath), "%s/profile.coz", tmpdir);
+	if (!(f = fopen(jspath, "w")))
+		return;
+	fputs(js, f);
+	fclose(f);
+	if (!(f = fopen(cozpath, "w")))
+		return;
+	fputs(coz, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "node '%s' '%s' 2>&1", jspath, cozpath);
+	f = popen(cmd, "r");
+	m = open_memstream(&all, &n);
+	CHECK(f && m);
+	if (!f || !m)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fputs(line, m);
+	CHECK_EQ_INT(pclose(f), 0);
+	fclose(m);
+	CHECK(all && strstr(all, "/src/a.c:10 ops 0:0.00 50:10.00 100:20.00\n"));
+	CHECK(all && strstr(all, "/src/d.c:40 ops 0:0.00 50:-10.00 100:-20.00\n"));
+	CHECK(all && strstr(all, "/src/m.c:5 end-to-end 0:0.00 50:5.00 100:10.00\n"));
+	CHECK(all && strstr(all, "/src/b.c:20 ops 0:0.00 50:10.00 100:20.00\n"));
+	CHECK(all && strstr(all, "/src/c.c:30 req 0:0.00 50:-20.00 100:-20.00\n"));
+	CHECK(all && !strstr(all, "warning"));
+	if (all && !strstr(all, "/src/a.c:10 ops 0:0.00 50:10.00 100:20.00\n"))
+		fprintf(stderr, "coz viewer said:\n%s", all);
+	free(all);
+}
+
+static void test_answers(const char *path)
+{
+	struct rep_profile *p;
+	char err[256], *json, *json2, *e;
+	const char *a, *b;
+
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK(!rep_profile_has_causal(p));
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	CHECK(rep_profile_has_causal(p));
+	CHECK_EQ_INT(rep_profile_nexperiments(p), PSUP_ARRAY_SIZE(exps));
+	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(json != NULL);
+	if (!json)
+		goto out;
+	check_json_parses(json);
+	check_curve(json, "a.c:10", 0.2, 10, 20, true);
+	check_curve(json, "b.c:20", 0.1, 5, 10, false);
+	e = entry(json, "lines", "b.c:20");
+	NEAR(num(e, "phase_correction"), 0.5, 1e-3);
+	free(e);
+	check_curve(json, "c.c:30", 0.4, 20, 40, false);
+	check_curve(json, "d.c:40", -0.2, -10, -20, true);
+	check_curve(json, "m.c:5", 0.1, 5, 10, true);
+	e = entry(json, "lines", "m.c:5");
+	CHECK(e && strstr(e, "\"point\":\"end-to-end\""));
+	free(e);
+	e = entry(json, "lines", "d.c:40");
+	CHECK(e && strstr(e, "\"contention\":true"));
+	free(e);
+	e = entry(json, "lines", "a.c:10");
+	CHECK(e && strstr(e, "\"contention\":false") && strstr(e, "\"kind\":\"throughput\"") &&
+	      strstr(e, "\"path\":\"/src/a.c\"") && strstr(e, "\"experiments\":6"));
+	NEAR(num(e, "phase_correction"), 1.0, 1e-9); /* no samples in the line: uncorrected */
+	NEAR(num(e, "baseline_cv"), 0, 1e-9);
+	free(e);
+	e = entry(json, "lines", "c.c:30");
+	CHECK(e && strstr(e, "\"kind\":\"latency\""));
+	free(e);
+	/* h.c:80: 0% pools 300 visits in 3 s (10 ms), 50% 220 in 2 s (9.09 ms),
+	 * 100% 250 in 2 s (8 ms): +9.09%, +20%; the resamples spread around */
+	e = entry(json, "lines", "h.c:80");
+	{
+		char *p50 = cpoint(e, 50);
+
+		NEAR(num(p50, "program_speedup"), 100.0 / 11.0, 1e-3);
+		/* the fit weighs each point by its experiments: (0, 0) x3,
+		 * (50, 9.09) x2, (100, 20) x2 give 0.19893 (0.2 unweighted) */
+		NEAR(num(e, "slope"), 0.19893, 1e-4);
+		CHECK(strstr(e, "\"experiments\":7,\"low_visit_experiments\":1,"));
+		/* periods of the single 0% experiments: 11.11, 9.09, 10 ms */
+		NEAR(num(e, "baseline_cv"), 0.1005, 1e-4); /* sd / mean, n - 1 */
+		{
+			char *p100 = cpoint(e, 100);
+
+			NEAR(num(p100, "program_speedup"), 20, 1e-3);
+			free(p100);
+		}
+		CHECK(num(p50, "ci_low") < num(p50, "program_speedup") - 1);
+		CHECK(num(p50, "ci_high") > num(p50, "program_speedup") + 1);
+		CHECK(num(e, "slope_ci_low") < num(e, "slope") && num(e, "slope_ci_high") > num(e, "slope"));
+		free(p50);
+	}
+	free(e);
+	/* ranked by slope: c (0.4), a (0.2), b and h, m (0.1), ..., d last */
+	a = strstr(json, "{\"line\":\"c.c:30\"");
+	b = strstr(json, "{\"line\":\"a.c:10\"");
+	CHECK(a && b && a < b);
+	a = strstr(json, "{\"line\":\"d.c:40\"");
+	b = strstr(json, "\"insufficient\":");
+	CHECK(a && b && a < b && !strstr(a + 1, "{\"line\":\"m.c:5\""));
+	check_missing(json, "e.c:50", "no 0% (baseline) experiment");
+	check_missing(json, "f.c:60", "2 speedup values with visits (need 3");
+	check_missing(json, "g.c:70", "3 experiments (need 4)");
+	check_missing(json, "i.c:90", "the 1 experiment at 0% saw fewer than 5 visits to ops");
+	/* progress points and info */
+	/* visits: the totals where written, else the sum over experiments */
+	CHECK(strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":5000}") != NULL);
+	CHECK(strstr(json, "{\"name\":\"req\",\"kind\":\"latency\",\"visits\":410,\"departures\":407}") != NULL);
+	CHECK(strstr(json, "{\"name\":\"end-to-end\",\"kind\":\"throughput\",\"visits\":4}") != NULL);
+	CHECK(strstr(json, "\"mode\":\"run\",\"syscall_crediting\":true,\"period_ns\":1000000,"
+			   "\"scope_lines\":123,\"note\":null,\"experiments\":47") != NULL);
+	/* deterministic: the bootstrap has a fixed seed */
+	json2 = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(json2 && strcmp(json, json2) == 0);
+	free(json2);
+	free(json);
+
+	/* the other formats */
+	json = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
+	CHECK(json && strstr(json, "Causal profile") && strstr(json, "c.c:30") &&
+	      strstr(json, "CONTENTION") && strstr(json, "no 0% (baseline) experiment") &&
+	      strstr(json, "line speedup") && strstr(json, "*"));
+	free(json);
+	json = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 1);
+	/* --top 1: the first line and, always, the falling ones */
+	CHECK(json && strstr(json, "c.c:30") && strstr(json, "d.c:40") && !strstr(json, "a.c:10 (ops)"));
+	/* and the first of the four insufficient lines */
+	CHECK(json && strstr(json, "(3 more: --top)"));
+	free(json);
+	json = render(p, REP_FORMAT_MARKDOWN, REP_VIEW_CAUSAL, 0);
+	CHECK(json && strstr(json, "## Causal profile") && strstr(json, "| `c.c:30` |"));
+	free(json);
+	json = render(p, REP_FORMAT_HTML, 0, 0);
+	CHECK(json && strncmp(json, "<!DOCTYPE html>", 15) == 0 && strstr(json, "</html>"));
+	if (json) {
+		size_t nsvg = 0;
+
+		for (const char *s = json; (s = strstr(s, "<svg")); s++)
+			nsvg++;
+		CHECK_EQ_INT(nsvg, 6); /* a b c d h m */
+		/* self-contained: no scripts, no external resources */
+		CHECK(!strstr(json, "<script") && !strstr(json, "src=") && !strstr(json, "href=") &&
+		      !strstr(json, "@import"));
+	}
+	free(json);
+	json = render(p, REP_FORMAT_COZ, 0, 0);
+	CHECK(json && strncmp(json, "startup\ttime=100000000000\n", 26) == 0);
+	CHECK(json && strstr(json, "experiment\tselected=/src/a.c:10\tspeedup=0.50\tduration=900000000"
+				   "\tselected-samples=50\nthroughput-point\tname=ops\tdelta=100\n"));
+	/* Coz logs the number in flight at the end: 4 + 100 - 96 */
+	CHECK(json && strstr(json, "experiment\tselected=/src/c.c:30\tspeedup=1.00\tduration=1000000000"
+				   "\tselected-samples=0\nlatency-point\tname=req\tarrivals=100"
+				   "\tdepartures=96\tdifference=8\n"));
+	CHECK(json && strstr(json, "\nruntime\ttime=") && strstr(json, "samples\tlocation=/src/b.c:20\tcount=270\n") &&
+	      !strstr(json, "location=/src/a.c:10"));
+	if (json)
+		check_coz_viewer(json);
+	free(json);
+out:
+	rep_profile_free(p);
+}
+
+/* The default report of a file without samples but with experiments prints,
+ * and the view of a file without causal records says so. */
+static void test_no_causal(void)
+{
+	struct rep_profile *p;
+	char path[300], err[256], *s;
+	struct rep_header h = { .mode = "attach", .pid = 7, .mono_ns = START };
+	struct rep_causal_info ci = { "attach", false, MS, 9, "attach mode: no delay crediting" };
+	struct rep_writer *w;
+
+	snprintf(path, sizeof(path), "%s/none.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	CHECK(!rep_profile_has_causal(p));
+	s = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "no causal records"));
+	free(s);
+	s = render(p, REP_FORMAT_JSON, REP_VIEW_ALL, 0);
+	CHECK(s && !strstr(s, "\"causal\""));
+	free(s);
+	rep_profile_free(p);
+
+	/* info, no experiment yet: the view says none finished */
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_causal_info(w, &ci), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	CHECK(rep_profile_has_causal(p));
+	CHECK_EQ_INT(rep_profile_nexperiments(p), 0);
+	s = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "no experiment finished") && strstr(s, "attach mode: no delay crediting"));
+	free(s);
+	s = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "\"mode\":\"attach\",\"syscall_crediting\":false") &&
+	      strstr(s, "\"lines\":[],\"insufficient\":[]"));
+	if (s)
+		check_json_parses(s);
+	free(s);
+	rep_profile_free(p);
+}
+
+/* Two runs merge: their experiments pool. */
+static void test_merge(const char *path)
+{
+	struct rep_profile *p;
+	char err[256], *json, *e;
+
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(rep_profile_nexperiments(p), 2 * PSUP_ARRAY_SIZE(exps));
+	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(json && strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":10000}"));
+	e = entry(json ? json : "", "lines", "a.c:10");
+	CHECK(e && strstr(e, "\"experiments\":12"));
+	free(e);
+	/* g.c:70 now has 6 experiments over 3 speedups: drawn, flat */
+	e = entry(json ? json : "", "lines", "g.c:70");
+	CHECK(e != NULL);
+	NEAR(num(e, "slope"), 0, 1e-9);
+	free(e);
+	/* the phase correction pools both runs: the same factor */
+	e = entry(json ? json : "", "lines", "b.c:20");
+	NEAR(num(e, "phase_correction"), 0.5, 1e-3);
+	free(e);
+	free(json);
+	rep_profile_free(p);
+}
+
+/* Hand-made records: bad values fail with one line, unknown types are skipped. */
+static void test_schema(void)
+{
+	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
+	struct rep_point_delta pd = { "x", REP_POINT_THROUGHPUT, 1, 0, 0, 0 };
+	struct rep_experiment e = { .time = START + 1, .file = "/a.c", .line = 1, .speedup_pct = 105,
+				    .duration_ns = 10, .npoints = 1, .points = &pd };
+	char path[300], err[256];
+	struct rep_profile *p;
+	struct rep_writer *w;
+
+	snprintf(path, sizeof(path), "%s/bad.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_experiment(w, &e), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "record 2: an experiment with a speedup of 105%") && !strchr(err, '\n'));
+	rep_profile_free(p);
+
+	/* an unknown record type between two known ones: skipped */
+	{
+		/* {"type": "future", "x": [1]} */
+		static const unsigned char fut[] = { 0xa2, 0x64, 't', 'y', 'p', 'e', 0x66, 'f', 'u', 't',
+						     'u', 'r', 'e', 0x61, 'x', 0x81, 0x01 };
+		size_t len;
+		char *buf;
+		FILE *f;
+
+		e.speedup_pct = 0;
+		CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+		CHECK_EQ_INT(rep_write_header(w, &h), 0);
+		CHECK_EQ_INT(rep_writer_close(w), 0);
+		f = fopen(path, "a");
+		CHECK(f && fwrite(fut, 1, sizeof(fut), f) == sizeof(fut));
+		if (f)
+			fclose(f);
+		CHECK_EQ_INT(psup_read_file(path, &buf, &len), 0);
+		CHECK_EQ_INT(rep_profile_new(&p), 0);
+		CHECK_EQ_INT(rep_profile_load_buf(p, buf, len, "fut", err, sizeof(err)), 0);
+		CHECK(!rep_profile_truncated(p, NULL));
+		rep_profile_free(p);
+		free(buf);
+	}
+}
+
+/* Cuts of the file at, and a byte either side of, every record's end load
+ * (a truncated tail) and print in every format; corrupted bytes load or fail
+ * with one line, never crash. (test-record cuts a file with causal records
+ * at every byte; here each load also runs the bootstrap, so fewer.) */
+static void test_cuts_and_corruption(const char *path)
+{
+	static const enum rep_format fmts[] = { REP_FORMAT_TEXT, REP_FORMAT_JSON, REP_FORMAT_MARKDOWN,
+						REP_FORMAT_HTML, REP_FORMAT_COZ };
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	int loaded = 0, refused = 0;
+	size_t len;
+	char *buf;
+
+	CHECK_EQ_INT(psup_read_file(path, &buf, &len), 0);
+	if (!buf)
+		return;
+	for (size_t b = 0; b < nbounds * 3; b++) {
+		size_t n = bounds[b / 3] + b % 3 - 1;
+		struct rep_profile *p;
+		char err[256];
+
+		if (n < bounds[0] || n > len)
+			continue;
+		CHECK_EQ_INT(rep_profile_new(&p), 0);
+		CHECK_EQ_INT(rep_profile_load_buf(p, buf, n, "cut", err, sizeof(err)), 0);
+		for (size_t f = 0; f < PSUP_ARRAY_SIZE(fmts); f++) {
+			struct rep_options o = { fmts[f], REP_VIEW_ALL, 0, 0.0, NULL };
+
+			CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
+		}
+		rep_profile_free(p);
+	}
+	for (int i = 0; i < 1500; i++) {
+		char *copy = malloc(len);
+		struct rep_profile *p;
+		char err[256];
+		int k = 1 + (int)(psup_rand_next(&seed) % 4), rc;
+
+		memcpy(copy, buf, len);
+		/* past the header, into the causal records */
+		while (k--)
+			copy[bounds[0] + psup_rand_next(&seed) % (len - bounds[0])] =
+				(char)psup_rand_next(&seed);
+		CHECK_EQ_INT(rep_profile_new(&p), 0);
+		err[0] = '\0';
+		rc = rep_profile_load_buf(p, copy, len, "fuzz", err, sizeof(err));
+		if (rc == 0) {
+			struct rep_options o = { REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0, 0.0, NULL };
+
+			loaded++;
+			CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
+			o.format = REP_FORMAT_COZ;
+			CHECK_EQ_INT(rep_print(p, &o, devnull), 0);
+		} else {
+			refused++;
+			CHECK_EQ_INT(rc, -EINVAL);
+			CHECK(strncmp(err, "fuzz: ", 6) == 0 && !strchr(err, '\n'));
+		}
+		rep_profile_free(p);
+		free(copy);
+	}
+	CHECK(loaded > 0);
+	CHECK(refused > 0);
+	free(buf);
+}
+
+int main(void)
+{
+	char path[300], cmd[400];
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	devnull = fopen("/dev/null", "w");
+	python_ok = system("command -v python3 >/dev/null 2>&1") == 0;
+	snprintf(path, sizeof(path), "%s/causal.cbor", tmpdir);
+	CHECK_EQ_INT(write_file(path, true), 0);
+	test_answers(path);
+	test_no_causal();
+	test_merge(path);
+	test_schema();
+	CHECK_EQ_INT(write_file(path, true), 0);
+	test_cuts_and_corruption(path);
+	fclose(devnull);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (getenv("PSUP_TEST_KEEP"))
+		printf("# files kept in %s\n", tmpdir);
+	else if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	return tap_done();
+}

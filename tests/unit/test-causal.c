@@ -1,0 +1,465 @@
+/* The causal experiment engine's pure parts (speedup choice, length
+ * doubling, owed time), its accounting on synthetic samples of this very
+ * program (minimizing delays, crediting, inheritance, excess, settling), and
+ * psup's seccomp filter loaded into a child without a tracer, where every
+ * call it traps fails with ENOSYS. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/filter.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "experiments/experiments.h"
+#include "supervisor/supervisor.h"
+#include "symbols/symbols.h"
+#include "tap.h"
+
+#define MS 1000000ULL
+
+static void test_speedup_distribution(void)
+{
+	uint64_t rng = 12345;
+	unsigned counts[21] = { 0 };
+	const unsigned n = 20000;
+	bool bad = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned s = exp_causal_pick_speedup(&rng);
+		if (s > 100 || s % 5)
+			bad = true;
+		else
+			counts[s / 5]++;
+	}
+	CHECK(!bad);
+	/* P(0) = 1/2: 10000 expected, sd ~71. */
+	CHECK(counts[0] > 9400 && counts[0] < 10600);
+	/* The rest uniform over 5..100: 500 each, sd ~22. */
+	for (unsigned k = 1; k <= 20; k++)
+		CHECK(counts[k] > 380 && counts[k] < 620);
+}
+
+static void test_length(void)
+{
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 5, 5), 10 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 4, 5), 20 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 0, 5), 20 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(1500 * MS, 2000 * MS, 0, 5), 2000 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(2000 * MS, 2000 * MS, 0, 5), 2000 * MS);
+}
+
+static void test_owed(void)
+{
+	int64_t excess = 0;
+
+	CHECK_EQ_INT(exp_causal_owed(10, 10, MS, &excess), 0);
+	CHECK_EQ_INT(exp_causal_owed(10, 12, MS, &excess), 0);
+	CHECK_EQ_INT(exp_causal_owed(10, 7, MS, &excess), 3 * MS);
+	excess = (int64_t)(MS / 2);
+	CHECK_EQ_INT(exp_causal_owed(10, 7, MS, &excess), 3 * MS - MS / 2);
+	CHECK_EQ_INT(excess, 0);
+	excess = (int64_t)(5 * MS);
+	CHECK_EQ_INT(exp_causal_owed(10, 7, MS, &excess), 0);
+	CHECK_EQ_INT(excess, 2 * MS);
+	excess = -(int64_t)(MS / 4);
+	CHECK_EQ_INT(exp_causal_owed(10, 9, MS, &excess), MS + MS / 4);
+	CHECK_EQ_INT(excess, 0);
+}
+
+/* The line every synthetic sample lands in. */
+__attribute__((noinline)) static int the_line(int x)
+{
+	return x * 3 + 1;
+}
+
+static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsigned n)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	for (unsigned i = 0; i < n; i++)
+		exp_causal_sample(c, sp, getpid(), tid, &pc, 1, 0);
+}
+
+static void test_engine(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 7,
+	};
+	struct exp_causal *c;
+	struct exp_causal_stats st;
+	struct sym_space *sp;
+	pid_t tids[8];
+	const pid_t a = 1001, b = 1002, d = 1003;
+	uint64_t now = 1000 * MS;
+	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
+	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+
+	/* No experiment before any in-scope sample. */
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	samples(c, sp, a, 1);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.in_scope_samples, 1);
+	CHECK_EQ_INT(st.lines, 1);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(st.speedup_pct, 50);
+	CHECK(st.file && strstr(st.file, "test-causal.c"));
+
+	/* Coz 3.4.3: a runs the line 4 times: b owes 4 x 0.5 ms, a nothing. */
+	samples(c, sp, a, 4);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+	CHECK_EQ_INT(tids[0], b);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
+	/* Paid: nothing more owed. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	exp_causal_held(c, b, 2 * MS, 2 * MS);
+
+	/* Both run the line equally: nobody pauses (not n-1 times each). */
+	for (int i = 0; i < 10; i++) {
+		samples(c, sp, a, 1);
+		samples(c, sp, b, 1);
+	}
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+
+	/* b now runs it alone: a owes, and is paused at an intercepted wake
+	 * (delays before waking anyone). */
+	samples(c, sp, b, 3);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, psup_now_ns()));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
+	/* A hold that ran 1 ms long: the excess comes off the next debt. */
+	exp_causal_held(c, a, 3 * MS / 2, 5 * MS / 2);
+	samples(c, sp, b, 4); /* a owes 2 ms, minus 1 ms of excess */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 1 * MS);
+	exp_causal_held(c, a, MS, MS);
+
+	/* Crediting (3.4.2): a blocks in a futex wait while b runs the line;
+	 * when it wakes (its switch-in), a owes nothing. The switch-in of the
+	 * resume from the intercepting stop itself is no wake-up. */
+	{
+		uint64_t t0 = psup_now_ns(), t1;
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, t0));
+		exp_causal_switch(c, a, false, false, t0 + 1); /* resumed from the stop */
+		exp_causal_switch(c, a, true, false, t0 + 2);  /* blocks */
+		CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
+		samples(c, sp, b, 6);
+		t1 = psup_now_ns();
+		exp_causal_switch(c, a, false, false, t1);     /* woken */
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+		/* A wait that returns at once (no switch-out): no credit. */
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, psup_now_ns()));
+		samples(c, sp, b, 2);
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, psup_now_ns()));
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+		exp_causal_held(c, a, MS, MS);
+	}
+
+	/* A thread found blocked is not held and not a candidate. */
+	samples(c, sp, b, 4);
+	CHECK_EQ_INT(exp_causal_hold(c, a, true), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
+	exp_causal_switch(c, a, false, false, 0); /* runs again: pays */
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+
+	/* A new thread inherits its creator's count (Coz 3.4): a's debt. */
+	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), a), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 2 * MS);
+	exp_causal_held(c, d, 2 * MS, 2 * MS);
+
+	/* The experiment ends after its length, once the debtors paid
+	 * (settling), and none is owed afterwards. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 5 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 11 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running); /* a still owes 2 ms: settling */
+	samples(c, sp, b, 10); /* no longer counted (time 0: now) */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
+	exp_causal_held(c, a, 2 * MS, 2 * MS);
+	{
+		/* ...unless taken before the end: it raises what a owes. */
+		uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 10 * MS);
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+		exp_causal_held(c, a, MS / 2, MS / 2);
+		/* d too: settling waits for every debtor. */
+		CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
+		exp_causal_stats(c, &st);
+		CHECK(st.running);
+		CHECK_EQ_INT(exp_causal_hold(c, d, false), MS / 2);
+		exp_causal_held(c, d, MS / 2, MS / 2);
+		/* ...and one taken before the experiment began does not. */
+		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	}
+	CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	/* Without progress points the length stays (nothing to double on). */
+	CHECK_EQ_INT(st.experiment_ns, 10 * MS);
+
+	/* Cool-off, then the next experiment; a program exit cuts it short
+	 * and it is dropped (it ran under half its length). */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 30 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_finish(c, now + 31 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	CHECK_EQ_INT(st.dropped, 1);
+
+	exp_causal_thread_gone(c, d);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+/* Without interception (attach, --no-intercept): a thread that blocked on a
+ * futex is credited at its switch-in with the global count as of that
+ * switch-in, not with the samples that reached psup since. */
+static void test_switch_credit(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 9,
+	};
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 3001, b = 3002;
+	uint64_t now = 5000 * MS;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS); /* before: a line to pick */
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	exp_causal_switch(c, a, true, false, now + 3 * MS);
+	exp_causal_block_futex(c, a);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 5 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS); /* after the wake */
+	exp_causal_switch(c, a, false, false, now + 6 * MS);
+	/* a owes the one sample after its wake-up (0.5 ms), not three. */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	/* A switch-in without a futex block before it credits nothing. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
+	exp_causal_switch(c, a, false, false, now + 9 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	/* a stops at 11 ms (a ptrace stop psup answers late): the line
+	 * execution at 12 ms is not owed at this stop, only later. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 10 * MS);
+	exp_causal_switch(c, a, true, false, now + 11 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 12 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_switch(c, a, false, false, now + 13 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+/* Delays use the mean period the samples really had (the timer fires a
+ * little late), once enough were seen. */
+static void test_period(void)
+{
+	struct exp_causal_config cfg = { .period_ns = MS, .fixed_speedup = 50, .seed = 5 };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 4001, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 4002, getpid(), 0), 0);
+	for (int i = 0; i < 200; i++)
+		exp_causal_observe_period(c, 1100000);
+	exp_causal_observe_period(c, 1000 * MS); /* nonsense: ignored */
+	exp_causal_sample(c, sp, getpid(), 4001, &pc, 1, 0);
+	CHECK_EQ_INT(exp_causal_tick(c, 1000 * MS), 0);
+	exp_causal_sample(c, sp, getpid(), 4001, &pc, 1, 0);
+	CHECK_EQ_INT(exp_causal_hold(c, 4002, false), 550000);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+static void test_config(void)
+{
+	struct exp_causal_config cfg = { .fixed_speedup = -1, .fixed_line = "main.c" };
+	struct exp_causal *c = NULL;
+
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), -EINVAL);
+	cfg.fixed_line = "main.c:0";
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), -EINVAL);
+	cfg.fixed_line = "main.c:12";
+	cfg.fixed_speedup = 101;
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), -EINVAL);
+	cfg.fixed_speedup = 25;
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	/* The fixed line was never sampled: no experiment can start. */
+	CHECK_EQ_INT(exp_causal_tick(c, 1000 * MS), 0);
+	struct exp_causal_stats st;
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	exp_causal_free(c);
+}
+
+/* One call in a child under the filter: 1 when it failed with ENOSYS
+ * (trapped, no tracer), 0 otherwise. */
+struct call {
+	const char *what;
+	long nr;
+	long a0, a1, a2, a3, a4, a5;
+	bool trapped;
+};
+
+static void test_filter(void)
+{
+	static int word, word2;
+	struct sock_fprog *prog;
+	struct timespec zero = { 0, 0 };
+	sigset_t none;
+	struct call calls[] = {
+		{ "getpid", SYS_getpid, 0, 0, 0, 0, 0, 0, false },
+		{ "futex wake", SYS_futex, (long)&word, FUTEX_WAKE, 1, 0, 0, 0, true },
+		{ "futex wake private", SYS_futex, (long)&word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0, true },
+		{ "futex wait (value differs)", SYS_futex, (long)&word, FUTEX_WAIT_PRIVATE, 5, 0, 0, 0, true },
+		{ "futex wait_bitset realtime", SYS_futex, (long)&word,
+		  FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 5, 0, 0, -1, true },
+		{ "futex cmp_requeue", SYS_futex, (long)&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1,
+		  (long)&word2, 5, true },
+		{ "futex unlock_pi", SYS_futex, (long)&word2, FUTEX_UNLOCK_PI_PRIVATE, 0, 0, 0, 0, true },
+		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false },
+		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true },
+		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true },
+		{ "read", SYS_read, -1, 0, 0, 0, 0, 0, false },
+	};
+	const unsigned n = sizeof(calls) / sizeof(calls[0]);
+	int fds[2];
+	char got[32] = { 0 };
+
+	sigemptyset(&none);
+	CHECK_EQ_INT(sup_seccomp_filter(&prog), 0);
+	CHECK(pipe(fds) == 0);
+	/* The C mirror of the filter agrees with the table. */
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t args[6] = { (uint64_t)calls[i].a0, (uint64_t)calls[i].a1, (uint64_t)calls[i].a2,
+				     (uint64_t)calls[i].a3, (uint64_t)calls[i].a4, (uint64_t)calls[i].a5 };
+		if (sup_seccomp_traps((int)calls[i].nr, args) != calls[i].trapped)
+			fprintf(stderr, "sup_seccomp_traps disagrees on %s\n", calls[i].what);
+		CHECK(sup_seccomp_traps((int)calls[i].nr, args) == calls[i].trapped);
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char out[32];
+		if (sup_seccomp_install(prog) < 0)
+			_exit(3);
+		for (unsigned i = 0; i < n; i++) {
+			long tid = syscall(SYS_gettid);
+			if (calls[i].nr == SYS_tgkill) {
+				calls[i].a0 = getpid();
+				calls[i].a1 = tid;
+			}
+			errno = 0;
+			long r = syscall(calls[i].nr, calls[i].a0, calls[i].a1, calls[i].a2, calls[i].a3,
+					 calls[i].a4, calls[i].a5);
+			out[i] = r == -1 && errno == ENOSYS ? 'T' : '-';
+		}
+		if (write(fds[1], out, n) != (ssize_t)n)
+			_exit(4);
+		_exit(0);
+	}
+	int status;
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(read(fds[0], got, n) == (ssize_t)n);
+	for (unsigned i = 0; i < n; i++) {
+		bool trapped = got[i] == 'T';
+		if (trapped != calls[i].trapped)
+			fprintf(stderr, "%s: %s under the filter\n", calls[i].what,
+				trapped ? "trapped" : "not trapped");
+		CHECK(trapped == calls[i].trapped);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	free(prog->filter);
+	free(prog);
+}
+
+/* --runs: one experiment per run; the first, with nothing sampled yet, is a
+ * 0% baseline; later runs draw from what was sampled. */
+static void test_runs(void)
+{
+	struct exp_causal_config cfg = { .period_ns = MS, .fixed_speedup = -1, .seed = 3 };
+	struct exp_causal *c;
+	struct exp_causal_stats st;
+	struct sym_space *sp;
+	unsigned nonzero = 0;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_run_begin(c, 1000 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK(!st.file);
+	CHECK_EQ_INT(st.speedup_pct, 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 2001, getpid(), 0), 0);
+	samples(c, sp, 2001, 3);
+	CHECK_EQ_INT(exp_causal_run_end(c, 2000 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	for (int run = 0; run < 40; run++) {
+		CHECK_EQ_INT(exp_causal_run_begin(c, 3000 * MS), 0);
+		exp_causal_stats(c, &st);
+		CHECK(st.running && st.file && strstr(st.file, "test-causal.c"));
+		nonzero += st.speedup_pct != 0;
+		CHECK_EQ_INT(exp_causal_run_end(c, 4000 * MS), 0);
+	}
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.experiments, 41);
+	/* Random speedups, about half of them non-zero. */
+	CHECK(nonzero >= 8 && nonzero <= 32);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+int main(void)
+{
+	test_runs();
+	test_switch_credit();
+	test_period();
+	test_speedup_distribution();
+	test_length();
+	test_owed();
+	test_engine();
+	test_config();
+	test_filter();
+	return tap_done();
+}
