@@ -1284,64 +1284,6 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
-/* s as a JSON string; bytes that are not UTF-8 become U+FFFD, so the output
- * always parses. */
-static void json_str(FILE *out, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	while (*u) {
-		unsigned char c = *u;
-		size_t n = 0;
-		uint32_t cp = 0;
-		bool ok;
-
-		if (c == '"' || c == '\\') {
-			fprintf(out, "\\%c", c);
-			u++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-			u++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc(c, out);
-			u++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		ok = n > 0;
-		for (size_t i = 1; ok && i <= n; i++) {
-			if ((u[i] & 0xc0) != 0x80)
-				ok = false;
-			else
-				cp = cp << 6 | (u[i] & 0x3f);
-		}
-		if (ok && ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-			   (n == 3 && (cp < 0x10000 || cp > 0x10ffff))))
-			ok = false;
-		if (ok) {
-			fwrite(u, 1, n + 1, out);
-			u += n + 1;
-		} else {
-			fputs("\\ufffd", out);
-			u++;
-		}
-	}
-	fputc('"', out);
-}
 
 /* A finite number, or null. */
 static void json_num(FILE *out, double v)
@@ -1358,11 +1300,11 @@ static void json_line_label(FILE *out, const struct cz_analysis *a, const struct
 
 	snprintf(lbl, sizeof(lbl), "%.500s:%" PRIu32, base_name(S(a, cv->file)), cv->line);
 	fputs("\"line\":", out);
-	json_str(out, lbl);
+	rep_json_str(out, lbl);
 	fputs(",\"path\":", out);
-	json_str(out, S(a, cv->file));
+	rep_json_str(out, S(a, cv->file));
 	fputs(",\"point\":", out);
-	json_str(out, S(a, a->cz->points[cv->point].name));
+	rep_json_str(out, S(a, a->cz->points[cv->point].name));
 	fprintf(out, ",\"kind\":\"%s\",\"experiments\":%" PRIu32 ",\"low_visit_experiments\":%" PRIu32,
 		kind_name(cv->kind), cv->nexp, cv->nlow);
 }
@@ -1376,12 +1318,12 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 	info = info_of(a, &ninfo);
 	fputs(",\"causal\":{\"info\":{", out);
 	fputs("\"mode\":", out);
-	json_str(out, info && info->mode ? S(a, info->mode) : NULL);
+	rep_json_str(out, info && info->mode ? S(a, info->mode) : NULL);
 	fprintf(out, ",\"syscall_crediting\":%s", info && info->crediting ? "true" : "false");
 	fprintf(out, ",\"period_ns\":%" PRIu64 ",\"scope_lines\":%" PRIu64,
 		info ? info->period_ns : 0, info ? info->scope_lines : 0);
 	fputs(",\"note\":", out);
-	json_str(out, info && info->note ? S(a, info->note) : NULL);
+	rep_json_str(out, info && info->note ? S(a, info->note) : NULL);
 	fprintf(out, ",\"experiments\":%" PRIu32 ",\"runs\":%" PRIu32 ",\"min_speedups\":%d,"
 		     "\"min_experiments\":%d,\"min_visits\":%d,\"bootstrap\":%d,\"contention_slope\":%.2f}",
 		cz->nexps, a->p->nruns, CZ_MIN_SPEEDUPS, CZ_MIN_EXPERIMENTS, CZ_MIN_VISITS, CZ_BOOTSTRAP,
@@ -1393,7 +1335,7 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 
 		point_counts(a, i, &visits, &departures);
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_str(out, S(a, pt->name));
+		rep_json_str(out, S(a, pt->name));
 		fprintf(out, ",\"kind\":\"%s\",\"visits\":%" PRIu64, kind_name(pt->kind), visits);
 		if (pt->kind == REP_POINT_LATENCY)
 			fprintf(out, ",\"departures\":%" PRIu64, departures);
@@ -1436,7 +1378,7 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 		fputs(i > a->ndrawn ? ",{" : "{", out);
 		json_line_label(out, a, cv);
 		fputs(",\"missing\":", out);
-		json_str(out, cv->why);
+		rep_json_str(out, cv->why);
 		fputc('}', out);
 	}
 	fputs("]}", out);

@@ -669,15 +669,18 @@ static int apply_node(struct rep_loadctx *c, const struct rep_rec *r)
 	return 0;
 }
 
-static int apply_samples(struct rep_loadctx *c, const struct rep_rec *r)
+/* A per-thread record of (leaf node, value) pairs, "samples" or
+ * "idleness": adds each value to the thread's map (its leaves, or its idle
+ * map) and their sum to *total; *trow gets the thread's row. */
+static int apply_node_pairs(struct rep_loadctx *c, const struct rep_rec *r, bool idle,
+			    uint32_t *trow, uint64_t *total)
 {
 	struct rep_profile *p = c->p;
-	struct rep_run *run = &p->runs[c->run];
-	uint32_t trow, nrow;
+	uint32_t nrow;
 	uint64_t *slot;
-	bool created;
 	int rc;
 
+	*total = 0;
 	if ((rc = need(c, r, REP_K_TID, "tid")) || (rc = need(c, r, REP_K_COUNTS, "counts")))
 		return rc;
 	if (r->ncounts % 2) {
@@ -685,65 +688,56 @@ static int apply_samples(struct rep_loadctx *c, const struct rep_rec *r)
 		return -EINVAL;
 	}
 	if (r->u[REP_K_TID] == 0) {
-		rep_load_error(c, "samples of tid 0");
+		rep_load_error(c, "%s of tid 0", idle ? "idleness" : "samples");
 		return -EINVAL;
 	}
-	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &trow)))
+	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, trow)))
 		return rc;
 	for (size_t i = 0; i < r->ncounts; i += 2) {
-		struct rep_mthread *t = &p->threads[trow];
+		struct rep_mthread *t = &p->threads[*trow];
 		uint64_t n = r->counts[i + 1];
 
 		if ((rc = check_node(c, r->counts[i], "\"counts\"", &nrow)))
 			return rc;
 		if (!n)
 			continue;
-		slot = psup_u64map_upsert(&t->leaves, nrow + 1ULL, &created);
+		slot = psup_u64map_upsert(idle ? &t->idle : &t->leaves, nrow + 1ULL, NULL);
 		if (!slot)
 			return -ENOMEM;
 		*slot = rep_sat_add(*slot, n);
-		t->samples = rep_sat_add(t->samples, n);
-		run->samples = rep_sat_add(run->samples, n);
-		p->samples = rep_sat_add(p->samples, n);
+		*total = rep_sat_add(*total, n);
 	}
+	return 0;
+}
+
+static int apply_samples(struct rep_loadctx *c, const struct rep_rec *r)
+{
+	struct rep_profile *p = c->p;
+	struct rep_run *run = &p->runs[c->run];
+	uint32_t trow;
+	uint64_t n;
+	int rc = apply_node_pairs(c, r, false, &trow, &n);
+
+	if (rc)
+		return rc;
+	p->threads[trow].samples = rep_sat_add(p->threads[trow].samples, n);
+	run->samples = rep_sat_add(run->samples, n);
+	p->samples = rep_sat_add(p->samples, n);
 	return 0;
 }
 
 /* Idleness of a thread: node -> millionths of a sample, like samples. */
 static int apply_idleness(struct rep_loadctx *c, const struct rep_rec *r)
 {
-	struct rep_profile *p = c->p;
-	uint32_t trow, nrow;
-	uint64_t *slot;
-	int rc;
+	uint32_t trow;
+	uint64_t n;
+	int rc = apply_node_pairs(c, r, true, &trow, &n);
 
-	if ((rc = need(c, r, REP_K_TID, "tid")) || (rc = need(c, r, REP_K_COUNTS, "counts")))
+	if (rc)
 		return rc;
-	if (r->ncounts % 2) {
-		rep_load_error(c, "\"counts\" has an odd number of values");
-		return -EINVAL;
-	}
-	if (r->u[REP_K_TID] == 0) {
-		rep_load_error(c, "idleness of tid 0");
-		return -EINVAL;
-	}
-	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &trow)))
-		return rc;
-	p->runs[c->run].has_idleness = true;
-	p->has_idleness = true;
-	for (size_t i = 0; i < r->ncounts; i += 2) {
-		uint64_t n = r->counts[i + 1];
-
-		if ((rc = check_node(c, r->counts[i], "\"counts\"", &nrow)))
-			return rc;
-		if (!n)
-			continue;
-		slot = psup_u64map_upsert(&p->threads[trow].idle, nrow + 1ULL, NULL);
-		if (!slot)
-			return -ENOMEM;
-		*slot = rep_sat_add(*slot, n);
-		p->idle_micro = rep_sat_add(p->idle_micro, n);
-	}
+	c->p->runs[c->run].has_idleness = true;
+	c->p->has_idleness = true;
+	c->p->idle_micro = rep_sat_add(c->p->idle_micro, n);
 	return 0;
 }
 
