@@ -705,6 +705,7 @@ struct rec_options {
 	uint64_t period;
 	unsigned jitter;
 	bool no_unwind;
+	bool no_lock_blame;
 	bool no_follow;
 	uint64_t duration_ns;
 	struct witch_options witch;
@@ -741,7 +742,10 @@ static void usage_common(FILE *f, bool attach)
 	      "  -c, --period N        sampling period, in ns for clock events (default\n"
 	      "                        1000000 = 1 ms), in events otherwise\n"
 	      "      --jitter PCT      randomize each period by up to +-PCT%% (default 10; 0 off)\n"
-	      "      --no-call-graph   record the sampled instruction only, no unwinding\n", f);
+	      "      --no-call-graph   record the sampled instruction only, no unwinding\n"
+	      "      --no-lock-blame   no wakeup events: futex waits are not blamed on the\n"
+	      "                        threads that ended them (cheaper for programs that\n"
+	      "                        switch threads 10^5 times a second)\n", f);
 	witch_usage(f);
 	if (attach)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
@@ -756,7 +760,7 @@ static void usage_common(FILE *f, bool attach)
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, bool attach, struct rec_options *o)
 {
-	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_WITCH = 300 };
+	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_NO_LOCKS, OPT_WITCH = 300 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -764,6 +768,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		{ "period", required_argument, NULL, 'c' },
 		{ "jitter", required_argument, NULL, OPT_JITTER },
 		{ "no-call-graph", no_argument, NULL, OPT_NO_CG },
+		{ "no-lock-blame", no_argument, NULL, OPT_NO_LOCKS },
 		{ "no-follow-forks", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -816,6 +821,9 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 			break;
 		case OPT_NO_CG:
 			o->no_unwind = true;
+			break;
+		case OPT_NO_LOCKS:
+			o->no_lock_blame = true;
 			break;
 		case OPT_NO_FOLLOW:
 			if (attach)
@@ -1012,7 +1020,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	static const unsigned extras[] = {
 		SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS, SMP_EVENT_BLOCKS, 0,
 	};
-	for (size_t i = 0; i < PSUP_ARRAY_SIZE(extras); i++) {
+	for (size_t i = o->no_lock_blame ? 1 : 0; i < PSUP_ARRAY_SIZE(extras); i++) {
 		smp_event_free(r->ev);
 		r->ev = NULL;
 		err = smp_event_new(o->event, o->period, o->jitter,

@@ -49,6 +49,13 @@ jq_check l.json '[.top_down | .. | objects | select(.function? == "start_holder"
 	fail "the text locks view does not name holder_critical"
 "$PSUP" report --view efficiency p.cbor | grep -q "refine the granularity" ||
 	fail "the text efficiency view gives no reading"
+# --no-lock-blame: the waits are still there, without holders
+run_psup 120 run -q --no-lock-blame -o n.cbor -- "$TARGETS/parallel" lock 50
+expect_rc 0
+report_json --view locks n.cbor >n.json
+jq_check n.json '.locks[0].waits >= 45' "--no-lock-blame lost the waits"
+jq_check n.json '[.locks[].holders[] | select(.released_in != null)] | length == 0' \
+	"--no-lock-blame still blames holders"
 # overhead patterns are the user's to set
 report_json --view efficiency --overhead 'burn' p.cbor >o.json
 jq_check o.json '.efficiency.overhead_percent > 50' "--overhead burn does not make burn overhead"
