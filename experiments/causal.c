@@ -64,6 +64,9 @@ struct cz_thread {
 	 * after the switch-in record ran while it was blocked, so it is
 	 * credited too rather than paid later on the critical path. */
 	uint64_t credited_at;
+	/* Its first switch-in after wait_t0: when psup resumed it into its
+	 * blocking call (0: not yet). */
+	uint64_t resumed_at;
 	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
 };
 
@@ -478,6 +481,8 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 	 * before wait_t0; its resume's switch-in is ignored while pending. */
 	if (out && !preempt && t->wait == WAIT_PENDING && (!time || time > t->wait_t0))
 		t->wait = WAIT_BLOCKED;
+	if (!out && time && t->wait == WAIT_PENDING && !t->resumed_at && time > t->wait_t0)
+		t->resumed_at = time;
 	if (!out && t->wait == WAIT_BLOCKED) {
 		/* Woken from a blocking call, by a thread of the program that
 		 * executed its delays first (they run before every wake-up;
@@ -552,14 +557,14 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	 * psup's own stop at that call is often why it did not block: it was
 	 * stopped while the waker ran its line and released it, and it would
 	 * otherwise owe that line's delays, paid on the critical path.
-	 * Credited as of its resume (the call returned microseconds later). */
-	/* (Its switch-out at this very stop is no block: then no switch-in
-	 * came after the last switch-out, every record having been drained
-	 * before this call.) */
+	 * Credited as of its resume into the call (it returned microseconds
+	 * later), not of a later switch-in: it ran on since, preempted now
+	 * and then, and owes what the line did meanwhile. */
+	/* (A switch-out not preempted with no switch-in after it is this
+	 * very stop, no block: every record was drained before this call.) */
 	bool returned = t->wait == WAIT_PENDING || (t->wait == WAIT_BLOCKED && t->last_out >= t->last_in);
-	if (returned && t->last_in > t->wait_t0 &&
-	    (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
-		uint64_t g = global_at(c, t->last_in);
+	if (returned && t->resumed_at && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
+		uint64_t g = global_at(c, t->resumed_at);
 		if (t->local < g) {
 			pr_trace("causal: thread %d credited %llu after a wait that did not block", tid,
 				 (unsigned long long)(g - t->local));
@@ -581,6 +586,7 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		 * would cost as much as this one. */
 		t->wait = WAIT_PENDING;
 		t->wait_t0 = now;
+		t->resumed_at = 0;
 	}
 	return false;
 }

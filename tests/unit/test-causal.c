@@ -316,9 +316,14 @@ static void test_late_credit(void)
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 2 * MS);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS);
 	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2);
+	/* ...then runs on, preempted while b runs the line: that it owes. */
+	exp_causal_switch(c, a, true, true, now + 3 * MS + MS / 2 + 10000);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS + MS / 2 + 20000);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2 + 30000);
 	exp_causal_switch(c, a, true, false, now + 3 * MS + MS / 2 + 100000);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 4 * MS));
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
 	/* A line sample after its resume is owed (at a pause stop). */
 	exp_causal_switch(c, a, false, false, now + 4 * MS + 100000);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS + MS / 2);
