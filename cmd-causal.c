@@ -590,7 +590,7 @@ static void check_rate(uint64_t now)
 	if (rate < 2000)
 		return;
 	cz.warned_rate = true;
-	pr_warn("causal: %.0f synchronization calls/s intercepted, each a ptrace stop (tens to "
+	pr_warn("causal: %.0f synchronization and blocking calls/s intercepted, each a ptrace stop (tens to "
 		"hundreds of us on a VM): the program runs slower under psup; --no-intercept credits "
 		"blocked threads from switch records instead (cheaper, less exact)", rate);
 }

@@ -59,6 +59,14 @@ struct cz_thread {
 	enum { WAIT_NONE, WAIT_PENDING, WAIT_BLOCKED } wait;
 	uint64_t wait_t0;
 	uint64_t last_in, last_out; /* times of its last switch records */
+	/* When it was last credited at a wake-up (0: never in this
+	 * experiment): a line sample taken before then that reaches psup
+	 * after the switch-in record ran while it was blocked, so it is
+	 * credited too rather than paid later on the critical path. */
+	uint64_t credited_at;
+	/* Its first switch-in after wait_t0: when psup resumed it into its
+	 * blocking call (0: not yet). */
+	uint64_t resumed_at;
 	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
 };
 
@@ -373,6 +381,26 @@ static bool in_experiment(const struct exp_causal *c, uint64_t time)
 	return false;
 }
 
+/*
+ * A rise of the global count by a sample taken at time: the threads credited
+ * at a wake-up after that time were blocked while the line ran (they were
+ * credited as of their wake-up, Coz 3.4.2), but the sample came from another
+ * thread's ring after their switch-in record. Without this they would owe the
+ * delay and pay it at their next call, on the critical path, and a serial
+ * line whose waiters wake right after it looked barely worth speeding up.
+ */
+static void credit_late(struct exp_causal *c, const struct cz_thread *by, uint64_t time)
+{
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		if (t == by || !t->credited_at || t->credited_at < time || t->local >= c->global)
+			continue;
+		t->local = c->global;
+	}
+}
+
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
 		       const uint64_t *pcs, unsigned npcs, uint64_t time)
 {
@@ -411,6 +439,8 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	t->local++;
 	if (t->local > c->global) {
 		c->global = t->local;
+		if (time)
+			credit_late(c, t, time);
 		c->hist[c->hpos].time = time ? time : psup_now_ns();
 		c->hist[c->hpos].global = c->global;
 		c->hpos = (c->hpos + 1) % HIST;
@@ -451,6 +481,8 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 	 * before wait_t0; its resume's switch-in is ignored while pending. */
 	if (out && !preempt && t->wait == WAIT_PENDING && (!time || time > t->wait_t0))
 		t->wait = WAIT_BLOCKED;
+	if (!out && time && t->wait == WAIT_PENDING && !t->resumed_at && time > t->wait_t0)
+		t->resumed_at = time;
 	if (!out && t->wait == WAIT_BLOCKED) {
 		/* Woken from a blocking call, by a thread of the program that
 		 * executed its delays first (they run before every wake-up;
@@ -459,6 +491,7 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 		 * psup since (its switch-in record is a few ms late). */
 		uint64_t g = time ? global_at(c, time) : c->global;
 		t->wait = WAIT_NONE;
+		t->credited_at = time;
 		if (t->local < g) {
 			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
 				 (unsigned long long)(g - t->local));
@@ -517,9 +550,32 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 
 	if (!t)
 		return false;
-	/* Its previous blocking call did not block (no switch-out since),
-	 * or the switch-in was lost: no credit. */
+	/* Its previous blocking call returned without blocking (no
+	 * switch-out since its resume): the value had changed, a thread of
+	 * the program woke it before it could sleep. Coz 3.4.1 credits a
+	 * thread after any call that may block, blocked or not, and here
+	 * psup's own stop at that call is often why it did not block: it was
+	 * stopped while the waker ran its line and released it, and it would
+	 * otherwise owe that line's delays, paid on the critical path.
+	 * Credited as of its resume into the call (it returned microseconds
+	 * later), not of a later switch-in: it ran on since, preempted now
+	 * and then, and owes what the line did meanwhile. */
+	/* (A switch-out not preempted with no switch-in after it is this
+	 * very stop, no block: every record was drained before this call.) */
+	bool returned = t->wait == WAIT_PENDING || (t->wait == WAIT_BLOCKED && t->last_out >= t->last_in);
+	if (returned && t->resumed_at && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
+		uint64_t g = global_at(c, t->resumed_at);
+		if (t->local < g) {
+			pr_trace("causal: thread %d credited %llu after a wait that did not block", tid,
+				 (unsigned long long)(g - t->local));
+			t->local = g;
+		}
+	}
 	t->wait = WAIT_NONE;
+	/* Every sample taken so far was taken in before this call (the
+	 * command drains them): none can still arrive late for its last
+	 * wake-up. */
+	t->credited_at = 0;
 	/* Only during experiments, 0% included: the same work at every
 	 * speedup (Coz section 2: only line-dependent costs cancel out). */
 	if (c->state != CZ_RUNNING && c->state != CZ_SETTLING)
@@ -530,6 +586,7 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		 * would cost as much as this one. */
 		t->wait = WAIT_PENDING;
 		t->wait_t0 = now;
+		t->resumed_at = 0;
 	}
 	return false;
 }
@@ -628,6 +685,7 @@ static void forgive_all(struct exp_causal *c)
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		t->local = 0;
+		t->credited_at = 0;
 		t->holding = false;
 		/* Excess is settled within an experiment: a hold that ran long
 		 * in one must not shorten the pauses of the next, whose own

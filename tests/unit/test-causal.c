@@ -284,6 +284,72 @@ static void test_switch_credit(void)
 	sym_space_free(sp);
 }
 
+/* Two ways a thread woken by the line's thread used to owe the delays it
+ * should have been credited: its wait returned at once because psup's own
+ * stop at the call outlasted the waker's line (no block, no switch-in after
+ * one), and a line sample taken before its wake-up that reached psup after
+ * its switch-in record (another thread's ring). */
+static void test_late_credit(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 50 * MS, .fixed_speedup = 50, .seed = 11,
+	};
+	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
+	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 5001, b = 5002;
+	uint64_t now = 7000 * MS;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+
+	/* a stops at its wait at 1 ms; b runs the line at 2 and 3 ms and
+	 * changes the value; a is resumed at 3.5 ms, its wait fails at once,
+	 * and its next call stops it at 3.6 ms: credited as of 3.5 ms. */
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + MS));
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 2 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2);
+	/* ...then runs on, preempted while b runs the line: that it owes. */
+	exp_causal_switch(c, a, true, true, now + 3 * MS + MS / 2 + 10000);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS + MS / 2 + 20000);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2 + 30000);
+	exp_causal_switch(c, a, true, false, now + 3 * MS + MS / 2 + 100000);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 4 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	/* A line sample after its resume is owed (at a pause stop). */
+	exp_causal_switch(c, a, false, false, now + 4 * MS + 100000);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS + MS / 2);
+	exp_causal_switch(c, a, true, false, now + 4 * MS + 800000);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+
+	/* a blocks at 6 ms and wakes at 8 ms; b's sample of 7 ms arrives
+	 * after the switch-in: credited too. One of 9 ms is owed. */
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 5 * MS));
+	exp_causal_switch(c, a, false, false, now + 5 * MS + 1000);
+	exp_causal_switch(c, a, true, false, now + 6 * MS);
+	exp_causal_switch(c, a, false, false, now + 8 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 9 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	/* Its next call ends that: every sample was drained before it. */
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 10 * MS));
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS + MS / 2);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Delays use the mean period the samples really had (the timer fires a
  * little late), once enough were seen. */
 static void test_period(void)
@@ -357,7 +423,9 @@ static void test_filter(void)
 		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false },
 		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true },
 		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true },
-		{ "read", SYS_read, -1, 0, 0, 0, 0, 0, false },
+		{ "read (pays its debt before it may block)", SYS_read, -1, 0, 0, 0, 0, 0, true },
+		{ "nanosleep", SYS_nanosleep, (long)&zero, 0, 0, 0, 0, 0, true },
+		{ "write", SYS_write, -1, 0, 0, 0, 0, 0, false },
 	};
 	const unsigned n = sizeof(calls) / sizeof(calls[0]);
 	int fds[2];
@@ -454,6 +522,7 @@ int main(void)
 {
 	test_runs();
 	test_switch_credit();
+	test_late_credit();
 	test_period();
 	test_speedup_distribution();
 	test_length();
