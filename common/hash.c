@@ -114,3 +114,26 @@ bool psup_u64map_remove(struct psup_u64map *m, uint64_t key)
 	m->len--;
 	return true;
 }
+
+long psup_u64map_drain_pairs(struct psup_u64map *m, uint64_t **buf, size_t *cap)
+{
+	size_t n = 0;
+
+	if (m->len * 2 > *cap) {
+		size_t c = m->len * 4;
+		uint64_t *nb = realloc(*buf, c * sizeof(*nb));
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = c;
+	}
+	for (size_t j = 0; j < m->cap; j++) {
+		if (!m->keys[j] || !m->vals[j])
+			continue;
+		(*buf)[2 * n] = m->keys[j];
+		(*buf)[2 * n + 1] = m->vals[j];
+		n++;
+	}
+	psup_u64map_clear(m);
+	return (long)n;
+}

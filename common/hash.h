@@ -30,6 +30,10 @@ uint64_t *psup_u64map_find(const struct psup_u64map *m, uint64_t key);
 bool psup_u64map_remove(struct psup_u64map *m, uint64_t key);
 /* Iterate: for (size_t i = 0; i < m->cap; i++) if (m->keys[i]) ... */
 void psup_u64map_clear(struct psup_u64map *m);
+/* Moves m's entries with a nonzero value into *buf as key, value, key,
+ * value, ... (growing *buf, *cap entries, as needed) and clears m. Returns
+ * the number of pairs, or -ENOMEM (m is then left as it was). */
+long psup_u64map_drain_pairs(struct psup_u64map *m, uint64_t **buf, size_t *cap);
 
 /* A 64-bit finalizer (splitmix64). */
 static inline uint64_t psup_hash64(uint64_t x)

@@ -222,24 +222,37 @@ static uint64_t lock_key(pid_t pid, uint64_t addr, uint64_t node)
 	return h ? h : 1;
 }
 
+static struct par_lock *lock_find(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node)
+{
+	uint64_t key = lock_key(pid, addr, node), *v;
+
+	while ((v = psup_u64map_find(&x->lock_ix, key))) {
+		struct par_lock *l = &x->locks[*v - 1];
+		if (l->pid == pid && l->addr == addr && l->node == node)
+			return l;
+		key = psup_hash64(key) | 1;
+	}
+	return NULL;
+}
+
 static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, uint64_t ns)
 {
+	struct par_lock *l = lock_find(x, pid, addr, node);
 	uint64_t key = lock_key(pid, addr, node), *v;
 	bool created;
 
-	/* Open addressing on the hash: collisions of the 64-bit hash probe on. */
+	if (l) {
+		l->waits++;
+		l->wait_ns += ns;
+		return 0;
+	}
+	/* the first free slot of the probe sequence lock_find() walked */
 	for (;;) {
 		v = psup_u64map_upsert(&x->lock_ix, key, &created);
 		if (!v)
 			return -ENOMEM;
 		if (created)
 			break;
-		struct par_lock *l = &x->locks[*v - 1];
-		if (l->pid == pid && l->addr == addr && l->node == node) {
-			l->waits++;
-			l->wait_ns += ns;
-			return 0;
-		}
 		key = psup_hash64(key) | 1;
 	}
 	if (x->nlocks == x->locks_cap) {
@@ -255,19 +268,6 @@ static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, 
 	x->locks[x->nlocks] = (struct par_lock){ pid, addr, node, 1, ns };
 	*v = ++x->nlocks;
 	return 0;
-}
-
-static struct par_lock *lock_find(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node)
-{
-	uint64_t key = lock_key(pid, addr, node), *v;
-
-	while ((v = psup_u64map_find(&x->lock_ix, key))) {
-		struct par_lock *l = &x->locks[*v - 1];
-		if (l->pid == pid && l->addr == addr && l->node == node)
-			return l;
-		key = psup_hash64(key) | 1;
-	}
-	return NULL;
 }
 
 /* A futex wait ended at time: blame it on node (0 when nobody we watch
@@ -447,27 +447,11 @@ out:
 
 static int flush_thread(struct exp_par *x, struct par_thread *t)
 {
-	size_t n = 0;
+	long n = psup_u64map_drain_pairs(&t->idle, &x->pairs, &x->pairs_cap);
 
-	if (!t->idle.len)
-		return 0;
-	if (t->idle.len * 2 > x->pairs_cap) {
-		size_t cap = t->idle.len * 4;
-		uint64_t *np = realloc(x->pairs, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		x->pairs = np;
-		x->pairs_cap = cap;
-	}
-	for (size_t j = 0; j < t->idle.cap; j++) {
-		if (!t->idle.keys[j] || !t->idle.vals[j])
-			continue;
-		x->pairs[2 * n] = t->idle.keys[j];
-		x->pairs[2 * n + 1] = t->idle.vals[j];
-		n++;
-	}
-	psup_u64map_clear(&t->idle);
-	return n ? rep_write_idleness(x->w, t->tid, x->pairs, n) : 0;
+	if (n <= 0)
+		return (int)n;
+	return rep_write_idleness(x->w, t->tid, x->pairs, (size_t)n);
 }
 
 int exp_par_flush(struct exp_par *x)

@@ -275,27 +275,11 @@ int64_t exp_profile_add(struct exp_profile *p, struct sym_space *sp, pid_t pid, 
 
 static int flush_thread(struct exp_profile *p, struct exp_thread *t)
 {
-	size_t n = 0;
+	long n = psup_u64map_drain_pairs(&t->counts, &p->pairs, &p->pairs_cap);
 
-	if (!t->counts.len)
-		return 0;
-	if (t->counts.len * 2 > p->pairs_cap) {
-		size_t cap = t->counts.len * 4;
-		uint64_t *np = realloc(p->pairs, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		p->pairs = np;
-		p->pairs_cap = cap;
-	}
-	for (size_t j = 0; j < t->counts.cap; j++) {
-		if (!t->counts.keys[j] || !t->counts.vals[j])
-			continue;
-		p->pairs[2 * n] = t->counts.keys[j];
-		p->pairs[2 * n + 1] = t->counts.vals[j];
-		n++;
-	}
-	psup_u64map_clear(&t->counts);
-	return n ? rep_write_samples(p->w, t->tid, p->pairs, n) : 0;
+	if (n <= 0)
+		return (int)n;
+	return rep_write_samples(p->w, t->tid, p->pairs, (size_t)n);
 }
 
 int exp_profile_flush(struct exp_profile *p)

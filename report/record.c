@@ -357,9 +357,11 @@ int rep_write_node(struct rep_writer *w, uint64_t id, uint64_t parent, uint64_t 
 	return rec_end(w);
 }
 
-int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs)
+/* A per-thread record of (leaf node, value) pairs: samples, idleness. */
+static int write_node_pairs(struct rep_writer *w, const char *type, pid_t tid,
+			    const uint64_t *pairs, size_t npairs)
 {
-	int err = rec_begin(w, 3, "samples");
+	int err = rec_begin(w, 3, type);
 
 	if (err)
 		return err;
@@ -371,18 +373,14 @@ int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, si
 	return rec_end(w);
 }
 
+int rep_write_samples(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs)
+{
+	return write_node_pairs(w, "samples", tid, pairs, npairs);
+}
+
 int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, size_t npairs)
 {
-	int err = rec_begin(w, 3, "idleness");
-
-	if (err)
-		return err;
-	kv_int(w, "tid", tid);
-	enc_text(w, "counts");
-	enc_array(w, 2 * npairs);
-	for (size_t i = 0; i < 2 * npairs; i++)
-		enc_uint(w, pairs[i]);
-	return rec_end(w);
+	return write_node_pairs(w, "idleness", tid, pairs, npairs);
 }
 
 int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,

@@ -1,5 +1,7 @@
 #include "common/hash.h"
 
+#include <stdlib.h>
+
 #include "tests/unit/tap.h"
 
 int main(void)
@@ -49,5 +51,27 @@ int main(void)
 	CHECK(psup_u64map_find(&m, 7919) == NULL);
 	psup_u64map_release(&m);
 	psup_u64map_release(&m);
+	/* Draining into pairs: nonzero values only, the map left empty, the
+	 * buffer grown as needed and reused. */
+	{
+		struct psup_u64map d;
+		uint64_t *buf = NULL, sum = 0;
+		size_t cap = 0;
+		psup_u64map_init(&d);
+		for (uint64_t k = 1; k <= 100; k++)
+			*psup_u64map_upsert(&d, k, NULL) = k % 10 ? k : 0;
+		long n = psup_u64map_drain_pairs(&d, &buf, &cap);
+		CHECK_EQ_INT(n, 90);
+		CHECK_EQ_INT(d.len, 0);
+		CHECK(cap >= 180);
+		for (long i = 0; i < n; i++) {
+			CHECK(buf[2 * i] == buf[2 * i + 1]);
+			sum += buf[2 * i + 1];
+		}
+		CHECK_EQ_INT(sum, 5050 - 550); /* 10, 20, ..., 100 left out */
+		CHECK_EQ_INT(psup_u64map_drain_pairs(&d, &buf, &cap), 0);
+		free(buf);
+		psup_u64map_release(&d);
+	}
 	return tap_done();
 }
