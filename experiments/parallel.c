@@ -72,7 +72,6 @@ struct exp_par {
 	struct par_ev *evs;
 	size_t nevs, cap;
 	uint64_t seq;
-	uint64_t done_until;          /* events up to here were replayed */
 	struct par_lock *locks;
 	size_t nlocks, locks_cap;
 	struct psup_u64map lock_ix;   /* hash of (pid, addr, node) -> index + 1 */
@@ -422,11 +421,11 @@ static void drop_if_done(struct exp_par *x, pid_t tid)
 
 int exp_par_advance(struct exp_par *x, uint64_t until)
 {
-	size_t n = 0, k = 0;
+	size_t n = 0;
 	int err = 0;
 
 	if (!x->nevs)
-		goto out;
+		return 0;
 	qsort(x->evs, x->nevs, sizeof(*x->evs), cmp_ev);
 	while (n < x->nevs && x->evs[n].time <= until)
 		n++;
@@ -436,12 +435,8 @@ int exp_par_advance(struct exp_par *x, uint64_t until)
 			drop_if_done(x, x->evs[i].tid);
 	}
 	/* keep the later ones, in order */
-	for (size_t i = n; i < x->nevs; i++)
-		x->evs[k++] = x->evs[i];
-	x->nevs = k;
-out:
-	if (until > x->done_until)
-		x->done_until = until;
+	memmove(x->evs, x->evs + n, (x->nevs - n) * sizeof(*x->evs));
+	x->nevs -= n;
 	return err;
 }
 
