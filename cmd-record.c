@@ -778,6 +778,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		{ "witch-period", required_argument, NULL, OPT_WITCH + WITCH_OPT_PERIOD },
 		{ "witch-fp-precision", required_argument, NULL, OPT_WITCH + WITCH_OPT_FP },
 		{ "witch-exact", no_argument, NULL, OPT_WITCH + WITCH_OPT_EXACT },
+		{ "witch-weight", required_argument, NULL, OPT_WITCH + WITCH_OPT_WEIGHT },
 		CMD_CAUSAL_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -864,6 +865,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		case OPT_WITCH + WITCH_OPT_PERIOD:
 		case OPT_WITCH + WITCH_OPT_FP:
 		case OPT_WITCH + WITCH_OPT_EXACT:
+		case OPT_WITCH + WITCH_OPT_WEIGHT:
 			if (witch_option(&o->witch, c - OPT_WITCH, optarg))
 				return 2;
 			break;

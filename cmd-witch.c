@@ -55,7 +55,7 @@
  * instructions; each step is a stop, so code without such accesses (a
  * compute loop) is skipped at once. */
 #define WITCH_SEEK_MAX 12
-#define WITCH_LOOK 32
+#define WITCH_LOOK SYM_FLOW_LOOK
 #define WITCH_CODE 256
 
 #ifndef TRAP_TRACE
@@ -173,6 +173,14 @@ int witch_option(struct witch_options *o, int opt, const char *arg)
 	case WITCH_OPT_EXACT:
 		o->exact = true;
 		return 0;
+	case WITCH_OPT_WEIGHT:
+		if (!strcmp(arg, "time") || !strcmp(arg, "instructions")) {
+			o->by_insns = arg[0] == 'i';
+			o->weight_given = true;
+			return 0;
+		}
+		pr_err("unknown witch weighting '%s' (time, instructions)", arg);
+		return 2;
 	default:
 		return 2;
 	}
@@ -180,8 +188,8 @@ int witch_option(struct witch_options *o, int opt, const char *arg)
 
 int witch_options_check(const struct witch_options *o)
 {
-	if (!o->kinds && (o->period || o->exact)) {
-		pr_err("--witch-period and --witch-exact need --witch dead,silent,load");
+	if (!o->kinds && (o->period || o->exact || o->weight_given)) {
+		pr_err("--witch-period, --witch-exact and --witch-weight need --witch dead,silent,load");
 		return 2;
 	}
 	return 0;
@@ -196,7 +204,10 @@ void witch_usage(FILE *f)
 	      "                        (default 10000000)\n"
 	      "      --witch-fp-precision P  floats equal within relative P (default 0.01)\n"
 	      "      --witch-exact     check every access by single-stepping (ground truth;\n"
-	      "                        thousands of times slower: small programs only)\n",
+	      "                        thousands of times slower: small programs only)\n"
+	      "      --witch-weight W  time (default): a timer sample picks an access by the\n"
+	      "                        time since the previous one; instructions: weighed by\n"
+	      "                        the instructions between accesses (see README)\n",
 	      f);
 }
 
@@ -306,6 +317,8 @@ int witch_write_config(struct rec_witch *x)
 		.fp_precision_ppm = (uint64_t)llround(x->o.fp_precision * 1e6),
 		.slots = x->o.exact ? 0 : x->o.slots,
 		.weight = x->ev.mem_event ? x->ev.period : 1,
+		.weighting = x->o.exact ? NULL : x->ev.mem_event ? "events"
+				 : x->o.by_insns ? "instructions" : "time",
 	};
 	return rep_write_witch_config(x->w, &c);
 }
@@ -510,112 +523,80 @@ static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread
 	return sample_here(x, sp, t);
 }
 
-/* A direct branch at c: its target offset from the next instruction and
- * whether it also falls through. Returns false for anything else. */
-static bool direct_branch(const uint8_t *c, unsigned len, int64_t *rel, bool *cond, bool *exit)
+/* The code around rip: WITCH_CODE bytes before it (loops branch back) and
+ * WITCH_CODE from it. Returns false when not even the bytes from rip can be
+ * read. */
+static bool code_around(struct rec_witch *x, struct wt_thread *t, uint64_t rip,
+			uint8_t buf[2 * WITCH_CODE], struct sym_code *code)
 {
-	unsigned i = 0;
+	long got = sup_thread_read(x->sup, t->tid, rip - WITCH_CODE, buf, 2 * WITCH_CODE);
 
-	*exit = false;
-	while (i < len && (c[i] == 0x66 || c[i] == 0x67 || c[i] == 0xf2 || c[i] == 0xf3 ||
-			   c[i] == 0x2e || c[i] == 0x3e || c[i] == 0x26 || c[i] == 0x36 ||
-			   c[i] == 0x64 || c[i] == 0x65 || (c[i] >= 0x40 && c[i] <= 0x4f)))
-		i++;
-	if (i >= len)
-		return false;
-	if (c[i] >= 0x70 && c[i] <= 0x7f && i + 1 < len) {
-		*rel = (int8_t)c[i + 1];
-		*cond = true;
+	if (got > (long)WITCH_CODE) {
+		*code = (struct sym_code){ buf, (size_t)got, rip - WITCH_CODE };
 		return true;
 	}
-	if (c[i] == 0xeb && i + 1 < len) {
-		*rel = (int8_t)c[i + 1];
-		*cond = false;
-		return true;
-	}
-	if (c[i] == 0xe9 && i + 4 < len) {
-		int32_t r;
-		memcpy(&r, c + i + 1, 4);
-		*rel = r;
-		*cond = false;
-		return true;
-	}
-	if (c[i] == 0x0f && i + 5 < len && c[i + 1] >= 0x80 && c[i + 1] <= 0x8f) {
-		int32_t r;
-		memcpy(&r, c + i + 2, 4);
-		*rel = r;
-		*cond = true;
-		return true;
-	}
-	/* ret, indirect jumps and calls, loop/jrcxz, syscall: the look ends */
-	if (c[i] == 0xc3 || c[i] == 0xc2 || (c[i] >= 0xe0 && c[i] <= 0xe3) ||
-	    (c[i] == 0x0f && i + 1 < len && c[i + 1] == 0x05) ||
-	    (c[i] == 0xff && i + 1 < len && ((c[i + 1] >> 3) & 7) >= 2 && ((c[i + 1] >> 3) & 7) <= 5))
-		*exit = true;
-	return false;
+	/* rip near the start of a mapping: from rip only */
+	got = sup_thread_read(x->sup, t->tid, rip, buf, WITCH_CODE);
+	*code = (struct sym_code){ buf, got > 0 ? (size_t)got : 0, rip };
+	return got > 0;
+}
+
+/* The access masks an analysis looks at (stores for dead and silent, loads
+ * for load). */
+static unsigned kind_mask(enum exp_witch_kind k)
+{
+	return k == EXP_WITCH_LOAD ? SYM_ACCESS_READ : SYM_ACCESS_WRITE;
 }
 
 /* Instructions from rip to the nearest access of a watched kind along the
- * code ahead (breadth first over direct branches, WITCH_LOOK instructions
- * at most), or 0 when none is within WITCH_SEEK_MAX. */
+ * code ahead, or 0 when none is within WITCH_SEEK_MAX. */
 static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
 			      const struct user_regs_struct *regs)
 {
-	unsigned queue[WITCH_LOOK], dist[WITCH_LOOK], head = 0, tail = 0, looked = 0, n, start;
-	uint64_t seen[2 * WITCH_CODE / 64] = { 0 };
-	uint8_t code[2 * WITCH_CODE];
-	long got;
+	uint8_t buf[2 * WITCH_CODE];
+	struct sym_code code;
+	unsigned mask = 0, d;
 
-	/* The window: WITCH_CODE bytes before rip (loops branch back) and
-	 * WITCH_CODE from it; offsets are from its start. */
-	start = WITCH_CODE;
-	got = sup_thread_read(x->sup, t->tid, regs->rip - WITCH_CODE, code, sizeof(code));
-	if (got < (long)WITCH_CODE) {
-		/* rip near the start of a mapping: from rip only */
-		start = 0;
-		got = sup_thread_read(x->sup, t->tid, regs->rip, code, WITCH_CODE);
-		if (got <= 0)
-			return 0;
-	}
-	n = (unsigned)got;
-	queue[tail] = start;
-	dist[tail++] = 0;
-	seen[start / 64] |= 1ULL << (start % 64);
-	while (head < tail && looked < WITCH_LOOK) {
-		unsigned off = queue[head], d = dist[head++];
-		struct user_regs_struct r = *regs;
-		struct sym_insn insn;
-		int64_t rel;
-		bool cond, exit;
+	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
+		if (x->o.kinds & (1u << k))
+			mask |= kind_mask((enum exp_witch_kind)k);
+	if (!code_around(x, t, regs->rip, buf, &code))
+		return 0;
+	d = sym_flow_distance(&code, regs->rip, mask, WITCH_LOOK, regs);
+	return d <= WITCH_SEEK_MAX ? d : 0;
+}
 
-		looked++;
-		r.rip = regs->rip + off - start;
-		if (off >= n || sym_insn_decode(code + off, n - off, &r, &insn) < 0)
-			continue;
-		if (d > 0 && insn.naccess && kinds_wanted(x, &insn))
-			return d <= WITCH_SEEK_MAX ? d : 0;
-		unsigned next[2], nn = 0;
-		if (direct_branch(code + off, insn.length, &rel, &cond, &exit)) {
-			int64_t to = (int64_t)off + insn.length + rel;
-			if (to >= 0 && to < (int64_t)n)
-				next[nn++] = (unsigned)to;
-			/* A backward conditional branch is a loop's: taken
-			 * (its exit is rarely what runs next). */
-			if (cond && rel >= 0)
-				next[nn++] = off + insn.length;
-		} else if (!exit) {
-			next[nn++] = off + insn.length;
-		}
-		for (unsigned i = 0; i < nn && tail < WITCH_LOOK; i++) {
-			unsigned o = next[i];
-			if (o >= 2 * WITCH_CODE || (seen[o / 64] >> (o % 64)) & 1)
-				continue;
-			seen[o / 64] |= 1ULL << (o % 64);
-			queue[tail] = o;
-			dist[tail++] = d + 1;
-		}
+/*
+ * A timer sample picks an access in proportion to the time since the
+ * previous access of its kind: in a loop storing once every 14
+ * instructions a store is picked 14/5 as often as in one storing every 5.
+ * With --witch-weight instructions each sample weighs 1 / (instructions
+ * since that previous access, from the code: sym_flow_gap), which makes
+ * the fractions count accesses, as the paper's store and load events do,
+ * up to the difference in time per instruction. That difference is large
+ * where the accesses are the cost (a store-bound loop runs a store a cycle
+ * however many instructions surround it): there time weighs better, hence
+ * the default (README, "Time-weighted samples"). The unit is a gap of
+ * WITCH_LOOK instructions, which is also what a gap not found within
+ * WITCH_LOOK counts as: weights are 1 to WITCH_LOOK, so the byte counts
+ * keep their resolution.
+ */
+static void sample_weights(struct rec_witch *x, struct wt_thread *t,
+			   const struct user_regs_struct *regs, double weight[EXP_WITCH_KINDS])
+{
+	uint8_t buf[2 * WITCH_CODE];
+	struct sym_code code;
+	bool have = code_around(x, t, regs->rip, buf, &code);
+
+	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++) {
+		unsigned gap = 0;
+		bool cyclic;
+
+		if (have && (x->o.kinds & (1u << k)))
+			gap = sym_flow_gap(&code, regs->rip, kind_mask((enum exp_witch_kind)k),
+					   WITCH_LOOK, regs, &cyclic);
+		weight[k] = (double)WITCH_LOOK / (gap ? gap : WITCH_LOOK);
 	}
-	return 0;
 }
 
 /* The sample at the instruction about to run (or, seeking, the next one). */
@@ -694,7 +675,13 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 		};
 	}
 	uint64_t ctx = context_of(x, sp, t, &regs, regs.rip);
-	if (exp_witch_sample(x->x, t->tid, ctx, acc, nacc, &t->plan) < 0 && !x->err)
+	double weight[EXP_WITCH_KINDS];
+	/* A precise event's samples count accesses already. */
+	bool weigh = !x->ev.mem_event && x->o.by_insns;
+	if (weigh)
+		sample_weights(x, t, &regs, weight);
+	if (exp_witch_sample(x->x, t->tid, ctx, acc, nacc, weigh ? weight : NULL, &t->plan) < 0 &&
+	    !x->err)
 		x->err = -ENOMEM;
 	if (!t->plan.narm)
 		return SUP_SIGNAL_SUPPRESS;

@@ -23,11 +23,16 @@ struct witch_options {
 	uint64_t period;     /* ns of task-clock (or events of a precise event); 0: default */
 	double fp_precision; /* relative */
 	bool exact;          /* --witch-exact */
+	bool by_insns;       /* --witch-weight instructions (else time) */
+	bool weight_given;   /* --witch-weight was given */
 	unsigned slots;      /* debug registers for witch per thread (4 - breakpoint progress points) */
 };
 
 /* The long options (getopt codes from base on) and their help text. */
-enum { WITCH_OPT_KINDS, WITCH_OPT_PERIOD, WITCH_OPT_FP, WITCH_OPT_EXACT, WITCH_NOPTS };
+enum {
+	WITCH_OPT_KINDS, WITCH_OPT_PERIOD, WITCH_OPT_FP, WITCH_OPT_EXACT, WITCH_OPT_WEIGHT,
+	WITCH_NOPTS
+};
 void witch_options_init(struct witch_options *o);
 /* Parses option opt (WITCH_OPT_*) with its argument. Returns 0, or 2 after
  * printing a one-line error. */

@@ -384,12 +384,14 @@ const char *exp_witch_skip_name(enum exp_witch_skip why);
 unsigned exp_witch_slots(const struct exp_witch *x, enum exp_witch_kind kind);
 
 /* A sample of thread tid in context ctx: the accesses of the instruction
- * (before it runs). Counts it (mu) for each analysis that looks at such an
- * access and says in *plan which registers to arm (at most one per
- * analysis; an armed register replaced by the reservoir is simply re-armed).
- * The caller arms them after the access ran and calls exp_witch_armed(). */
+ * (before it runs). Counts it (mu, by weight[kind] when weight is not NULL,
+ * else 1) for each analysis that looks at such an access and says in *plan
+ * which registers to arm (at most one per analysis; an armed register
+ * replaced by the reservoir is simply re-armed). The caller arms them after
+ * the access ran and calls exp_witch_armed(). */
 int exp_witch_sample(struct exp_witch *x, pid_t tid, uint64_t ctx,
-		     const struct exp_witch_access *acc, unsigned nacc, struct exp_witch_plan *plan);
+		     const struct exp_witch_access *acc, unsigned nacc, const double *weight,
+		     struct exp_witch_plan *plan);
 /* Arming slot of a plan ended: err 0 with the watched bytes' value (len of
  * the arm) after the sampled access, or -errno (-ENOSPC counted apart). */
 void exp_witch_armed(struct exp_witch *x, pid_t tid, unsigned slot, int err, const uint8_t *value);

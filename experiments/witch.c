@@ -255,7 +255,8 @@ static void slot_free(struct exp_witch *x, struct wslot *s)
 }
 
 int exp_witch_sample(struct exp_witch *x, pid_t tid, uint64_t ctx,
-		     const struct exp_witch_access *acc, unsigned nacc, struct exp_witch_plan *plan)
+		     const struct exp_witch_access *acc, unsigned nacc, const double *weight,
+		     struct exp_witch_plan *plan)
 {
 	struct wthread *t = thread_get(x, tid, true);
 
@@ -279,7 +280,7 @@ int exp_witch_sample(struct exp_witch *x, pid_t tid, uint64_t ctx,
 		if (!c)
 			return -ENOMEM;
 		/* Section 4.2: every sample counts in its context. */
-		c->mu += 1.0;
+		c->mu += weight ? weight[k] : 1.0;
 		x->stats.kind[k].samples++;
 		plan->kinds |= 1u << k;
 		/* Section 4.1: a free register takes the sample; else the k-th

@@ -343,6 +343,7 @@ static const struct {
 	[REP_K_BLOCKED_SLEEP] = { "blocked_sleep", KK_UINT },
 	[REP_K_BLOCKED_OTHER] = { "blocked_other", KK_UINT },
 	[REP_K_CPUS] = { "cpus", KK_UINT },
+	[REP_K_WEIGHTING] = { "weighting", KK_TEXT },
 	[REP_K_WAIT_NS] = { "wait_ns", KK_UINT },
 	[REP_K_TRACED] = { "traced", KK_BOOL },
 };

@@ -461,7 +461,7 @@ int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 
 int rep_write_witch_config(struct rep_writer *w, const struct rep_witch_config *c)
 {
-	int err = rec_begin(w, 7, "witch_config");
+	int err = rec_begin(w, 8, "witch_config");
 
 	if (err)
 		return err;
@@ -470,6 +470,7 @@ int rep_write_witch_config(struct rep_writer *w, const struct rep_witch_config *
 	kv_uint(w, "period", c->period);
 	kv_bool(w, "clock", c->clock);
 	kv_text_or_null(w, "mode", c->exact ? "exact" : "sampled");
+	kv_text_or_null(w, "weighting", c->weighting);
 	enc_text(w, "counts");
 	enc_array(w, 3);
 	enc_uint(w, c->fp_precision_ppm);

@@ -127,6 +127,7 @@ struct rep_witch_config {
 	uint64_t fp_precision_ppm; /* float equality precision, parts per million */
 	uint64_t slots;            /* debug registers per thread for witch */
 	uint64_t weight;           /* accesses one sample stands for (1 for time) */
+	const char *weighting;     /* "instructions", "time" or "events" (docs/format.md) */
 };
 int rep_write_witch_config(struct rep_writer *w, const struct rep_witch_config *c);
 /* Bytes attributed since the previous record of kind ("dead", "silent",

@@ -51,6 +51,8 @@ struct rep_witch {
 	 * differed */
 	bool have_config, mixed, exact;
 	char event[64];
+	/* how samples were weighed: "instructions", "time" or "events" */
+	char weighting[16];
 	uint64_t period, fp_ppm, slots, weight;
 	bool clock;
 	unsigned runs;
@@ -168,14 +170,20 @@ static void apply_stats(struct rep_witch *w, const struct rep_rec *r)
 
 static void apply_config(struct rep_witch *w, const struct rep_rec *r)
 {
-	char event[64];
-	const struct rep_slice *ev = &r->s[REP_K_EVENT];
+	char event[64], weighting[16];
+	const struct rep_slice *ev = &r->s[REP_K_EVENT], *wt = &r->s[REP_K_WEIGHTING];
 	uint64_t fp = r->ncounts > 0 ? r->counts[0] : 0, slots = r->ncounts > 1 ? r->counts[1] : 0,
 		 weight = r->ncounts > 2 ? r->counts[2] : 1;
 	bool exact = r->s[REP_K_MODE].p && r->s[REP_K_MODE].len == 5 &&
 		     !memcmp(r->s[REP_K_MODE].p, "exact", 5);
 
 	snprintf(event, sizeof(event), "%.*s", ev->p ? (int)ev->len : 0, ev->p ? ev->p : "");
+	/* Files from before the field: time samples were time-weighted. */
+	if (wt->p)
+		snprintf(weighting, sizeof(weighting), "%.*s", (int)wt->len, wt->p);
+	else
+		snprintf(weighting, sizeof(weighting), "%s",
+			 exact ? "" : r->u[REP_K_CLOCK] ? "time" : "events");
 	/* Which analyses ran: they show even when nothing was sampled. */
 	for (int k = 0; k < W_KINDS; k++) {
 		const struct rep_slice *s = &r->s[REP_K_NAME];
@@ -195,9 +203,10 @@ static void apply_config(struct rep_witch *w, const struct rep_rec *r)
 		w->fp_ppm = fp;
 		w->slots = slots;
 		w->weight = weight;
+		snprintf(w->weighting, sizeof(w->weighting), "%s", weighting);
 		return;
 	}
-	if (strcmp(w->event, event) || w->period != r->u[REP_K_PERIOD] || w->exact != exact ||
+	if (strcmp(w->event, event) || strcmp(w->weighting, weighting) || w->period != r->u[REP_K_PERIOD] || w->exact != exact ||
 	    w->fp_ppm != fp || w->slots != slots)
 		w->mixed = true;
 }
@@ -330,9 +339,11 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 		fputs(",\"witch\":{", out);
 		fputs("\"config\":{\"event\":", out);
 		rep_json_str(out, w->have_config ? w->event : NULL);
-		fprintf(out, ",\"period\":%" PRIu64 ",\"clock\":%s,\"exact\":%s,\"fp_precision\":%.6f,"
-			     "\"debug_registers\":%" PRIu64 ",\"runs\":%u,\"mixed\":%s}",
-			w->period, w->clock ? "true" : "false", w->exact ? "true" : "false",
+		fprintf(out, ",\"period\":%" PRIu64 ",\"clock\":%s,\"exact\":%s,\"weighting\":",
+			w->period, w->clock ? "true" : "false", w->exact ? "true" : "false");
+		rep_json_str(out, w->have_config && w->weighting[0] ? w->weighting : NULL);
+		fprintf(out, ",\"fp_precision\":%.6f,\"debug_registers\":%" PRIu64
+			     ",\"runs\":%u,\"mixed\":%s}",
 			(double)w->fp_ppm / 1e6, w->slots, w->runs, w->mixed ? "true" : "false");
 		firstk = false;
 	} else if (md) {
@@ -351,7 +362,8 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 				  " debug register(s) per thread; floats equal within %.2f%%\n",
 			w->exact ? "exact (every access, single-stepped):" : "sampled by", w->event,
 			w->period, w->clock ? " ns" : " events",
-			w->clock && !w->exact ? " (time-weighted: see README)" : "", w->slots,
+			!strcmp(w->weighting, "instructions") ? " (weighted by instructions per access: see README)"
+			: !strcmp(w->weighting, "time") ? " (time-weighted: see README)" : "", w->slots,
 			(double)w->fp_ppm / 1e4);
 		if (w->mixed)
 			fputs(md ? "Runs with different witch settings are merged.\n"

@@ -189,6 +189,39 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
  * Returns the number of bytes covered (*wlen), or 0 when size is 0.
  */
 unsigned sym_watch_range(uint64_t addr, unsigned size, uint64_t *waddr, unsigned *wlen);
+
+/*
+ * Static paths through code (symbols/flow.c), for witch: where the next
+ * access is, and how many instructions run between two accesses. code holds
+ * the target's bytes [base, base + len); the walk follows direct jumps, a
+ * forward conditional branch both ways and a backward one taken only (a
+ * loop's back edge: its exit is rarely what runs next), steps over direct
+ * calls, and ends a path at returns, indirect branches and system calls.
+ * regs only feed the decoder (addresses are not used). An instruction
+ * counts as an access when one of its accesses has a flag in mask
+ * (SYM_ACCESS_READ, SYM_ACCESS_WRITE). At most look (<= SYM_FLOW_LOOK)
+ * instructions are decoded. No allocation.
+ */
+#define SYM_FLOW_LOOK 64
+
+struct sym_code {
+	const uint8_t *bytes;
+	size_t len;
+	uint64_t base;
+};
+
+/* Instructions from the one at `at` to the nearest access after it (1: the
+ * next instruction), 0 when none is found. */
+unsigned sym_flow_distance(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
+			   const struct user_regs_struct *regs);
+
+/* The gap before the access at `at`: the instructions since the previous
+ * access on the shortest loop through it (the loop's length when it is its
+ * only access); *cyclic = true. Off a loop the gap before cannot be seen
+ * and the gap after it stands in (the distance to the next access);
+ * *cyclic = false. 0 when neither is found within look. */
+unsigned sym_flow_gap(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
+		      const struct user_regs_struct *regs, bool *cyclic);
 /* ---- lookup: from FILE:LINE or FUNCTION to code (symbols/lookup.c) ---- */
 
 enum sym_spec_kind { SYM_SPEC_LINE, SYM_SPEC_FUNCTION };

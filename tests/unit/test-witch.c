@@ -52,7 +52,7 @@ static void test_reservoir(unsigned nslots, unsigned k)
 
 		for (unsigned s = 0; s < k; s++) {
 			struct exp_witch_access a = store4(0x1000 + 64 * s);
-			exp_witch_sample(x, 1, 10 + s, &a, 1, &p);
+			exp_witch_sample(x, 1, 10 + s, &a, 1, NULL, &p);
 			arm(x, 1, &p);
 		}
 		for (unsigned slot = 0; slot < nslots; slot++) {
@@ -86,7 +86,7 @@ static void test_trap_frees(void)
 
 	for (int s = 0; s < 50; s++) {
 		struct exp_witch_access a = store4(0x2000 + 8 * (uint64_t)s);
-		exp_witch_sample(x, 1, 5, &a, 1, &p);
+		exp_witch_sample(x, 1, 5, &a, 1, NULL, &p);
 		arm(x, 1, &p);
 	}
 	CHECK(exp_witch_slot_is_armed(x, 1, 0));
@@ -94,7 +94,7 @@ static void test_trap_frees(void)
 	CHECK(v.disarm && v.waste);
 	CHECK(!exp_witch_slot_is_armed(x, 1, 0));
 	struct exp_witch_access a = store4(0x9000);
-	exp_witch_sample(x, 1, 5, &a, 1, &p);
+	exp_witch_sample(x, 1, 5, &a, 1, NULL, &p);
 	CHECK_EQ_INT(p.narm, 1);
 	exp_witch_free(x);
 }
@@ -115,7 +115,7 @@ static void test_proportional(void)
 	 * watch from context 1 is armed). */
 	for (int s = 0; s < 10; s++) {
 		struct exp_witch_access a = store4(0x3000 + 4 * (uint64_t)s);
-		exp_witch_sample(x, 1, 1, &a, 1, &p);
+		exp_witch_sample(x, 1, 1, &a, 1, NULL, &p);
 		arm(x, 1, &p);
 	}
 	CHECK_EQ_INT(exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, val, 2, &v), 0);
@@ -124,7 +124,7 @@ static void test_proportional(void)
 	/* Context 3: 2 samples, a load traps: use. */
 	for (int s = 0; s < 2; s++) {
 		struct exp_witch_access a = store4(0x4000 + 4 * (uint64_t)s);
-		exp_witch_sample(x, 1, 3, &a, 1, &p);
+		exp_witch_sample(x, 1, 3, &a, 1, NULL, &p);
 		arm(x, 1, &p);
 	}
 	CHECK_EQ_INT(exp_witch_trap(x, 1, 0, EXP_WITCH_READ, val, 4, &v), 0);
@@ -135,17 +135,17 @@ static void test_proportional(void)
 	/* A second trap from context 1 with no new sample there stands for
 	 * nothing more (eta caught up with mu). */
 	struct exp_witch_access a = store4(0x5000);
-	exp_witch_sample(x, 1, 1, &a, 1, &p);
+	exp_witch_sample(x, 1, 1, &a, 1, NULL, &p);
 	arm(x, 1, &p);
 	CHECK_EQ_INT(exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, val, 2, &v), 0);
 	CHECK(fabs(v.bytes - 4.0) < 1e-9);
 	/* A read-modify-write reads first: the store was used. */
-	exp_witch_sample(x, 1, 1, &a, 1, &p);
+	exp_witch_sample(x, 1, 1, &a, 1, NULL, &p);
 	arm(x, 1, &p);
 	CHECK_EQ_INT(exp_witch_trap(x, 1, 0, EXP_WITCH_READ | EXP_WITCH_WRITE, val, 2, &v), 0);
 	CHECK(!v.waste);
 	/* A trap of unknown kind judges nothing but frees the register. */
-	exp_witch_sample(x, 1, 1, &a, 1, &p);
+	exp_witch_sample(x, 1, 1, &a, 1, NULL, &p);
 	arm(x, 1, &p);
 	CHECK_EQ_INT(exp_witch_trap(x, 1, 0, 0, val, 2, &v), 0);
 	CHECK(v.disarm && v.bytes == 0);
@@ -162,7 +162,7 @@ static void test_shared_context(void)
 
 	for (int s = 0; s < 2; s++) {
 		struct exp_witch_access a = store4(0x6000 + 4 * (uint64_t)s);
-		exp_witch_sample(x, 1, 9, &a, 1, &p);
+		exp_witch_sample(x, 1, 9, &a, 1, NULL, &p);
 		CHECK_EQ_INT(p.narm, 1);
 		arm(x, 1, &p);
 	}
@@ -191,20 +191,20 @@ static void test_silent(void)
 				       .flags = EXP_WITCH_WRITE | EXP_WITCH_FP64 };
 	struct exp_witch_access ai = store4(0x7100);
 
-	exp_witch_sample(x, 1, 1, &ad, 1, &p);
+	exp_witch_sample(x, 1, 1, &ad, 1, NULL, &p);
 	CHECK(p.narm == 1 && !p.arm[0].readwrite);
 	arm_value(x, &p, &d0);
 	exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, (const uint8_t *)&d1, 2, &v);
 	CHECK(v.waste); /* within 1% */
-	exp_witch_sample(x, 1, 1, &ad, 1, &p);
+	exp_witch_sample(x, 1, 1, &ad, 1, NULL, &p);
 	arm_value(x, &p, &d0);
 	exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, (const uint8_t *)&d2, 2, &v);
 	CHECK(!v.waste); /* 2% apart */
-	exp_witch_sample(x, 1, 1, &ai, 1, &p);
+	exp_witch_sample(x, 1, 1, &ai, 1, NULL, &p);
 	arm_value(x, &p, &i0);
 	exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, (const uint8_t *)&i0, 2, &v);
 	CHECK(v.waste);
-	exp_witch_sample(x, 1, 1, &ai, 1, &p);
+	exp_witch_sample(x, 1, 1, &ai, 1, NULL, &p);
 	arm_value(x, &p, &i0);
 	exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, (const uint8_t *)&i1, 2, &v);
 	CHECK(!v.waste);
@@ -224,7 +224,7 @@ static void test_load(void)
 
 	CHECK_EQ_INT(exp_witch_slots(x, EXP_WITCH_LOAD), 1);
 	CHECK_EQ_INT(exp_witch_slots(x, EXP_WITCH_DEAD), 1);
-	exp_witch_sample(x, 1, 1, &ld, 1, &p);
+	exp_witch_sample(x, 1, 1, &ld, 1, NULL, &p);
 	CHECK_EQ_INT(p.narm, 1);
 	CHECK(p.arm[0].kind == EXP_WITCH_LOAD && p.arm[0].readwrite);
 	unsigned slot = p.arm[0].slot;
@@ -274,13 +274,13 @@ static void test_records(void)
 	 * node 2 used from node 1 (use 4); flushed twice. */
 	for (int s = 0; s < 3; s++) {
 		struct exp_witch_access a = store4(0x100);
-		exp_witch_sample(x, 1, 1, &a, 1, &p);
+		exp_witch_sample(x, 1, 1, &a, 1, NULL, &p);
 		arm(x, 1, &p);
 	}
 	exp_witch_trap(x, 1, 0, EXP_WITCH_WRITE, val, 2, &v);
 	CHECK_EQ_INT(exp_witch_flush(x), 0);
 	struct exp_witch_access a = store4(0x200);
-	exp_witch_sample(x, 1, 2, &a, 1, &p);
+	exp_witch_sample(x, 1, 2, &a, 1, NULL, &p);
 	arm(x, 1, &p);
 	exp_witch_trap(x, 1, 0, EXP_WITCH_READ, val, 1, &v);
 	exp_witch_skip(x, EXP_WITCH_SKIP_SYSCALL);
@@ -338,6 +338,42 @@ static void test_config_errors(void)
 	CHECK_EQ_INT(exp_witch_new(NULL, &c, &x), -EINVAL);
 }
 
+/* Weighted samples (--witch-weight instructions): a context's samples
+ * count by their weights, per analysis. */
+static void test_weights(void)
+{
+	struct exp_witch *x = make(1u << EXP_WITCH_DEAD | 1u << EXP_WITCH_LOAD, 2, 11, NULL);
+	struct exp_witch_plan p;
+	struct exp_witch_verdict v;
+	static const uint8_t val[8];
+	/* dead weighs 4 (a store every 16 instructions), load 0.5 */
+	const double w[EXP_WITCH_KINDS] = { [EXP_WITCH_DEAD] = 4.0, [EXP_WITCH_SILENT] = 1.0,
+					    [EXP_WITCH_LOAD] = 0.5 };
+	struct exp_witch_access a[2] = {
+		{ .addr = 0x5000, .size = 4, .len = 4, .flags = EXP_WITCH_READ },
+		{ .addr = 0x5100, .size = 4, .len = 4, .flags = EXP_WITCH_WRITE },
+	};
+
+	for (int s = 0; s < 3; s++) {
+		exp_witch_sample(x, 1, 1, a, 2, w, &p);
+		arm(x, 1, &p);
+	}
+	for (unsigned i = 0; i < EXP_WITCH_MAX_SLOTS; i++) {
+		if (!exp_witch_slot_is_armed(x, 1, i))
+			continue;
+		CHECK_EQ_INT(exp_witch_trap(x, 1, i, EXP_WITCH_READ, val, 2, &v), 0);
+		/* three samples of 4 bytes: 3 * 4 * 4 dead-store bytes used,
+		 * 3 * 0.5 * 4 load bytes silent */
+		CHECK(fabs(v.bytes - (v.kind == EXP_WITCH_DEAD ? 48.0 : 6.0)) < 1e-9);
+	}
+	double waste, use;
+	exp_witch_totals(x, EXP_WITCH_DEAD, &waste, &use);
+	CHECK(fabs(use - 48.0) < 1e-9 && waste == 0.0);
+	exp_witch_totals(x, EXP_WITCH_LOAD, &waste, &use);
+	CHECK(fabs(waste - 6.0) < 1e-9 && use == 0.0);
+	exp_witch_free(x);
+}
+
 int main(void)
 {
 	test_reservoir(1, 5);
@@ -345,6 +381,7 @@ int main(void)
 	test_reservoir(2, 2);
 	test_trap_frees();
 	test_proportional();
+	test_weights();
 	test_shared_context();
 	test_silent();
 	test_load();

@@ -1,0 +1,101 @@
+/*
+ * Static paths through code (symbols/flow.c): distances to the next access
+ * and the gap before an access, on snippets assembled with GNU as (the
+ * listing below is objdump -d of them, at offsets from BASE).
+ */
+#include "symbols/symbols.h"
+
+#include <string.h>
+#include <sys/user.h>
+
+#include "tests/unit/tap.h"
+
+#define BASE 0x401000ULL
+#define R SYM_ACCESS_READ
+#define W SYM_ACCESS_WRITE
+
+static const uint8_t text[] = {
+	/* one:  0: mov %edx,(%rax)   2: add $4,%rax   6: add $1,%edx
+	 *       9: cmp %rdi,%rax     c: jne 0 */
+	0x89, 0x10, 0x48, 0x83, 0xc0, 0x04, 0x83, 0xc2, 0x01, 0x48, 0x39, 0xf8, 0x75, 0xf2,
+	/* two:  e: mov %edx,(%rax)  10: mov %edx,(%rsi)  12: add $4,%rax
+	 *      16: add $4,%rsi      1a: dec %ecx         1c: jne e */
+	0x89, 0x10, 0x89, 0x16, 0x48, 0x83, 0xc0, 0x04, 0x48, 0x83, 0xc6, 0x04, 0xff, 0xc9,
+	0x75, 0xf0,
+	/* line: 1e: mov %eax,(%rdi)  20: nop  21: nop  22: mov %eax,8(%rdi)  25: ret */
+	0x89, 0x07, 0x90, 0x90, 0x89, 0x47, 0x08, 0xc3,
+	/* iff: 26: mov %edx,(%rax)  28: test %edx,%edx  2a: je 35
+	 *      2c, 2f, 32: add $1,%edx  35: add $4,%rax  39: cmp %rdi,%rax  3c: jne 26 */
+	0x89, 0x10, 0x85, 0xd2, 0x74, 0x09, 0x83, 0xc2, 0x01, 0x83, 0xc2, 0x01, 0x83, 0xc2,
+	0x01, 0x48, 0x83, 0xc0, 0x04, 0x48, 0x39, 0xf8, 0x75, 0xe8,
+	/* reps: 3e: rep stos %al,(%rdi) */
+	0xf3, 0xaa,
+	/* call: 40: call 49  45: dec %ecx  47: jne 40   f: 49: ret */
+	0xe8, 0x04, 0x00, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xf7, 0xc3,
+};
+
+static struct user_regs_struct regs;
+static const struct sym_code code = { text, sizeof(text), BASE };
+
+static unsigned gap(unsigned off, unsigned mask, bool want_cyclic)
+{
+	bool cyclic = !want_cyclic;
+	unsigned g = sym_flow_gap(&code, BASE + off, mask, SYM_FLOW_LOOK, &regs, &cyclic);
+	CHECK(cyclic == want_cyclic);
+	return g;
+}
+
+static void test_distance(void)
+{
+	/* from the adds of "one" round the loop to its store */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x2, W, SYM_FLOW_LOOK, &regs), 4);
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0xc, W, SYM_FLOW_LOOK, &regs), 1);
+	/* the store itself does not count: the next one after it */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x0, W, SYM_FLOW_LOOK, &regs), 5);
+	/* no load anywhere in "one": the walk goes round and finds none */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x2, R, SYM_FLOW_LOOK, &regs), 0);
+	/* a short look sees nothing */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x2, W, 3, &regs), 0);
+	/* the shorter way through a forward branch */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x28, W, SYM_FLOW_LOOK, &regs), 5);
+	/* a ret ends the path */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x22, W, SYM_FLOW_LOOK, &regs), 0);
+	/* the call's push is a store; the call is stepped over */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + 0x45, W, SYM_FLOW_LOOK, &regs), 2);
+	/* outside the window */
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE - 1, W, SYM_FLOW_LOOK, &regs), 0);
+	CHECK_EQ_INT(sym_flow_distance(&code, BASE + sizeof(text), W, SYM_FLOW_LOOK, &regs), 0);
+}
+
+static void test_gap(void)
+{
+	/* one store in a 5-instruction loop */
+	CHECK_EQ_INT(gap(0x0, W, true), 5);
+	/* two stores: one right after the other, then four instructions */
+	CHECK_EQ_INT(gap(0xe, W, true), 5);
+	CHECK_EQ_INT(gap(0x10, W, true), 1);
+	/* loads only counted: no other on the loop, its length */
+	CHECK_EQ_INT(gap(0xe, R, true), 6);
+	/* the shortest loop through a forward branch */
+	CHECK_EQ_INT(gap(0x26, W, true), 6);
+	/* off a loop: the gap after stands in */
+	CHECK_EQ_INT(gap(0x1e, W, false), 3);
+	CHECK_EQ_INT(gap(0x22, W, false), 0);
+	/* rep stos: every iteration is an access */
+	CHECK_EQ_INT(gap(0x3e, W, true), 1);
+	/* a call in a loop: its push, once a round */
+	CHECK_EQ_INT(gap(0x40, W, true), 3);
+	/* a too short look finds neither the loop nor the next store */
+	bool cyclic = true;
+	CHECK_EQ_INT(sym_flow_gap(&code, BASE + 0x0, W, 3, &regs, &cyclic), 0);
+	CHECK(!cyclic);
+}
+
+int main(void)
+{
+	memset(&regs, 0, sizeof(regs));
+	regs.rcx = 3;
+	test_distance();
+	test_gap();
+	return tap_done();
+}
