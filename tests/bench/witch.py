@@ -11,7 +11,10 @@ Accuracy: each test program's fraction over its own code (pairs whose watch
 and trap are in its source file), sampled (a long run) next to --witch-exact
 (a small run: every instruction single-stepped).
 
-usage: tests/bench/witch.py [--build build] [--rounds 5] [--period NS] [--no-exact]
+Sampled runs are time-weighted (psup's default); the instructions column is
+the same with --witch-weight instructions.
+
+usage: tests/bench/witch.py [--build build] [--rounds 5] [--period NS] [--no-exact] [--no-overhead]
 """
 import argparse
 import json
@@ -60,6 +63,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--period", type=int, default=0, help="witch period, ns of task-clock (0: default)")
     ap.add_argument("--no-exact", action="store_true", help="skip the sampled-vs-exact table")
+    ap.add_argument("--no-overhead", action="store_true", help="skip the overhead table")
     args = ap.parse_args()
 
     psup = os.path.join(args.build, "psup")
@@ -85,12 +89,12 @@ def main():
           f"{args.rounds} interleaved rounds; each cell: CPU ratio (median over rounds of the CPU "
           f"time of psup + the program over the native program's: what the run costs, whatever "
           f"else the machine runs), best-of-rounds wall ratio (fastest run over fastest native), "
-          f"median (min-max) of per-round wall ratios; load average at start "
+          f"median (min-max) of per-round wall ratios; for the witch columns also "own": the median (min-max) over rounds of their CPU over plain psup's, what witch adds to the profile; load average at start "
           f"{os.getloadavg()[0]:.1f}")
     names = list(tools)
     print("| program | native s | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
-    for pname, prog in programs.items():
+    for pname, prog in ([] if args.no_overhead else programs.items()):
         ratios = {n: [] for n in names}
         times = {n: [] for n in names}
         cpus = {n: [] for n in names}
@@ -107,6 +111,10 @@ def main():
         cells = [f"{statistics.median(cpus[n]):.3f}; {min(times[n]) / min(natives):.3f}; "
                  f"{statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
                  for n, r in ((n, ratios[n]) for n in names)]
+        # witch's own share: the CPU of psup --witch k over plain psup's, same round
+        for n in names[1:]:
+            own = [a / b for a, b in zip(cpus[n], cpus["psup"])]
+            cells[names.index(n)] += f"; own {statistics.median(own):.3f} ({min(own):.3f}-{max(own):.3f})"
         print(f"| {pname} | {statistics.median(natives):.2f} | " + " | ".join(cells) + " |", flush=True)
 
     if args.no_exact:
@@ -126,16 +134,21 @@ def main():
     print()
     print(f"# sampled (period {args.period or 250000} ns) vs --witch-exact: fraction of wasted bytes "
           f"over the program's own code, %")
-    print("| program | analysis | expected | exact | sampled | samples |")
-    print("|---|---|---|---|---|---|")
+    print("| program | analysis | expected | exact | sampled | instructions | samples |")
+    print("|---|---|---|---|---|---|---|")
     for name, kind, xargs, sargs, expect in cases:
         prog = os.path.join(targets, name)
         xo, so = os.path.join(tmp, "x.cbor"), os.path.join(tmp, "s.cbor")
         run([psup, "run", "-q", "-f", "-o", xo, "--witch", kind, "--witch-exact", "--", prog] + xargs)
+        to = os.path.join(tmp, "t.cbor")
         run([psup, "run", "-q", "-f", "-o", so, "--witch", kind] + sp + ["--", prog] + sargs)
+        run([psup, "run", "-q", "-f", "-o", to, "--witch", kind, "--witch-weight", "instructions"] + sp
+            + ["--", prog] + sargs)
         xf, _ = local_fraction(psup, xo, kind, name + ".c")
         sf, n = local_fraction(psup, so, kind, name + ".c")
-        print(f"| {name} {' '.join(sargs)} | {kind} | {expect} | {xf:.1f} | {sf:.1f} | {n} |", flush=True)
+        tf, _ = local_fraction(psup, to, kind, name + ".c")
+        print(f"| {name} {' '.join(sargs)} | {kind} | {expect} | {xf:.1f} | {sf:.1f} | {tf:.1f} | {n} |",
+              flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

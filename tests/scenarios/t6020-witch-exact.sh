@@ -9,13 +9,13 @@
 . "$(dirname "$0")/witch-lib.sh"
 cd "$WORK"
 
-compare() { # name kind exact-args sampled-args
-	local name=$1 kind=$2 ex sa tag=$1-$2
+compare() { # name kind exact-args sampled-args [period]
+	local name=$1 kind=$2 ex sa tag=$1-$2 period=${5:-250000}
 	run_psup 280 run -q -o "$tag-x.cbor" --witch "$kind" --witch-exact -- "$TARGETS/$name" $3
 	expect_rc 0
 	witch_json "$tag-x.cbor" "$tag-x.json"
 	jq_check "$tag-x.json" '.witch.config.exact == true' "$name: exact run not marked exact"
-	run_psup 280 run -q -o "$tag-s.cbor" --witch "$kind" --witch-period 250000 -- "$TARGETS/$name" $4
+	run_psup 280 run -q -o "$tag-s.cbor" --witch "$kind" --witch-period "$period" -- "$TARGETS/$name" $4
 	expect_rc 0
 	witch_json "$tag-s.cbor" "$tag-s.json"
 	ex=$(wlocal_frac "$tag-x.json" "$kind" "$name.c")
@@ -28,14 +28,37 @@ compare() { # name kind exact-args sampled-args
 
 # Sampling is by time (README): the comparisons use programs whose wasted
 # and useful accesses take the same time each, where time-weighted and
-# counted fractions agree (witch-even runs one function for both), or are
-# all of one kind (Listing 3, Figure 2, the search).
-# Not the search (witch-search): its loads per search are ~1000 in find()
-# and one of count[] after a division in main, which takes ~10% of the
-# time: time-weighted, the silent loads are ~90% there (t6010), counted ~98%.
+# counted fractions agree (witch-even runs one function for both; Listing 2's
+# zeroing and rewriting loops both run a store a cycle), or are all of one
+# kind (Listing 3, Figure 2, nearly the search: ~1000 silent loads in find()
+# to one of count[] in main).
+# Listing 2 at 1 ms: each sample and each trap is a stop, after which the
+# loop it stopped in runs slower for a while (caches); at 250 us that moved
+# its fraction by up to 10 points between runs, at 1 ms by 2.
 compare witch-even dead "dead 300 20" "dead 50000 6000"
 compare witch-even silent "silent 300 20" "silent 50000 6000"
 compare witch-even load "load 300 20" "load 50000 5000"
 compare witch-ratio321 dead "100 50" "20000 10000"
 compare witch-listing3 dead "100 10" "100000 1000"
+compare witch-listing2 dead "300 20" "100000 10000" 1000000
+compare witch-search load "200 100" "2000 300000"
+
+# Not comparable: witch-silent's silent stores take ~3/4 of its time (an
+# i % 7 per store) but half of its stores. Time-weighted it reads ~65%,
+# weighed by instructions (16 per silent store, 5 per other) ~40%, exact
+# 50%: the two weightings must fall on either side of the count.
+run_psup 280 run -q -o ws-t.cbor --witch silent --witch-period 250000 -- "$TARGETS/witch-silent" 100000 2000
+expect_rc 0
+witch_json ws-t.cbor ws-t.json
+run_psup 280 run -q -o ws-i.cbor --witch silent --witch-weight instructions --witch-period 250000 \
+	-- "$TARGETS/witch-silent" 100000 2000
+expect_rc 0
+witch_json ws-i.cbor ws-i.json
+jq_check ws-t.json '.witch.config.weighting == "time"' "default weighting is not time"
+jq_check ws-i.json '.witch.config.weighting == "instructions"' "--witch-weight instructions not recorded"
+wt=$(wlocal_frac ws-t.json silent witch-silent.c)
+wi=$(wlocal_frac ws-i.json silent witch-silent.c)
+note "witch-silent: time-weighted $wt%, by instructions $wi% (exact ~50%)"
+in_range "$wt" 55 85 || fail "witch-silent time-weighted $wt%, expected 55-85"
+in_range "$wi" 25 48 || fail "witch-silent weighed by instructions $wi%, expected 25-48"
 check_nothing_left
