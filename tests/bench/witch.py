@@ -89,7 +89,9 @@ def main():
           f"{args.rounds} interleaved rounds; each cell: CPU ratio (median over rounds of the CPU "
           f"time of psup + the program over the native program's: what the run costs, whatever "
           f"else the machine runs), best-of-rounds wall ratio (fastest run over fastest native), "
-          f"median (min-max) of per-round wall ratios; for the witch columns also "own": the median (min-max) over rounds of their CPU over plain psup's, what witch adds to the profile; load average at start "
+          f"median (min-max) of per-round wall ratios; for the witch columns also 'own': the "
+          f"median (min-max) over rounds of their CPU over plain psup's, what witch adds to the "
+          f"profile; load average at start "
           f"{os.getloadavg()[0]:.1f}")
     names = list(tools)
     print("| program | native s | " + " | ".join(names) + " |")
