@@ -3,16 +3,19 @@
  * without a precise memory event:
  *
  *  sample: the thread's witch event overflows and signals the thread; at the
- *    signal-delivery stop the instruction about to run is decoded (its
- *    effective address from the registers) and the sample counted in its
- *    calling context; when the reservoir (section 4.1) picks it, the thread is
- *    single-stepped over the access and the debug register armed after it,
- *    with the value the access left.
- *  trap: the next access to the watched bytes stops the thread with SIGTRAP
- *    (DR6 says which register: psup's traps are told from the program's own
- *    SIGTRAPs by it); the trapping instruction (the one that ended just
- *    before the trap's ip) says load or store, the memory the new value, the
- *    stack the trapping context; experiments/witch.c attributes (section 4.2).
+ *    signal-delivery stop the next access of a watched kind is found (the
+ *    instruction about to run, or one a few instructions ahead whose
+ *    address the code lets compute: predict(); else the thread is stepped
+ *    to it), its effective address computed from the registers, and the
+ *    sample counted in its calling context; when the reservoir (section
+ *    4.1) picks it, a debug register is armed at once (a perf breakpoint
+ *    event of the thread, signalling it), pending until its first trap,
+ *    the sampled access, leaves the value to watch.
+ *  trap: the next access to the watched bytes stops the thread at the
+ *    signal's delivery (si_fd says which register); the trapping
+ *    instruction (the one that ended just before the trap's ip) says load
+ *    or store, the memory the new value, the stack the trapping context;
+ *    experiments/witch.c attributes (section 4.2).
  *  exact (--witch-exact): every instruction is single-stepped and every
  *    access given to experiments/witch-exact.c (ground truth, slow).
  *
@@ -74,7 +77,8 @@ struct wt_thread {
 	bool blocked;                /* the thread blocks the signal: event off */
 	unsigned armed;              /* debug registers armed (bit per slot) */
 	struct smp_wp *wp[SUP_DEBUG_SLOTS]; /* the armed watchpoints */
-	bool step_pending;           /* single-stepping over a sampled access */
+	unsigned pending;            /* armed, waiting for the sampled access (bit per slot) */
+	struct exp_witch_arm pend[SUP_DEBUG_SLOTS]; /* what each pending one watches */
 	unsigned seek;               /* steps taken looking for an access */
 	unsigned seek_max;           /* steps the look ahead allows */
 	struct exp_witch_plan plan;
@@ -104,6 +108,7 @@ struct rec_witch {
 	bool attach;
 	int err;
 	uint64_t open_failures;
+	uint64_t predicted;          /* samples whose access predict() found */
 };
 
 /* ---- options -------------------------------------------------------------- */
@@ -510,7 +515,7 @@ static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread
 	/* A step is under way (the step's own kernel time counts as task
 	 * time too): the signal stopped the thread before the stepped
 	 * instruction ran, so the step is asked again. */
-	if (t->step_pending || t->seek)
+	if (t->seek)
 		return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
 	/* A debug trap (a step, a watchpoint) is a forced SIGTRAP: when the
 	 * thread blocks SIGTRAP the kernel unblocks it and resets its handler
@@ -582,21 +587,71 @@ static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
  * keep their resolution.
  */
 static void sample_weights(struct rec_witch *x, struct wt_thread *t,
-			   const struct user_regs_struct *regs, double weight[EXP_WITCH_KINDS])
+			   const struct user_regs_struct *regs, uint64_t pc,
+			   double weight[EXP_WITCH_KINDS])
 {
 	uint8_t buf[2 * WITCH_CODE];
 	struct sym_code code;
-	bool have = code_around(x, t, regs->rip, buf, &code);
+	bool have = code_around(x, t, pc, buf, &code);
 
 	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++) {
 		unsigned gap = 0;
 		bool cyclic;
 
 		if (have && (x->o.kinds & (1u << k)))
-			gap = sym_flow_gap(&code, regs->rip, kind_mask((enum exp_witch_kind)k),
-					   WITCH_LOOK, regs, &cyclic);
+			gap = sym_flow_gap(&code, pc, kind_mask((enum exp_witch_kind)k), WITCH_LOOK,
+					   regs, &cyclic);
 		weight[k] = (double)WITCH_LOOK / (gap ? gap : WITCH_LOOK);
 	}
+}
+
+static bool is_call(const uint8_t *c, unsigned len);
+static void arm_pending(struct rec_witch *x, struct wt_thread *t);
+
+/*
+ * The access a few instructions ahead of rip, when its address can be
+ * computed already: the shortest way there (sym_flow_path) makes no call,
+ * and the registers the access is addressed with are known when it comes
+ * (sym_insn_advance runs the adds, leas and movs of the way on a copy of
+ * the registers). *insn gets it decoded with those, *pc its address. Saves
+ * the steps to it (a stop each); when the program goes another way, the
+ * watch armed for it starts at whatever touches those bytes first
+ * (on_first_trap).
+ */
+static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_regs_struct *regs,
+		    uint64_t *pc, struct sym_insn *insn)
+{
+	uint8_t buf[2 * WITCH_CODE];
+	uint64_t path[WITCH_SEEK_MAX + 1];
+	struct sym_code code;
+	struct user_regs_struct r = *regs;
+	struct sym_insn in;
+	uint32_t unknown = 0;
+	unsigned mask = 0, n;
+
+	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
+		if (x->o.kinds & (1u << k))
+			mask |= kind_mask((enum exp_witch_kind)k);
+	if (!code_around(x, t, regs->rip, buf, &code))
+		return false;
+	n = sym_flow_path(&code, regs->rip, mask, WITCH_LOOK, regs, path, WITCH_SEEK_MAX + 1);
+	if (n < 2)
+		return false;
+	for (unsigned i = 0; i + 1 < n; i++) {
+		size_t off = path[i] - code.base;
+		r.rip = path[i];
+		if (is_call(code.bytes + off, (unsigned)(code.len - off < 16 ? code.len - off : 16)) ||
+		    sym_insn_advance(code.bytes + off, code.len - off, &r, &unknown) < 0)
+			return false;
+	}
+	size_t off = path[n - 1] - code.base;
+	r.rip = path[n - 1];
+	if (sym_insn_decode(code.bytes + off, code.len - off, &r, &in) < 0 ||
+	    (in.gpr_address & unknown) || (in.flags & SYM_INSN_STRING))
+		return false;
+	*insn = in;
+	*pc = path[n - 1];
+	return true;
 }
 
 /* The sample at the instruction about to run (or, seeking, the next one). */
@@ -610,6 +665,10 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	unsigned nacc = 0;
 	long n;
 
+	if (sup_session_is_stopping(x->sup)) {
+		t->seek = 0;
+		return SUP_SIGNAL_SUPPRESS;
+	}
 	if (sup_thread_regs(x->sup, t->tid, &regs) < 0) {
 		exp_witch_skip(x->x, EXP_WITCH_SKIP_READ);
 		return SUP_SIGNAL_SUPPRESS;
@@ -643,10 +702,14 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	}
 	pr_trace("witch: sample of %d at %#llx: %u accesses, flags %#x", t->tid,
 		 (unsigned long long)regs.rip, insn.naccess, insn.flags);
+	uint64_t pc = regs.rip;
+	bool syscall = n >= 2 && code[0] == 0x0f && code[1] == 0x05;
+	if ((!insn.naccess || !kinds_wanted(x, &insn)) && !t->seek && !x->ev.mem_event && !syscall &&
+	    predict(x, t, &regs, &pc, &insn))
+		x->predicted++;
 	if (!insn.naccess || !kinds_wanted(x, &insn)) {
 		/* Step to the next instruction, unless it is a system call
 		 * (0f 05: stepping it would wait for the call) or too far. */
-		bool syscall = n >= 2 && code[0] == 0x0f && code[1] == 0x05;
 		if (!t->seek && !x->ev.mem_event && !syscall) {
 			/* Slack for the way the program really goes. */
 			unsigned d = seek_distance(x, t, &regs);
@@ -674,21 +737,17 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 			.flags = a->flags | (insn.flags & (SYM_INSN_FP32 | SYM_INSN_FP64)),
 		};
 	}
-	uint64_t ctx = context_of(x, sp, t, &regs, regs.rip);
+	uint64_t ctx = context_of(x, sp, t, &regs, pc);
 	double weight[EXP_WITCH_KINDS];
 	/* A precise event's samples count accesses already. */
 	bool weigh = !x->ev.mem_event && x->o.by_insns;
 	if (weigh)
-		sample_weights(x, t, &regs, weight);
+		sample_weights(x, t, &regs, pc, weight);
 	if (exp_witch_sample(x->x, t->tid, ctx, acc, nacc, weigh ? weight : NULL, &t->plan) < 0 &&
 	    !x->err)
 		x->err = -ENOMEM;
-	if (!t->plan.narm)
-		return SUP_SIGNAL_SUPPRESS;
-	/* The access has not run yet: step over it, arm after it, so the
-	 * sampled access itself never traps. */
-	t->step_pending = true;
-	return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
+	arm_pending(x, t);
+	return SUP_SIGNAL_SUPPRESS;
 }
 
 static void disarm(struct rec_witch *x, struct wt_thread *t, unsigned slot)
@@ -697,58 +756,51 @@ static void disarm(struct rec_witch *x, struct wt_thread *t, unsigned slot)
 	smp_wp_close(t->wp[slot]);
 	t->wp[slot] = NULL;
 	t->armed &= ~(1u << slot);
+	t->pending &= ~(1u << slot);
 }
 
-/* After the step: arm each register of the plan with the value the
- * sampled access left. */
-static void arm_plan(struct rec_witch *x, struct wt_thread *t)
+/*
+ * Arms each register of the plan before the sampled access runs: its first
+ * trap is then that access (or whatever touches those bytes first), which
+ * leaves the value the watch starts from (on_first_trap). One stop, the
+ * trap, where stepping over the access and arming after it took one too,
+ * and none to reach an access predict() saw ahead.
+ */
+static void arm_pending(struct rec_witch *x, struct wt_thread *t)
 {
 	for (unsigned i = 0; i < t->plan.narm; i++) {
 		const struct exp_witch_arm *a = &t->plan.arm[i];
-		uint8_t value[8] = { 0 };
-		int err = 0;
-
 		struct smp_wp *nw = NULL;
-
-		if (sup_thread_read(x->sup, t->tid, a->addr, value, a->len) != (long)a->len)
-			err = -EFAULT;
 		/* The slot may hold an older watch the reservoir replaced. The
 		 * new one is opened first, so it gets another fd number: a
 		 * signal of the old one still queued is then told apart.
 		 * Only when no debug register is free does the old one go
 		 * first. */
-		if (!err) {
+		int err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &nw);
+
+		if (err == -ENOSPC && t->wp[a->slot]) {
+			disarm(x, t, a->slot);
 			err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &nw);
-			if (err == -ENOSPC && t->wp[a->slot]) {
-				disarm(x, t, a->slot);
-				err = smp_wp_open(t->tid, a->addr, a->len, a->readwrite, &nw);
-			}
 		}
 		disarm(x, t, a->slot);
-		t->wp[a->slot] = err ? NULL : nw;
-		if (!err) {
-			uint64_t *v = psup_u64map_upsert(&x->fds, (uint64_t)smp_wp_fd(t->wp[a->slot]) + 1, NULL);
-			if (v)
-				*v = 1;
-			t->armed |= 1u << a->slot;
-		} else {
-			t->wp[a->slot] = NULL;
+		if (err) {
+			exp_witch_armed(x->x, t->tid, a->slot, err, NULL);
+			continue;
 		}
-		exp_witch_armed(x->x, t->tid, a->slot, err, value);
+		t->wp[a->slot] = nw;
+		uint64_t *v = psup_u64map_upsert(&x->fds, (uint64_t)smp_wp_fd(nw) + 1, NULL);
+		if (v)
+			*v = 1;
+		t->armed |= 1u << a->slot;
+		t->pending |= 1u << a->slot;
+		t->pend[a->slot] = *a;
 	}
 	t->plan.narm = 0;
-	t->step_pending = false;
 }
 
-static void cancel_plan(struct rec_witch *x, struct wt_thread *t)
+static void cancel_seek(struct rec_witch *x, struct wt_thread *t)
 {
-	for (unsigned i = 0; i < t->plan.narm; i++) {
-		exp_witch_armed(x->x, t->tid, t->plan.arm[i].slot, -EINTR, NULL);
-		disarm(x, t, t->plan.arm[i].slot);
-	}
 	exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
-	t->plan.narm = 0;
-	t->step_pending = false;
 	t->seek = 0;
 }
 
@@ -876,6 +928,31 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 	return 0;
 }
 
+/* The first trap of a pending watch: the sampled access ran (the thread
+ * stopped right after it), or something else touched the bytes first. A
+ * store starts a dead or silent watch, a load a load watch, with the value
+ * it left; anything else (the program went another way than predicted, a
+ * load before the sampled store) drops the sample. */
+static void on_first_trap(struct rec_witch *x, struct wt_thread *t, unsigned slot)
+{
+	const struct exp_witch_arm *a = &t->pend[slot];
+	unsigned want = a->kind == EXP_WITCH_LOAD ? EXP_WITCH_READ : EXP_WITCH_WRITE;
+	struct user_regs_struct regs;
+	uint8_t value[8] = { 0 };
+	uint64_t pc;
+
+	t->pending &= ~(1u << slot);
+	if (sup_thread_regs(x->sup, t->tid, &regs) < 0 ||
+	    !(trap_access(x, t, &regs, a->addr, a->len, &pc) & want) ||
+	    sup_thread_read(x->sup, t->tid, a->addr, value, a->len) != (long)a->len) {
+		exp_witch_armed(x->x, t->tid, slot, -EINTR, NULL);
+		exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
+		disarm(x, t, slot);
+		return;
+	}
+	exp_witch_armed(x->x, t->tid, slot, 0, value);
+}
+
 /* The watchpoint of slot trapped: the thread stopped right after the
  * trapping instruction. */
 static void on_trap(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t, unsigned slot)
@@ -986,8 +1063,8 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 	if (sig != SIGTRAP && sig != smp_witch_signal()) {
 		/* The program's signal comes first: a pending single-step
 		 * would end in its handler, not after the sampled access. */
-		if (t->step_pending || t->seek)
-			cancel_plan(x, t);
+		if (t->seek)
+			cancel_seek(x, t);
 		t->nexact = 0; /* exact: the instruction runs later */
 		return SUP_SIGNAL_DELIVER;
 	}
@@ -1006,22 +1083,22 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 				continue;
 			if (sup_session_is_stopping(x->sup))
 				disarm(x, t, slot);
+			else if (t->pending & (1u << slot))
+				on_first_trap(x, t, slot);
 			else
 				on_trap(x, sp, t, slot);
-			/* A trap of the instruction a step was over (or
-			 * toward): the step is asked again. */
-			return SUP_SIGNAL_SUPPRESS |
-			       (t->step_pending || t->seek ? SUP_SIGNAL_STEP : 0);
+			/* A trap of the instruction a step was toward: the
+			 * step is asked again. */
+			return SUP_SIGNAL_SUPPRESS | (t->seek ? SUP_SIGNAL_STEP : 0);
 		}
 		/* One of an earlier event of this thread (a closed
 		 * watchpoint, a sampling event before an exec). */
 		if (si.si_code == POLL_IN && psup_u64map_find(&x->fds, (uint64_t)si.si_fd + 1)) {
 			exp_witch_skip(x->x, EXP_WITCH_SKIP_STRAY);
-			return SUP_SIGNAL_SUPPRESS |
-			       (t->step_pending || t->seek ? SUP_SIGNAL_STEP : 0);
+			return SUP_SIGNAL_SUPPRESS | (t->seek ? SUP_SIGNAL_STEP : 0);
 		}
-		if (t->step_pending || t->seek)
-			cancel_plan(x, t);
+		if (t->seek)
+			cancel_seek(x, t);
 		return SUP_SIGNAL_DELIVER;
 	}
 	/* SIGTRAP: psup's (its single-step, its watchpoints: DR6 says) or
@@ -1046,19 +1123,12 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
 		return SUP_SIGNAL_DELIVER;
 	}
 	if (!step && si.si_code != TRAP_HWBKPT) {
-		if (t->step_pending || t->seek)
-			cancel_plan(x, t);
+		if (t->seek)
+			cancel_seek(x, t);
 		return SUP_SIGNAL_DELIVER;
 	}
 	/* psup's watchpoints raise no SIGTRAP (perf breakpoints): a SIGTRAP
 	 * here is one of psup's steps, or the program's. */
-	if (step && t->step_pending) {
-		if (!sup_session_is_stopping(x->sup))
-			arm_plan(x, t);
-		else
-			cancel_plan(x, t);
-		return SUP_SIGNAL_SUPPRESS;
-	}
 	if (step && t->seek)
 		return sample_here(x, sp, t);
 	/* A single-step or hardware trap psup did not ask for: the
@@ -1201,6 +1271,8 @@ int witch_finish(struct rec_witch *x, bool quiet)
 	if (!err && !quiet) {
 		struct exp_witch_stats st;
 		exp_witch_get_stats(x->x, &st);
+		pr_debug("witch: %llu signals, %llu samples reached by prediction (no step)",
+			 (unsigned long long)st.signals, (unsigned long long)x->predicted);
 		for (unsigned k = 0; k < EXP_WITCH_KINDS; k++) {
 			double waste, use;
 			if (!(x->o.kinds & (1u << k)))

@@ -189,6 +189,24 @@ unsigned sym_flow_distance(const struct sym_code *code, uint64_t at, unsigned ma
 	return back ? w.dist[i] + 1 : w.dist[i];
 }
 
+unsigned sym_flow_path(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
+		       const struct user_regs_struct *regs, uint64_t *path, unsigned max)
+{
+	struct walk w = { .code = code, .regs = regs, .mask = mask };
+	size_t off;
+	bool back;
+	int i;
+
+	if (!offset_of(code, at, &off))
+		return 0;
+	i = walk(&w, off, look, false, &back);
+	if (i <= 0 || back || w.dist[i] + 1 > max)
+		return 0;
+	for (int j = i; j >= 0; j = w.parent[j])
+		path[w.dist[j]] = code->base + w.off[j];
+	return w.dist[i] + 1;
+}
+
 unsigned sym_flow_gap(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
 		      const struct user_regs_struct *regs, bool *cyclic)
 {

@@ -225,6 +225,32 @@ static void insn_state_area(const ZydisDecodedInstruction *in, struct sym_insn *
 		};
 }
 
+static uint32_t insn_gpr_bit(ZydisRegister reg)
+{
+	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+
+	if (big >= ZYDIS_REGISTER_RAX && big <= ZYDIS_REGISTER_R15)
+		return 1u << (big - ZYDIS_REGISTER_RAX);
+	return 0;
+}
+
+static void insn_gprs(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+		      struct sym_insn *out)
+{
+	for (unsigned i = 0; i < in->operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (op->actions & (ZYDIS_OPERAND_ACTION_WRITE | ZYDIS_OPERAND_ACTION_CONDWRITE)))
+			out->gpr_written |= insn_gpr_bit(op->reg.value);
+		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY)
+			out->gpr_address |= insn_gpr_bit(op->mem.base) | insn_gpr_bit(op->mem.index);
+	}
+	/* wrfsbase/wrgsbase move an address base too */
+	if (in->mnemonic == ZYDIS_MNEMONIC_WRFSBASE || in->mnemonic == ZYDIS_MNEMONIC_WRGSBASE)
+		out->gpr_written = ~0u;
+}
+
 int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_struct *regs,
 		    struct sym_insn *out)
 {
@@ -240,6 +266,7 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&insn_decoder, code, len, &in, ops)))
 		return -EINVAL;
 	out->length = in.length;
+	insn_gprs(&in, ops, out);
 
 	if (insn_moves_no_value(&in))
 		return 0;
@@ -372,6 +399,106 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 		}
 		out->access[j] = a;
 	}
+	return 0;
+}
+
+/* A pointer to the 64-bit general register reg is part of, or NULL. */
+static unsigned long long *insn_reg_slot(ZydisRegister reg, struct user_regs_struct *regs)
+{
+	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg)) {
+	case ZYDIS_REGISTER_RAX: return &regs->rax;
+	case ZYDIS_REGISTER_RBX: return &regs->rbx;
+	case ZYDIS_REGISTER_RCX: return &regs->rcx;
+	case ZYDIS_REGISTER_RDX: return &regs->rdx;
+	case ZYDIS_REGISTER_RSI: return &regs->rsi;
+	case ZYDIS_REGISTER_RDI: return &regs->rdi;
+	case ZYDIS_REGISTER_RBP: return &regs->rbp;
+	case ZYDIS_REGISTER_RSP: return &regs->rsp;
+	case ZYDIS_REGISTER_R8: return &regs->r8;
+	case ZYDIS_REGISTER_R9: return &regs->r9;
+	case ZYDIS_REGISTER_R10: return &regs->r10;
+	case ZYDIS_REGISTER_R11: return &regs->r11;
+	case ZYDIS_REGISTER_R12: return &regs->r12;
+	case ZYDIS_REGISTER_R13: return &regs->r13;
+	case ZYDIS_REGISTER_R14: return &regs->r14;
+	case ZYDIS_REGISTER_R15: return &regs->r15;
+	default: return NULL;
+	}
+}
+
+/* The value of a source operand: an immediate, or a known register. */
+static bool insn_source(const ZydisDecodedOperand *op, const struct user_regs_struct *regs,
+			uint32_t unknown, uint64_t *v)
+{
+	if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+		*v = op->imm.is_signed ? (uint64_t)op->imm.value.s : op->imm.value.u;
+		return true;
+	}
+	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && !(unknown & insn_gpr_bit(op->reg.value)) &&
+	       insn_reg_value(op->reg.value, regs, v);
+}
+
+int sym_insn_advance(const uint8_t *code, size_t len, struct user_regs_struct *regs,
+		     uint32_t *unknown)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct sym_insn info = { 0 };
+	uint64_t a, b = 0, v;
+	bool known = false;
+
+	pthread_once(&insn_decoder_once, insn_decoder_init);
+	if (!insn_decoder_ok || !code ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&insn_decoder, code, len, &in, ops)))
+		return -EINVAL;
+	insn_gprs(&in, ops, &info);
+	regs->rip += in.length;
+	if (!info.gpr_written)
+		return 0;
+	const ZydisDecodedOperand *dst = &ops[0];
+	unsigned long long *slot = dst->type == ZYDIS_OPERAND_TYPE_REGISTER
+					   ? insn_reg_slot(dst->reg.value, regs) : NULL;
+	/* 64-bit results, or 32-bit ones (zero-extended); only the
+	 * destination written (no implied rdx, rsp) */
+	if (slot && (dst->size == 64 || dst->size == 32) &&
+	    info.gpr_written == insn_gpr_bit(dst->reg.value)) {
+		switch (in.mnemonic) {
+		case ZYDIS_MNEMONIC_ADD:
+		case ZYDIS_MNEMONIC_SUB:
+			known = insn_source(&ops[0], regs, *unknown, &a) &&
+				insn_source(&ops[1], regs, *unknown, &b);
+			v = in.mnemonic == ZYDIS_MNEMONIC_ADD ? a + b : a - b;
+			break;
+		case ZYDIS_MNEMONIC_INC:
+		case ZYDIS_MNEMONIC_DEC:
+			known = insn_source(&ops[0], regs, *unknown, &a);
+			v = in.mnemonic == ZYDIS_MNEMONIC_INC ? a + 1 : a - 1;
+			break;
+		case ZYDIS_MNEMONIC_MOV:
+			known = insn_source(&ops[1], regs, *unknown, &v);
+			break;
+		case ZYDIS_MNEMONIC_LEA:
+			known = ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+				!(*unknown & (insn_gpr_bit(ops[1].mem.base) | insn_gpr_bit(ops[1].mem.index)));
+			v = ops[1].mem.disp.has_displacement ? (uint64_t)ops[1].mem.disp.value : 0;
+			if (known && (ops[1].mem.base == ZYDIS_REGISTER_RIP))
+				v += regs->rip;
+			else if (known && ops[1].mem.base != ZYDIS_REGISTER_NONE)
+				known = insn_reg_value(ops[1].mem.base, regs, &a) && (v += a, true);
+			if (known && ops[1].mem.index != ZYDIS_REGISTER_NONE)
+				known = insn_reg_value(ops[1].mem.index, regs, &a) &&
+					(v += a * (ops[1].mem.scale ? ops[1].mem.scale : 1), true);
+			break;
+		default:
+			break;
+		}
+	}
+	if (!known) {
+		*unknown |= info.gpr_written;
+		return 0;
+	}
+	*slot = dst->size == 32 ? (uint32_t)v : v;
+	*unknown &= ~info.gpr_written;
 	return 0;
 }
 

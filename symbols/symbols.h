@@ -148,9 +148,18 @@ enum sym_insn_flags {
 
 #define SYM_INSN_MAX_ACCESS 4
 
+/* General registers as bits, in the encoding's order: bit 0 rax, 1 rcx,
+ * 2 rdx, 3 rbx, 4 rsp, 5 rbp, 6 rsi, 7 rdi, 8-15 r8-r15 (any part of one:
+ * eax and al are rax). */
+#define SYM_GPR_RSP (1u << 4)
+
 struct sym_insn {
 	unsigned length;  /* bytes of the instruction */
 	unsigned flags;   /* enum sym_insn_flags */
+	/* the registers it writes (explicit or implied: rsp of push, rdx of
+	 * mul) and those its memory operands are addressed with; set for
+	 * every instruction, also those that access nothing */
+	uint32_t gpr_written, gpr_address;
 	unsigned naccess; /* entries used in access[], pure reads first
 			   * (program order: movs reads [rsi], then writes [rdi]) */
 	struct sym_access access[SYM_INSN_MAX_ACCESS];
@@ -179,6 +188,19 @@ struct sym_insn {
  */
 int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_struct *regs,
 		    struct sym_insn *out);
+
+/*
+ * Runs the instruction at code[0..len) (at regs->rip) on regs as far as
+ * the general registers go, to know the registers some instructions ahead
+ * without running them: add, sub, inc, dec, mov and lea with 64- or 32-bit
+ * results of known registers and immediates are computed; any other
+ * instruction's written registers become unknown (bits in *unknown, in
+ * the order of SYM_GPR_RSP's comment; a known result clears its bit).
+ * regs->rip moves past it (branches are the caller's business). Memory is
+ * not read. Returns 0, or -EINVAL for bytes that are not an instruction.
+ */
+int sym_insn_advance(const uint8_t *code, size_t len, struct user_regs_struct *regs,
+		     uint32_t *unknown);
 
 /*
  * For a watchpoint: the x86 debug-register range (*waddr, *wlen) covering
@@ -214,6 +236,12 @@ struct sym_code {
  * next instruction), 0 when none is found. */
 unsigned sym_flow_distance(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
 			   const struct user_regs_struct *regs);
+
+/* The shortest path from the instruction at `at` (not an access itself) to
+ * the nearest access: path[0] = at, ..., path[n - 1] = the access; returns
+ * n, 0 when none is found or the path is longer than max. */
+unsigned sym_flow_path(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
+		       const struct user_regs_struct *regs, uint64_t *path, unsigned max);
 
 /* The gap before the access at `at`: the instructions since the previous
  * access on the shortest loop through it (the loop's length when it is its

@@ -67,6 +67,28 @@ static void test_distance(void)
 	CHECK_EQ_INT(sym_flow_distance(&code, BASE + sizeof(text), W, SYM_FLOW_LOOK, &regs), 0);
 }
 
+static void test_path(void)
+{
+	uint64_t path[8];
+
+	/* from the first add of "one" round its back edge to the store */
+	CHECK_EQ_INT(sym_flow_path(&code, BASE + 0x2, W, SYM_FLOW_LOOK, &regs, path, 8), 5);
+	CHECK_EQ_INT(path[0], BASE + 0x2);
+	CHECK_EQ_INT(path[1], BASE + 0x6);
+	CHECK_EQ_INT(path[2], BASE + 0x9);
+	CHECK_EQ_INT(path[3], BASE + 0xc);
+	CHECK_EQ_INT(path[4], BASE + 0x0);
+	/* through the forward branch, the shorter way */
+	CHECK_EQ_INT(sym_flow_path(&code, BASE + 0x28, W, SYM_FLOW_LOOK, &regs, path, 8), 6);
+	CHECK_EQ_INT(path[1], BASE + 0x2a);
+	CHECK_EQ_INT(path[2], BASE + 0x35);
+	CHECK_EQ_INT(path[5], BASE + 0x26);
+	/* longer than max, none at all, from an access */
+	CHECK_EQ_INT(sym_flow_path(&code, BASE + 0x2, W, SYM_FLOW_LOOK, &regs, path, 4), 0);
+	CHECK_EQ_INT(sym_flow_path(&code, BASE + 0x2, R, SYM_FLOW_LOOK, &regs, path, 8), 0);
+	CHECK_EQ_INT(sym_flow_path(&code, BASE + 0x0, W, SYM_FLOW_LOOK, &regs, path, 8), 0);
+}
+
 static void test_gap(void)
 {
 	/* one store in a 5-instruction loop */
@@ -96,6 +118,7 @@ int main(void)
 	memset(&regs, 0, sizeof(regs));
 	regs.rcx = 3;
 	test_distance();
+	test_path();
 	test_gap();
 	return tap_done();
 }

@@ -568,9 +568,86 @@ static void bench(void)
 	reset_regs();
 }
 
+/* The registers an instruction writes and those it addresses memory with
+ * (bits in the encoding's order: rax 0, rcx 1, rdx 2, rbx 3, rsp 4, rbp 5,
+ * rsi 6, rdi 7, r8 8, ...). */
+static void test_gprs(void)
+{
+	/* mov %edx,(%rax) */
+	CHECK_EQ_INT(decode(BYTES(0x89, 0x10)), 0);
+	CHECK_EQ_INT(in.gpr_written, 0);
+	CHECK_EQ_INT(in.gpr_address, 1u << 0);
+	/* add $4,%rax */
+	CHECK_EQ_INT(decode(BYTES(0x48, 0x83, 0xc0, 0x04)), 0);
+	CHECK_EQ_INT(in.gpr_written, 1u << 0);
+	CHECK_EQ_INT(in.gpr_address, 0);
+	/* push %rbx: rsp, implied */
+	CHECK_EQ_INT(decode(BYTES(0x53)), 0);
+	CHECK_EQ_INT(in.gpr_written, SYM_GPR_RSP);
+	CHECK_EQ_INT(in.gpr_address, SYM_GPR_RSP);
+	/* imul %r9: rdx:rax, implied */
+	CHECK_EQ_INT(decode(BYTES(0x49, 0xf7, 0xe9)), 0);
+	CHECK_EQ_INT(in.gpr_written, (1u << 0) | (1u << 2));
+	/* mov 0x8(%rsi,%rcx,4),%r8d */
+	CHECK_EQ_INT(decode(BYTES(0x44, 0x8b, 0x44, 0x8e, 0x08)), 0);
+	CHECK_EQ_INT(in.gpr_written, 1u << 8);
+	CHECK_EQ_INT(in.gpr_address, (1u << 6) | (1u << 1));
+	/* lea 0x8(%rdi),%rsi: no access, still its registers */
+	CHECK_EQ_INT(decode(BYTES(0x48, 0x8d, 0x77, 0x08)), 0);
+	CHECK_EQ_INT(in.naccess, 0);
+	CHECK_EQ_INT(in.gpr_written, 1u << 6);
+	CHECK_EQ_INT(in.gpr_address, 1u << 7);
+}
+
+/* Registers some instructions ahead, without running them. */
+static void test_advance(void)
+{
+	uint32_t unknown = 0;
+
+	reset_regs();
+	/* add $4,%rax */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x48, 0x83, 0xc0, 0x04), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rax, 0x10004);
+	CHECK_EQ_INT(regs.rip, 0x401004);
+	CHECK_EQ_INT(unknown, 0);
+	/* add $1,%edx: a 32-bit result clears the upper half */
+	regs.rdx = 0xffffffff00000005ULL;
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x83, 0xc2, 0x01), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rdx, 6);
+	/* lea 0x8(%rdi),%rsi */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x48, 0x8d, 0x77, 0x08), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rsi, 0x50008);
+	/* sub $0x10,%rsp */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x48, 0x83, 0xec, 0x10), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rsp, 0x7feff0);
+	/* mov %edx,(%rax): memory only, nothing changes but rip */
+	uint64_t rip = regs.rip;
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x89, 0x10), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rip, rip + 2);
+	CHECK_EQ_INT(unknown, 0);
+	/* imul %r9: rdx:rax unknown */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x49, 0xf7, 0xe9), &regs, &unknown), 0);
+	CHECK_EQ_INT(unknown, (1u << 0) | (1u << 2));
+	/* add %rcx,%rax with rax unknown stays unknown */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x48, 0x01, 0xc8), &regs, &unknown), 0);
+	CHECK_EQ_INT(unknown & 1u, 1u);
+	/* mov $5,%ecx: known again */
+	unknown |= 1u << 1;
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0xb9, 0x05, 0x00, 0x00, 0x00), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rcx, 5);
+	CHECK_EQ_INT(unknown & (1u << 1), 0);
+	/* add %al,%bl: a byte result is not computed */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x00, 0xc3), &regs, &unknown), 0);
+	CHECK_EQ_INT(unknown & (1u << 3), 1u << 3);
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x0f, 0xff), &regs, &unknown), -EINVAL);
+	reset_regs();
+}
+
 int main(void)
 {
 	reset_regs();
+	test_gprs();
+	test_advance();
 	test_mov();
 	test_stack();
 	test_string();
