@@ -173,17 +173,29 @@ static bool offset_of(const struct sym_code *code, uint64_t at, size_t *off)
 	return true;
 }
 
+/* walk() from the instruction at `at`; -1 when it is outside the code. */
+static int walk_at(struct walk *w, uint64_t at, unsigned look, bool target, bool *back)
+{
+	size_t off;
+
+	*back = false;
+	if (!offset_of(w->code, at, &off))
+		return -1;
+	if (target && rep_string(w, off)) {
+		/* rep movs/stos/...: every iteration an access at the same ip */
+		*back = true;
+		return -2;
+	}
+	return walk(w, off, look, target, back);
+}
+
 unsigned sym_flow_distance(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
 			   const struct user_regs_struct *regs)
 {
 	struct walk w = { .code = code, .regs = regs, .mask = mask };
-	size_t off;
 	bool back;
-	int i;
+	int i = walk_at(&w, at, look, false, &back);
 
-	if (!offset_of(code, at, &off))
-		return 0;
-	i = walk(&w, off, look, false, &back);
 	if (i < 0)
 		return 0;
 	return back ? w.dist[i] + 1 : w.dist[i];
@@ -193,13 +205,9 @@ unsigned sym_flow_path(const struct sym_code *code, uint64_t at, unsigned mask, 
 		       const struct user_regs_struct *regs, uint64_t *path, unsigned max)
 {
 	struct walk w = { .code = code, .regs = regs, .mask = mask };
-	size_t off;
 	bool back;
-	int i;
+	int i = walk_at(&w, at, look, false, &back);
 
-	if (!offset_of(code, at, &off))
-		return 0;
-	i = walk(&w, off, look, false, &back);
 	if (i <= 0 || back || w.dist[i] + 1 > max)
 		return 0;
 	for (int j = i; j >= 0; j = w.parent[j])
@@ -211,28 +219,21 @@ unsigned sym_flow_gap(const struct sym_code *code, uint64_t at, unsigned mask, u
 		      const struct user_regs_struct *regs, bool *cyclic)
 {
 	struct walk w = { .code = code, .regs = regs, .mask = mask };
-	size_t off;
 	bool back;
-	int i;
+	int i = walk_at(&w, at, look, true, &back);
 
-	*cyclic = false;
-	if (!offset_of(code, at, &off))
-		return 0;
-	/* rep movs/stos/...: every iteration an access at the same ip */
-	if (rep_string(&w, off)) {
-		*cyclic = true;
+	*cyclic = back;
+	if (i == -2)
 		return 1;
-	}
-	i = walk(&w, off, look, true, &back);
 	if (i >= 0 && back) {
 		/* The loop: at, ..., w.off[i], at. The previous access is the
 		 * last one on it before at comes round again. */
 		unsigned len = w.dist[i] + 1;
-		*cyclic = true;
 		for (int j = i; j > 0; j = w.parent[j])
 			if (w.access[j])
 				return len - w.dist[j];
 		return len;
 	}
+	*cyclic = false;
 	return sym_flow_distance(code, at, mask, look, regs);
 }
