@@ -123,18 +123,18 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
         return
     cases = [
-        ("witch-even", "dead", ["dead", "300", "20"], ["dead", "50000", "6000"], "50"),
-        ("witch-even", "silent", ["silent", "300", "20"], ["silent", "50000", "6000"], "50"),
-        ("witch-even", "load", ["load", "300", "20"], ["load", "50000", "5000"], "50"),
-        ("witch-listing2", "dead", ["300", "20"], ["100000", "2000"], "50"),
-        ("witch-listing3", "dead", ["100", "10"], ["100000", "1000"], "100"),
-        ("witch-ratio321", "dead", ["100", "50"], ["20000", "10000"], "100"),
-        ("witch-silent", "silent", ["300", "20"], ["100000", "2000"], "~50"),
-        ("witch-search", "load", ["200", "100"], ["2000", "300000"], "~100"),
+        ("witch-even", "dead", ["dead", "300", "20"], ["dead", "50000", "40000"], "50"),
+        ("witch-even", "silent", ["silent", "300", "20"], ["silent", "50000", "40000"], "50"),
+        ("witch-even", "load", ["load", "300", "20"], ["load", "50000", "40000"], "50"),
+        ("witch-listing2", "dead", ["300", "20"], ["100000", "20000"], "50"),
+        ("witch-listing3", "dead", ["100", "10"], ["100000", "4000"], "100"),
+        ("witch-ratio321", "dead", ["100", "50"], ["20000", "20000"], "100"),
+        ("witch-silent", "silent", ["300", "20"], ["100000", "8000"], "~50"),
+        ("witch-search", "load", ["200", "100"], ["2000", "1200000"], "~100"),
     ]
-    sp = ["--witch-period", str(args.period or 250000)]
+    sp = ["--witch-period", str(args.period or 1000000)]
     print()
-    print(f"# sampled (period {args.period or 250000} ns) vs --witch-exact: fraction of wasted bytes "
+    print(f"# sampled (period {args.period or 1000000} ns) vs --witch-exact: fraction of wasted bytes "
           f"over the program's own code, %")
     print("| program | analysis | expected | exact | sampled | instructions | samples |")
     print("|---|---|---|---|---|---|---|")

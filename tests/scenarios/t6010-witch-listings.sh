@@ -11,7 +11,7 @@ cd "$WORK"
 src=$SRCDIR/tests/targets
 
 # Listing 2: long-distance dead stores, many samples in between.
-run_psup 300 run -q -o l2.cbor --witch dead --witch-period 250000 -- "$TARGETS/witch-listing2" 100000 2000
+run_psup 300 run -q -o l2.cbor --witch dead --witch-period 1000000 -- "$TARGETS/witch-listing2" 100000 10000
 expect_rc 0
 witch_json l2.cbor l2.json
 z=$(wmark "$src/witch-listing2.c" l2_zero)
@@ -19,9 +19,9 @@ w=$(wmark "$src/witch-listing2.c" l2_rewrite)
 d=$(wfrac l2.json dead)
 p=$(wpair_pct l2.json dead witch-listing2.c "$z" "$w")
 note "listing 2: dead $d%, pair (zero, rewrite) $p% of the waste"
-# Half the stores counted; by time 50-60% (the zeroing and the rewriting
-# loops' time per store differ with the cache's state: README).
-in_range "$d" 38 68 || fail "listing 2: dead fraction $d%, expected 50-60"
+# Half the stores counted; by time about as much (both loops run a store a
+# cycle), moved by the stops' effect on the loops' time (t6020, README).
+in_range "$d" 38 62 || fail "listing 2: dead fraction $d%, expected about 50"
 in_range "$p" 90 100.01 || fail "listing 2: pair ($z, $w) has $p% of the waste, expected all"
 jq_check l2.json '.witch.dead.counters.traps >= 50' "listing 2: too few traps"
 # Full call paths: main's caller chain ends in the marked source line.

@@ -9,8 +9,8 @@
 . "$(dirname "$0")/witch-lib.sh"
 cd "$WORK"
 
-compare() { # name kind exact-args sampled-args [period]
-	local name=$1 kind=$2 ex sa tag=$1-$2 period=${5:-250000}
+compare() { # name kind exact-args sampled-args
+	local name=$1 kind=$2 ex sa tag=$1-$2 period=1000000
 	run_psup 280 run -q -o "$tag-x.cbor" --witch "$kind" --witch-exact -- "$TARGETS/$name" $3
 	expect_rc 0
 	witch_json "$tag-x.cbor" "$tag-x.json"
@@ -32,27 +32,28 @@ compare() { # name kind exact-args sampled-args [period]
 # zeroing and rewriting loops both run a store a cycle), or are all of one
 # kind (Listing 3, Figure 2, nearly the search: ~1000 silent loads in find()
 # to one of count[] in main).
-# Listing 2 and witch-even's loads at 1 ms: each sample and each trap is a
-# stop, after which the loop it stopped in runs slower for a while
-# (caches); at 250 us that moved their fractions by up to 10 and 7 points
-# between runs, at 1 ms by 2 and 3.
-compare witch-even dead "dead 300 20" "dead 50000 6000"
-compare witch-even silent "silent 300 20" "silent 50000 6000"
-compare witch-even load "load 300 20" "load 50000 20000" 1000000
-compare witch-ratio321 dead "100 50" "20000 10000"
-compare witch-listing3 dead "100 10" "100000 1000"
-compare witch-listing2 dead "300 20" "100000 10000" 1000000
-compare witch-search load "200 100" "2000 300000"
+# Sampled every 1 ms, ~1200 samples each (2 points of binomial spread):
+# each sample and each trap is a stop, after which the loop it stopped in
+# runs slower for a while (caches), which time-weighted samples see; at
+# 250 us that moved Listing 2's fraction by up to 10 points and witch-even's
+# loads by 8 between runs, at 1 ms by 3.
+compare witch-even dead "dead 300 20" "dead 50000 40000"
+compare witch-even silent "silent 300 20" "silent 50000 40000"
+compare witch-even load "load 300 20" "load 50000 40000"
+compare witch-ratio321 dead "100 50" "20000 20000"
+compare witch-listing3 dead "100 10" "100000 4000"
+compare witch-listing2 dead "300 20" "100000 20000"
+compare witch-search load "200 100" "2000 1200000"
 
 # Not comparable: witch-silent's silent stores take ~3/4 of its time (an
 # i % 7 per store) but half of its stores. Time-weighted it reads ~65%,
 # weighed by instructions (16 per silent store, 5 per other) ~40%, exact
 # 50%: the two weightings must fall on either side of the count.
-run_psup 280 run -q -o ws-t.cbor --witch silent --witch-period 250000 -- "$TARGETS/witch-silent" 100000 2000
+run_psup 280 run -q -o ws-t.cbor --witch silent --witch-period 1000000 -- "$TARGETS/witch-silent" 100000 8000
 expect_rc 0
 witch_json ws-t.cbor ws-t.json
-run_psup 280 run -q -o ws-i.cbor --witch silent --witch-weight instructions --witch-period 250000 \
-	-- "$TARGETS/witch-silent" 100000 2000
+run_psup 280 run -q -o ws-i.cbor --witch silent --witch-weight instructions --witch-period 1000000 \
+	-- "$TARGETS/witch-silent" 100000 8000
 expect_rc 0
 witch_json ws-i.cbor ws-i.json
 jq_check ws-t.json '.witch.config.weighting == "time"' "default weighting is not time"
