@@ -9,24 +9,11 @@
  * fractions about 50% at 1%. Defaults: N = 50000, ROUNDS = 10000.
  * Exit: 0 when the final values are right, 1 when not, 64 on a usage error.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned long arg(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > max) {
-		fprintf(stderr, "witch-fp: bad number '%s' (1..%lu)\n", s, max);
-		exit(64);
-	}
-	return v;
-}
+#include "witch-args.h"
 
 int main(int argc, char **argv)
 {
@@ -34,14 +21,7 @@ int main(int argc, char **argv)
 	volatile double *near, *far;
 	double grow = 1.0;
 
-	if (argc > 3) {
-		fprintf(stderr, "usage: witch-fp [N [ROUNDS]]\n");
-		return 64;
-	}
-	if (argc > 1)
-		n = arg(argv[1], 1UL << 24);
-	if (argc > 2)
-		rounds = arg(argv[2], 100000);
+	witch_args(argc, argv, "witch-fp [N [ROUNDS]]", &n, 1UL << 24, &rounds, 100000);
 	near = calloc(n, sizeof(*near));
 	far = calloc(n, sizeof(*far));
 	if (!near || !far)

@@ -12,37 +12,17 @@
  * vectorized or removed. Defaults: N = 100000, ROUNDS = 2000.
  * Exit: 0 when the sum read back is right, 1 when not, 64 on a usage error.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned long arg(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > max) {
-		fprintf(stderr, "witch-listing2: bad number '%s' (1..%lu)\n", s, max);
-		exit(64);
-	}
-	return v;
-}
+#include "witch-args.h"
 
 int main(int argc, char **argv)
 {
 	unsigned long n = 100000, rounds = 2000, sum = 0, expect;
 	volatile int *array;
 
-	if (argc > 3) {
-		fprintf(stderr, "usage: witch-listing2 [N [ROUNDS]]\n");
-		return 64;
-	}
-	if (argc > 1)
-		n = arg(argv[1], 1UL << 26);
-	if (argc > 2)
-		rounds = arg(argv[2], 1UL << 30);
+	witch_args(argc, argv, "witch-listing2 [N [ROUNDS]]", &n, 1UL << 26, &rounds, 1UL << 30);
 	array = calloc(n + 1, sizeof(*array));
 	if (!array)
 		return 1;

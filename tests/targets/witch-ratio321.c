@@ -11,23 +11,10 @@
  * silent but the first). Defaults: K = 20000, ROUNDS = 5000.
  * Exit: 0 when the final values are right, 1 when not, 64 on a usage error.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned long arg(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > max) {
-		fprintf(stderr, "witch-ratio321: bad number '%s' (1..%lu)\n", s, max);
-		exit(64);
-	}
-	return v;
-}
+#include "witch-args.h"
 
 static volatile int x;
 
@@ -36,14 +23,7 @@ int main(int argc, char **argv)
 	unsigned long k = 20000, rounds = 5000, bad = 0;
 	volatile int *a, *b;
 
-	if (argc > 3) {
-		fprintf(stderr, "usage: witch-ratio321 [K [ROUNDS]]\n");
-		return 64;
-	}
-	if (argc > 1)
-		k = arg(argv[1], 1UL << 24);
-	if (argc > 2)
-		rounds = arg(argv[2], 1UL << 30);
+	witch_args(argc, argv, "witch-ratio321 [K [ROUNDS]]", &k, 1UL << 24, &rounds, 1UL << 30);
 	a = calloc(3 * k, sizeof(*a));
 	b = calloc(2 * k, sizeof(*b));
 	if (!a || !b)

@@ -11,23 +11,10 @@
  * Exit: 0 when every key was found where it is, 1 when not, 64 on a usage
  * error.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned long arg(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > max) {
-		fprintf(stderr, "witch-search: bad number '%s' (1..%lu)\n", s, max);
-		exit(64);
-	}
-	return v;
-}
+#include "witch-args.h"
 
 /* noipa: the search stays a call with its own frame and lines. */
 __attribute__((noipa)) static long find(const volatile long *table, unsigned long n, long key)
@@ -41,14 +28,7 @@ int main(int argc, char **argv)
 	unsigned long n = 2000, searches = 400000, bad = 0;
 	volatile long *table, *count;
 
-	if (argc > 3) {
-		fprintf(stderr, "usage: witch-search [N [SEARCHES]]\n");
-		return 64;
-	}
-	if (argc > 1)
-		n = arg(argv[1], 1UL << 24);
-	if (argc > 2)
-		searches = arg(argv[2], 1UL << 30);
+	witch_args(argc, argv, "witch-search [N [SEARCHES]]", &n, 1UL << 24, &searches, 1UL << 30);
 	table = calloc(n, sizeof(*table));
 	count = calloc(n, sizeof(*count));
 	if (!table || !count)

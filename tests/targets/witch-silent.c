@@ -9,37 +9,17 @@
  * dead. Defaults: N = 100000, ROUNDS = 2000.
  * Exit: 0 when the final values are right, 1 when not, 64 on a usage error.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned long arg(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > max) {
-		fprintf(stderr, "witch-silent: bad number '%s' (1..%lu)\n", s, max);
-		exit(64);
-	}
-	return v;
-}
+#include "witch-args.h"
 
 int main(int argc, char **argv)
 {
 	unsigned long n = 100000, rounds = 2000, bad = 0;
 	volatile int *same, *changing;
 
-	if (argc > 3) {
-		fprintf(stderr, "usage: witch-silent [N [ROUNDS]]\n");
-		return 64;
-	}
-	if (argc > 1)
-		n = arg(argv[1], 1UL << 26);
-	if (argc > 2)
-		rounds = arg(argv[2], 1UL << 30);
+	witch_args(argc, argv, "witch-silent [N [ROUNDS]]", &n, 1UL << 26, &rounds, 1UL << 30);
 	same = calloc(n, sizeof(*same));
 	changing = calloc(n, sizeof(*changing));
 	if (!same || !changing)
