@@ -454,6 +454,7 @@ out:
 struct bu_item {
 	uint32_t cursor, fn;
 	uint64_t excl, incl;
+	uint64_t idle, ovh; /* of the exclusive samples */
 };
 
 struct bu_ctx {
@@ -497,8 +498,16 @@ static bool same_caller(const struct rep_ctree *td, const struct bu_item *x,
 
 struct bu_group {
 	uint32_t begin, end; /* items */
-	uint64_t excl, incl;
+	uint64_t excl, incl, idle, ovh;
 };
+
+static void bu_group_add(struct bu_group *g, const struct bu_item *it)
+{
+	g->excl += it->excl;
+	g->incl += it->incl;
+	g->idle = rep_sat_add(g->idle, it->idle);
+	g->ovh += it->ovh;
+}
 
 static int cmp_group(const void *x, const void *y, void *ctx)
 {
@@ -521,8 +530,11 @@ struct bu_work {
 	uint32_t row, begin, end;
 };
 
+/* A row: g's samples; its idleness and overhead are those of its self
+ * samples, in both the exclusive and the inclusive fields (a bottom-up row
+ * is about where the time went itself). */
 static uint32_t bu_add(struct rep_ctree *t, uint32_t parent, const struct rep_cnode *like,
-		       const struct rep_cnode *site, uint64_t excl, uint64_t incl)
+		       const struct rep_cnode *site, const struct bu_group *g)
 {
 	struct rep_cnode *c;
 
@@ -538,8 +550,10 @@ static uint32_t bu_add(struct rep_ctree *t, uint32_t parent, const struct rep_cn
 	c->file = site ? site->file : 0;
 	c->line = site ? site->line : 0;
 	c->depth = t->nodes[parent].depth + 1;
-	c->exclusive = excl;
-	c->inclusive = incl;
+	c->exclusive = g->excl;
+	c->inclusive = g->incl;
+	c->idle_excl = c->idle_incl = g->idle;
+	c->overhead_excl = c->overhead_incl = g->ovh;
 	if (c->depth > t->max_depth)
 		t->max_depth = c->depth;
 	return t->n++;
@@ -574,6 +588,8 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 		goto out;
 	rc = -ENOMEM;
 	t->nodes[0].exclusive = t->nodes[0].inclusive = td->nodes[0].inclusive;
+	t->nodes[0].idle_excl = t->nodes[0].idle_incl = td->nodes[0].idle_incl;
+	t->nodes[0].overhead_excl = t->nodes[0].overhead_incl = td->nodes[0].overhead_incl;
 	contrib = calloc(td->n, sizeof(*contrib));
 	ctx.items = malloc((size_t)td->n * sizeof(*ctx.items));
 	if (!contrib || !ctx.items)
@@ -585,7 +601,9 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 	for (uint32_t v = 1; v < td->n; v++)
 		if (td->nodes[v].exclusive || contrib[v])
 			ctx.items[nitems++] = (struct bu_item){ v, td->nodes[v].fn,
-								td->nodes[v].exclusive, contrib[v] };
+								td->nodes[v].exclusive, contrib[v],
+								td->nodes[v].idle_excl,
+								td->nodes[v].overhead_excl };
 
 	/* level 1: the functions, whatever their call sites */
 	qsort(ctx.items, nitems, sizeof(*ctx.items), cmp_item_fn);
@@ -594,12 +612,10 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 	if (!groups)
 		goto out;
 	for (uint32_t i = 0; i < nitems;) {
-		struct bu_group g = { i, i, 0, 0 };
+		struct bu_group g = { i, i, 0, 0, 0, 0 };
 
-		for (; g.end < nitems && ctx.items[g.end].fn == ctx.items[i].fn; g.end++) {
-			g.excl += ctx.items[g.end].excl;
-			g.incl += ctx.items[g.end].incl;
-		}
+		for (; g.end < nitems && ctx.items[g.end].fn == ctx.items[i].fn; g.end++)
+			bu_group_add(&g, &ctx.items[g.end]);
 		if (ngroups == groups_cap) {
 			struct bu_group *ng = realloc(groups, groups_cap * 2 * sizeof(*ng));
 
@@ -620,7 +636,7 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 			t->hidden++;
 			continue;
 		}
-		row = bu_add(t, 0, &td->nodes[ctx.items[g->begin].cursor], NULL, g->excl, g->incl);
+		row = bu_add(t, 0, &td->nodes[ctx.items[g->begin].cursor], NULL, g);
 		if (row == REP_NONE)
 			goto out;
 		if (nwork == work_cap) {
@@ -643,17 +659,15 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 		qsort_r(&ctx.items[wk.begin], wk.end - wk.begin, sizeof(*ctx.items),
 			cmp_item_caller, (void *)td);
 		for (uint32_t i = wk.begin; i < wk.end;) {
-			struct bu_group g = { i, i, 0, 0 };
+			struct bu_group g = { i, i, 0, 0, 0, 0 };
 			const struct rep_cnode *site = &td->nodes[ctx.items[i].cursor];
 			uint32_t row;
 
 			if (site->parent == 0)
 				break; /* the rest of the paths end here */
 			for (; g.end < wk.end && same_caller(td, &ctx.items[i], &ctx.items[g.end]);
-			     g.end++) {
-				g.excl += ctx.items[g.end].excl;
-				g.incl += ctx.items[g.end].incl;
-			}
+			     g.end++)
+				bu_group_add(&g, &ctx.items[g.end]);
 			i = g.end;
 			if ((max_depth && depth >= max_depth) ||
 			    !bu_shown(td, g.excl, min_percent)) {
@@ -661,7 +675,7 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 					t->hidden++;
 				continue;
 			}
-			row = bu_add(t, wk.row, &td->nodes[site->parent], site, g.excl, g.incl);
+			row = bu_add(t, wk.row, &td->nodes[site->parent], site, &g);
 			if (row == REP_NONE)
 				goto out;
 			for (uint32_t j = g.begin; j < g.end; j++)

@@ -1383,7 +1383,7 @@ struct tree_view {
 	bool bottom_up;
 	FILE *out;
 	int numw;          /* width of the sample columns */
-	bool parallel;     /* top-down with idleness: show idle% and ovh% */
+	bool parallel;     /* with idleness: show idle% and ovh% (bottom-up: of self) */
 };
 
 /* A share of the total effort (samples + idleness): x in millionths of a
@@ -1454,7 +1454,16 @@ static void tree_enter_json(const struct tree_view *v, const struct rep_cnode *c
 	rep_json_ku64(out, &f, "exclusive", c->exclusive);
 	rep_json_kpct(out, &f, "inclusive_percent", pct(c->inclusive, v->a->total));
 	rep_json_kpct(out, &f, "exclusive_percent", pct(c->exclusive, v->a->total));
-	if (!v->bottom_up) {
+	if (v->bottom_up && v->parallel) {
+		/* of the self samples (the row's inclusive fields say the same) */
+		rep_json_ku64(out, &f, "exclusive_work", c->exclusive - c->overhead_excl);
+		rep_json_key(out, &f, "exclusive_idleness");
+		fprintf(out, "%.3f", (double)c->idle_excl / 1e6);
+		rep_json_ku64(out, &f, "exclusive_overhead", c->overhead_excl);
+		rep_json_kpct(out, &f, "exclusive_idleness_percent", effort_pct(v, c->idle_excl, true));
+		rep_json_kpct(out, &f, "exclusive_overhead_percent",
+			      effort_pct(v, c->overhead_excl, false));
+	} else if (!v->bottom_up) {
 		/* Tallent & Mellor-Crummey: work (samples that are not
 		 * overhead), idleness, overhead, and their share of the effort */
 		rep_json_ku64(out, &f, "work", c->inclusive - c->overhead_incl);
@@ -1592,7 +1601,7 @@ static int view_tree(const struct agg *a, const struct rep_options *o,
 		     const struct rep_tree_options *to, FILE *out, const struct rep_ctree *t,
 		     bool bottom_up)
 {
-	struct tree_view v = { a, o, to, t, bottom_up, out, 5, !bottom_up && a->p->has_idleness };
+	struct tree_view v = { a, o, to, t, bottom_up, out, 5, a->p->has_idleness };
 	const char *what = bottom_up ? "--top, --depth, --min-percent" : "--depth, --min-percent";
 	char buf[32];
 	int64_t hidden;
@@ -1602,9 +1611,15 @@ static int view_tree(const struct agg *a, const struct rep_options *o,
 	} else {
 		if (bottom_up)
 			print_title(out, o->format, "Bottom-up",
-				    "functions by self samples, each with the call paths that "
-				    "reached it (self, total: its samples through that path; "
-				    "at: the line of the call in the caller)");
+				    v.parallel
+					    ? "functions by self samples, each with the call paths "
+					      "that reached it (self, total: its samples through that "
+					      "path; idle%, ovh%: the idleness and overhead of its self "
+					      "samples, as shares of the total effort; at: the line of "
+					      "the call in the caller)"
+					    : "functions by self samples, each with the call paths "
+					      "that reached it (self, total: its samples through that "
+					      "path; at: the line of the call in the caller)");
 		else
 			print_title(out, o->format, "Top-down",
 				    v.parallel

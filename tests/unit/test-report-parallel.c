@@ -188,6 +188,28 @@ int main(void)
 	CHECK_EQ_INT(t.nodes[0].inclusive, 90);
 	CHECK_EQ_INT(t.nodes[0].idle_incl, 50 * M);
 	CHECK_EQ_INT(t.nodes[0].overhead_incl, 10);
+
+	/* Bottom-up: each function's row carries the idleness and overhead of
+	 * its self samples; over the functions they add up to the program's. */
+	struct rep_ctree bu;
+	CHECK(rep_ctree_bottom_up(&bu, &t, 0, 0, 0) == 0);
+	uint64_t idle = 0, ovh = 0, self = 0;
+	for (uint32_t i = 0; i < bu.nodes[0].nchildren; i++) {
+		const struct rep_cnode *c = &bu.nodes[bu.children[bu.nodes[0].first_child + i]];
+		idle += c->idle_excl;
+		ovh += c->overhead_excl;
+		self += c->exclusive;
+		CHECK_EQ_INT(c->idle_incl, c->idle_excl);
+	}
+	CHECK_EQ_INT(idle, 50 * M);
+	CHECK_EQ_INT(ovh, 10);
+	CHECK_EQ_INT(self, 90);
+	CHECK_EQ_INT(bu.nodes[0].idle_incl, 50 * M);
+	uint32_t w = rep_ctree_child(&bu, 0, "worker", 0);
+	CHECK(w != REP_NONE && bu.nodes[w].overhead_excl == 0);
+	uint32_t lw = rep_ctree_child(&bu, 0, "[kernel]", 0);
+	CHECK(lw != REP_NONE && bu.nodes[lw].overhead_excl == bu.nodes[lw].exclusive);
+	rep_ctree_release(&bu);
 	rep_ctree_release(&t);
 	free(ov);
 
