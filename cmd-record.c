@@ -583,8 +583,16 @@ static void write_thread_times(struct rec *r, pid_t tid, bool exited)
 
 static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 {
-	(void)arg;
+	struct rec *r = arg;
+	struct user_regs_struct regs;
+
 	cmd_causal_thread_exiting(tid, pid);
+	/* Its fs base is its struct pthread, whose tid word a join waits on:
+	 * the kernel's wakeup of the joiner comes after this thread's events
+	 * are gone (experiments/parallel.c blames the join on the exit). */
+	if (r->par && sup_thread_regs(r->sup, tid, &regs) == 0)
+		rec_write_failed(r, exp_par_thread_exiting(r->par, pid, tid, psup_now_ns(),
+							   regs.fs_base));
 }
 
 static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)

@@ -22,7 +22,7 @@
 
 #define PAR_MICRO 1000000ULL /* idleness is kept in millionths of a sample */
 
-enum par_ev_kind { EV_START, EV_END, EV_SWITCH, EV_SAMPLE, EV_BLOCK, EV_WAKE };
+enum par_ev_kind { EV_START, EV_END, EV_SWITCH, EV_SAMPLE, EV_BLOCK, EV_WAKE, EV_EXITING };
 
 struct par_ev {
 	uint64_t time;
@@ -38,6 +38,7 @@ struct par_ev {
 struct par_thread {
 	pid_t tid;
 	bool working;
+	uint64_t last_node;  /* of its last sample */
 	bool ended;          /* its end was replayed: freed once written */
 	/* The last wait a wakeup without context ended, for the sampled
 	 * report of the same wakeup that may follow. */
@@ -57,12 +58,22 @@ struct par_thread {
 	struct psup_u64map idle; /* node -> micro-samples since the last flush */
 };
 
-/* One (process, futex address, waker context): the waits it ended. */
+/* One (process, futex address, waker context): the waits it ended; exit:
+ * ended by the exit of a thread last sampled in node (pthread_join). */
 struct par_lock {
 	pid_t pid;
 	uint64_t addr, node;
 	uint64_t waits, wait_ns;
+	bool exit;
 };
+
+/* A thread's exit, for the joins it ends (exp_par_thread_exiting()). */
+struct par_exit {
+	pid_t pid;
+	uint64_t tcb, node, time;
+};
+#define PAR_EXITS 32
+#define PAR_EXIT_WINDOW_NS 1000000000ULL
 
 struct exp_par {
 	struct rep_writer *w;
@@ -74,7 +85,9 @@ struct exp_par {
 	uint64_t seq;
 	struct par_lock *locks;
 	size_t nlocks, locks_cap;
-	struct psup_u64map lock_ix;   /* hash of (pid, addr, node) -> index + 1 */
+	struct psup_u64map lock_ix;   /* hash of (pid, addr, node, exit) -> index + 1 */
+	struct par_exit exits[PAR_EXITS]; /* the latest, a ring */
+	unsigned nexits;
 	uint64_t *pairs;
 	size_t pairs_cap;
 	struct exp_par_stats stats;
@@ -147,6 +160,14 @@ int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time)
 	return push(x, &(struct par_ev){ .time = time, .tid = tid, .kind = EV_END });
 }
 
+int exp_par_thread_exiting(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tcb)
+{
+	if (!tcb)
+		return 0;
+	return push(x, &(struct par_ev){ .time = time, .a = tcb, .tid = tid, .other = pid,
+					 .kind = EV_EXITING });
+}
+
 int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool out, bool preempt)
 {
 	return push(x, &(struct par_ev){ .time = time, .a = !out || preempt, .tid = tid,
@@ -213,31 +234,33 @@ static void set_working(struct exp_par *x, struct par_thread *t, bool working)
 		x->nworking--;
 }
 
-static uint64_t lock_key(pid_t pid, uint64_t addr, uint64_t node)
+static uint64_t lock_key(pid_t pid, uint64_t addr, uint64_t node, bool exit)
 {
-	uint64_t h = psup_hash64(addr ^ ((uint64_t)(uint32_t)pid << 40));
+	uint64_t h = psup_hash64(addr ^ ((uint64_t)(uint32_t)pid << 40) ^ exit);
 
 	h = psup_hash64(h ^ node);
 	return h ? h : 1;
 }
 
-static struct par_lock *lock_find(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node)
+static struct par_lock *lock_find(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node,
+				  bool exit)
 {
-	uint64_t key = lock_key(pid, addr, node), *v;
+	uint64_t key = lock_key(pid, addr, node, exit), *v;
 
 	while ((v = psup_u64map_find(&x->lock_ix, key))) {
 		struct par_lock *l = &x->locks[*v - 1];
-		if (l->pid == pid && l->addr == addr && l->node == node)
+		if (l->pid == pid && l->addr == addr && l->node == node && l->exit == exit)
 			return l;
 		key = psup_hash64(key) | 1;
 	}
 	return NULL;
 }
 
-static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, uint64_t ns)
+static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, bool exit,
+		    uint64_t ns)
 {
-	struct par_lock *l = lock_find(x, pid, addr, node);
-	uint64_t key = lock_key(pid, addr, node), *v;
+	struct par_lock *l = lock_find(x, pid, addr, node, exit);
+	uint64_t key = lock_key(pid, addr, node, exit), *v;
 	bool created;
 
 	if (l) {
@@ -264,7 +287,7 @@ static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, 
 		x->locks = n;
 		x->locks_cap = cap;
 	}
-	x->locks[x->nlocks] = (struct par_lock){ pid, addr, node, 1, ns };
+	x->locks[x->nlocks] = (struct par_lock){ pid, addr, node, 1, ns, exit };
 	*v = ++x->nlocks;
 	return 0;
 }
@@ -291,7 +314,20 @@ static int wait_end(struct exp_par *x, struct par_thread *t, pid_t waker, uint64
 	t->last_addr = t->wait_addr;
 	t->last_ns = ns;
 	t->last_time = time;
-	return lock_add(x, t->wait_pid, t->wait_addr, node, ns);
+	if (!node && !waker) {
+		/* No wakeup seen: a thread's exit ends a join on its tid word
+		 * after its events are gone. */
+		for (unsigned i = 0; i < PAR_EXITS && i < x->nexits; i++) {
+			const struct par_exit *e = &x->exits[i];
+			if (e->pid == t->wait_pid && t->wait_addr >= e->tcb &&
+			    t->wait_addr - e->tcb < EXP_PAR_TCB_SPAN && e->time <= time &&
+			    time - e->time <= PAR_EXIT_WINDOW_NS) {
+				x->stats.blamed++;
+				return lock_add(x, t->wait_pid, t->wait_addr, e->node, true, ns);
+			}
+		}
+	}
+	return lock_add(x, t->wait_pid, t->wait_addr, node, false, ns);
 }
 
 /* The sampled report of a wakeup whose unsampled report ended the wait a
@@ -310,13 +346,13 @@ static int wake_sampled_late(struct exp_par *x, struct par_thread *t, pid_t wake
 	    (time > t->last_time ? time - t->last_time : t->last_time - time) > SAME_WAKEUP_NS)
 		return 0;
 	t->last_unsampled = false;
-	l = lock_find(x, t->last_pid, t->last_addr, EXP_PAR_UNSAMPLED);
+	l = lock_find(x, t->last_pid, t->last_addr, EXP_PAR_UNSAMPLED, false);
 	if (!l || !l->waits || l->wait_ns < t->last_ns)
 		return 0; /* written by a flush in between: it stays unsampled */
 	l->waits--;
 	l->wait_ns -= t->last_ns;
 	x->stats.sampled++;
-	return lock_add(x, t->last_pid, t->last_addr, node, t->last_ns);
+	return lock_add(x, t->last_pid, t->last_addr, node, false, t->last_ns);
 }
 
 static int replay(struct exp_par *x, const struct par_ev *e)
@@ -363,6 +399,7 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 			nw = x->ncpus;
 		uint64_t idle = (uint64_t)(x->ncpus - nw) * PAR_MICRO / nw;
 		x->stats.samples++;
+		t->last_node = e->a;
 		if (!idle)
 			break;
 		v = psup_u64map_upsert(&t->idle, e->a, NULL);
@@ -379,6 +416,10 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 		t->wait_pid = e->other;
 		t->wait_addr = e->a;
 		t->wait_since = e->time;
+		break;
+	case EV_EXITING:
+		x->exits[x->nexits++ % PAR_EXITS] =
+			(struct par_exit){ (pid_t)e->other, e->a, t->last_node, e->time };
 		break;
 	case EV_WAKE: {
 		struct par_thread *w = thread_find(x, e->other);
@@ -464,7 +505,8 @@ int exp_par_flush(struct exp_par *x)
 			continue;
 		err = rep_write_lock_waits(x->w, l->pid, l->addr,
 					   l->node == EXP_PAR_UNSAMPLED ? 0 : l->node,
-					   l->node != 0, l->waits, l->wait_ns);
+					   l->node != 0 || l->exit, l->exit ? "exit" : NULL, l->waits,
+					   l->wait_ns);
 	}
 	x->nlocks = 0;
 	psup_u64map_clear(&x->lock_ix);

@@ -741,9 +741,10 @@ static int apply_idleness(struct rep_loadctx *c, const struct rep_rec *r)
 	return 0;
 }
 
-static uint64_t lock_hash(uint32_t run, int pid, uint64_t addr, uint32_t ctx, bool traced)
+static uint64_t lock_hash(uint32_t run, int pid, uint64_t addr, uint32_t ctx, bool traced,
+			  bool exit)
 {
-	uint64_t h = psup_hash64(addr ^ ((uint64_t)run << 32) ^ traced);
+	uint64_t h = psup_hash64(addr ^ ((uint64_t)run << 32) ^ traced ^ ((uint64_t)exit << 1));
 
 	h = psup_hash64(h ^ (((uint64_t)(uint32_t)pid << 32) | ctx));
 	return h ? h : 1;
@@ -756,18 +757,20 @@ static int apply_lock_waits(struct rep_loadctx *c, const struct rep_rec *r)
 	struct rep_profile *p = c->p;
 	uint32_t ctx = REP_NONE;
 	uint64_t key, *slot;
-	bool created, traced;
+	bool created, traced, exit;
 	int rc;
 
 	if ((rc = need(c, r, REP_K_PID, "pid")) || (rc = need(c, r, REP_K_ADDR, "addr")))
 		return rc;
+	exit = rep_rec_has(r, REP_K_REASON) && r->s[REP_K_REASON].len == 4 &&
+	       !memcmp(r->s[REP_K_REASON].p, "exit", 4);
 	if (rep_rec_has(r, REP_K_CTX) && r->u[REP_K_CTX] &&
 	    (rc = check_node(c, r->u[REP_K_CTX], "a lock's \"ctx\"", &ctx)))
 		return rc;
 	/* a waker's context is a traced waker; files before "traced" had
 	 * only untraced ones without context */
-	traced = ctx != REP_NONE || (rep_rec_has(r, REP_K_TRACED) && r->u[REP_K_TRACED]);
-	key = lock_hash(c->run, (int)r->u[REP_K_PID], r->u[REP_K_ADDR], ctx, traced);
+	traced = ctx != REP_NONE || exit || (rep_rec_has(r, REP_K_TRACED) && r->u[REP_K_TRACED]);
+	key = lock_hash(c->run, (int)r->u[REP_K_PID], r->u[REP_K_ADDR], ctx, traced, exit);
 	for (;;) {
 		slot = psup_u64map_upsert(&p->lock_ix, key, &created);
 		if (!slot)
@@ -776,7 +779,8 @@ static int apply_lock_waits(struct rep_loadctx *c, const struct rep_rec *r)
 			break;
 		struct rep_mlock *l = &p->locks[*slot - 1];
 		if (l->run == c->run && l->pid == (int)r->u[REP_K_PID] &&
-		    l->addr == r->u[REP_K_ADDR] && l->ctx == ctx && l->traced == traced) {
+		    l->addr == r->u[REP_K_ADDR] && l->ctx == ctx && l->traced == traced &&
+		    l->exit == exit) {
 			l->waits = rep_sat_add(l->waits, r->u[REP_K_COUNT]);
 			l->wait_ns = rep_sat_add(l->wait_ns, r->u[REP_K_WAIT_NS]);
 			return 0;
@@ -789,7 +793,8 @@ static int apply_lock_waits(struct rep_loadctx *c, const struct rep_rec *r)
 	}
 	p->locks[p->nlocks] = (struct rep_mlock){
 		.run = c->run, .pid = (int)r->u[REP_K_PID], .addr = r->u[REP_K_ADDR], .ctx = ctx,
-		.traced = traced, .waits = r->u[REP_K_COUNT], .wait_ns = r->u[REP_K_WAIT_NS],
+		.traced = traced, .exit = exit, .waits = r->u[REP_K_COUNT],
+		.wait_ns = r->u[REP_K_WAIT_NS],
 	};
 	*slot = ++p->nlocks;
 	return 0;

@@ -381,10 +381,10 @@ static int cmp_lock_entry(const void *x, const void *y, void *ctx)
 		return a->pid < b->pid ? -1 : 1;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	/* sampled holders first, then traced wakers without a context, then
-	 * no traced waker */
-	int ka = a->ctx != REP_NONE ? 0 : a->traced ? 1 : 2;
-	int kb = b->ctx != REP_NONE ? 0 : b->traced ? 1 : 2;
+	/* sampled holders first, then exits of threads (joins), then traced
+	 * wakers without a context, then no traced waker */
+	int ka = a->exit ? 1 : a->ctx != REP_NONE ? 0 : a->traced ? 2 : 3;
+	int kb = b->exit ? 1 : b->ctx != REP_NONE ? 0 : b->traced ? 2 : 3;
 	if (ka != kb)
 		return ka < kb ? -1 : 1;
 	if (a->wait_ns != b->wait_ns)
@@ -486,7 +486,7 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 	} else {
 		const char *note = "futex waits by lock (process and address), each blamed on the "
 				   "calling contexts of the threads that ended it by releasing: "
-				   "their critical sections";
+				   "their critical sections; joins on the exit of the thread joined";
 		if (o->format == REP_FORMAT_MARKDOWN)
 			fprintf(out, "### Locks\n\n_%s_\n\n", note);
 		else
@@ -507,7 +507,9 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 		uint64_t sampled_ns = 0, unsampled_ns = 0, unsampled_waits = 0;
 		for (uint32_t j = 0; j < lr->n; j++) {
 			const struct rep_mlock *l = &p->locks[ord[lr->first + j]];
-			if (l->ctx != REP_NONE) {
+			if (l->exit) {
+				continue; /* a join: its own row */
+			} else if (l->ctx != REP_NONE) {
 				sampled_ns = rep_sat_add(sampled_ns, l->wait_ns);
 			} else if (l->traced) {
 				unsampled_ns = rep_sat_add(unsampled_ns, l->wait_ns);
@@ -542,7 +544,9 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 			double part = sampled_ns ? (double)l->wait_ns / (double)sampled_ns : 0;
 			uint64_t ns = l->wait_ns, waits = l->waits;
 
-			if (l->ctx != REP_NONE) {
+			if (l->exit) {
+				/* a join: its own waits, nothing shared */
+			} else if (l->ctx != REP_NONE) {
 				ns += (uint64_t)((double)unsampled_ns * part + 0.5);
 				waits += (uint64_t)((double)unsampled_waits * part + 0.5);
 			} else if (l->traced && sampled_ns) {
@@ -559,6 +563,7 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 				rep_json_kpct(out, &f, "wait_percent", hs);
 				rep_json_ku64(out, &f, "sampled_waits", l->ctx != REP_NONE ? l->waits : 0);
 				rep_json_kbool(out, &f, "traced", l->ctx != REP_NONE || l->traced);
+				rep_json_kbool(out, &f, "thread_exit", l->exit);
 				rep_json_key(out, &f, "released_in");
 				if (rf) {
 					bool g = true;
@@ -579,6 +584,25 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 			}
 			fputs(o->format == REP_FORMAT_MARKDOWN ? "  - " : "    ", out);
 			fprintf(out, "%5.1f%%  %.3f s, %" PRIu64 " waits: ", hs, (double)ns / 1e9, waits);
+			if (l->exit) {
+				fputs(l->ctx == REP_NONE
+					      ? "ended by a thread's exit (pthread_join); the thread "
+						"was never sampled\n"
+					      : "ended by the exit of a thread (pthread_join), ",
+				      out);
+				if (l->ctx == REP_NONE)
+					continue;
+				if (rf) {
+					const char *file = rep_str(p, rf->file);
+					fprintf(out, "last sampled in %s", fn_name(p, rf->function));
+					if (file && rf->line)
+						fprintf(out, " at %s:%u", rep_base_name(file), rf->line);
+				}
+				fputs(o->format == REP_FORMAT_MARKDOWN ? "<br>" : "\n          ", out);
+				print_path(p, l->ctx, o->format, out);
+				fputc('\n', out);
+				continue;
+			}
 			if (l->ctx == REP_NONE) {
 				fputs(l->traced ? "(released by traced threads, but no wakeup sample "
 						  "caught their context)\n"

@@ -384,9 +384,9 @@ int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, s
 }
 
 int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,
-			 bool traced, uint64_t waits, uint64_t wait_ns)
+			 bool traced, const char *reason, uint64_t waits, uint64_t wait_ns)
 {
-	int err = rec_begin(w, 7, "lock_waits");
+	int err = rec_begin(w, reason ? 8 : 7, "lock_waits");
 
 	if (err)
 		return err;
@@ -394,6 +394,8 @@ int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_
 	kv_uint(w, "addr", addr);
 	kv_uint(w, "ctx", ctx);
 	kv_bool(w, "traced", traced);
+	if (reason)
+		kv_text(w, "reason", reason);
 	kv_uint(w, "count", waits);
 	kv_uint(w, "wait_ns", wait_ns);
 	return rec_end(w);

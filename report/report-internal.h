@@ -162,6 +162,8 @@ struct rep_mlock {
 	uint32_t ctx;        /* node row of the waker, REP_NONE when not sampled */
 	bool traced;         /* ctx REP_NONE: a traced thread woke them (between
 				wakeup samples), else nobody psup traced */
+	bool exit;           /* ended by the exit of a thread last sampled at ctx
+				(pthread_join; record reason "exit") */
 	uint64_t waits, wait_ns;
 };
 

@@ -102,9 +102,10 @@ int rep_write_idleness(struct rep_writer *w, pid_t tid, const uint64_t *pairs, s
  * context ctx ended since the last such record: their number and total
  * time. ctx 0: no sampled context; traced then says whether a traced thread
  * ended them (a wakeup between wakeup samples) or none did (a timeout, a
- * signal, a thread psup does not trace). */
+ * signal, a thread psup does not trace). reason "exit" (else NULL): the
+ * exit of a thread last sampled at ctx ended them (pthread_join). */
 int rep_write_lock_waits(struct rep_writer *w, pid_t pid, uint64_t addr, uint64_t ctx,
-			 bool traced, uint64_t waits, uint64_t wait_ns);
+			 bool traced, const char *reason, uint64_t waits, uint64_t wait_ns);
 int rep_write_exec(struct rep_writer *w, pid_t pid, const char *path, uint64_t time);
 /* A process of the tree ended: status >= 0 for an exit, signal > 0 for a kill. */
 int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint64_t time);

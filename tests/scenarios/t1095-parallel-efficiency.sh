@@ -5,6 +5,7 @@
 #  - a waiter blocked on a mutex: the wait is blamed on the holder's
 #    critical section, where it unlocks;
 #  - the holder thread appears under its creation context (start_holder);
+#  - a join is charged to the exit of the thread joined;
 #  - the views' totals add up to the samples recorded.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
@@ -31,6 +32,12 @@ jq_check p.json '([.top_down[].inclusive] | add) == .runs[0].samples' "top-down 
 jq_check p.json '([.threads[].samples] | add) == .runs[0].samples' "threads do not add up to the samples"
 jq_check p.json '(([.top_down[].idleness] | add) - .efficiency.idleness) | fabs < 0.01' \
 	"top-down idleness does not add up to the total"
+# main joins the workers: the wait on a worker's tid word is charged to its
+# exit (the kernel's wakeup comes after the worker's events are gone)
+jq_check p.json '[.locks[].holders[] | select(.thread_exit and .released_in != null)] | length >= 1' \
+	"no join is charged to a thread's exit"
+jq_check p.json '[.bottom_up[] | select(.exclusive_idleness > 0)] | length >= 1' \
+	"the bottom-up view carries no idleness"
 
 # wakeups carry the waker's stack one time in 16: enough rounds for a few
 run_psup 120 run -q -o l.cbor -- "$TARGETS/parallel" lock 300
@@ -54,7 +61,7 @@ run_psup 120 run -q --no-lock-blame -o n.cbor -- "$TARGETS/parallel" lock 50
 expect_rc 0
 report_json --view locks n.cbor >n.json
 jq_check n.json '.locks[0].waits >= 45' "--no-lock-blame lost the waits"
-jq_check n.json '[.locks[].holders[] | select(.released_in != null)] | length == 0' \
+jq_check n.json '[.locks[].holders[] | select(.released_in != null and (.thread_exit | not))] | length == 0' \
 	"--no-lock-blame still blames holders"
 # overhead patterns are the user's to set
 report_json --view efficiency --overhead 'burn' p.cbor >o.json

@@ -113,13 +113,28 @@ int main(void)
 	CHECK(exp_par_switch(x, 102, 4000, true, false) == 0);
 	CHECK(exp_par_wake(x, 101, 102, 4007, EXP_PAR_UNSAMPLED) == 0);
 	CHECK(exp_par_switch(x, 102, 4010, false, false) == 0);
+	/* a join: 102 waits on the tid word of 104's struct pthread; 104
+	 * exits and no wakeup is seen (it came after its events closed): the
+	 * 150 ns go to 104's exit, from its last sampled context nb */
+	CHECK(exp_par_thread_start(x, 104, 4100, true) == 0);
+	for (uint64_t t = 4101; t <= 4103; t++)
+		CHECK(exp_par_sample(x, 104, t, (uint64_t)nb) == 0);
+	CHECK(exp_par_block_futex(x, 100, 102, 4200, 0x7f00002d0) == 0);
+	CHECK(exp_par_switch(x, 102, 4200, true, false) == 0);
+	CHECK(exp_par_thread_exiting(x, 100, 104, 4300, 0x7f0000000) == 0);
+	CHECK(exp_par_thread_end(x, 104, 4340) == 0);
+	CHECK(exp_par_switch(x, 102, 4350, false, false) == 0);
+	/* a wait far from any thread's tcb stays unblamed (2 ns) */
+	CHECK(exp_par_block_futex(x, 100, 102, 4400, 0xbeef0) == 0);
+	CHECK(exp_par_switch(x, 102, 4400, true, false) == 0);
+	CHECK(exp_par_switch(x, 102, 4402, false, false) == 0);
 	CHECK(exp_par_thread_end(x, 103, 70) == 0);
 	CHECK(exp_par_advance(x, 5000) == 0);
 	exp_par_stats(x, &st);
-	CHECK_EQ_INT(st.samples, 26);
+	CHECK_EQ_INT(st.samples, 29);
 	CHECK_EQ_INT(st.idle_micro, 13 * M);
-	CHECK_EQ_INT(st.waits, 6);
-	CHECK_EQ_INT(st.blamed, 5);
+	CHECK_EQ_INT(st.waits, 8);
+	CHECK_EQ_INT(st.blamed, 6);
 	CHECK_EQ_INT(st.sampled, 4);
 
 	/* Three CPUs, three threads: 2 working leave 1 idle, shared by 2. */
@@ -147,9 +162,16 @@ int main(void)
 	CHECK(p->has_idleness);
 	CHECK_EQ_INT(p->runs[0].cpus, 2);
 	CHECK_EQ_INT(p->idle_micro, 13 * M);
-	CHECK_EQ_INT(p->nlocks, 3);
+	CHECK_EQ_INT(p->nlocks, 4);
 	uint64_t blamed = 0, unblamed = 0, unsampled = 0;
 	for (uint32_t i = 0; i < p->nlocks; i++) {
+		if (p->locks[i].exit) {
+			CHECK_EQ_INT(p->locks[i].addr, 0x7f00002d0);
+			CHECK_EQ_INT(p->locks[i].waits, 1);
+			CHECK_EQ_INT(p->locks[i].wait_ns, 150);
+			CHECK(p->locks[i].ctx != REP_NONE && p->locks[i].traced);
+			continue;
+		}
 		CHECK_EQ_INT(p->locks[i].addr, 0xbeef0);
 		if (p->locks[i].ctx != REP_NONE) {
 			CHECK_EQ_INT(p->locks[i].waits, 4);
@@ -158,13 +180,13 @@ int main(void)
 			CHECK_EQ_INT(p->locks[i].waits, 1);
 			unsampled += p->locks[i].wait_ns;
 		} else {
-			CHECK_EQ_INT(p->locks[i].waits, 1);
+			CHECK_EQ_INT(p->locks[i].waits, 2);
 			unblamed += p->locks[i].wait_ns;
 		}
 	}
 	CHECK_EQ_INT(blamed, 10 + 20 + 3 + 4);
 	CHECK_EQ_INT(unsampled, 7);
-	CHECK_EQ_INT(unblamed, 5);
+	CHECK_EQ_INT(unblamed, 5 + 2);
 	rep_profile_free(p);
 	unlink(path);
 	return tap_done();

@@ -91,11 +91,13 @@ static int write_profile(const char *path)
 	rc = rc ? rc : rep_write_samples(w, 100, s1, 2);
 	rc = rc ? rc : rep_write_idleness(w, 100, i1, 2);
 	rc = rc ? rc : rep_write_samples(w, 101, s2, 2);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 15, true, 2, 3000);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, false, 1, 1000);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, true, 2, 1500);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x2000, 15, true, 1, 500);
-	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x3000, 0, true, 1, 200);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 15, true, NULL, 2, 3000);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, false, NULL, 1, 1000);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x1000, 0, true, NULL, 2, 1500);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x2000, 15, true, NULL, 1, 500);
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x3000, 0, true, NULL, 1, 200);
+	/* a join ended by the worker's exit */
+	rc = rc ? rc : rep_write_lock_waits(w, 100, 0x4000, 15, true, "exit", 1, 900);
 	rc = rc ? rc : rep_write_end(w, &e);
 	if (rc) {
 		rep_writer_close(w);
@@ -233,19 +235,24 @@ int main(void)
 			     "\"wait_ns\":5500,") != NULL);
 	CHECK(s && strstr(s, "\"holders\":[{\"waits\":4,\"wait_ns\":4500,"
 			     "\"wait_percent\":81.8182,\"sampled_waits\":2,\"traced\":true,"
-			     "\"released_in\":{\"function\":\"worker\",\"file\":\"app.c\","
+			     "\"thread_exit\":false,\"released_in\":{\"function\":\"worker\",\"file\":\"app.c\","
 			     "\"line\":40}") != NULL);
 	CHECK(s && strstr(s, "{\"waits\":1,\"wait_ns\":1000,\"wait_percent\":18.1818,"
-			     "\"sampled_waits\":0,\"traced\":false,\"released_in\":null,"
+			     "\"sampled_waits\":0,\"traced\":false,\"thread_exit\":false,"
+			     "\"released_in\":null,"
 			     "\"frames\":[]}") != NULL);
 	CHECK(s && strstr(s, "\"address\":\"0x2000\"") > strstr(s, "\"address\":\"0x1000\""));
+	CHECK(s && strstr(s, "\"address\":\"0x4000\",\"waits\":1,\"wait_ns\":900,") &&
+	      strstr(strstr(s, "\"address\":\"0x4000\""), "\"thread_exit\":true"));
 	CHECK(s && strstr(s, "\"address\":\"0x3000\",\"waits\":1,\"wait_ns\":200,"
-			     "\"wait_percent\":3.2258,\"holders\":[{\"waits\":1,\"wait_ns\":200,"
+			     "\"wait_percent\":2.8169,\"holders\":[{\"waits\":1,\"wait_ns\":200,"
 			     "\"wait_percent\":100.0000,\"sampled_waits\":0,\"traced\":true,") != NULL);
 	free(s);
 	o.format = REP_FORMAT_MARKDOWN;
 	s = render(p, &o);
 	CHECK(s && strstr(s, "released in worker at app.c:40") != NULL);
+	CHECK(s && strstr(s, "ended by the exit of a thread (pthread_join), last sampled in worker "
+			     "at app.c:40") != NULL);
 	free(s);
 
 	/* With no views asked for, the default set gains both. */
