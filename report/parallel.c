@@ -584,36 +584,22 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 			}
 			fputs(o->format == REP_FORMAT_MARKDOWN ? "  - " : "    ", out);
 			fprintf(out, "%5.1f%%  %.3f s, %" PRIu64 " waits: ", hs, (double)ns / 1e9, waits);
-			if (l->exit) {
-				fputs(l->ctx == REP_NONE
-					      ? "ended by a thread's exit (pthread_join); the thread "
-						"was never sampled\n"
-					      : "ended by the exit of a thread (pthread_join), ",
-				      out);
-				if (l->ctx == REP_NONE)
-					continue;
-				if (rf) {
-					const char *file = rep_str(p, rf->file);
-					fprintf(out, "last sampled in %s", fn_name(p, rf->function));
-					if (file && rf->line)
-						fprintf(out, " at %s:%u", rep_base_name(file), rf->line);
-				}
-				fputs(o->format == REP_FORMAT_MARKDOWN ? "<br>" : "\n          ", out);
-				print_path(p, l->ctx, o->format, out);
-				fputc('\n', out);
-				continue;
-			}
 			if (l->ctx == REP_NONE) {
-				fputs(l->traced ? "(released by traced threads, but no wakeup sample "
-						  "caught their context)\n"
-						: "(no traced thread released it: timeouts, signals, "
-						  "threads psup does not see)\n",
+				fputs(l->exit ? "(ended by the exit of a thread psup never sampled: "
+						"pthread_join)\n"
+					: l->traced ? "(released by traced threads, but no wakeup sample "
+						      "caught their context)\n"
+						    : "(no traced thread released it: timeouts, signals, "
+						      "threads psup does not see)\n",
 				      out);
 				continue;
 			}
+			if (l->exit)
+				fputs("ended by the exit of a thread (pthread_join), ", out);
 			if (rf) {
 				const char *file = rep_str(p, rf->file);
-				fprintf(out, "released in %s", fn_name(p, rf->function));
+				fprintf(out, "%s %s", l->exit ? "last sampled in" : "released in",
+					fn_name(p, rf->function));
 				if (file && rf->line)
 					fprintf(out, " at %s:%u", rep_base_name(file), rf->line);
 				fputs(o->format == REP_FORMAT_MARKDOWN ? "<br>" : "\n          ", out);
