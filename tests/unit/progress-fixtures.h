@@ -19,12 +19,13 @@
  *   the unnamed PSUP_PROGRESS of pf.c  n
  */
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tests/unit/fixture.h"
 
 static const char pf_lib_src[] =
 	"#include \"psup.h\"\n"
@@ -228,52 +229,6 @@ static const struct pf_variant pf_variants[] = {
 
 static char pf_dir[64];
 
-static inline unsigned pf_marker(const char *src, const char *name)
-{
-	char pat[64];
-	const char *p;
-	unsigned line = 1;
-
-	snprintf(pat, sizeof(pat), "@%s */", name);
-	p = strstr(src, pat);
-	if (!p) {
-		fprintf(stderr, "no marker %s\n", name);
-		exit(2);
-	}
-	for (const char *q = src; q < p; q++)
-		line += *q == '\n';
-	return line;
-}
-
-static int pf_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int pf_run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st != 0)
-		fprintf(stderr, "command failed (%d): %s\n", st, cmd);
-	return st;
-}
-
-static inline void pf_write(const char *name, const char *text)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", pf_dir, name);
-	f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		perror(path);
-		exit(2);
-	}
-}
-
 static bool pf_have_cxx;
 
 /* Builds every variant into a new temporary directory; exits 77 without a
@@ -293,29 +248,29 @@ static inline void pf_build(void)
 		perror("mkdtemp");
 		exit(2);
 	}
-	pf_write("pf.c", pf_src);
-	pf_write("pl.c", pf_lib_src);
-	pf_write("pfx.cc", pfx_src);
-	pf_write("pfc.c", pfc_src);
-	pf_write("pfd.c", pfd_src);
-	pf_write("pff.c", pff_src);
+	fx_write(pf_dir, "pf.c", pf_src);
+	fx_write(pf_dir, "pl.c", pf_lib_src);
+	fx_write(pf_dir, "pfx.cc", pfx_src);
+	fx_write(pf_dir, "pfc.c", pfc_src);
+	fx_write(pf_dir, "pfd.c", pfd_src);
+	fx_write(pf_dir, "pff.c", pff_src);
 	pf_have_cxx = system("c++ --version >/dev/null 2>&1") == 0;
 	pf_have_coz = pf_have_cxx && system("test -e /usr/include/coz.h") == 0;
 	pf_have_clang = system("clang --version >/dev/null 2>&1") == 0;
 	for (size_t i = 0; pf_have_coz && i < sizeof(pfc_variants) / sizeof(pfc_variants[0]); i++)
 		if ((pf_have_clang || strncmp(pfc_variants[i][1], "clang", 5)) &&
-		    pf_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
+		    fx_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
 			exit(2);
-	if (pf_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
+	if (fx_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
 		exit(2);
-	if (pf_run("cd %s && cc -O2 -g " PF_INC "pff.c -o pff", pf_dir))
+	if (fx_run("cd %s && cc -O2 -g " PF_INC "pff.c -o pff", pf_dir))
 		exit(2);
-	if (pf_run("cd %s && cc -O2 -g -DPF_LIB=\\\"$PWD/libpl.so\\\" pfd.c -ldl -o pfd", pf_dir))
+	if (fx_run("cd %s && cc -O2 -g -DPF_LIB=\\\"$PWD/libpl.so\\\" pfd.c -ldl -o pfd", pf_dir))
 		exit(2);
 	for (size_t i = 0; i < sizeof(pf_variants) / sizeof(pf_variants[0]); i++) {
 		if (pf_variants[i].cxx && !pf_have_cxx)
 			continue;
-		if (pf_run("cd %s && %s", pf_dir, pf_variants[i].build))
+		if (fx_run("cd %s && %s", pf_dir, pf_variants[i].build))
 			exit(2);
 	}
 }
@@ -323,7 +278,7 @@ static inline void pf_build(void)
 static inline void pf_cleanup(void)
 {
 	if (pf_dir[0])
-		pf_run("rm -rf %s", pf_dir);
+		fx_run("rm -rf %s", pf_dir);
 }
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/tap.h"
 
 static char tmpdir[] = "/tmp/psup-test-causal-XXXXXX";
@@ -296,22 +297,11 @@ static void check_missing(const char *json, const char *label, const char *why)
 
 static bool python_ok;
 
+/* Checks that json parses with python3's json module. */
 static void check_json_parses(const char *json)
 {
-	char path[256], cmd[512];
-	FILE *f;
-
-	if (!python_ok)
-		return;
-	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
-	f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs(json, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null", path);
-	CHECK_EQ_INT(system(cmd), 0);
+	if (python_ok)
+		CHECK(fx_json_parses(tmpdir, json));
 }
 
 #define COZ_VIEWER "/usr/share/coz-profiler/viewer/js/profile.js"

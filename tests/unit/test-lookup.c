@@ -117,8 +117,8 @@ static void check_line_sites(struct sym_space *sp, const struct sym_lookup *l, c
 
 static void check_c_variant(const struct pf_variant *v)
 {
-	unsigned body = pf_marker(pf_src, "BODY"), helper = pf_marker(pf_src, "HELPER");
-	unsigned comment = pf_marker(pf_src, "COMMENT"), lib_body = pf_marker(pf_lib_src, "LIB_BODY");
+	unsigned body = fx_marker(pf_src, "BODY"), helper = fx_marker(pf_src, "HELPER");
+	unsigned comment = fx_marker(pf_src, "COMMENT"), lib_body = fx_marker(pf_lib_src, "LIB_BODY");
 	struct sym_space *sp = NULL;
 	struct sym_lookup l;
 	struct pf_child c;
@@ -273,7 +273,7 @@ static void check_cxx(void)
 	CHECK_EQ_INT(lookup(sp, "getpid", &l), 0);
 	CHECK(l.nsites >= 1);
 	sym_lookup_release(&l);
-	snprintf(spec, sizeof(spec), "pfx.cc:%u", pf_marker(pfx_src, "SCALE"));
+	snprintf(spec, sizeof(spec), "pfx.cc:%u", fx_marker(pfx_src, "SCALE"));
 	CHECK_EQ_INT(lookup(sp, spec, &l), 0);
 	CHECK_EQ_INT(l.nsites, 1);
 	sym_lookup_release(&l);

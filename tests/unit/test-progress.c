@@ -83,8 +83,8 @@ static int add(struct exp_progress *pp, const char *spec, enum exp_point_kind ki
  */
 static void run_c_variant(const struct pf_variant *v)
 {
-	unsigned body = pf_marker(pf_src, "BODY"), helper = pf_marker(pf_src, "HELPER");
-	unsigned comment = pf_marker(pf_src, "COMMENT"), lib_body = pf_marker(pf_lib_src, "LIB_BODY");
+	unsigned body = fx_marker(pf_src, "BODY"), helper = fx_marker(pf_src, "HELPER");
+	unsigned comment = fx_marker(pf_src, "COMMENT"), lib_body = fx_marker(pf_lib_src, "LIB_BODY");
 	char s_body[64], s_helper[64], s_comment[64], s_lib[64], notes[4096];
 	struct exp_progress *pp = NULL;
 	struct sym_space *sp = NULL;
@@ -516,7 +516,7 @@ static void run_coz(const char *name)
 	int st;
 
 	printf("# %s\n", name);
-	snprintf(unnamed, sizeof(unnamed), "pfc.c:%u", pf_marker(pfc_src, "COZ_UNNAMED"));
+	snprintf(unnamed, sizeof(unnamed), "pfc.c:%u", fx_marker(pfc_src, "COZ_UNNAMED"));
 	CHECK_EQ_INT(exp_progress_new(&pp), 0);
 	if (pf_start(&c, name, N, false)) {
 		CHECK(!"fixture start");

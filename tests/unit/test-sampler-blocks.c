@@ -31,6 +31,7 @@
 
 #include "common/util.h"
 #include "sampler/sampler-internal.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/perf-records.h"
 
@@ -738,25 +739,6 @@ static int wait_tids(void)
 	return -ETIMEDOUT;
 }
 
-static void wait_sleeping(pid_t pid, pid_t tid)
-{
-	char path[96], *text = NULL, *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
-	for (int i = 0; i < 100000; i++) {
-		if (psup_read_file(path, &text, NULL))
-			return;
-		p = strrchr(text, ')');
-		if (p && p[1] == ' ' && p[2] == 'S') {
-			free(text);
-			return;
-		}
-		free(text);
-		usleep(100);
-	}
-}
-
 /*
  * Forks the ping-pong child, opens ev (NULL: nothing) on both threads
  * (ring_pages each), starts it and drains until it exits. *ns is the child's
@@ -793,7 +775,7 @@ static int run_pingpong(const struct smp_event *ev, unsigned ring_pages,
 					     .wakeup = r_wakeup };
 	}
 	for (int i = 0; i < 2 && ev; i++) {
-		wait_sleeping(pid, sh->tid[i]);
+		fx_wait_sleeping(pid, sh->tid[i]);
 		err = smp_thread_open(ev, sh->tid[i], ring_pages, &t[i]);
 		if (err)
 			goto kill;

@@ -21,6 +21,7 @@
 
 #include "common/util.h"
 #include "sampler/sampler-internal.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/perf-records.h"
 
@@ -638,24 +639,6 @@ static void run_switch(void *arg, const struct smp_switch *sw)
 		r->switch_in++;
 }
 
-static void wait_sleeping(pid_t pid)
-{
-	char path[64], *text = NULL, *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < 100000; i++) {
-		if (psup_read_file(path, &text, NULL))
-			return;
-		p = strrchr(text, ')');
-		if (p && p[1] == ' ' && p[2] == 'S') {
-			free(text);
-			return;
-		}
-		free(text);
-		usleep(100);
-	}
-}
-
 /*
  * Forks a child that waits on a pipe, opens ev on it, lets it spin for
  * `seconds` of CPU and drains until it exits. Returns 0, or -errno of the
@@ -697,7 +680,7 @@ static int run_child(const struct smp_event *ev, unsigned ring_pages,
 	close(pipefd[0]);
 	r->child = pid;
 	/* Open while it sleeps on the pipe, so its wakeup is a switch-in. */
-	wait_sleeping(pid);
+	fx_wait_sleeping(pid, 0);
 	r->t_begin = psup_now_ns();
 	r->t_end = UINT64_MAX;
 	err = smp_thread_open(ev, pid, ring_pages, &t);

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 
 #include "common/util.h"
 #include "symbols/symbols-internal.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/tap.h"
 
 static const char lib_src[] =
@@ -162,52 +162,6 @@ static const char fxx_src[] =
 static char dir[64];
 static int verbose;
 
-static unsigned marker(const char *src, const char *name)
-{
-	char pat[64];
-	const char *p;
-	unsigned line = 1;
-
-	snprintf(pat, sizeof(pat), "/* @%s */", name);
-	p = strstr(src, pat);
-	if (!p) {
-		fprintf(stderr, "no marker %s\n", name);
-		exit(2);
-	}
-	for (const char *q = src; q < p; q++)
-		line += *q == '\n';
-	return line;
-}
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st != 0)
-		fprintf(stderr, "command failed (%d): %s\n", st, cmd);
-	return st;
-}
-
-static void write_src(const char *name, const char *text)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		perror(path);
-		exit(2);
-	}
-}
-
 /* ---- the fixture variants ---- */
 
 struct variant {
@@ -235,37 +189,37 @@ static int build_fixtures(void)
 {
 	const char *ld = "-L. -lfx -Wl,-rpath,$PWD -ldl";
 
-	write_src("lib.c", lib_src);
-	write_src("dl.c", dl_src);
-	write_src("nodebug.c", nodebug_src);
-	write_src("fx.c", fx_src);
-	write_src("fxx.cc", fxx_src);
+	fx_write(dir, "lib.c", lib_src);
+	fx_write(dir, "dl.c", dl_src);
+	fx_write(dir, "nodebug.c", nodebug_src);
+	fx_write(dir, "fx.c", fx_src);
+	fx_write(dir, "fxx.cc", fxx_src);
 	have_cxx = system("c++ --version >/dev/null 2>&1") == 0;
-	if (have_cxx && run("cd %s && c++ -O2 -g fxx.cc -o fxx", dir))
+	if (have_cxx && fx_run("cd %s && c++ -O2 -g fxx.cc -o fxx", dir))
 		return -1;
-	if (run("cd %s && cc -O2 -g -shared -fPIC lib.c -o libfx.so && "
+	if (fx_run("cd %s && cc -O2 -g -shared -fPIC lib.c -o libfx.so && "
 		"cc -O2 -g -shared -fPIC dl.c -o libfxdl.so && "
 		"cc -O2 -c nodebug.c -o nodebug.o", dir))
 		return -1;
-	if (run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_o2 && "
+	if (fx_run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_o2 && "
 		"cc -O0 -g fx.c nodebug.o %s -o fx_o0 && "
 		"cc -O2 -g -fno-pie -no-pie fx.c nodebug.o %s -o fx_nopie", dir, ld, ld, ld))
 		return -1;
 	/* Stripped of everything (no .symtab either): names can only come
 	 * from the debug file. */
-	if (run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_s.full && "
+	if (fx_run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_s.full && "
 		"objcopy --only-keep-debug fx_s.full fx_s.debug && "
 		"objcopy --strip-all --add-gnu-debuglink=fx_s.debug fx_s.full fx_s", dir, ld))
 		return -1;
 	/* No build-id: the debuglink's CRC is the only check. */
-	if (run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_crc.full && "
+	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_crc.full && "
 		"objcopy --only-keep-debug fx_crc.full fx_crc.debug && "
 		"objcopy --strip-all --add-gnu-debuglink=fx_crc.debug fx_crc.full fx_crc",
 		dir, ld))
 		return -1;
 	/* The link is made to a good file, which is then replaced by the
 	 * debug info of a different build (-O0): the CRC no longer matches. */
-	if (run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_bad.full && "
+	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_bad.full && "
 		"objcopy --only-keep-debug fx_bad.full fx_bad.debug && "
 		"objcopy --strip-all --add-gnu-debuglink=fx_bad.debug fx_bad.full fx_bad && "
 		"cc -O0 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_bad.other && "
@@ -293,7 +247,7 @@ static int wait_stop(pid_t pid, int sig)
 		return -1;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
 		printf("skipped: ptrace is not permitted here\n");
-		run("rm -rf %s", dir);
+		fx_run("rm -rf %s", dir);
 		exit(77);
 	}
 	if (!WIFSTOPPED(st) || WSTOPSIG(st) != sig) {
@@ -311,7 +265,7 @@ static int child_start(const struct variant *v, struct child *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(path, sizeof(path), "%s/%s", dir, v->name);
 	snprintf(c->dlpath, sizeof(c->dlpath), "%s/dl-%s.so", dir, v->name);
-	if (run("cp %s/libfxdl.so %s", dir, c->dlpath) || pipe(fds))
+	if (fx_run("cp %s/libfxdl.so %s", dir, c->dlpath) || pipe(fds))
 		return -1;
 	c->pid = fork();
 	if (c->pid < 0)
@@ -402,7 +356,7 @@ static void check_function(struct sym_space *sp, uint64_t pc, const char *name,
 			   const char *end, const char *variant)
 {
 	struct sym_loc l;
-	unsigned lo = marker(src, begin), hi = marker(src, end);
+	unsigned lo = fx_marker(src, begin), hi = fx_marker(src, end);
 
 	CHECK(pc != 0);
 	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &l), 0);
@@ -465,16 +419,16 @@ static void check_unwound(struct sym_space *sp, const uint64_t *pcs, int n, cons
 				l.nframes ? l.frames[0].file : "?", l.nframes ? l.frames[0].line : 0);
 		if (k < 0 && fn_is(&l, 0, "fx_c")) {
 			k = i;
-			CHECK_EQ_INT(l.frames[0].line, marker(fx_src, "C_RAISE"));
+			CHECK_EQ_INT(l.frames[0].line, fx_marker(fx_src, "C_RAISE"));
 		} else if (k >= 0 && i == k + 1) {
 			CHECK(fn_is(&l, 0, "fx_b"));
-			CHECK_EQ_INT(l.frames[0].line, marker(fx_src, "B_CALL"));
+			CHECK_EQ_INT(l.frames[0].line, fx_marker(fx_src, "B_CALL"));
 		} else if (k >= 0 && i == k + 2) {
 			CHECK(fn_is(&l, 0, "fx_a"));
-			CHECK_EQ_INT(l.frames[0].line, marker(fx_src, "A_CALL"));
+			CHECK_EQ_INT(l.frames[0].line, fx_marker(fx_src, "A_CALL"));
 		} else if (k >= 0 && i == k + 3) {
 			CHECK(fn_is(&l, 0, "main"));
-			CHECK_EQ_INT(l.frames[0].line, marker(fx_src, "MAIN_CALL"));
+			CHECK_EQ_INT(l.frames[0].line, fx_marker(fx_src, "MAIN_CALL"));
 		}
 	}
 	CHECK(k >= 1); /* raise() and friends in libc come first */
@@ -603,7 +557,7 @@ static void test_variant(const struct variant *v)
 	}
 
 	if (v->stripped) /* so names and lines can only come from the debug file */
-		CHECK(run("! readelf -S %s/%s | grep -q -e debug_info -e '\\.symtab'", dir,
+		CHECK(fx_run("! readelf -S %s/%s | grep -q -e debug_info -e '\\.symtab'", dir,
 			  v->name) == 0);
 	if (v->cxx) {
 		char *probe = sym_demangle("_ZN2ns5scaleEi");
@@ -658,10 +612,10 @@ static void test_variant(const struct variant *v)
 	CHECK_EQ_INT(sym_space_resolve(sp, c.inl_ra, true, &l), 0);
 	CHECK_EQ_INT(l.nframes, 2);
 	CHECK(fn_is(&l, 0, "helper"));
-	CHECK(l.nframes >= 1 && l.frames[0].line == marker(fx_src, "HELPER_CALL"));
+	CHECK(l.nframes >= 1 && l.frames[0].line == fx_marker(fx_src, "HELPER_CALL"));
 	CHECK(l.nframes >= 1 && ends_with(l.frames[0].file, "/fx.c"));
 	CHECK(fn_is(&l, 1, "uses_helper"));
-	CHECK(l.nframes >= 2 && l.frames[1].line == marker(fx_src, "UH_CALL"));
+	CHECK(l.nframes >= 2 && l.frames[1].line == fx_marker(fx_src, "UH_CALL"));
 	CHECK(l.nframes >= 2 && ends_with(l.frames[1].file, "/fx.c"));
 
 	/* The vdso, read from the child's memory. */
@@ -743,7 +697,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < PSUP_ARRAY_SIZE(variants); i++)
 			test_variant(&variants[i]);
 	if (!getenv("PSUP_KEEP_FIXTURES"))
-		run("rm -rf %s", dir);
+		fx_run("rm -rf %s", dir);
 	else
 		fprintf(stderr, "fixtures kept in %s\n", dir);
 	return tap_done();

@@ -1,0 +1,110 @@
+/*
+ * Helpers the unit tests share: building small programs from sources held
+ * in strings, waiting for a task to sleep, checking JSON output. Header
+ * only (each test is one program); everything here exits or reports on
+ * failure, as a test wants.
+ */
+#ifndef PSUP_TESTS_FIXTURE_H
+#define PSUP_TESTS_FIXTURE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+/* The line of the marker comment in src that ends with "@name" (1-based);
+ * exits 2 when there is none. */
+static inline unsigned fx_marker(const char *src, const char *name)
+{
+	char pat[64];
+	const char *p;
+	unsigned line = 1;
+
+	snprintf(pat, sizeof(pat), "@%s */", name);
+	p = strstr(src, pat);
+	if (!p) {
+		fprintf(stderr, "no marker %s\n", name);
+		exit(2);
+	}
+	for (const char *q = src; q < p; q++)
+		line += *q == '\n';
+	return line;
+}
+
+/* Runs a shell command; its exit status (0: fine), said on stderr when not. */
+static int fx_run(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static int fx_run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st != 0)
+		fprintf(stderr, "command failed (%d): %s\n", st, cmd);
+	return st;
+}
+
+/* Writes text to dir/name; exits 2 when it cannot. */
+static inline void fx_write(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		perror(path);
+		exit(2);
+	}
+}
+
+/* Waits (10 s at most) until task tid of pid sleeps (state S); tid 0: the
+ * process itself. */
+static inline void fx_wait_sleeping(pid_t pid, pid_t tid)
+{
+	char path[96], *text = NULL, *p;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 100000; i++) {
+		if (psup_read_file(path, &text, NULL))
+			return;
+		p = strrchr(text, ')');
+		if (p && p[1] == ' ' && p[2] == 'S') {
+			free(text);
+			return;
+		}
+		free(text);
+		usleep(100);
+	}
+}
+
+/* Whether json parses with python3's json module (written to dir/out.json
+ * first); the caller knows python3 is there. */
+static inline bool fx_json_parses(const char *dir, const char *json)
+{
+	char path[256], cmd[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	fputs(json, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null", path);
+	return system(cmd) == 0;
+}
+
+#endif
