@@ -71,6 +71,15 @@
 #define TRAP_BRKPT 1
 #endif
 
+/* A watch armed before its sampled access ran: what it watches and the
+ * instruction it waits for. */
+struct wt_pending {
+	struct exp_witch_arm arm;
+	uint64_t pc;
+	unsigned len;
+	bool string, stack; /* a string instruction; an implicit stack access */
+};
+
 struct wt_thread {
 	pid_t tid, pid;
 	struct smp_witch *ev;
@@ -78,7 +87,7 @@ struct wt_thread {
 	unsigned armed;              /* debug registers armed (bit per slot) */
 	struct smp_wp *wp[SUP_DEBUG_SLOTS]; /* the armed watchpoints */
 	unsigned pending;            /* armed, waiting for the sampled access (bit per slot) */
-	struct exp_witch_arm pend[SUP_DEBUG_SLOTS]; /* what each pending one watches */
+	struct wt_pending pend[SUP_DEBUG_SLOTS];
 	unsigned seek;               /* steps taken looking for an access */
 	unsigned seek_max;           /* steps the look ahead allows */
 	struct exp_witch_plan plan;
@@ -505,6 +514,7 @@ static bool kinds_wanted(const struct rec_witch *x, const struct sym_insn *insn)
 }
 
 static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t);
+static void cancel_pending(struct rec_witch *x, struct wt_thread *t);
 
 static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t)
 {
@@ -517,6 +527,7 @@ static int on_sample(struct rec_witch *x, struct sym_space *sp, struct wt_thread
 	 * instruction ran, so the step is asked again. */
 	if (t->seek)
 		return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
+	cancel_pending(x, t);
 	/* A debug trap (a step, a watchpoint) is a forced SIGTRAP: when the
 	 * thread blocks SIGTRAP the kernel unblocks it and resets its handler
 	 * to the default (force_sig_info), even though psup consumes the
@@ -606,7 +617,9 @@ static void sample_weights(struct rec_witch *x, struct wt_thread *t,
 }
 
 static bool is_call(const uint8_t *c, unsigned len);
-static void arm_pending(struct rec_witch *x, struct wt_thread *t);
+static bool overlaps(uint64_t a, unsigned alen, uint64_t b, unsigned blen);
+static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
+			const struct sym_insn *insn);
 
 /*
  * The access a few instructions ahead of rip, when its address can be
@@ -626,6 +639,8 @@ static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_
 	struct sym_code code;
 	struct user_regs_struct r = *regs;
 	struct sym_insn in;
+	struct sym_access seen[WITCH_SEEK_MAX * SYM_INSN_MAX_ACCESS];
+	unsigned nseen = 0;
 	uint32_t unknown = 0;
 	unsigned mask = 0, n;
 
@@ -641,7 +656,17 @@ static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_
 		size_t off = path[i] - code.base;
 		r.rip = path[i];
 		if (is_call(code.bytes + off, (unsigned)(code.len - off < 16 ? code.len - off : 16)) ||
-		    sym_insn_advance(code.bytes + off, code.len - off, &r, &unknown) < 0)
+		    sym_insn_decode(code.bytes + off, code.len - off, &r, &in) < 0)
+			return false;
+		/* what the way touches, with the registers of its turn (an
+		 * access through an unknown register may be anywhere) */
+		for (unsigned j = 0; j < in.naccess; j++) {
+			if (in.gpr_address & unknown)
+				return false;
+			if (nseen < sizeof(seen) / sizeof(seen[0]))
+				seen[nseen++] = in.access[j];
+		}
+		if (sym_insn_advance(code.bytes + off, code.len - off, &r, &unknown) < 0)
 			return false;
 	}
 	size_t off = path[n - 1] - code.base;
@@ -649,6 +674,11 @@ static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_
 	if (sym_insn_decode(code.bytes + off, code.len - off, &r, &in) < 0 ||
 	    (in.gpr_address & unknown) || (in.flags & SYM_INSN_STRING))
 		return false;
+	/* an access on the way to the same bytes would be the first trap */
+	for (unsigned i = 0; i < nseen; i++)
+		for (unsigned j = 0; j < in.naccess; j++)
+			if (overlaps(seen[i].addr, seen[i].size, in.access[j].addr, in.access[j].size))
+				return false;
 	*insn = in;
 	*pc = path[n - 1];
 	return true;
@@ -746,7 +776,7 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	if (exp_witch_sample(x->x, t->tid, ctx, acc, nacc, weigh ? weight : NULL, &t->plan) < 0 &&
 	    !x->err)
 		x->err = -ENOMEM;
-	arm_pending(x, t);
+	arm_pending(x, t, pc, &insn);
 	return SUP_SIGNAL_SUPPRESS;
 }
 
@@ -766,7 +796,8 @@ static void disarm(struct rec_witch *x, struct wt_thread *t, unsigned slot)
  * trap, where stepping over the access and arming after it took one too,
  * and none to reach an access predict() saw ahead.
  */
-static void arm_pending(struct rec_witch *x, struct wt_thread *t)
+static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
+			const struct sym_insn *insn)
 {
 	for (unsigned i = 0; i < t->plan.narm; i++) {
 		const struct exp_witch_arm *a = &t->plan.arm[i];
@@ -793,9 +824,24 @@ static void arm_pending(struct rec_witch *x, struct wt_thread *t)
 			*v = 1;
 		t->armed |= 1u << a->slot;
 		t->pending |= 1u << a->slot;
-		t->pend[a->slot] = *a;
+		t->pend[a->slot] = (struct wt_pending){
+			.arm = *a, .pc = pc, .len = insn->length,
+			.string = insn->flags & SYM_INSN_STRING, .stack = insn->flags & SYM_INSN_STACK,
+		};
 	}
 	t->plan.narm = 0;
+}
+
+/* Drops the pending watches whose sampled access never came (the program
+ * went another way than predicted; a handler jumped away). */
+static void cancel_pending(struct rec_witch *x, struct wt_thread *t)
+{
+	for (unsigned slot = 0; slot < SUP_DEBUG_SLOTS; slot++)
+		if (t->pending & (1u << slot)) {
+			exp_witch_disarmed(x->x, t->tid, slot);
+			exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
+			disarm(x, t, slot);
+		}
 }
 
 static void cancel_seek(struct rec_witch *x, struct wt_thread *t)
@@ -850,6 +896,7 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 	struct user_regs_struct r = *regs;
 	unsigned flags = 0, guess = 0, nguess = 0;
 	uint64_t guess_pc = 0;
+	bool guess_clobbers = false;
 	long n;
 
 	*pc = regs->rip - 1;
@@ -891,6 +938,23 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 			if (overlaps(insn.access[i].addr, insn.access[i].size, waddr, wlen))
 				f |= insn.access[i].flags;
 		}
+		/* push, pop and leave moved rsp (leave also rbp) after their
+		 * access: decode again with the registers they had before */
+		static const struct { int64_t dsp; bool rbp; } undo[] = {
+			{ 8, false }, { -8, false }, { 0, true },
+		};
+		for (unsigned u = 0; !f && (insn.flags & SYM_INSN_STACK) && u < 3; u++) {
+			struct user_regs_struct b = r;
+			struct sym_insn bi;
+			b.rsp = regs->rsp + (uint64_t)undo[u].dsp;
+			if (undo[u].rbp)
+				b.rbp = regs->rsp - 8;
+			if (sym_insn_decode(code + 16 - k, k, &b, &bi) < 0)
+				continue;
+			for (unsigned i = 0; i < bi.naccess; i++)
+				if (overlaps(bi.access[i].addr, bi.access[i].size, waddr, wlen))
+					f |= bi.access[i].flags;
+		}
 		if (f) {
 			*pc = regs->rip - k;
 			flags = f;
@@ -905,11 +969,15 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 			for (unsigned i = 0; i < insn.naccess; i++)
 				guess |= insn.access[i].flags;
 			guess_pc = regs->rip - k;
+			guess_clobbers = insn.gpr_written & insn.gpr_address;
 		}
 	}
 	if (flags)
 		return flags;
-	if (nguess >= 1 && guess_pc + 2 < regs->rip) {
+	/* A short candidate is often the tail of a longer instruction (the
+	 * 00 00 ending movl $0,(%rax) is add %al,(%rax)); one that overwrote
+	 * its own address register is what a miss here looks like. */
+	if (nguess >= 1 && (guess_pc + 2 < regs->rip || guess_clobbers)) {
 		*pc = guess_pc;
 		return guess;
 	}
@@ -928,24 +996,27 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 	return 0;
 }
 
-/* The first trap of a pending watch: the sampled access ran (the thread
- * stopped right after it), or something else touched the bytes first. A
- * store starts a dead or silent watch, a load a load watch, with the value
- * it left; anything else (the program went another way than predicted, a
- * load before the sampled store) drops the sample. */
+/* The first trap of a pending watch: the sampled instruction ran when the
+ * thread stopped right after it (a rep string instruction between its
+ * iterations stops on itself; a call at its target with rsp on the slot it
+ * pushed, a ret with rsp just above the one it popped); the watch starts
+ * from the value it left. Anything else touched the bytes first (the
+ * program went another way than predicted, a load before the sampled
+ * store): the sample is dropped. */
 static void on_first_trap(struct rec_witch *x, struct wt_thread *t, unsigned slot)
 {
-	const struct exp_witch_arm *a = &t->pend[slot];
-	unsigned want = a->kind == EXP_WITCH_LOAD ? EXP_WITCH_READ : EXP_WITCH_WRITE;
+	const struct wt_pending *p = &t->pend[slot];
 	struct user_regs_struct regs;
 	uint8_t value[8] = { 0 };
-	uint64_t pc;
+	bool ran;
 
 	t->pending &= ~(1u << slot);
-	if (sup_thread_regs(x->sup, t->tid, &regs) < 0 ||
-	    !(trap_access(x, t, &regs, a->addr, a->len, &pc) & want) ||
-	    sup_thread_read(x->sup, t->tid, a->addr, value, a->len) != (long)a->len) {
-		exp_witch_armed(x->x, t->tid, slot, -EINTR, NULL);
+	ran = sup_thread_regs(x->sup, t->tid, &regs) == 0 &&
+	      (regs.rip == p->pc + p->len || (p->string && regs.rip == p->pc) ||
+	       (p->stack && (regs.rsp == p->arm.addr || regs.rsp == p->arm.addr + 8)));
+	if (!ran || sup_thread_read(x->sup, t->tid, p->arm.addr, value, p->arm.len) !=
+			    (long)p->arm.len) {
+		exp_witch_disarmed(x->x, t->tid, slot);
 		exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
 		disarm(x, t, slot);
 		return;

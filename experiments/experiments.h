@@ -366,7 +366,8 @@ enum exp_witch_skip {
 	EXP_WITCH_SKIP_UNWATCHABLE, /* gather/scatter, unknown size */
 	EXP_WITCH_SKIP_DECODE,      /* bytes not an instruction */
 	EXP_WITCH_SKIP_READ,        /* code or data unreadable */
-	EXP_WITCH_SKIP_STEP,        /* a signal came before the sampled access ran */
+	EXP_WITCH_SKIP_STEP,        /* the sampled access did not run first (a signal, another
+				     * access to its bytes, another way than predicted) */
 	EXP_WITCH_SKIP_BLOCKED,     /* the thread blocks the sampling signal */
 	EXP_WITCH_SKIP_STRAY,       /* a trap on a register no longer watched */
 	EXP_WITCH_SKIPS,

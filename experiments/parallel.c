@@ -317,8 +317,10 @@ static int wait_end(struct exp_par *x, struct par_thread *t, pid_t waker, uint64
 	if (!node && !waker) {
 		/* No wakeup seen: a thread's exit ends a join on its tid word
 		 * after its events are gone. */
-		for (unsigned i = 0; i < PAR_EXITS && i < x->nexits; i++) {
-			const struct par_exit *e = &x->exits[i];
+		/* newest first: glibc reuses a joined thread's stack, so
+		 * its struct pthread, for the next thread */
+		for (unsigned k = 0; k < PAR_EXITS && k < x->nexits; k++) {
+			const struct par_exit *e = &x->exits[(x->nexits - 1 - k) % PAR_EXITS];
 			if (e->pid == t->wait_pid && t->wait_addr >= e->tcb &&
 			    t->wait_addr - e->tcb < EXP_PAR_TCB_SPAN && e->time <= time &&
 			    time - e->time <= PAR_EXIT_WINDOW_NS) {

@@ -246,6 +246,15 @@ static void insn_gprs(const ZydisDecodedInstruction *in, const ZydisDecodedOpera
 		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY)
 			out->gpr_address |= insn_gpr_bit(op->mem.base) | insn_gpr_bit(op->mem.index);
 	}
+	/* registers that move an address besides base and index: xlat's al,
+	 * the bit offset of bt* on memory */
+	if (in->mnemonic == ZYDIS_MNEMONIC_XLAT)
+		out->gpr_address |= insn_gpr_bit(ZYDIS_REGISTER_RAX);
+	if ((in->mnemonic == ZYDIS_MNEMONIC_BT || in->mnemonic == ZYDIS_MNEMONIC_BTS ||
+	     in->mnemonic == ZYDIS_MNEMONIC_BTR || in->mnemonic == ZYDIS_MNEMONIC_BTC) &&
+	    in->operand_count >= 2 && ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	    ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER)
+		out->gpr_address |= insn_gpr_bit(ops[1].reg.value);
 	/* wrfsbase/wrgsbase move an address base too */
 	if (in->mnemonic == ZYDIS_MNEMONIC_WRFSBASE || in->mnemonic == ZYDIS_MNEMONIC_WRGSBASE)
 		out->gpr_written = ~0u;
@@ -488,6 +497,8 @@ int sym_insn_advance(const uint8_t *code, size_t len, struct user_regs_struct *r
 			if (known && ops[1].mem.index != ZYDIS_REGISTER_NONE)
 				known = insn_reg_value(ops[1].mem.index, regs, &a) &&
 					(v += a * (ops[1].mem.scale ? ops[1].mem.scale : 1), true);
+			if (in.address_width == 32) /* lea 0x8(%edi),%rax */
+				v = (uint32_t)v;
 			break;
 		default:
 			break;

@@ -123,4 +123,21 @@ note "floats at 0: silent stores $f%, silent loads $l%"
 in_range "$f" 0 2 || fail "float silent stores at precision 0: $f%"
 in_range "$l" 0 2 || fail "float silent loads at precision 0: $l%"
 jq_check fp0.json '.witch.silent.counters.traps > 20' "too few traps at precision 0"
+
+# push/pop and a load into its own address register: watches armed before
+# the sampled access still know it at their first trap and judge at the next
+# (every push is read by its pop: no dead store).
+for k in dead load; do
+	run_psup 300 run -q -o st-$k.cbor --witch $k --witch-period 1000000 -- "$TARGETS/witch-stack" 300000000
+	expect_rc 0
+	witch_json st-$k.cbor st-$k.json
+	note "stack $k: $(jq -c ".witch.$k.counters" st-$k.json)"
+	jq_check st-$k.json ".witch.$k.counters.samples >= 50" "witch-stack $k: too few samples"
+	jq_check st-$k.json ".witch.$k.counters | .armed >= 0.9 * .samples" \
+		"witch-stack $k: samples dropped before their watch started"
+	jq_check st-$k.json ".witch.$k.counters | .unknown_traps <= 0.05 * .traps" \
+		"witch-stack $k: traps whose access was not recognized"
+done
+d=$(wfrac st-dead.json dead)
+in_range "$d" 0 5 || fail "witch-stack: dead stores $d%, expected none (every push is popped)"
 check_nothing_left

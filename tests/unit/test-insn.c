@@ -592,6 +592,11 @@ static void test_gprs(void)
 	CHECK_EQ_INT(decode(BYTES(0x44, 0x8b, 0x44, 0x8e, 0x08)), 0);
 	CHECK_EQ_INT(in.gpr_written, 1u << 8);
 	CHECK_EQ_INT(in.gpr_address, (1u << 6) | (1u << 1));
+	/* xlat reads [rbx + al]; bt %rcx,(%rdx) the word rcx's bit is in */
+	CHECK_EQ_INT(decode(BYTES(0xd7)), 0);
+	CHECK_EQ_INT(in.gpr_address, (1u << 3) | (1u << 0));
+	CHECK_EQ_INT(decode(BYTES(0x48, 0x0f, 0xa3, 0x0a)), 0);
+	CHECK_EQ_INT(in.gpr_address, (1u << 2) | (1u << 1));
 	/* lea 0x8(%rdi),%rsi: no access, still its registers */
 	CHECK_EQ_INT(decode(BYTES(0x48, 0x8d, 0x77, 0x08)), 0);
 	CHECK_EQ_INT(in.naccess, 0);
@@ -639,6 +644,19 @@ static void test_advance(void)
 	/* add %al,%bl: a byte result is not computed */
 	CHECK_EQ_INT(sym_insn_advance(BYTES(0x00, 0xc3), &regs, &unknown), 0);
 	CHECK_EQ_INT(unknown & (1u << 3), 1u << 3);
+	/* add $-8,%rax: the immediate sign-extended */
+	reset_regs();
+	unknown = 0;
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x48, 0x83, 0xc0, 0xf8), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rax, 0x10000 - 8);
+	/* lea 0x10(%rip),%rcx: from the next instruction (rip 0x401004) */
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x48, 0x8d, 0x0d, 0x10, 0x00, 0x00, 0x00), &regs, &unknown),
+		     0);
+	CHECK_EQ_INT(regs.rcx, 0x40100b + 0x10);
+	/* lea 0x8(%edi),%rax: a 32-bit address wraps */
+	regs.rdi = 0xffffffffULL;
+	CHECK_EQ_INT(sym_insn_advance(BYTES(0x67, 0x48, 0x8d, 0x47, 0x08), &regs, &unknown), 0);
+	CHECK_EQ_INT(regs.rax, 7);
 	CHECK_EQ_INT(sym_insn_advance(BYTES(0x0f, 0xff), &regs, &unknown), -EINVAL);
 	reset_regs();
 }

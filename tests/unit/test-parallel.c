@@ -128,13 +128,32 @@ int main(void)
 	CHECK(exp_par_block_futex(x, 100, 102, 4400, 0xbeef0) == 0);
 	CHECK(exp_par_switch(x, 102, 4400, true, false) == 0);
 	CHECK(exp_par_switch(x, 102, 4402, false, false) == 0);
+	/* 105 reuses 104's stack, so its struct pthread: the join on it goes
+	 * to 105's exit (context na), not 104's; waits of another process, or
+	 * below the tcb, or ended long after the exit, are no joins */
+	CHECK(exp_par_thread_start(x, 105, 4500, true) == 0);
+	CHECK(exp_par_sample(x, 105, 4501, (uint64_t)na) == 0);
+	CHECK(exp_par_block_futex(x, 100, 102, 4502, 0x7f00002d0) == 0);
+	CHECK(exp_par_switch(x, 102, 4502, true, false) == 0);
+	CHECK(exp_par_thread_exiting(x, 100, 105, 4510, 0x7f0000000) == 0);
+	CHECK(exp_par_thread_end(x, 105, 4511) == 0);
+	CHECK(exp_par_switch(x, 102, 4512, false, false) == 0);
+	CHECK(exp_par_block_futex(x, 200, 202, 4513, 0x7f00002d0) == 0);
+	CHECK(exp_par_switch(x, 202, 4513, true, false) == 0);
+	CHECK(exp_par_switch(x, 202, 4514, false, false) == 0);
+	CHECK(exp_par_block_futex(x, 100, 102, 4515, 0x7effffff0) == 0);
+	CHECK(exp_par_switch(x, 102, 4515, true, false) == 0);
+	CHECK(exp_par_switch(x, 102, 4516, false, false) == 0);
+	CHECK(exp_par_block_futex(x, 100, 102, 4520, 0x7f00002d0) == 0);
+	CHECK(exp_par_switch(x, 102, 4520, true, false) == 0);
+	CHECK(exp_par_switch(x, 102, 4510 + 2000000000ULL, false, false) == 0);
 	CHECK(exp_par_thread_end(x, 103, 70) == 0);
-	CHECK(exp_par_advance(x, 5000) == 0);
+	CHECK(exp_par_advance(x, 3000000000ULL) == 0);
 	exp_par_stats(x, &st);
-	CHECK_EQ_INT(st.samples, 29);
+	CHECK_EQ_INT(st.samples, 30);
 	CHECK_EQ_INT(st.idle_micro, 13 * M);
-	CHECK_EQ_INT(st.waits, 8);
-	CHECK_EQ_INT(st.blamed, 6);
+	CHECK_EQ_INT(st.waits, 12);
+	CHECK_EQ_INT(st.blamed, 7);
 	CHECK_EQ_INT(st.sampled, 4);
 
 	/* Three CPUs, three threads: 2 working leave 1 idle, shared by 2. */
@@ -162,17 +181,24 @@ int main(void)
 	CHECK(p->has_idleness);
 	CHECK_EQ_INT(p->runs[0].cpus, 2);
 	CHECK_EQ_INT(p->idle_micro, 13 * M);
-	CHECK_EQ_INT(p->nlocks, 4);
-	uint64_t blamed = 0, unblamed = 0, unsampled = 0;
+	CHECK_EQ_INT(p->nlocks, 8);
+	uint64_t blamed = 0, unblamed = 0, unsampled = 0, joins = 0, others = 0;
 	for (uint32_t i = 0; i < p->nlocks; i++) {
-		if (p->locks[i].exit) {
-			CHECK_EQ_INT(p->locks[i].addr, 0x7f00002d0);
-			CHECK_EQ_INT(p->locks[i].waits, 1);
-			CHECK_EQ_INT(p->locks[i].wait_ns, 150);
-			CHECK(p->locks[i].ctx != REP_NONE && p->locks[i].traced);
+		const struct rep_mlock *l = &p->locks[i];
+		if (l->exit) {
+			/* two exits of threads with the same tcb, each its own */
+			CHECK_EQ_INT(l->addr, 0x7f00002d0);
+			CHECK_EQ_INT(l->waits, 1);
+			CHECK(l->ctx != REP_NONE && l->traced);
+			joins += l->wait_ns;
 			continue;
 		}
-		CHECK_EQ_INT(p->locks[i].addr, 0xbeef0);
+		if (l->addr != 0xbeef0) {
+			/* another process, below the tcb, too late: no join */
+			CHECK(l->ctx == REP_NONE && !l->traced && l->waits == 1);
+			others += l->wait_ns;
+			continue;
+		}
 		if (p->locks[i].ctx != REP_NONE) {
 			CHECK_EQ_INT(p->locks[i].waits, 4);
 			blamed += p->locks[i].wait_ns;
@@ -187,6 +213,8 @@ int main(void)
 	CHECK_EQ_INT(blamed, 10 + 20 + 3 + 4);
 	CHECK_EQ_INT(unsampled, 7);
 	CHECK_EQ_INT(unblamed, 5 + 2);
+	CHECK_EQ_INT(joins, 150 + 10);
+	CHECK_EQ_INT(others, 1 + 1 + 2000000000ULL - 10);
 	rep_profile_free(p);
 	unlink(path);
 	return tap_done();
