@@ -9,6 +9,18 @@
 . "$(dirname "$0")/witch-lib.sh"
 cd "$WORK"
 
+# Time-weighted samples see the stops' own cost: after each stop the
+# program runs slower for a while (its caches went to whatever ran during
+# the stop), longer the longer the stop. A sanitizer build of psup makes
+# every stop several times longer, which moved Listing 2 to 35-46% there
+# (49-51% with the plain build): the accuracy bound is the plain build's;
+# under a sanitizer the comparisons only check both sides are found.
+tol=5
+if ldd "$PSUP" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+	tol=25
+	note "psup is a sanitizer build: sampled vs exact within $tol points, not 5"
+fi
+
 compare() { # name kind exact-args sampled-args
 	local name=$1 kind=$2 ex sa tag=$1-$2 period=1000000
 	run_psup 280 run -q -o "$tag-x.cbor" --witch "$kind" --witch-exact -- "$TARGETS/$name" $3
@@ -23,7 +35,7 @@ compare() { # name kind exact-args sampled-args
 	note "$name $kind: exact $ex%, sampled $sa% ($(jq .witch[\"$kind\"].counters.samples "$tag-s.json") samples)"
 	in_range "$ex" 0 100.01 || fail "$name: exact judged nothing of the program's ($ex)"
 	in_range "$sa" 0 100.01 || fail "$name: sampled judged nothing of the program's ($sa)"
-	near "$ex" "$sa" 5 || fail "$name $kind: sampled $sa% vs exact $ex%: more than 5 points apart"
+	near "$ex" "$sa" "$tol" || fail "$name $kind: sampled $sa% vs exact $ex%: more than $tol points apart"
 }
 
 # Sampling is by time (README): the comparisons use programs whose wasted
