@@ -1,6 +1,8 @@
 #include "sampler/sampler.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -78,6 +80,55 @@ void smp_bp_close(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+
+int smp_bp_trap_open(pid_t tid, uint64_t addr, uint64_t cookie)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	if (!addr || tid <= 0)
+		return -EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.bp_type = HW_BREAKPOINT_X;
+	attr.bp_addr = addr;
+	attr.bp_len = sizeof(long);
+	attr.sample_period = 1;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	/* sigtrap needs remove_on_exec: after an exec the address means
+	 * other code anyway. */
+	attr.remove_on_exec = 1;
+	attr.sigtrap = 1;
+	attr.sig_data = cookie;
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int smp_bp_trap_enable(int fd, bool on)
+{
+	if (ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+bool smp_bp_trap_is_ours(const siginfo_t *si, uint64_t cookie)
+{
+	unsigned long data;
+
+	if (si->si_signo != SIGTRAP || si->si_code != TRAP_PERF)
+		return false;
+	/* The kernel's si_perf_data (glibc 2.36 does not name it): the first
+	 * word of the union that follows si_addr. */
+	memcpy(&data, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof(data));
+	return (uint64_t)data == cookie;
 }
 
 const char *smp_bp_strerror(int err)

@@ -388,6 +388,22 @@ int smp_bp_read(int fd, uint64_t *count);
 void smp_bp_close(int fd);
 /* One line explaining an smp_bp_open() failure. Static string. */
 const char *smp_bp_strerror(int err);
+/*
+ * A trapping breakpoint (causal profiling: a thread that owes delays pays
+ * them at the entry of the mutex unlock, before the lock is released, as
+ * Coz's pthread_mutex_unlock wrapper does): HW_BREAKPOINT_X at addr for
+ * thread tid, created disabled; once enabled, each execution of the
+ * instruction sends the thread a synchronous SIGTRAP with si_code
+ * TRAP_PERF and si_perf_data = cookie (perf's sigtrap, Linux 5.13+), which
+ * a tracer sees as a signal-delivery stop at that instruction. Dropped at
+ * the thread's exec. Uses one debug register. Returns the fd or -errno
+ * (as smp_bp_open; -EINVAL also on a kernel without sigtrap).
+ */
+int smp_bp_trap_open(pid_t tid, uint64_t addr, uint64_t cookie);
+/* Enables or disables it (an ioctl: the thread need not be stopped). */
+int smp_bp_trap_enable(int fd, bool on);
+/* Whether si is a trap of a smp_bp_trap_open(..., cookie) breakpoint. */
+bool smp_bp_trap_is_ours(const siginfo_t *si, uint64_t cookie);
 
 /* The cost of one breakpoint visit to the visiting thread, measured on
  * the development VMs (KVM, kernel 6.18): a debug exception and its
