@@ -395,15 +395,17 @@ static bool unlocks(const struct exp_causal *c, const struct cz_thread *t)
 	return t->trap && t->trap_hit && c->now < t->trap_hit + EXP_CAUSAL_TRAP_RECENT_NS;
 }
 
-/* Whether the call is a wait for a mutex t's process unlocked at a trap
- * (glibc's lock waits with FUTEX_WAIT on the mutex's first word; condition
- * variables, barriers and semaphores wait elsewhere or otherwise). */
-static bool mutex_wait(struct exp_causal *c, const struct cz_thread *t, int nr, const uint64_t args[6])
+/* Whether the call is futex command cmd on a mutex t's process unlocked at
+ * a trap (glibc's lock waits with FUTEX_WAIT on the mutex's first word and
+ * its unlock wakes with FUTEX_WAKE there; condition variables, barriers and
+ * semaphores use other words or commands). */
+static bool mutex_futex(struct exp_causal *c, const struct cz_thread *t, int nr, const uint64_t args[6],
+			unsigned cmd)
 {
 	uint64_t *v = psup_u64map_find(&c->procs, (uint64_t)t->pid);
 	const struct cz_proc *p = v ? (const struct cz_proc *)(uintptr_t)*v : NULL;
 
-	return p && nr == SYS_futex && ((unsigned)args[1] & FUTEX_CMD_MASK) == FUTEX_WAIT &&
+	return p && nr == SYS_futex && ((unsigned)args[1] & FUTEX_CMD_MASK) == cmd &&
 	       psup_u64map_find(&p->mutexes, args[0]);
 }
 
@@ -638,10 +640,15 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		t->wait = WAIT_PENDING;
 		t->wait_t0 = now;
 		t->resumed_at = 0;
-		if (unlocks(c, t) && mutex_wait(c, t, nr, args)) {
+		if (unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAIT)) {
 			t->defer = true;
 			t->carried = c->global > t->local ? c->global - t->local : 0;
 		}
+	} else if (c->state == CZ_RUNNING && unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAKE)) {
+		/* The wake of a mutex's unlock runs after the release: what
+		 * the thread still owes waits for its next unlock trap (armed
+		 * while it owes), inside the lock, as Coz pays. */
+		t->defer = true;
 	}
 	return false;
 }

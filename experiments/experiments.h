@@ -541,7 +541,9 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
  * EXP_CAUSAL_TRAP_RECENT_NS does not pay before a FUTEX_WAIT on a mutex
  * seen at a trap (it would pay outside the lock it is about to wait for;
  * Coz's pthread_mutex_lock wrapper pays nothing either); only the delays
- * inserted while it was blocked are credited. Such a thread, armed, is not
+ * inserted while it was blocked are credited. Nor does it pay before a
+ * FUTEX_WAKE on such a mutex (the unlock's wake, after the release): what
+ * it still owes waits for its next trap. Such a thread, armed, is not
  * interrupted to pay for EXP_CAUSAL_TRAP_GRACE_NS (it pays at its next
  * unlock).
  */

@@ -417,6 +417,16 @@ static void test_unlock_trap(void)
 	exp_causal_held(c, a, MS, MS);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK(!exp_causal_trap_wanted(c, a, now + 7 * MS));
+	/* The wake of its unlock (after the release) pays nothing: the debt
+	 * waits for its next trap; a wake elsewhere pays before, as ever. */
+	uint64_t mwake_args[6] = { 0x1000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+	uint64_t cwake_args[6] = { 0x2000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, mwake_args, now + 7 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cwake_args, now + 7 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
 	/* A condition variable's wait is no mutex wait: paid before. */
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS + MS / 2);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cond_args, now + 7 * MS + MS / 2));
