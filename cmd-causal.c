@@ -91,6 +91,8 @@ struct causal_cmd {
 	 * the address of pthread_mutex_unlock in it + 1. */
 	struct psup_u64map traps;
 	struct psup_u64map unlock_at;
+	struct psup_u64map trap_fds; /* every trap fd opened + 1 -> 1: a signal of a
+				      * closed one may still be queued */
 	bool traps_failed;       /* the kernel refused one: no more tries */
 	uint64_t last_unlock_scan;
 };
@@ -101,8 +103,6 @@ struct unlock_trap {
 	bool armed;
 };
 
-/* si_perf_data of psup's unlock traps. */
-#define UNLOCK_COOKIE 0x7073757055ULL
 #define UNLOCK_NONE UINT64_MAX
 /* How often the processes without a known pthread_mutex_unlock have their
  * mappings read again (a program loads libc at start, or never). */
@@ -381,7 +381,9 @@ static void drain_now(void);
  * From outside the process: a perf breakpoint at the entry of
  * pthread_mutex_unlock per thread, enabled only while the thread owes
  * during an experiment (so a program pays no trap when nothing is owed),
- * raising a SIGTRAP stop that psup holds and never delivers.
+ * raising a stop (psup's queued realtime signal, not a forced SIGTRAP) that
+ * psup holds and never delivers. A thread that blocks that signal gets no
+ * trap: the signal would wait, visible to its sigpending().
  */
 static void trap_arm(struct unlock_trap *tr, bool on)
 {
@@ -401,23 +403,43 @@ static void trap_close(struct unlock_trap *tr)
 		exp_causal_set_trap(cz.eng, tr->tid, false);
 }
 
+/* Whether thread tid blocks sig (/proc: a tracee need not be stopped). */
+static bool blocks_signal(pid_t tid, int sig)
+{
+	char path[64], *buf, *p;
+	uint64_t blk = ~0ULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (psup_read_file(path, &buf, NULL) < 0)
+		return true;
+	p = strstr(buf, "\nSigBlk:");
+	if (p)
+		blk = strtoull(p + 8, NULL, 16);
+	free(buf);
+	return (blk >> (sig - 1)) & 1;
+}
+
 static void trap_open(struct unlock_trap *tr)
 {
 	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)tr->pid);
 	int fd;
 
-	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz.traps_failed)
+	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz.traps_failed ||
+	    blocks_signal(tr->tid, smp_witch_signal()))
 		return;
-	fd = smp_bp_trap_open(tr->tid, *at - 1, UNLOCK_COOKIE);
+	fd = smp_bp_trap_open(tr->tid, *at - 1);
 	if (fd < 0) {
 		/* No debug register left (progress points, witch) or no
-		 * sigtrap in this kernel: delays are paid at the calls. */
+		 * breakpoints in this kernel: delays are paid at the calls. */
 		pr_debug("causal: no unlock trap for thread %d: %s", tr->tid, smp_bp_strerror(fd));
 		if (fd != -ENOSPC && fd != -ESRCH)
 			cz.traps_failed = true;
 		return;
 	}
 	tr->fd = fd;
+	uint64_t *v = psup_u64map_upsert(&cz.trap_fds, (uint64_t)fd + 1, NULL);
+	if (v)
+		*v = 1;
 	exp_causal_set_trap(cz.eng, tr->tid, true);
 }
 
@@ -577,13 +599,21 @@ static void traps_release(void)
 	}
 	psup_u64map_release(&cz.traps);
 	psup_u64map_release(&cz.unlock_at);
+	psup_u64map_release(&cz.trap_fds);
 }
 
 static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
 {
+	uint64_t *v = psup_u64map_find(&cz.traps, (uint64_t)tid);
+	const struct unlock_trap *tr = v ? (const struct unlock_trap *)(uintptr_t)*v : NULL;
+
 	(void)arg;
-	if (!smp_bp_trap_is_ours(si, UNLOCK_COOKIE))
-		return false;
+	if (!tr || tr->fd < 0 || !smp_bp_trap_is_ours(si, tr->fd)) {
+		/* one of a trap closed since (its signal was queued): psup's,
+		 * never the program's, and nothing to pay */
+		return si->si_signo == smp_witch_signal() && si->si_code == POLL_IN &&
+		       si->si_fd >= 0 && psup_u64map_find(&cz.trap_fds, (uint64_t)si->si_fd + 1);
+	}
 	/* It stays armed while it owes (each tick decides): Coz pays at
 	 * every unlock, so the wake after the release owes nothing, and a
 	 * woken waiter is credited for delays its waker really paid. */

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -82,13 +81,10 @@ void smp_bp_close(int fd)
 		close(fd);
 }
 
-#ifndef TRAP_PERF
-#define TRAP_PERF 6
-#endif
-
-int smp_bp_trap_open(pid_t tid, uint64_t addr, uint64_t cookie)
+int smp_bp_trap_open(pid_t tid, uint64_t addr)
 {
 	struct perf_event_attr attr;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
 	int fd;
 
 	if (!addr || tid <= 0)
@@ -100,16 +96,24 @@ int smp_bp_trap_open(pid_t tid, uint64_t addr, uint64_t cookie)
 	attr.bp_addr = addr;
 	attr.bp_len = sizeof(long);
 	attr.sample_period = 1;
+	attr.wakeup_events = 1;
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	/* sigtrap needs remove_on_exec: after an exec the address means
-	 * other code anyway. */
+	/* after an exec the address means other code */
 	attr.remove_on_exec = 1;
-	attr.sigtrap = 1;
-	attr.sig_data = cookie;
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	/* Not perf's sigtrap: that is a forced SIGTRAP, which unblocks it in
+	 * a thread that blocks it and resets the program's handler. */
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, smp_witch_signal()) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 int smp_bp_trap_enable(int fd, bool on)
@@ -119,16 +123,9 @@ int smp_bp_trap_enable(int fd, bool on)
 	return 0;
 }
 
-bool smp_bp_trap_is_ours(const siginfo_t *si, uint64_t cookie)
+bool smp_bp_trap_is_ours(const siginfo_t *si, int fd)
 {
-	unsigned long data;
-
-	if (si->si_signo != SIGTRAP || si->si_code != TRAP_PERF)
-		return false;
-	/* The kernel's si_perf_data (glibc 2.36 does not name it): the first
-	 * word of the union that follows si_addr. */
-	memcpy(&data, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof(data));
-	return (uint64_t)data == cookie;
+	return si->si_signo == smp_witch_signal() && si->si_code == POLL_IN && si->si_fd == fd;
 }
 
 const char *smp_bp_strerror(int err)

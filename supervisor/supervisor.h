@@ -276,9 +276,9 @@ struct sup_pause_hooks {
 	 * true to see its return through syscall_exit. */
 	bool (*syscall_enter)(void *arg, pid_t tid, int nr, const uint64_t args[6]);
 	void (*syscall_exit)(void *arg, pid_t tid, int nr, int64_t ret);
-	/* A SIGTRAP signal-delivery stop: true when it is a trap the hooks
-	 * set for pausing (it is then never delivered: hold is asked, and
-	 * the thread resumes without the signal). */
+	/* A signal-delivery stop: true when it is a trap the hooks set for
+	 * pausing (it is then never delivered: hold is asked, and the thread
+	 * resumes without the signal). */
 	bool (*trap)(void *arg, pid_t tid, const siginfo_t *si);
 	void *arg;
 };
