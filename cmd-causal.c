@@ -6,13 +6,16 @@
  */
 #include "cmd-causal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 
 #include "common/hash.h"
 #include "common/log.h"
@@ -21,6 +24,7 @@
 #include "report/report.h"
 #include "supervisor/supervisor.h"
 #include "symbols/symbols.h"
+#include "sampler/sampler.h"
 
 /* Samples must reach the engine soon for pauses to follow the line's
  * execution: the rings are drained every 5 ms in causal mode (Coz processes
@@ -83,7 +87,26 @@ struct causal_cmd {
 	/* Pause statistics: of the ended sessions (--runs), and the current
 	 * one's as of the last tick (the session is freed before the end). */
 	struct sup_pause_stats ps_done, ps_cur;
+	/* Unlock traps (run mode): tid -> struct unlock_trap *, and pid ->
+	 * the address of pthread_mutex_unlock in it + 1. */
+	struct psup_u64map traps;
+	struct psup_u64map unlock_at;
+	struct psup_u64map trap_fds; /* every trap fd opened + 1 -> 1: a signal of a
+				      * closed one may still be queued */
+	bool traps_failed;       /* the kernel refused one: no more tries */
+	uint64_t last_unlock_scan;
 };
+
+struct unlock_trap {
+	pid_t tid, pid;
+	int fd;                  /* -1: none (not found yet, or refused) */
+	bool armed;
+};
+
+#define UNLOCK_NONE UINT64_MAX
+/* How often the processes without a known pthread_mutex_unlock have their
+ * mappings read again (a program loads libc at start, or never). */
+#define UNLOCK_SCAN_NS (100ULL * 1000000ULL)
 
 static struct causal_cmd cz = { .runs = 1, .speedup = -1 };
 
@@ -345,6 +368,266 @@ void cmd_causal_set_drain(void (*fn)(void *arg), void *arg)
 	cz.drain_arg = arg;
 }
 
+static void drain_now(void);
+
+/* ---- unlock traps ------------------------------------------------------ */
+
+/*
+ * Coz pays a thread's owed delays in its pthread_mutex_unlock wrapper,
+ * before the real unlock: the threads waiting for the lock wait while it
+ * pays. psup paid them at the intercepted futex calls instead, before a
+ * contended lock's wait and at the unlock's wake (after the release), so a
+ * line whose speedup makes a lock busier (t5050) came out as a speedup.
+ * From outside the process: a perf breakpoint at the entry of
+ * pthread_mutex_unlock per thread, enabled only while the thread owes
+ * during an experiment (so a program pays no trap when nothing is owed),
+ * raising a stop (psup's queued realtime signal, not a forced SIGTRAP) that
+ * psup holds and never delivers. A thread that blocks that signal gets no
+ * trap: the signal would wait, visible to its sigpending().
+ */
+static void trap_arm(struct unlock_trap *tr, bool on)
+{
+	if (tr->fd < 0 || tr->armed == on)
+		return;
+	if (smp_bp_trap_enable(tr->fd, on) == 0)
+		tr->armed = on;
+}
+
+static void trap_close(struct unlock_trap *tr)
+{
+	if (tr->fd >= 0)
+		close(tr->fd);
+	tr->fd = -1;
+	tr->armed = false;
+	if (cz.eng)
+		exp_causal_set_trap(cz.eng, tr->tid, false);
+}
+
+/* Whether thread tid blocks sig (/proc: a tracee need not be stopped). */
+static bool blocks_signal(pid_t tid, int sig)
+{
+	char path[64], *buf, *p;
+	uint64_t blk = ~0ULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (psup_read_file(path, &buf, NULL) < 0)
+		return true;
+	p = strstr(buf, "\nSigBlk:");
+	if (p)
+		blk = strtoull(p + 8, NULL, 16);
+	free(buf);
+	return (blk >> (sig - 1)) & 1;
+}
+
+static void trap_open(struct unlock_trap *tr)
+{
+	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)tr->pid);
+	int fd;
+
+	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz.traps_failed ||
+	    blocks_signal(tr->tid, smp_witch_signal()))
+		return;
+	fd = smp_bp_trap_open(tr->tid, *at - 1);
+	if (fd < 0) {
+		/* No debug register left (progress points, witch) or no
+		 * breakpoints in this kernel: delays are paid at the calls. */
+		pr_debug("causal: no unlock trap for thread %d: %s", tr->tid, smp_bp_strerror(fd));
+		if (fd != -ENOSPC && fd != -ESRCH)
+			cz.traps_failed = true;
+		return;
+	}
+	tr->fd = fd;
+	uint64_t *v = psup_u64map_upsert(&cz.trap_fds, (uint64_t)fd + 1, NULL);
+	if (v)
+		*v = 1;
+	exp_causal_set_trap(cz.eng, tr->tid, true);
+}
+
+/*
+ * Where pthread_mutex_unlock is in pid: psup finds it in its own copy of
+ * libc (offset from the load base) and in pid the mapping of the same file
+ * (device and inode) at offset 0. A program with another libc (static, musl,
+ * a chroot) has none found: its delays are paid at the calls as before.
+ * 0 when not (yet) found.
+ */
+static uint64_t unlock_address(pid_t pid)
+{
+	static int ready; /* 0 unknown, 1 found, -1 none */
+	static uint64_t offset;
+	static dev_t dev;
+	static ino_t ino;
+	char path[64], *maps = NULL, *line, *save = NULL;
+	uint64_t addr = 0;
+
+	if (!ready) {
+		void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD), *f = NULL;
+		Dl_info di;
+		struct stat st;
+
+		ready = -1;
+		if (h)
+			f = dlsym(h, "pthread_mutex_unlock");
+		if (f && dladdr(f, &di) && di.dli_fname && di.dli_fbase && stat(di.dli_fname, &st) == 0) {
+			offset = (uint64_t)((uintptr_t)f - (uintptr_t)di.dli_fbase);
+			dev = st.st_dev;
+			ino = st.st_ino;
+			ready = 1;
+		}
+		if (h)
+			dlclose(h);
+	}
+	if (ready < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (psup_read_file(path, &maps, NULL) < 0)
+		return 0;
+	for (line = strtok_r(maps, "\n", &save); line && !addr; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, off, inode;
+		unsigned major, minor;
+		struct stat st;
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &off, &major, &minor,
+			   &inode, &n) < 6 || off != 0 || !n || line[n] != '/' || inode != (unsigned long long)ino)
+			continue;
+		if (stat(line + n, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+			addr = start + offset;
+	}
+	free(maps);
+	return addr;
+}
+
+/* Finds pthread_mutex_unlock in pid (libc is mapped by the dynamic loader,
+ * after the exec) and opens the traps of its threads. */
+static void find_unlock(pid_t pid)
+{
+	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)pid), addr;
+	bool created;
+
+	if (at && *at != UNLOCK_NONE)
+		return;
+	addr = unlock_address(pid);
+	if (!addr)
+		return;
+	at = psup_u64map_upsert(&cz.unlock_at, (uint64_t)pid, &created);
+	if (!at)
+		return;
+	*at = addr + 1;
+	pr_debug("causal: pthread_mutex_unlock of %d at %#llx", pid, (unsigned long long)addr);
+	for (size_t i = 0; i < cz.traps.cap; i++) {
+		if (!cz.traps.keys[i] || !cz.traps.vals[i])
+			continue;
+		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+		if (tr->pid == pid)
+			trap_open(tr);
+	}
+}
+
+static void trap_forget_process(pid_t pid)
+{
+	for (size_t i = 0; i < cz.traps.cap; i++) {
+		if (!cz.traps.keys[i] || !cz.traps.vals[i])
+			continue;
+		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+		if (tr->pid == pid)
+			trap_close(tr);
+	}
+	psup_u64map_remove(&cz.unlock_at, (uint64_t)pid);
+}
+
+static void trap_thread_new(pid_t tid, pid_t pid)
+{
+	struct unlock_trap *tr;
+	uint64_t *slot;
+	bool created;
+
+	if (!cz.filter || cz.traps_failed)
+		return;
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return;
+	slot = psup_u64map_upsert(&cz.traps, (uint64_t)tid, &created);
+	if (!slot) {
+		free(tr);
+		return;
+	}
+	if (!created && *slot) {
+		struct unlock_trap *old = (struct unlock_trap *)(uintptr_t)*slot;
+		trap_close(old);
+		free(old);
+	}
+	tr->tid = tid;
+	tr->pid = pid;
+	tr->fd = -1;
+	*slot = (uint64_t)(uintptr_t)tr;
+	trap_open(tr);
+}
+
+static void trap_thread_gone(pid_t tid)
+{
+	uint64_t *slot = psup_u64map_find(&cz.traps, (uint64_t)tid);
+
+	if (!slot || !*slot)
+		return;
+	struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)*slot;
+	trap_close(tr);
+	free(tr);
+	psup_u64map_remove(&cz.traps, (uint64_t)tid);
+}
+
+/* Arms the traps of the threads that owe, disarms the others. */
+static void traps_update(uint64_t now)
+{
+	for (size_t i = 0; i < cz.traps.cap; i++) {
+		if (!cz.traps.keys[i] || !cz.traps.vals[i])
+			continue;
+		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+		if (tr->fd >= 0)
+			trap_arm(tr, !cz.failed && exp_causal_trap_wanted(cz.eng, tr->tid, now));
+	}
+}
+
+static void traps_release(void)
+{
+	for (size_t i = 0; i < cz.traps.cap; i++) {
+		if (!cz.traps.keys[i] || !cz.traps.vals[i])
+			continue;
+		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+		if (tr->fd >= 0)
+			close(tr->fd);
+		free(tr);
+	}
+	psup_u64map_release(&cz.traps);
+	psup_u64map_release(&cz.unlock_at);
+	psup_u64map_release(&cz.trap_fds);
+}
+
+static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
+{
+	uint64_t *v = psup_u64map_find(&cz.traps, (uint64_t)tid);
+	const struct unlock_trap *tr = v ? (const struct unlock_trap *)(uintptr_t)*v : NULL;
+
+	(void)arg;
+	if (!tr || tr->fd < 0 || !smp_bp_trap_is_ours(si, tr->fd)) {
+		/* one of a trap closed since (its signal was queued): psup's,
+		 * never the program's, and nothing to pay */
+		return si->si_signo == smp_witch_signal() && si->si_code == POLL_IN &&
+		       si->si_fd >= 0 && psup_u64map_find(&cz.trap_fds, (uint64_t)si->si_fd + 1);
+	}
+	/* It stays armed while it owes (each tick decides): Coz pays at
+	 * every unlock, so the wake after the release owes nothing, and a
+	 * woken waiter is credited for delays its waker really paid. */
+	struct user_regs_struct regs;
+	uint64_t mutex = 0;
+	if (cz.sup && sup_thread_regs(cz.sup, tid, &regs) == 0)
+		mutex = regs.rdi; /* pthread_mutex_unlock(mutex) */
+	if (cz.eng)
+		exp_causal_trapped(cz.eng, tid, psup_now_ns(), mutex);
+	if (!cz.failed)
+		drain_now();
+	return true;
+}
+
 /* ---- supervisor hooks -------------------------------------------------- */
 
 static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
@@ -412,6 +695,7 @@ void cmd_causal_session(struct sup_session *s)
 	struct sup_pause_hooks h = {
 		.hold = hook_hold, .held = hook_held,
 		.syscall_enter = hook_enter, .syscall_exit = hook_exit,
+		.trap = cz.filter ? hook_trap : NULL,
 	};
 
 	if (!cz.enabled || !cz.eng)
@@ -456,6 +740,7 @@ void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t par
 		drain_now();
 	if (exp_causal_thread_new(cz.eng, tid, pid, parent) < 0)
 		pr_debug("causal: no state for thread %d", tid);
+	trap_thread_new(tid, pid);
 	if (new_process) {
 		remember_space(pid, sp);
 		/* Before the root's exec its image is still psup's own. */
@@ -472,6 +757,7 @@ void cmd_causal_thread_gone(pid_t tid)
 		return;
 	if (cz.pp)
 		exp_progress_thread_gone(cz.pp, tid);
+	trap_thread_gone(tid);
 	exp_causal_thread_gone(cz.eng, tid);
 }
 
@@ -480,6 +766,9 @@ void cmd_causal_exec(struct sym_space *sp, pid_t pid)
 	if (!cz.enabled || !cz.eng)
 		return;
 	exp_causal_process_forget(cz.eng, pid);
+	/* The kernel dropped the traps (remove_on_exec); the new image's
+	 * libc is found again. */
+	trap_forget_process(pid);
 	/* Source-level counters of the new image count from their initial
 	 * values (visits before psup looked included). */
 	if (cz.pp)
@@ -619,6 +908,19 @@ int cmd_causal_tick(uint64_t now)
 		if (err < 0)
 			return fail(err);
 	}
+	if (cz.filter && !cz.traps_failed && now - cz.last_unlock_scan >= UNLOCK_SCAN_NS) {
+		cz.last_unlock_scan = now;
+		for (size_t i = 0; i < cz.spaces.cap; i++) {
+			if (!cz.spaces.keys[i] || !cz.spaces.vals[i])
+				continue;
+			pid_t pid = (pid_t)cz.spaces.keys[i];
+			if (pid == cz.root && !cz.root_exec_seen)
+				continue;
+			find_unlock(pid);
+		}
+	}
+	if (cz.filter)
+		traps_update(now);
 	n = exp_causal_pause_candidates(cz.eng, tids, MAX_CANDIDATES);
 	for (unsigned i = 0; i < n; i++) {
 		if (sup_thread_is_held(cz.sup, tids[i]) || !is_runnable(tids[i]))
@@ -655,6 +957,7 @@ static void add_stats(struct sup_pause_stats *to, const struct sup_pause_stats *
 	to->interrupt_ns += s->interrupt_ns;
 	to->seccomp_stops += s->seccomp_stops;
 	to->seccomp_foreign += s->seccomp_foreign;
+	to->trap_stops += s->trap_stops;
 }
 
 int cmd_causal_run_end(void)
@@ -696,11 +999,12 @@ int cmd_causal_finish(void)
 	 * the numbers README's cost section quotes. */
 	if (ps.requests || ps.seccomp_stops)
 		pr_info("causal: %llu pauses (%.1f ms held, %+.1f us excess per pause, %.1f us from "
-			"interrupt to stop, %llu found blocked), %llu intercepted calls",
+			"interrupt to stop, %llu found blocked), %llu intercepted calls, %llu unlock traps",
 			(unsigned long long)ps.holds, (double)ps.lost_ns / 1e6,
 			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
-			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops);
+			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops,
+			(unsigned long long)ps.trap_stops);
 	cz.bad_end = check_end();
 	return err;
 }
@@ -767,6 +1071,7 @@ void cmd_causal_release(void)
 	exp_progress_free(cz.pp);
 	cz.pp = NULL;
 	psup_u64map_release(&cz.spaces);
+	traps_release();
 	for (unsigned i = 0; i < cz.nlatency_dup; i++)
 		free(cz.latency_dup[i]);
 	cz.nlatency_dup = 0;
@@ -790,5 +1095,8 @@ unsigned cmd_causal_debug_slots(void)
 	for (unsigned i = 0; i < cz.nspecs; i++)
 		if (!cz.specs[i].sampled)
 			n++;
+	/* and the unlock trap of run mode with interception */
+	if (cz.enabled && !cz.attach && !cz.no_intercept)
+		n++;
 	return n < 4 ? n : 4;
 }

@@ -68,6 +68,17 @@ struct cz_thread {
 	 * blocking call (0: not yet). */
 	uint64_t resumed_at;
 	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
+	/* It pays at a trap on its mutex unlocks (exp_causal_set_trap), so a
+	 * blocking call does not make it pay first (Coz's wrapper of
+	 * pthread_mutex_lock does not: the debt is paid at the unlock, inside
+	 * the critical section): its debt goes into the call (carried, in
+	 * units) and only the delays inserted while it was blocked are
+	 * credited at its wake-up. */
+	bool trap;
+	uint64_t trap_armed;  /* when its trap was last armed, 0: disarmed */
+	uint64_t trap_hit;    /* when it last stopped at its trap, 0: never */
+	uint64_t carried;
+	bool defer;        /* at a blocking call's stop: do not pay there */
 };
 
 struct cz_proc {
@@ -75,7 +86,12 @@ struct cz_proc {
 	char exe[PATH_MAX];
 	bool exe_known;
 	struct psup_u64map pcs; /* pc (| 1<<63 for return addresses) -> line + 1 */
+	/* Addresses of the mutexes its threads unlocked at a trap (their
+	 * futex word): a FUTEX_WAIT there is a wait for a mutex. */
+	struct psup_u64map mutexes;
 };
+/* Most mutexes remembered per process. */
+#define MAX_MUTEXES 4096
 
 /* SETTLING: the experiment's time is up; no more samples count, and the
  * threads that can pay their remaining debt do, before the end is taken:
@@ -119,6 +135,7 @@ struct exp_causal {
 
 	struct exp_causal_stats st;
 	uint64_t sum_periods, nperiods; /* observed sample periods (ns) */
+	uint64_t now;                   /* of the last tick */
 };
 
 /* ---- pure helpers --------------------------------------------------- */
@@ -256,6 +273,7 @@ static struct cz_proc *proc_get(struct exp_causal *c, pid_t pid)
 	}
 	p->pid = pid;
 	psup_u64map_init(&p->pcs);
+	psup_u64map_init(&p->mutexes);
 	*v = (uintptr_t)p;
 	return p;
 }
@@ -365,7 +383,40 @@ void exp_causal_process_forget(struct exp_causal *c, pid_t pid)
 	p = (struct cz_proc *)(uintptr_t)*v;
 	psup_u64map_remove(&c->procs, (uint64_t)pid);
 	psup_u64map_release(&p->pcs);
+	psup_u64map_release(&p->mutexes);
 	free(p);
+}
+
+/* Whether t pays at its mutex unlocks: it has a trap and stopped at it
+ * lately. A thread that never unlocks a pthread mutex (barriers, raw
+ * futexes, I/O) pays before its blocking calls as before. */
+static bool unlocks(const struct exp_causal *c, const struct cz_thread *t)
+{
+	return t->trap && t->trap_hit && c->now < t->trap_hit + EXP_CAUSAL_TRAP_RECENT_NS;
+}
+
+/* Whether the call is futex command cmd on a mutex t's process unlocked at
+ * a trap (glibc's lock waits with FUTEX_WAIT on the mutex's first word and
+ * its unlock wakes with FUTEX_WAKE there; condition variables, barriers and
+ * semaphores use other words or commands). */
+static bool mutex_futex(struct exp_causal *c, const struct cz_thread *t, int nr, const uint64_t args[6],
+			unsigned cmd)
+{
+	uint64_t *v = psup_u64map_find(&c->procs, (uint64_t)t->pid);
+	const struct cz_proc *p = v ? (const struct cz_proc *)(uintptr_t)*v : NULL;
+
+	return p && nr == SYS_futex && ((unsigned)args[1] & FUTEX_CMD_MASK) == cmd &&
+	       psup_u64map_find(&p->mutexes, args[0]);
+}
+
+/* Credits t at a wake-up with the global count g: the delays inserted while
+ * it was blocked, not the debt it carried into the call. */
+static void credit_to(struct cz_thread *t, uint64_t g)
+{
+	uint64_t target = g > t->carried ? g - t->carried : 0;
+
+	if (t->local < target)
+		t->local = target;
 }
 
 /* ---- samples -------------------------------------------------------------- */
@@ -397,7 +448,7 @@ static void credit_late(struct exp_causal *c, const struct cz_thread *by, uint64
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t == by || !t->credited_at || t->credited_at < time || t->local >= c->global)
 			continue;
-		t->local = c->global;
+		credit_to(t, c->global);
 	}
 }
 
@@ -495,7 +546,7 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 		if (t->local < g) {
 			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
 				 (unsigned long long)(g - t->local));
-			t->local = g;
+			credit_to(t, g);
 		}
 	}
 }
@@ -568,10 +619,12 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		if (t->local < g) {
 			pr_trace("causal: thread %d credited %llu after a wait that did not block", tid,
 				 (unsigned long long)(g - t->local));
-			t->local = g;
+			credit_to(t, g);
 		}
 	}
 	t->wait = WAIT_NONE;
+	t->carried = 0;
+	t->defer = false;
 	/* Every sample taken so far was taken in before this call (the
 	 * command drains them): none can still arrive late for its last
 	 * wake-up. */
@@ -587,6 +640,15 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		t->wait = WAIT_PENDING;
 		t->wait_t0 = now;
 		t->resumed_at = 0;
+		if (unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAIT)) {
+			t->defer = true;
+			t->carried = c->global > t->local ? c->global - t->local : 0;
+		}
+	} else if (c->state == CZ_RUNNING && unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAKE)) {
+		/* The wake of a mutex's unlock runs after the release: what
+		 * the thread still owes waits for its next unlock trap (armed
+		 * while it owes), inside the lock, as Coz pays. */
+		t->defer = true;
 	}
 	return false;
 }
@@ -603,7 +665,7 @@ void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret)
 	(void)ret;
 	if (t && t->local < c->global) {
 		pr_trace("causal: thread %d credited %llu", tid, (unsigned long long)(c->global - t->local));
-		t->local = c->global;
+		credit_to(t, c->global);
 	}
 }
 
@@ -612,10 +674,16 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	struct cz_thread *t = thread_find(c, tid);
 	uint64_t owed;
 
-	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+	/* At 0% too (owing nothing): the counts move alike, so unlock traps
+	 * stop 0% experiments where the others pay. */
+	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING))
 		return 0;
 	if (in_syscall) {
 		t->blocked = true;
+		return 0;
+	}
+	if (t->defer) {
+		t->defer = false;
 		return 0;
 	}
 	/* Woke from a blocking call whose switch-in record has not reached
@@ -669,11 +737,60 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
 			continue;
+		/* Armed at its unlock: paid there, inside its critical section,
+		 * unless it has not unlocked for a while. */
+		if (c->state == CZ_RUNNING && unlocks(c, t) && t->trap_armed &&
+		    c->now < t->trap_armed + EXP_CAUSAL_TRAP_GRACE_NS)
+			continue;
 		int64_t excess = t->excess;
 		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min)
 			tids[n++] = t->tid;
 	}
 	return n;
+}
+
+void exp_causal_set_trap(struct exp_causal *c, pid_t tid, bool has_trap)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (t) {
+		t->trap = has_trap;
+		t->trap_armed = 0;
+		t->trap_hit = 0;
+	}
+}
+
+bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid, uint64_t now)
+{
+	struct cz_thread *t = thread_find(c, tid);
+	bool want;
+
+	if (!t || !t->trap)
+		return false;
+	/* Counts move at 0% too, so 0% experiments trap where the others
+	 * would pay: a stop inside a critical section lengthens it whatever
+	 * the speedup, and only costs paid alike cancel (Coz section 2). */
+	want = c->state == CZ_RUNNING && t->local < c->global;
+	if (!want)
+		t->trap_armed = 0;
+	else if (!t->trap_armed)
+		t->trap_armed = now;
+	return want;
+}
+
+void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex)
+{
+	struct cz_thread *t = thread_find(c, tid);
+	struct cz_proc *p = t ? proc_get(c, t->pid) : NULL;
+	bool created;
+
+	if (p && mutex && (p->mutexes.len < MAX_MUTEXES || psup_u64map_find(&p->mutexes, mutex)))
+		psup_u64map_upsert(&p->mutexes, mutex, &created);
+	if (t) {
+		t->trap_hit = now;
+		/* Armed anew: the grace counts from its last unlock. */
+		t->trap_armed = now;
+	}
 }
 
 /* ---- experiments ----------------------------------------------------- */
@@ -685,6 +802,8 @@ static void forgive_all(struct exp_causal *c)
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		t->local = 0;
+		t->carried = 0;
+		t->defer = false;
 		t->credited_at = 0;
 		t->holding = false;
 		/* Excess is settled within an experiment: a hold that ran long
@@ -854,6 +973,7 @@ static bool settled(struct exp_causal *c)
 
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
 {
+	c->now = now;
 	switch (c->state) {
 	case CZ_RUNNING:
 		if (now - c->t_start < c->length)
@@ -1028,6 +1148,7 @@ void exp_causal_free(struct exp_causal *c)
 			continue;
 		struct cz_proc *p = (struct cz_proc *)(uintptr_t)c->procs.vals[i];
 		psup_u64map_release(&p->pcs);
+	psup_u64map_release(&p->mutexes);
 		free(p);
 	}
 	for (size_t i = 0; i < c->nlines; i++)

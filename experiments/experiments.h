@@ -541,6 +541,30 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
 /* Threads worth pausing now: owing at least pause_min_ns and not known to
  * be blocked. Writes up to max tids; returns how many. */
 unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max);
+/*
+ * Unlock traps (Coz pays a thread's delays in its pthread_mutex_unlock
+ * wrapper, before the release: the other threads then wait for the lock
+ * while it pays, which is how a faster line that makes a lock busier shows
+ * its cost). The command gives a thread a trap at the unlock's entry
+ * (set_trap true) and arms it while trap_wanted says so (the thread owes
+ * during an experiment); trapped says the thread stopped there (its hold
+ * is then asked as for any pause; mutex: the address unlocked, its first
+ * argument). A thread that stopped at its trap in the last
+ * EXP_CAUSAL_TRAP_RECENT_NS does not pay before a FUTEX_WAIT on a mutex
+ * seen at a trap (it would pay outside the lock it is about to wait for;
+ * Coz's pthread_mutex_lock wrapper pays nothing either); only the delays
+ * inserted while it was blocked are credited. Nor does it pay before a
+ * FUTEX_WAKE on such a mutex (the unlock's wake, after the release): what
+ * it still owes waits for its next trap. Such a thread, armed, is not
+ * interrupted to pay for EXP_CAUSAL_TRAP_GRACE_NS (it pays at its next
+ * unlock).
+ */
+#define EXP_CAUSAL_TRAP_GRACE_NS (10ULL * 1000000ULL)
+/* A thread counts as unlocking mutexes this long after its last trap. */
+#define EXP_CAUSAL_TRAP_RECENT_NS (100ULL * 1000000ULL)
+void exp_causal_set_trap(struct exp_causal *c, pid_t tid, bool has_trap);
+bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid, uint64_t now);
+void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex);
 
 /* Drives experiments: starts, ends (writing the record), cools off. Call
  * often (every few ms) and after draining samples. 0 or -errno (a write). */

@@ -1,6 +1,7 @@
 #include "sampler/sampler.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -78,6 +79,53 @@ void smp_bp_close(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+int smp_bp_trap_open(pid_t tid, uint64_t addr)
+{
+	struct perf_event_attr attr;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	int fd;
+
+	if (!addr || tid <= 0)
+		return -EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.bp_type = HW_BREAKPOINT_X;
+	attr.bp_addr = addr;
+	attr.bp_len = sizeof(long);
+	attr.sample_period = 1;
+	attr.wakeup_events = 1;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	/* after an exec the address means other code */
+	attr.remove_on_exec = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Not perf's sigtrap: that is a forced SIGTRAP, which unblocks it in
+	 * a thread that blocks it and resets the program's handler. */
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, smp_witch_signal()) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int smp_bp_trap_enable(int fd, bool on)
+{
+	if (ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+bool smp_bp_trap_is_ours(const siginfo_t *si, int fd)
+{
+	return si->si_signo == smp_witch_signal() && si->si_code == POLL_IN && si->si_fd == fd;
 }
 
 const char *smp_bp_strerror(int err)

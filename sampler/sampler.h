@@ -388,6 +388,24 @@ int smp_bp_read(int fd, uint64_t *count);
 void smp_bp_close(int fd);
 /* One line explaining an smp_bp_open() failure. Static string. */
 const char *smp_bp_strerror(int err);
+/*
+ * A trapping breakpoint (causal profiling: a thread that owes delays pays
+ * them at the entry of the mutex unlock, before the lock is released, as
+ * Coz's pthread_mutex_unlock wrapper does): HW_BREAKPOINT_X at addr for
+ * thread tid, created disabled; once enabled, each execution of the
+ * instruction queues smp_witch_signal() to the thread (POLL_IN, si_fd the
+ * event's; the kernel sets RF, so the instruction runs when the thread goes
+ * on), which a tracer sees as a signal-delivery stop at that instruction.
+ * A queued signal, not perf's sigtrap: a forced SIGTRAP would unblock
+ * SIGTRAP in a thread that blocks it and reset the program's handler.
+ * Dropped at the thread's exec. Uses one debug register. Returns the fd or
+ * -errno (as smp_bp_open).
+ */
+int smp_bp_trap_open(pid_t tid, uint64_t addr);
+/* Enables or disables it (an ioctl: the thread need not be stopped). */
+int smp_bp_trap_enable(int fd, bool on);
+/* Whether si is a trap of the smp_bp_trap_open() breakpoint fd. */
+bool smp_bp_trap_is_ours(const siginfo_t *si, int fd);
 
 /* The cost of one breakpoint visit to the visiting thread, measured on
  * the development VMs (KVM, kernel 6.18): a debug exception and its

@@ -276,6 +276,10 @@ struct sup_pause_hooks {
 	 * true to see its return through syscall_exit. */
 	bool (*syscall_enter)(void *arg, pid_t tid, int nr, const uint64_t args[6]);
 	void (*syscall_exit)(void *arg, pid_t tid, int nr, int64_t ret);
+	/* A signal-delivery stop: true when it is a trap the hooks set for
+	 * pausing (it is then never delivered: hold is asked, and the thread
+	 * resumes without the signal). */
+	bool (*trap)(void *arg, pid_t tid, const siginfo_t *si);
 	void *arg;
 };
 
@@ -297,6 +301,7 @@ struct sup_pause_stats {
 	uint64_t interrupt_ns;  /* total latency from interrupt request to its stop */
 	uint64_t seccomp_stops; /* intercepted calls (psup's filter) */
 	uint64_t seccomp_foreign; /* stops of the program's own filter (ENOSYS) */
+	uint64_t trap_stops;    /* traps of the pause hooks (sup_pause_hooks.trap) */
 };
 void sup_session_pause_stats(const struct sup_session *s, struct sup_pause_stats *out);
 

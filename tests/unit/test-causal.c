@@ -350,6 +350,100 @@ static void test_late_credit(void)
 	sym_space_free(sp);
 }
 
+/* A thread with an unlock trap pays there (inside its critical section, as
+ * Coz's unlock wrapper does), not before its blocking wait for the lock: its
+ * debt goes into the wait, and only the delays inserted while it was
+ * blocked are credited at its wake-up. */
+static void test_unlock_trap(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 50 * MS, .fixed_speedup = 50, .seed = 13,
+	};
+	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
+	uint64_t cond_args[6] = { 0x2000, FUTEX_WAIT_BITSET_PRIVATE, 0, 0, 0, ~0ULL };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	pid_t tids[8];
+	const pid_t a = 6001, b = 6002, d = 6003;
+	uint64_t now = 9000 * MS;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), 0), 0);
+	exp_causal_set_trap(c, a, true);
+	exp_causal_set_trap(c, 9999, true); /* unknown: ignored */
+	/* Before an experiment nothing is wanted. */
+	CHECK(!exp_causal_trap_wanted(c, a, now - 2 * MS));
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	/* a unlocks a mutex (owing nothing yet): it is known to unlock. */
+	exp_causal_trapped(c, a, now + MS / 2, 0x1000);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+
+	/* b runs the line twice: a and d owe 1 ms; a's trap is wanted. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 2 * MS);
+	CHECK(exp_causal_trap_wanted(c, a, now + 2 * MS));
+	CHECK(!exp_causal_trap_wanted(c, b, now + 2 * MS));
+	CHECK(!exp_causal_trap_wanted(c, d, now + 2 * MS));
+	/* An armed thread is left to its trap for a while: d is the only
+	 * thread to interrupt. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 3 * MS), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+	CHECK_EQ_INT(tids[0], d);
+
+	/* a waits for the lock: nothing paid there... */
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 3 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	/* ...d pays before its wait, as before. */
+	CHECK(!exp_causal_syscall_enter(c, d, SYS_futex, wait_args, now + 3 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), MS);
+	exp_causal_held(c, d, MS, MS);
+	/* Both block; b runs the line twice more; both wake at 6 ms. */
+	exp_causal_switch(c, a, true, false, now + 3 * MS + 1000);
+	exp_causal_switch(c, d, true, false, now + 3 * MS + 2000);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 5 * MS);
+	exp_causal_switch(c, a, false, false, now + 6 * MS);
+	exp_causal_switch(c, d, false, false, now + 6 * MS);
+	/* d is credited everything; a the two line executions of its wait,
+	 * not the debt it took into it, which it pays at its unlock. */
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
+	exp_causal_trapped(c, a, now + 6 * MS, 0x1000);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+	exp_causal_held(c, a, MS, MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK(!exp_causal_trap_wanted(c, a, now + 7 * MS));
+	/* The wake of its unlock (after the release) pays nothing: the debt
+	 * waits for its next trap; a wake elsewhere pays before, as ever. */
+	uint64_t mwake_args[6] = { 0x1000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+	uint64_t cwake_args[6] = { 0x2000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, mwake_args, now + 7 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cwake_args, now + 7 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	/* A condition variable's wait is no mutex wait: paid before. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS + MS / 2);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cond_args, now + 7 * MS + MS / 2));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_switch(c, a, true, false, now + 7 * MS + MS / 2 + 1000);
+	exp_causal_switch(c, a, false, false, now + 7 * MS + MS / 2 + 2000);
+	/* Its trap gone (an exec): it pays before its waits again. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
+	exp_causal_set_trap(c, a, false);
+	CHECK(!exp_causal_trap_wanted(c, a, now + 9 * MS));
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 9 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Delays use the mean period the samples really had (the timer fires a
  * little late), once enough were seen. */
 static void test_period(void)
@@ -523,6 +617,7 @@ int main(void)
 	test_runs();
 	test_switch_credit();
 	test_late_credit();
+	test_unlock_trap();
 	test_period();
 	test_speedup_distribution();
 	test_length();
