@@ -21,7 +21,9 @@
  * costs a debug exception: see smp_bp_visit_cost_ns()).
  */
 
-static int bp_open(pid_t tid, uint64_t addr, bool remove_on_exec)
+/* An execution breakpoint at addr of thread tid; period 0 counts, 1
+ * samples every visit (created disabled then). */
+static int bp_open_period(pid_t tid, uint64_t addr, bool remove_on_exec, uint64_t period)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -33,7 +35,9 @@ static int bp_open(pid_t tid, uint64_t addr, bool remove_on_exec)
 	attr.bp_addr = addr;
 	/* x86 accepts only sizeof(long) for execution breakpoints. */
 	attr.bp_len = sizeof(long);
-	attr.sample_period = 0;
+	attr.sample_period = period;
+	attr.wakeup_events = period ? 1 : 0;
+	attr.disabled = period != 0;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	/* After an exec the address means other code: the kernel drops the
@@ -41,6 +45,11 @@ static int bp_open(pid_t tid, uint64_t addr, bool remove_on_exec)
 	attr.remove_on_exec = remove_on_exec;
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+static int bp_open(pid_t tid, uint64_t addr, bool remove_on_exec)
+{
+	return bp_open_period(tid, addr, remove_on_exec, 0);
 }
 
 int smp_bp_open(pid_t tid, uint64_t addr)
@@ -83,28 +92,14 @@ void smp_bp_close(int fd)
 
 int smp_bp_trap_open(pid_t tid, uint64_t addr)
 {
-	struct perf_event_attr attr;
 	struct f_owner_ex owner = { F_OWNER_TID, tid };
 	int fd;
 
 	if (!addr || tid <= 0)
 		return -EINVAL;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_BREAKPOINT;
-	attr.bp_type = HW_BREAKPOINT_X;
-	attr.bp_addr = addr;
-	attr.bp_len = sizeof(long);
-	attr.sample_period = 1;
-	attr.wakeup_events = 1;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	/* after an exec the address means other code */
-	attr.remove_on_exec = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = bp_open_period(tid, addr, true, 1);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* Not perf's sigtrap: that is a forced SIGTRAP, which unblocks it in
 	 * a thread that blocks it and resets the program's handler. */
 	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, smp_witch_signal()) < 0 ||
