@@ -564,6 +564,17 @@ static unsigned kind_mask(enum exp_witch_kind k)
 	return k == EXP_WITCH_LOAD ? SYM_ACCESS_READ : SYM_ACCESS_WRITE;
 }
 
+/* The access masks of every analysis asked for. */
+static unsigned wanted_mask(const struct rec_witch *x)
+{
+	unsigned mask = 0;
+
+	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
+		if (x->o.kinds & (1u << k))
+			mask |= kind_mask((enum exp_witch_kind)k);
+	return mask;
+}
+
 /* Instructions from rip to the nearest access of a watched kind along the
  * code ahead, or 0 when none is within WITCH_SEEK_MAX. */
 static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
@@ -571,11 +582,8 @@ static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
 {
 	uint8_t buf[2 * WITCH_CODE];
 	struct sym_code code;
-	unsigned mask = 0, d;
+	unsigned mask = wanted_mask(x), d;
 
-	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
-		if (x->o.kinds & (1u << k))
-			mask |= kind_mask((enum exp_witch_kind)k);
 	if (!code_around(x, t, regs->rip, buf, &code))
 		return 0;
 	d = sym_flow_distance(&code, regs->rip, mask, WITCH_LOOK, regs);
@@ -642,11 +650,8 @@ static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_
 	struct sym_access seen[WITCH_SEEK_MAX * SYM_INSN_MAX_ACCESS];
 	unsigned nseen = 0;
 	uint32_t unknown = 0;
-	unsigned mask = 0, n;
+	unsigned mask = wanted_mask(x), n;
 
-	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
-		if (x->o.kinds & (1u << k))
-			mask |= kind_mask((enum exp_witch_kind)k);
 	if (!code_around(x, t, regs->rip, buf, &code))
 		return false;
 	n = sym_flow_path(&code, regs->rip, mask, WITCH_LOOK, regs, path, WITCH_SEEK_MAX + 1);
