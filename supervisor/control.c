@@ -28,10 +28,16 @@
 
 int sup_thread_siginfo(struct sup_session *s, pid_t tid, siginfo_t *si)
 {
-	if (!sup_thread_find(s, tid))
+	struct sup_thread *t = sup_thread_find(s, tid);
+
+	if (!t)
 		return -ESRCH;
-	if (ptrace(PTRACE_GETSIGINFO, tid, 0L, si) < 0)
-		return -errno;
+	if (!t->si_valid) {
+		if (ptrace(PTRACE_GETSIGINFO, tid, 0L, &t->si) < 0)
+			return -errno;
+		t->si_valid = true;
+	}
+	*si = t->si;
 	return 0;
 }
 

@@ -427,6 +427,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	    t->pid != s->root && ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->desc_opts) < 0)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
+	t->si_valid = false;
 	/* Causal profiling's stops (pause.c). */
 	if (!(t->flags & SUP_THREAD_DETACHING) && sup_pause_on_stop(s, t, &st))
 		return;

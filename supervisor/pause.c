@@ -312,7 +312,7 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 		return on_syscall_stop(s, t);
 	case SUP_STOP_SIGNAL: {
 		siginfo_t si;
-		if (!s->pause_hooks.trap || ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 ||
+		if (!s->pause_hooks.trap || sup_thread_siginfo(s, t->tid, &si) < 0 ||
 		    !s->pause_hooks.trap(s->pause_hooks.arg, t->tid, &si))
 			return false;
 		/* A trap of the pause hooks (a debt paid at a mutex unlock):

@@ -29,6 +29,10 @@ struct sup_thread {
 	bool mask_saved;           /* saved_mask to be restored after its delivery */
 	int drained_sig;           /* the signal unblocked while mask_saved */
 	uint64_t saved_mask;
+	/* The stop's siginfo, read once for the pause and signal hooks
+	 * (sup_thread_siginfo()); si_valid is cleared at each stop. */
+	siginfo_t si;
+	bool si_valid;
 	/* pause.c */
 	uint64_t pause_t0;   /* mono ns: interrupt request (or seccomp stop seen) */
 	uint64_t hold_until; /* mono ns, SUP_THREAD_HELD */
