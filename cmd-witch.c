@@ -500,16 +500,31 @@ static uint64_t context_of(struct rec_witch *x, struct sym_space *sp, struct wt_
 
 /* ---- samples --------------------------------------------------------------- */
 
+/* The access masks an analysis looks at (stores for dead and silent, loads
+ * for load). */
+static unsigned kind_mask(enum exp_witch_kind k)
+{
+	return k == EXP_WITCH_LOAD ? SYM_ACCESS_READ : SYM_ACCESS_WRITE;
+}
+
+/* The access masks of every analysis asked for. */
+static unsigned wanted_mask(const struct rec_witch *x)
+{
+	unsigned mask = 0;
+
+	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
+		if (x->o.kinds & (1u << k))
+			mask |= kind_mask((enum exp_witch_kind)k);
+	return mask;
+}
+
 static bool kinds_wanted(const struct rec_witch *x, const struct sym_insn *insn)
 {
-	for (unsigned i = 0; i < insn->naccess; i++) {
-		unsigned f = insn->access[i].flags;
-		if ((f & SYM_ACCESS_WRITE) &&
-		    (x->o.kinds & ((1u << EXP_WITCH_DEAD) | (1u << EXP_WITCH_SILENT))))
+	unsigned mask = wanted_mask(x);
+
+	for (unsigned i = 0; i < insn->naccess; i++)
+		if (insn->access[i].flags & mask)
 			return true;
-		if ((f & SYM_ACCESS_READ) && (x->o.kinds & (1u << EXP_WITCH_LOAD)))
-			return true;
-	}
 	return false;
 }
 
@@ -555,39 +570,6 @@ static bool code_around(struct rec_witch *x, struct wt_thread *t, uint64_t rip,
 	got = sup_thread_read(x->sup, t->tid, rip, buf, WITCH_CODE);
 	*code = (struct sym_code){ buf, got > 0 ? (size_t)got : 0, rip };
 	return got > 0;
-}
-
-/* The access masks an analysis looks at (stores for dead and silent, loads
- * for load). */
-static unsigned kind_mask(enum exp_witch_kind k)
-{
-	return k == EXP_WITCH_LOAD ? SYM_ACCESS_READ : SYM_ACCESS_WRITE;
-}
-
-/* The access masks of every analysis asked for. */
-static unsigned wanted_mask(const struct rec_witch *x)
-{
-	unsigned mask = 0;
-
-	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
-		if (x->o.kinds & (1u << k))
-			mask |= kind_mask((enum exp_witch_kind)k);
-	return mask;
-}
-
-/* Instructions from rip to the nearest access of a watched kind along the
- * code ahead, or 0 when none is within WITCH_SEEK_MAX. */
-static unsigned seek_distance(struct rec_witch *x, struct wt_thread *t,
-			      const struct user_regs_struct *regs)
-{
-	uint8_t buf[2 * WITCH_CODE];
-	struct sym_code code;
-	unsigned mask = wanted_mask(x), d;
-
-	if (!code_around(x, t, regs->rip, buf, &code))
-		return 0;
-	d = sym_flow_distance(&code, regs->rip, mask, WITCH_LOOK, regs);
-	return d <= WITCH_SEEK_MAX ? d : 0;
 }
 
 /*
@@ -639,29 +621,22 @@ static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
  * watch armed for it starts at whatever touches those bytes first
  * (on_first_trap).
  */
-static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_regs_struct *regs,
-		    uint64_t *pc, struct sym_insn *insn)
+static bool predict(const struct sym_code *code, const uint64_t *path, unsigned n,
+		    const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn)
 {
-	uint8_t buf[2 * WITCH_CODE];
-	uint64_t path[WITCH_SEEK_MAX + 1];
-	struct sym_code code;
 	struct user_regs_struct r = *regs;
 	struct sym_insn in;
 	struct sym_access seen[WITCH_SEEK_MAX * SYM_INSN_MAX_ACCESS];
 	unsigned nseen = 0;
 	uint32_t unknown = 0;
-	unsigned mask = wanted_mask(x), n;
 
-	if (!code_around(x, t, regs->rip, buf, &code))
-		return false;
-	n = sym_flow_path(&code, regs->rip, mask, WITCH_LOOK, regs, path, WITCH_SEEK_MAX + 1);
 	if (n < 2)
 		return false;
 	for (unsigned i = 0; i + 1 < n; i++) {
-		size_t off = path[i] - code.base;
+		size_t off = path[i] - code->base;
 		r.rip = path[i];
-		if (is_call(code.bytes + off, (unsigned)(code.len - off < 16 ? code.len - off : 16)) ||
-		    sym_insn_decode(code.bytes + off, code.len - off, &r, &in) < 0)
+		if (is_call(code->bytes + off, (unsigned)(code->len - off < 16 ? code->len - off : 16)) ||
+		    sym_insn_decode(code->bytes + off, code->len - off, &r, &in) < 0)
 			return false;
 		/* what the way touches, with the registers of its turn (an
 		 * access through an unknown register may be anywhere) */
@@ -671,12 +646,12 @@ static bool predict(struct rec_witch *x, struct wt_thread *t, const struct user_
 			if (nseen < sizeof(seen) / sizeof(seen[0]))
 				seen[nseen++] = in.access[j];
 		}
-		if (sym_insn_advance(code.bytes + off, code.len - off, &r, &unknown) < 0)
+		if (sym_insn_advance(code->bytes + off, code->len - off, &r, &unknown) < 0)
 			return false;
 	}
-	size_t off = path[n - 1] - code.base;
+	size_t off = path[n - 1] - code->base;
 	r.rip = path[n - 1];
-	if (sym_insn_decode(code.bytes + off, code.len - off, &r, &in) < 0 ||
+	if (sym_insn_decode(code->bytes + off, code->len - off, &r, &in) < 0 ||
 	    (in.gpr_address & unknown) || (in.flags & SYM_INSN_STRING))
 		return false;
 	/* an access on the way to the same bytes would be the first trap */
@@ -739,17 +714,28 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 		 (unsigned long long)regs.rip, insn.naccess, insn.flags);
 	uint64_t pc = regs.rip;
 	bool syscall = n >= 2 && code[0] == 0x0f && code[1] == 0x05;
-	if ((!insn.naccess || !kinds_wanted(x, &insn)) && !t->seek && !x->ev.mem_event && !syscall &&
-	    predict(x, t, &regs, &pc, &insn))
-		x->predicted++;
-	if (!insn.naccess || !kinds_wanted(x, &insn)) {
+	bool wanted = insn.naccess && kinds_wanted(x, &insn);
+	if (!wanted && !t->seek && !x->ev.mem_event && !syscall) {
+		/* The way to the next access: the sample is taken there at
+		 * once when its address can be computed (predict()), else
+		 * the thread is stepped there, with slack for the way the
+		 * program really goes. */
+		uint8_t buf[2 * WITCH_CODE];
+		uint64_t path[WITCH_SEEK_MAX + 1];
+		struct sym_code cw;
+		unsigned np = code_around(x, t, regs.rip, buf, &cw)
+				      ? sym_flow_path(&cw, regs.rip, wanted_mask(x), WITCH_LOOK, &regs,
+						      path, WITCH_SEEK_MAX + 1)
+				      : 0;
+		wanted = predict(&cw, path, np, &regs, &pc, &insn);
+		if (wanted)
+			x->predicted++;
+		else
+			t->seek_max = np ? np + 1 : 0; /* np - 1 instructions, + 2 */
+	}
+	if (!wanted) {
 		/* Step to the next instruction, unless it is a system call
 		 * (0f 05: stepping it would wait for the call) or too far. */
-		if (!t->seek && !x->ev.mem_event && !syscall) {
-			/* Slack for the way the program really goes. */
-			unsigned d = seek_distance(x, t, &regs);
-			t->seek_max = d ? d + 2 : 0;
-		}
 		if (!x->ev.mem_event && !syscall && t->seek < t->seek_max) {
 			t->seek++;
 			return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
