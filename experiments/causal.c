@@ -16,17 +16,12 @@
 #include <linux/futex.h>
 
 #include "common/hash.h"
+#include "common/kcompat.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "symbols/symbols.h"
 
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449
-#endif
-#ifndef FUTEX_LOCK_PI2
-#define FUTEX_LOCK_PI2 13
-#endif
 
 /* Lines picked from the last RECENT in-scope samples. */
 #define RECENT 256

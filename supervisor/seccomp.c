@@ -25,12 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449
-#endif
-#ifndef FUTEX_LOCK_PI2
-#define FUTEX_LOCK_PI2 13
-#endif
+#include "common/kcompat.h"
 
 /* Futex commands that can block the caller or wake another thread. */
 static const unsigned futex_cmds[] = {
