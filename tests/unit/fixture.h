@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "report/report.h"
 
 /* The line of the marker comment in src that ends with "@name" (1-based);
  * exits 2 when there is none. */
@@ -105,6 +106,27 @@ static inline bool fx_json_parses(const char *dir, const char *json)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null", path);
 	return system(cmd) == 0;
+}
+
+/* p printed with o (and tree options t, NULL for the defaults) into a
+ * heap string the caller frees; NULL when printing failed. */
+static inline char *fx_render_ext(const struct rep_profile *p, const struct rep_options *o,
+				  const struct rep_tree_options *t)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&s, &n);
+	int rc;
+
+	if (!m)
+		return NULL;
+	rc = t ? rep_print_ext(p, o, t, m) : rep_print(p, o, m);
+	fclose(m);
+	if (rc) {
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 #endif

@@ -188,22 +188,12 @@ out:
 	return rep_writer_close(w);
 }
 
+/* Prints p into a heap string (caller frees). */
 static char *render(const struct rep_profile *p, enum rep_format f, unsigned views, unsigned top)
 {
 	struct rep_options o = { f, views, top, 0.0, NULL };
-	char *s = NULL;
-	size_t n = 0;
-	FILE *m = open_memstream(&s, &n);
 
-	if (!m)
-		return NULL;
-	if (rep_print(p, &o, m)) {
-		fclose(m);
-		free(s);
-		return NULL;
-	}
-	fclose(m);
-	return s;
+	return fx_render_ext(p, &o, NULL);
 }
 
 /* The JSON object of the causal "lines" (or "insufficient") entry whose

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "report/report-internal.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/tap.h"
 
 #define M 1000000ULL
@@ -108,19 +109,7 @@ static int write_profile(const char *path)
 
 static char *render(const struct rep_profile *p, const struct rep_options *o)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	if (rep_print(p, o, f) != 0) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	return buf;
+	return fx_render_ext(p, o, NULL);
 }
 
 /* The first profile node whose location's innermost frame is function. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report/report-internal.h"
+#include "tests/unit/fixture.h"
 #include "tests/unit/tap.h"
 
 static char tmpdir[] = "/tmp/psup-test-views-XXXXXX";
@@ -147,47 +148,15 @@ static unsigned check_sums(const struct rep_ctree *t, bool bottom_up)
 	return bad;
 }
 
-static char *render_ext(const struct rep_profile *p, const struct rep_options *o,
-			const struct rep_tree_options *t)
-{
-	char *s = NULL;
-	size_t n = 0;
-	FILE *m = open_memstream(&s, &n);
-	int rc;
-
-	if (!m)
-		return NULL;
-	rc = t ? rep_print_ext(p, o, t, m) : rep_print(p, o, m);
-	fclose(m);
-	if (rc) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
 static char *render(const struct rep_profile *p, const struct rep_options *o)
 {
-	return render_ext(p, o, NULL);
+	return fx_render_ext(p, o, NULL);
 }
 
 static bool json_valid(const char *json)
 {
-	char path[256];
-	FILE *f;
-	int st;
-
-	if (access("/usr/bin/python3", X_OK) != 0)
-		return true; /* the string checks still run */
-	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
-	f = fopen(path, "w");
-	if (!f)
-		return false;
-	fputs(json, f);
-	fclose(f);
-	snprintf(path, sizeof(path), "python3 -m json.tool %s/out.json >/dev/null", tmpdir);
-	st = system(path);
-	return st == 0;
+	/* without python3 the string checks still run */
+	return access("/usr/bin/python3", X_OK) != 0 || fx_json_parses(tmpdir, json);
 }
 
 static void test_top_down(const struct rep_profile *p, uint64_t k)
@@ -350,7 +319,7 @@ static void test_output(const struct rep_profile *p)
 	/* text: pruned by --min-percent (2 of 120 < 2%) and by --depth */
 	o = (struct rep_options){ .format = REP_FORMAT_TEXT, .views = REP_VIEW_TOP_DOWN };
 	t = (struct rep_tree_options){ .depth = 12, .min_percent = 2.0 };
-	s = render_ext(p, &o, &t);
+	s = fx_render_ext(p, &o, &t);
 	CHECK(s != NULL);
 	if (s) {
 		CHECK(strstr(s, "Top-down") != NULL);
@@ -362,11 +331,11 @@ static void test_output(const struct rep_profile *p)
 		free(s);
 	}
 	t.min_percent = 0;
-	s = render_ext(p, &o, &t);
+	s = fx_render_ext(p, &o, &t);
 	CHECK(s && strstr(s, "        [kernel]  from app.c:30\n") && !strstr(s, "hidden"));
 	free(s);
 	t.depth = 2;
-	s = render_ext(p, &o, &t);
+	s = fx_render_ext(p, &o, &t);
 	CHECK(s && strstr(s, "    main  from start.S:5\n") && !strstr(s, "  a  from app.c:10"));
 	CHECK(s && strstr(s, "more subtrees hidden: --depth, --min-percent"));
 	free(s);
@@ -375,7 +344,7 @@ static void test_output(const struct rep_profile *p)
 	o = (struct rep_options){ .format = REP_FORMAT_TEXT, .views = REP_VIEW_BOTTOM_UP,
 				  .top = 2 };
 	t = (struct rep_tree_options){ .depth = 12, .min_percent = 1.0 };
-	s = render_ext(p, &o, &t);
+	s = fx_render_ext(p, &o, &t);
 	CHECK(s != NULL);
 	if (s) {
 		CHECK(strstr(s, "  worker  [app]\n") != NULL);
@@ -388,7 +357,7 @@ static void test_output(const struct rep_profile *p)
 	/* markdown: nested bullets */
 	o = (struct rep_options){ .format = REP_FORMAT_MARKDOWN,
 				  .views = REP_VIEW_TOP_DOWN | REP_VIEW_BOTTOM_UP };
-	s = render_ext(p, &o, &t);
+	s = fx_render_ext(p, &o, &t);
 	CHECK(s != NULL);
 	if (s) {
 		CHECK(strstr(s, "### Top-down") && strstr(s, "### Bottom-up"));
@@ -468,14 +437,14 @@ static void test_large(void)
 		/* psup report's default for JSON: deep enough, and parsers that
 		 * recurse (Python's json) still read it */
 		to.depth = 256;
-		s = render_ext(p, &o, &to);
+		s = fx_render_ext(p, &o, &to);
 		CHECK(s && json_valid(s));
 		CHECK(s && strstr(s, "\"top_down\":1,\"bottom_up\":1}"));
 		free(s);
 		o.format = REP_FORMAT_TEXT;
 		to.depth = 12;
 		to.min_percent = 1.0;
-		s = render_ext(p, &o, &to);
+		s = fx_render_ext(p, &o, &to);
 		CHECK(s && strstr(s, "more subtrees hidden"));
 		free(s);
 	}
