@@ -403,20 +403,12 @@ static void trap_close(struct unlock_trap *tr)
 		exp_causal_set_trap(cz.eng, tr->tid, false);
 }
 
-/* Whether thread tid blocks sig (/proc: a tracee need not be stopped). */
+/* Whether thread tid blocks sig (or cannot be asked). */
 static bool blocks_signal(pid_t tid, int sig)
 {
-	char path[64], *buf, *p;
-	uint64_t blk = ~0ULL;
+	uint64_t pnd, blk;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return true;
-	p = strstr(buf, "\nSigBlk:");
-	if (p)
-		blk = strtoull(p + 8, NULL, 16);
-	free(buf);
-	return (blk >> (sig - 1)) & 1;
+	return sup_thread_sigstate(tid, &pnd, &blk) < 0 || ((blk >> (sig - 1)) & 1);
 }
 
 static void trap_open(struct unlock_trap *tr)

@@ -1210,22 +1210,11 @@ int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int 
  * back). Test: t6040-witch-signals. */
 static void check_blocked(struct rec_witch *x, struct wt_thread *t)
 {
-	char path[64], *buf, *p;
 	int sig = smp_witch_signal();
-	uint64_t blk = 0, pnd = 0;
+	uint64_t blk, pnd;
 
-	if (!t->ev)
+	if (!t->ev || sup_thread_sigstate(t->tid, &pnd, &blk) < 0)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/status", t->tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return;
-	p = strstr(buf, "\nSigPnd:");
-	if (p)
-		pnd = strtoull(p + 8, NULL, 16);
-	p = strstr(buf, "\nSigBlk:");
-	if (p)
-		blk = strtoull(p + 8, NULL, 16);
-	free(buf);
 	bool blocked = (blk >> (sig - 1)) & 1;
 	if (blocked != t->blocked) {
 		t->blocked = blocked;

@@ -211,31 +211,17 @@ bool sup_session_is_stopping(const struct sup_session *s)
 	return s->stopping;
 }
 
-/* SigPnd of /proc/TID/status: the signals queued for the thread itself
- * (psup's are sent to a thread: F_OWNER_TID, and the debug trap). */
-static bool read_sigpnd(pid_t tid, uint64_t *mask)
-{
-	char path[64], *buf, *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (psup_read_file(path, &buf, NULL) < 0)
-		return false;
-	p = strstr(buf, "\nSigPnd:");
-	if (p)
-		*mask = strtoull(p + 8, NULL, 16);
-	free(buf);
-	return p != NULL;
-}
-
 bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t)
 {
-	uint64_t pnd;
+	uint64_t pnd, blk;
 
 	/* A dying thread has nothing left to deliver to; and never loop:
 	 * after a few tries the detach goes ahead. */
 	if (!s->have_own_signals || (t->flags & SUP_THREAD_EXITING) || t->own_signal_waits >= 8)
 		return false;
-	if (!read_sigpnd(t->tid, &pnd))
+	/* SigPnd: the signals queued for the thread itself (psup's are sent
+	 * to a thread: F_OWNER_TID, and the debug trap) */
+	if (sup_thread_sigstate(t->tid, &pnd, &blk) < 0)
 		return false;
 	for (int sig = 1; sig <= 64; sig++) {
 		uint64_t bit = 1ULL << (sig - 1), mask;
@@ -304,12 +290,12 @@ void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int d
 		return;
 	}
 	if (t->mask_saved && delivered_sig > 0) {
-		uint64_t pnd;
+		uint64_t pnd, blk;
 		/* The signal is being delivered (and consumed): the
 		 * program's mask again, before it runs another instruction,
 		 * once no other instance of it waits (a realtime signal
 		 * queues each). Other signals stay as they were. */
-		if (delivered_sig == t->drained_sig && read_sigpnd(t->tid, &pnd) &&
+		if (delivered_sig == t->drained_sig && sup_thread_sigstate(t->tid, &pnd, &blk) == 0 &&
 		    (pnd & (1ULL << (delivered_sig - 1))))
 			return;
 		mask = t->saved_mask;

@@ -106,6 +106,13 @@ static long status_field(const char *status, const char *key)
 	return line ? strtol(line + strlen(key), NULL, 10) : -1;
 }
 
+static uint64_t status_mask(const char *status, const char *key)
+{
+	const char *line = strstr(status, key);
+
+	return line ? strtoull(line + strlen(key), NULL, 16) : 0;
+}
+
 int sup_proc_status(pid_t tid, struct sup_proc_status *out)
 {
 	char path[64], *buf;
@@ -124,6 +131,8 @@ int sup_proc_status(pid_t tid, struct sup_proc_status *out)
 	for (const char *p = buf; (p = strstr(p, "Pnd:")); p += 4)
 		if (strtoull(p + 4, NULL, 16))
 			out->signal_pending = true;
+	out->sigpnd = status_mask(buf, "\nSigPnd:");
+	out->sigblk = status_mask(buf, "\nSigBlk:");
 	out->state = '?';
 	state = strstr(buf, "\nState:");
 	if (state) {
@@ -133,6 +142,18 @@ int sup_proc_status(pid_t tid, struct sup_proc_status *out)
 		out->state = *state;
 	}
 	free(buf);
+	return 0;
+}
+
+int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked)
+{
+	struct sup_proc_status ps;
+	int err = sup_proc_status(tid, &ps);
+
+	if (err < 0)
+		return err;
+	*pending = ps.sigpnd;
+	*blocked = ps.sigblk;
 	return 0;
 }
 
