@@ -7,6 +7,7 @@
 #ifndef PSUP_TESTS_FIXTURE_H
 #define PSUP_TESTS_FIXTURE_H
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +53,29 @@ static int fx_run(const char *fmt, ...)
 	if (st != 0)
 		fprintf(stderr, "command failed (%d): %s\n", st, cmd);
 	return st;
+}
+
+/* Reads fd into buf (size bytes, NUL-terminated) until it holds end;
+ * returns the length, -1 on end of file, an error, or a minute without
+ * output (a guard against a broken fixture, not a timing check). */
+static inline long fx_read_until(int fd, char *buf, size_t size, const char *end)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (!strstr(buf, end)) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (len + 1 >= size || poll(&pfd, 1, 60000) <= 0)
+			return -1;
+		r = read(fd, buf + len, size - 1 - len);
+		if (r <= 0)
+			return -1;
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	return (long)len;
 }
 
 /* Writes text to dir/name; exits 2 when it cannot. */

@@ -5,7 +5,6 @@
  * ptrace, only SIGSTOP / SIGCONT and waitpid(WUNTRACED). */
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
@@ -64,22 +63,9 @@ static inline int pf_start(struct pf_child *c, const char *name, unsigned n, boo
 	c->out = fds[0];
 	if (prints) {
 		char buf[512];
-		size_t len = 0;
 
-		buf[0] = '\0';
-		while (!strstr(buf, "end\n")) {
-			struct pollfd pfd = { c->out, POLLIN, 0 };
-			ssize_t r;
-
-			/* A guard against a broken fixture, not a timing check. */
-			if (poll(&pfd, 1, 60000) <= 0)
-				return -1;
-			r = read(c->out, buf + len, sizeof(buf) - 1 - len);
-			if (r <= 0)
-				return -1;
-			len += (size_t)r;
-			buf[len] = '\0';
-		}
+		if (fx_read_until(c->out, buf, sizeof(buf), "end\n") < 0)
+			return -1;
 		sscanf(strstr(buf, "work "), "work %lx", (unsigned long *)&c->work);
 		sscanf(strstr(buf, "other "), "other %lx", (unsigned long *)&c->other);
 	}

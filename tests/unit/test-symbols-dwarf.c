@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,23 +293,10 @@ static int child_start(const struct variant *v, struct child *c)
 static int child_continue(struct child *c)
 {
 	char buf[4096], *line, *save;
-	size_t len = 0;
 
-	if (ptrace(PTRACE_CONT, c->pid, NULL, NULL))
+	if (ptrace(PTRACE_CONT, c->pid, NULL, NULL) ||
+	    fx_read_until(c->out, buf, sizeof(buf), "end\n") < 0)
 		return -1;
-	while (!strstr(buf, "end\n") || !len) {
-		struct pollfd pfd = { c->out, POLLIN, 0 };
-		ssize_t r;
-
-		/* A guard against a broken fixture, not a timing assertion. */
-		if (poll(&pfd, 1, 60000) <= 0)
-			return -1;
-		r = read(c->out, buf + len, sizeof(buf) - 1 - len);
-		if (r <= 0)
-			return -1;
-		len += (size_t)r;
-		buf[len] = '\0';
-	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char name[32];
 		unsigned long val;
