@@ -20,8 +20,14 @@ d=$(wfrac l2.json dead)
 p=$(wpair_pct l2.json dead witch-listing2.c "$z" "$w")
 note "listing 2: dead $d%, pair (zero, rewrite) $p% of the waste"
 # Half the stores counted; by time about as much (both loops run a store a
-# cycle), moved by the stops' effect on the loops' time (t6020, README).
-in_range "$d" 38 62 || fail "listing 2: dead fraction $d%, expected about 50"
+# cycle), moved by the stops' effect on the loops' time (witch-lib.sh,
+# README): under a sanitizer build of psup, by much more.
+lo=38 hi=62
+if witch_sanitized; then
+	lo=15 hi=85
+	note "psup is a sanitizer build: listing 2's bound is $lo-$hi%"
+fi
+in_range "$d" $lo $hi || fail "listing 2: dead fraction $d%, expected about 50"
 in_range "$p" 90 100.01 || fail "listing 2: pair ($z, $w) has $p% of the waste, expected all"
 jq_check l2.json '.witch.dead.counters.traps >= 50' "listing 2: too few traps"
 # Full call paths: main's caller chain ends in the marked source line.

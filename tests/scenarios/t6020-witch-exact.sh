@@ -9,14 +9,9 @@
 . "$(dirname "$0")/witch-lib.sh"
 cd "$WORK"
 
-# Time-weighted samples see the stops' own cost: after each stop the
-# program runs slower for a while (its caches went to whatever ran during
-# the stop), longer the longer the stop. A sanitizer build of psup makes
-# every stop several times longer, which moved Listing 2 to 35-46% there
-# (49-51% with the plain build): the accuracy bound is the plain build's;
-# under a sanitizer the comparisons only check both sides are found.
+# Accuracy: the plain build's bound; under a sanitizer (witch-lib.sh) wide.
 tol=5
-if ldd "$PSUP" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+if witch_sanitized; then
 	tol=25
 	note "psup is a sanitizer build: sampled vs exact within $tol points, not 5"
 fi

@@ -1,5 +1,16 @@
 # Witch helpers for the t6xxx scenarios (sourced after lib.sh).
 
+# Time-weighted samples see the stops' own cost: after each stop the
+# program runs slower for a while (its caches went to whatever ran during
+# the stop), longer the longer the stop. A sanitizer build of psup makes
+# every stop several times longer, which moved Listing 2's dead fraction
+# to 31-46% there (49-51% with the plain build, README). witch_sanitized
+# is true for such a build; accuracy bounds are the plain build's, and
+# under a sanitizer widen to check only that both sides are found.
+witch_sanitized() {
+	ldd "$PSUP" 2>/dev/null | grep -q 'libasan\|libubsan'
+}
+
 # wmark FILE NAME: the line of the code comment /* MARK:NAME */ (the
 # targets' header comments name their markers too).
 wmark() {
