@@ -475,25 +475,29 @@ static int lk_lookup_line(struct lk_image *li, struct lk_line_ctx *ctx, bool col
 
 /* GCC's full clones (same semantics, other calling convention) keep the
  * function's calls: "f.constprop.0", "f.isra.0". Parts (".part.N") and
- * cold blocks (".cold") are pieces of f entered from f itself. */
+ * cold blocks (".cold") are pieces of f entered from f itself. A symbol
+ * version is not part of the name: glibc's symbol table (its debug file's)
+ * names the function "pthread_mutex_unlock@@GLIBC_2.2.5". */
 static size_t base_name_len(const char *name)
 {
-	const char *dot = strchr(name, '.');
+	size_t full = strcspn(name, "@");
+	const char *end = name + full;
+	const char *dot = memchr(name, '.', full);
 
 	if (!dot || dot == name)
-		return strlen(name);
-	for (const char *p = dot; p && *p == '.'; p = strchr(p + 1, '.')) {
+		return full;
+	for (const char *p = dot; p && p < end && *p == '.'; p = memchr(p + 1, '.', (size_t)(end - p - 1))) {
 		if (!strncmp(p, ".part.", 6) || !strncmp(p, ".cold", 5))
 			return 0; /* never an entry */
 	}
-	for (const char *p = dot; *p;) {
+	for (const char *p = dot; p < end;) {
 		if (!strncmp(p, ".constprop.", 11))
 			p += 11;
 		else if (!strncmp(p, ".isra.", 6))
 			p += 6;
 		else
-			return strlen(name);
-		while (*p >= '0' && *p <= '9')
+			return full;
+		while (p < end && *p >= '0' && *p <= '9')
 			p++;
 	}
 	return (size_t)(dot - name);

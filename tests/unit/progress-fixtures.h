@@ -40,7 +40,15 @@ static const char pf_lib_src[] =
 	"		lib_step(i);\n"
 	"		PSUP_PROGRESS_NAMED(\"iter\");\n"
 	"	}\n"
-	"}\n";
+	"}\n"
+	"#ifdef PL_VERSIONED\n"
+	"/* as glibc names its functions in its symbol table: name@@VERSION */\n"
+	"__attribute__((noinline)) int lib_v_impl(int i)\n"
+	"{\n"
+	"	return lib_sink + i;\n"
+	"}\n"
+	"__asm__(\".symver lib_v_impl, lib_versioned@@PL_1\");\n"
+	"#endif\n";
 
 static const char pf_src[] =
 	"#include <signal.h>\n"
@@ -261,7 +269,9 @@ static inline void pf_build(void)
 		if ((pf_have_clang || strncmp(pfc_variants[i][1], "clang", 5)) &&
 		    fx_run("cd %s && %s", pf_dir, pfc_variants[i][1]))
 			exit(2);
-	if (fx_run("cd %s && cc -O2 -g -shared -fPIC " PF_INC "pl.c -o libpl.so", pf_dir))
+	fx_write(pf_dir, "pl.map", "PL_1 { global: *; };\n");
+	if (fx_run("cd %s && cc -O2 -g -shared -fPIC -DPL_VERSIONED -Wl,--version-script=pl.map " PF_INC
+		   "pl.c -o libpl.so", pf_dir))
 		exit(2);
 	if (fx_run("cd %s && cc -O2 -g " PF_INC "pff.c -o pff", pf_dir))
 		exit(2);

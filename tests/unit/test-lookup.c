@@ -186,6 +186,13 @@ static void check_c_variant(const struct pf_variant *v)
 	CHECK_EQ_INT(lookup(sp, "lib_step", &l), 0);
 	CHECK_EQ_INT(l.nsites, 1);
 	sym_lookup_release(&l);
+	/* a versioned name in the symbol table (lib_versioned@@PL_1, as
+	 * glibc's pthread_mutex_unlock@@GLIBC_2.2.5) is the function's name */
+	if (v->shared_lib) {
+		CHECK_EQ_INT(lookup(sp, "lib_versioned", &l), 0);
+		CHECK_EQ_INT(l.nsites, 1);
+		sym_lookup_release(&l);
+	}
 	snprintf(spec, sizeof(spec), "pl.c:%u", lib_body);
 	CHECK_EQ_INT(lookup(sp, spec, &l), 0);
 	CHECK_EQ_INT(l.nsites, 1);
