@@ -80,6 +80,7 @@ struct rec {
 	unsigned cpus;              /* CPUs the program may use */
 	struct sup_session *sup;
 	struct psup_u64map threads; /* tid -> struct rec_thread * */
+	uint64_t threads_seen;      /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;   /* pid -> struct rec_proc * */
 	struct smp_sink sink;
 	uint64_t samples, lost, unwind_failures, open_failures;
@@ -482,18 +483,23 @@ static void thread_records_pending(struct rec *r)
 /*
  * Ring size per thread. The drain stalls while an image's debug info loads
  * for the first time (tens of ms for a compressed libc debug file), so the
- * first threads get rings that hold a quarter second of 1 kHz stack samples;
- * programs with hundreds of threads get smaller ones, so pinned memory stays
- * bounded (about 300 MiB at 1,000 threads).
+ * first threads get rings that hold a quarter second of 1 kHz stack samples.
+ * Mapping a ring costs the kernel about 0.8 us a page (each page allocated
+ * and remapped), paid while the new thread and its creator wait in their
+ * clone stops: with 2 MiB for every thread a program that keeps creating
+ * threads ran at half speed. The threads after the first 16 get the
+ * sampler's default (62 ms of samples; psup drains every 10 ms or at half a
+ * ring), fewer pages once hundreds live, so pinned memory stays bounded
+ * (about 250 MiB at 1,000 threads).
  */
 static unsigned ring_pages_for(const struct rec *r)
 {
 	if (!r->unwind)
 		return 0; /* the sampler's default for stackless samples */
-	if (r->threads.len < 32)
+	if (r->threads_seen < 16)
 		return 512;
 	if (r->threads.len < 256)
-		return 128;
+		return SMP_RING_PAGES_STACK;
 	return 32;
 }
 
@@ -530,6 +536,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->tid = tid;
 	t->pid = pid;
 	err = smp_thread_open(r->ev, tid, ring_pages_for(r), &t->st);
+	r->threads_seen++;
 	if (err < 0) {
 		/* -ESRCH: the thread is already gone, nothing was missed. */
 		if (err != -ESRCH) {
