@@ -922,6 +922,11 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	};
 	int err = c->w ? rep_write_experiment(c->w, &e) : 0;
 
+	pr_trace("causal: experiment %u%%: %.1f ms, %llu delays of %.0f us, %llu samples in the line "
+		 "of %llu, %llu pauses (%.1f ms), first point +%llu",
+		 c->speedup, e.duration_ns / 1e6, (unsigned long long)c->global, c->delay_ns / 1e3,
+		 (unsigned long long)c->sel_samples, (unsigned long long)c->tot_samples, (unsigned long long)c->pauses,
+		 c->pause_ns / 1e6, k ? (unsigned long long)deltas[0].delta : 0ULL);
 	if (err == 0)
 		c->st.experiments++;
 	return err;
