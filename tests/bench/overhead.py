@@ -33,11 +33,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=3_000_000_000)
     ap.add_argument("--period", type=int, default=1_000_000, help="ns (task-clock)")
+    ap.add_argument("--only", action="append", help="run the rows whose name contains this (repeatable)")
     args = ap.parse_args()
 
     psup = os.path.join(args.build, "psup")
     work = os.path.join(args.build, "tests", "bench", "work")
-    for f in (psup, work):
+    spawn = os.path.join(args.build, "tests", "bench", "spawn")
+    for f in (psup, work, spawn):
         if not os.access(f, os.X_OK):
             sys.exit(f"bench: {f} is missing; build first (ninja -C {args.build})")
     perf = shutil.which("perf")
@@ -67,7 +69,13 @@ def main():
         "2 threads": [work, "2", str(args.iterations // 2)],
         # ~300k context switches: the cost of per-thread events on each switch.
         "futex ping-pong, 4 threads": [threads, "--futex", "4", "20000"],
+        # ~0.3 ms tasks on fresh threads: the cost per thread creation and exit.
+        "thread churn, 2x5000 threads": [spawn, "5000"],
     }
+    if args.only:
+        programs = {p: v for p, v in programs.items() if any(o in p for o in args.only)}
+        if not programs:
+            sys.exit(f"bench: no row matches {args.only}")
     print(f"# psup overhead over native, task-clock period {args.period} ns, "
           f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios")
     names = list(tools)
