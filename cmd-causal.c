@@ -101,7 +101,13 @@ struct unlock_trap {
 	pid_t tid, pid;
 	int fd;                  /* -1: none (not found yet, or refused) */
 	bool armed;
+	uint64_t retry_at;       /* mono ns: look at its signal mask again */
 };
+
+/* A new thread blocks every signal until its start routine runs (glibc's
+ * pthread_create blocks them all around the clone): a thread found blocking
+ * psup's signal is looked at again this often. */
+#define TRAP_RETRY_NS (20ULL * 1000000ULL)
 
 #define UNLOCK_NONE UINT64_MAX
 /* How often the processes without a known pthread_mutex_unlock have their
@@ -416,9 +422,12 @@ static void trap_open(struct unlock_trap *tr)
 	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)tr->pid);
 	int fd;
 
-	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz.traps_failed ||
-	    blocks_signal(tr->tid, smp_witch_signal()))
+	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz.traps_failed)
 		return;
+	if (blocks_signal(tr->tid, smp_witch_signal())) {
+		tr->retry_at = psup_now_ns() + TRAP_RETRY_NS;
+		return;
+	}
 	fd = smp_bp_trap_open(tr->tid, *at - 1);
 	if (fd < 0) {
 		/* No debug register left (progress points, witch) or no
@@ -567,13 +576,18 @@ static void trap_thread_gone(pid_t tid)
 	psup_u64map_remove(&cz.traps, (uint64_t)tid);
 }
 
-/* Arms the traps of the threads that owe, disarms the others. */
+/* Arms the traps of the threads that owe, disarms the others; gives one to
+ * the threads that blocked psup's signal when last looked at. */
 static void traps_update(uint64_t now)
 {
 	for (size_t i = 0; i < cz.traps.cap; i++) {
 		if (!cz.traps.keys[i] || !cz.traps.vals[i])
 			continue;
 		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+		if (tr->fd < 0 && tr->retry_at && now >= tr->retry_at) {
+			tr->retry_at = 0;
+			trap_open(tr);
+		}
 		if (tr->fd >= 0)
 			trap_arm(tr, !cz.failed && exp_causal_trap_wanted(cz.eng, tr->tid, now));
 	}

@@ -9,7 +9,9 @@
 #  - psup SIGKILLed while threads sit in intercepted futex calls: the
 #    program dies with it, none is left stopped (scenario 3);
 #  - pauses and interception change no output: the hand-off program run
-#    with experiments at a fixed speedup on its hottest line exits 0.
+#    with experiments at a fixed speedup on its hottest line exits 0;
+#  - the unlock traps reach threads created by pthread_create, which start
+#    with every signal blocked (a trap is opened once psup's signal is not).
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -33,6 +35,17 @@ expect_rc 0
 grep -q "handoff ok" "$WORK/out" || fail "hand-offs under experiments failed: $(cat "$WORK/err")"
 report_json pp.cbor >pp.json
 jq_check pp.json '.causal.info.experiments >= 1' "no experiment in a run of 20000 hand-offs"
+
+# Unlock traps: with the hammer line sped up, the client (main) and the
+# other hammerer owe, and pay at their pthread_mutex_unlock traps.
+hammer=$(grep -n 'MARK:causal_lock_hammer' "$SRCDIR/tests/targets/causal-contention.c" | cut -d: -f1)
+op=$(grep -n 'MARK:causal_lock_done' "$SRCDIR/tests/targets/causal-contention.c" | cut -d: -f1)
+run_psup 120 run -vv -o traps.cbor --experiment-ms 20 -p "causal-contention.c:$op" \
+	--line "causal-contention.c:$hammer" --speedup 50 -- "$TARGETS/causal-contention" 3 2
+expect_rc 0
+payers=$(grep -o 'pause: [0-9]* pays [0-9]* us at its unlock trap' "$WORK/err" | awk '{print $2}' | sort -u | wc -l)
+note "threads that paid at unlock traps: $payers"
+[ "$payers" -ge 2 ] || fail "only $payers thread(s) paid at an unlock trap, expected the client and a hammerer: $(grep 'unlock traps' "$WORK/err")"
 
 "$PSUP" run -q -o killed.cbor --runs 1 -- "$T" wait >"$WORK/wait.out" 2>&1 &
 ppid=$!
