@@ -6,7 +6,7 @@ native, psup, perf, ...) so CPU-speed drift hits them alike; each tool's ratio
 over the native run of the same round is computed, and the table shows the
 median of those ratios with their spread (min-max) over the rounds.
 
-usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N]
+usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N] [--only ROW]
 """
 import argparse
 import os
