@@ -148,6 +148,9 @@ check_nothing_left() {
 # start_bg CMD...: starts a background target whose stdout goes to
 # $WORK/bg.out; sets BG (its pid) after it printed "ready".
 start_bg() {
+	# The redirection happens in the child, later: a "ready" left in the
+	# file by the previous program must not count for this one.
+	rm -f "$WORK/bg.out" "$WORK/bg.err"
 	"$@" >"$WORK/bg.out" 2>"$WORK/bg.err" &
 	BG=$!
 	BG_PIDS+=("$BG")
