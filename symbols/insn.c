@@ -33,29 +33,37 @@ static void insn_decoder_init(void)
 /* The value of a general-purpose register as a base or index: any width
  * names its 64-bit register (a 32-bit address size is wrapped later).
  * false for a register that cannot address memory (vector: VSIB). */
+/* Where regs keeps the 64-bit general register reg is part of, or NULL. */
+static const unsigned long long *insn_reg_slot(ZydisRegister reg, const struct user_regs_struct *regs)
+{
+	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg)) {
+	case ZYDIS_REGISTER_RAX: return &regs->rax;
+	case ZYDIS_REGISTER_RBX: return &regs->rbx;
+	case ZYDIS_REGISTER_RCX: return &regs->rcx;
+	case ZYDIS_REGISTER_RDX: return &regs->rdx;
+	case ZYDIS_REGISTER_RSI: return &regs->rsi;
+	case ZYDIS_REGISTER_RDI: return &regs->rdi;
+	case ZYDIS_REGISTER_RBP: return &regs->rbp;
+	case ZYDIS_REGISTER_RSP: return &regs->rsp;
+	case ZYDIS_REGISTER_R8: return &regs->r8;
+	case ZYDIS_REGISTER_R9: return &regs->r9;
+	case ZYDIS_REGISTER_R10: return &regs->r10;
+	case ZYDIS_REGISTER_R11: return &regs->r11;
+	case ZYDIS_REGISTER_R12: return &regs->r12;
+	case ZYDIS_REGISTER_R13: return &regs->r13;
+	case ZYDIS_REGISTER_R14: return &regs->r14;
+	case ZYDIS_REGISTER_R15: return &regs->r15;
+	default: return NULL;
+	}
+}
+
 static bool insn_reg_value(ZydisRegister reg, const struct user_regs_struct *regs, uint64_t *out)
 {
-	ZydisRegister r64 = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+	const unsigned long long *slot = insn_reg_slot(reg, regs);
 
-	switch (r64) {
-	case ZYDIS_REGISTER_RAX: *out = regs->rax; return true;
-	case ZYDIS_REGISTER_RBX: *out = regs->rbx; return true;
-	case ZYDIS_REGISTER_RCX: *out = regs->rcx; return true;
-	case ZYDIS_REGISTER_RDX: *out = regs->rdx; return true;
-	case ZYDIS_REGISTER_RSI: *out = regs->rsi; return true;
-	case ZYDIS_REGISTER_RDI: *out = regs->rdi; return true;
-	case ZYDIS_REGISTER_RBP: *out = regs->rbp; return true;
-	case ZYDIS_REGISTER_RSP: *out = regs->rsp; return true;
-	case ZYDIS_REGISTER_R8: *out = regs->r8; return true;
-	case ZYDIS_REGISTER_R9: *out = regs->r9; return true;
-	case ZYDIS_REGISTER_R10: *out = regs->r10; return true;
-	case ZYDIS_REGISTER_R11: *out = regs->r11; return true;
-	case ZYDIS_REGISTER_R12: *out = regs->r12; return true;
-	case ZYDIS_REGISTER_R13: *out = regs->r13; return true;
-	case ZYDIS_REGISTER_R14: *out = regs->r14; return true;
-	case ZYDIS_REGISTER_R15: *out = regs->r15; return true;
-	default: return false;
-	}
+	if (slot)
+		*out = *slot;
+	return slot != NULL;
 }
 
 /* Instructions whose memory operand names a line or an address but moves
@@ -411,30 +419,6 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 	return 0;
 }
 
-/* A pointer to the 64-bit general register reg is part of, or NULL. */
-static unsigned long long *insn_reg_slot(ZydisRegister reg, struct user_regs_struct *regs)
-{
-	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg)) {
-	case ZYDIS_REGISTER_RAX: return &regs->rax;
-	case ZYDIS_REGISTER_RBX: return &regs->rbx;
-	case ZYDIS_REGISTER_RCX: return &regs->rcx;
-	case ZYDIS_REGISTER_RDX: return &regs->rdx;
-	case ZYDIS_REGISTER_RSI: return &regs->rsi;
-	case ZYDIS_REGISTER_RDI: return &regs->rdi;
-	case ZYDIS_REGISTER_RBP: return &regs->rbp;
-	case ZYDIS_REGISTER_RSP: return &regs->rsp;
-	case ZYDIS_REGISTER_R8: return &regs->r8;
-	case ZYDIS_REGISTER_R9: return &regs->r9;
-	case ZYDIS_REGISTER_R10: return &regs->r10;
-	case ZYDIS_REGISTER_R11: return &regs->r11;
-	case ZYDIS_REGISTER_R12: return &regs->r12;
-	case ZYDIS_REGISTER_R13: return &regs->r13;
-	case ZYDIS_REGISTER_R14: return &regs->r14;
-	case ZYDIS_REGISTER_R15: return &regs->r15;
-	default: return NULL;
-	}
-}
-
 /* The value of a source operand: an immediate, or a known register. */
 static bool insn_source(const ZydisDecodedOperand *op, const struct user_regs_struct *regs,
 			uint32_t unknown, uint64_t *v)
@@ -465,8 +449,9 @@ int sym_insn_advance(const uint8_t *code, size_t len, struct user_regs_struct *r
 	if (!info.gpr_written)
 		return 0;
 	const ZydisDecodedOperand *dst = &ops[0];
+	/* regs is the caller's to change: the slot is writable */
 	unsigned long long *slot = dst->type == ZYDIS_OPERAND_TYPE_REGISTER
-					   ? insn_reg_slot(dst->reg.value, regs) : NULL;
+					   ? (unsigned long long *)insn_reg_slot(dst->reg.value, regs) : NULL;
 	/* 64-bit results, or 32-bit ones (zero-extended); only the
 	 * destination written (no implied rdx, rsp) */
 	if (slot && (dst->size == 64 || dst->size == 32) &&
