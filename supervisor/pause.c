@@ -11,6 +11,7 @@
 #include "supervisor/supervisor-internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,11 +219,28 @@ static void foreign_seccomp(struct sup_session *s, struct sup_thread *t)
 	sup_thread_resume(t, resume_request(t), 0);
 }
 
+/* t stopped where it may pay (before an intercepted call, at a trap, at
+ * an interrupt in user code; now: when it stopped running for psup): holds
+ * it for what the hold hook says it owes, or resumes it at once. Where
+ * delays are paid decides what a virtual speedup shows (t5050): -vv says
+ * where, per stop. */
+static bool pay_or_resume(struct sup_session *s, struct sup_thread *t, uint64_t now, const char *where)
+{
+	uint64_t ns = s->pause_hooks.hold ? s->pause_hooks.hold(s->pause_hooks.arg, t->tid, false) : 0;
+
+	if (ns)
+		pr_trace("pause: %d pays %llu us %s", t->tid, (unsigned long long)(ns / 1000), where);
+	if (ns && hold(s, t, ns, now))
+		return true;
+	sup_thread_resume(t, resume_request(t), 0);
+	return true;
+}
+
 static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 {
 	struct __ptrace_syscall_info info;
 	unsigned long msg = 0;
-	uint64_t now = psup_now_ns(), ns = 0;
+	uint64_t now = psup_now_ns();
 	bool want_exit = false;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
@@ -247,19 +265,12 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 		t->flags |= SUP_THREAD_SYSEXIT;
 	else
 		t->flags &= ~SUP_THREAD_SYSEXIT;
-	if (s->pause_hooks.hold)
-		ns = s->pause_hooks.hold(s->pause_hooks.arg, t->tid, false);
-	/* Where delays are paid decides what a virtual speedup shows (t5050):
-	 * -vv says, per stop. */
-	if (ns)
-		pr_trace("pause: %d pays %llu us before call %d (arg1 %#llx)", t->tid,
-			 (unsigned long long)(ns / 1000), t->sysexit_nr,
+	char where[64] = "";
+	if (psup_log_level >= PSUP_LOG_TRACE)
+		snprintf(where, sizeof(where), "before call %d (arg1 %#llx)", t->sysexit_nr,
 			 (unsigned long long)info.seccomp.args[1]);
 	/* Coz 3.4.2: owed delays are executed before the call. */
-	if (ns && hold(s, t, ns, now))
-		return true;
-	sup_thread_resume(t, resume_request(t), 0);
-	return true;
+	return pay_or_resume(s, t, now, where);
 }
 
 static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
@@ -296,7 +307,7 @@ static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
 
 bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct sup_stop *st)
 {
-	uint64_t now, ns = 0;
+	uint64_t now;
 
 	if (t->flags & SUP_THREAD_HELD) {
 		/* A held thread stopped again: it was made to leave the hold
@@ -317,17 +328,8 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 			return false;
 		/* A trap of the pause hooks (a debt paid at a mutex unlock):
 		 * the program never sees it. */
-		now = psup_now_ns();
 		s->pstats.trap_stops++;
-		if (s->pause_hooks.hold)
-			ns = s->pause_hooks.hold(s->pause_hooks.arg, t->tid, false);
-		if (ns)
-			pr_trace("pause: %d pays %llu us at its unlock trap", t->tid,
-				 (unsigned long long)(ns / 1000));
-		if (ns && hold(s, t, ns, now))
-			return true;
-		sup_thread_resume(t, resume_request(t), 0);
-		return true;
+		return pay_or_resume(s, t, psup_now_ns(), "at its unlock trap");
 	}
 	case SUP_STOP_EVENT_STOP:
 		if (!(t->flags & SUP_THREAD_PAUSE_PENDING))
@@ -346,18 +348,10 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 			sup_thread_resume(t, resume_request(t), 0);
 			return true;
 		}
-		if (s->pause_hooks.hold)
-			ns = s->pause_hooks.hold(s->pause_hooks.arg, t->tid, false);
 		/* The hold counts from the stop, not from the request: a thread
 		 * waiting for a CPU meanwhile was not progressing anyway, and a
 		 * running one stops within microseconds of the request. */
-		if (ns)
-			pr_trace("pause: %d pays %llu us at an interrupt", t->tid,
-				 (unsigned long long)(ns / 1000));
-		if (ns && hold(s, t, ns, now))
-			return true;
-		sup_thread_resume(t, resume_request(t), 0);
-		return true;
+		return pay_or_resume(s, t, now, "at an interrupt");
 	default:
 		return false;
 	}
