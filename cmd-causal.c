@@ -412,9 +412,9 @@ static void trap_close(struct unlock_trap *tr)
 /* Whether thread tid blocks sig (or cannot be asked). */
 static bool blocks_signal(pid_t tid, int sig)
 {
-	uint64_t pnd, blk;
+	uint64_t blk;
 
-	return sup_thread_sigstate(tid, &pnd, &blk) < 0 || ((blk >> (sig - 1)) & 1);
+	return sup_thread_sigstate(tid, NULL, &blk) < 0 || ((blk >> (sig - 1)) & 1);
 }
 
 static void trap_open(struct unlock_trap *tr)

@@ -213,7 +213,7 @@ bool sup_session_is_stopping(const struct sup_session *s)
 
 bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t)
 {
-	uint64_t pnd, blk;
+	uint64_t pnd;
 
 	/* A dying thread has nothing left to deliver to; and never loop:
 	 * after a few tries the detach goes ahead. */
@@ -221,7 +221,7 @@ bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t)
 		return false;
 	/* SigPnd: the signals queued for the thread itself (psup's are sent
 	 * to a thread: F_OWNER_TID, and the debug trap) */
-	if (sup_thread_sigstate(t->tid, &pnd, &blk) < 0)
+	if (sup_thread_sigstate(t->tid, &pnd, NULL) < 0)
 		return false;
 	for (int sig = 1; sig <= 64; sig++) {
 		uint64_t bit = 1ULL << (sig - 1), mask;
@@ -290,12 +290,12 @@ void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int d
 		return;
 	}
 	if (t->mask_saved && delivered_sig > 0) {
-		uint64_t pnd, blk;
+		uint64_t pnd;
 		/* The signal is being delivered (and consumed): the
 		 * program's mask again, before it runs another instruction,
 		 * once no other instance of it waits (a realtime signal
 		 * queues each). Other signals stay as they were. */
-		if (delivered_sig == t->drained_sig && sup_thread_sigstate(t->tid, &pnd, &blk) == 0 &&
+		if (delivered_sig == t->drained_sig && sup_thread_sigstate(t->tid, &pnd, NULL) == 0 &&
 		    (pnd & (1ULL << (delivered_sig - 1))))
 			return;
 		mask = t->saved_mask;

@@ -225,7 +225,8 @@ int sup_thread_drain_signal(struct sup_session *s, pid_t tid, int sig);
 /* The thread's blocked signals (bit sig - 1), PTRACE_GETSIGMASK. */
 int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask);
 /* The thread's own pending and its blocked signals (bit sig - 1) from
- * /proc/TID/status: the thread need not be stopped. 0 or -errno. */
+ * /proc/TID/status: the thread need not be stopped. Either may be NULL.
+ * 0 or -errno. */
 int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked);
 /* Whether the session is detaching (or killing) every thread. */
 bool sup_session_is_stopping(const struct sup_session *s);

@@ -152,8 +152,10 @@ int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked)
 
 	if (err < 0)
 		return err;
-	*pending = ps.sigpnd;
-	*blocked = ps.sigblk;
+	if (pending)
+		*pending = ps.sigpnd;
+	if (blocked)
+		*blocked = ps.sigblk;
 	return 0;
 }
 
