@@ -22,7 +22,6 @@
 #include "report/report.h"
 #include "symbols/symbols.h"
 
-
 /* Lines picked from the last RECENT in-scope samples. */
 #define RECENT 256
 /* Address cache values: line index + 1, or OUT_OF_SCOPE. */
@@ -273,6 +272,13 @@ static struct cz_proc *proc_get(struct exp_causal *c, pid_t pid)
 	return p;
 }
 
+static void proc_free(struct cz_proc *p)
+{
+	psup_u64map_release(&p->pcs);
+	psup_u64map_release(&p->mutexes);
+	free(p);
+}
+
 static bool image_in_scope(struct exp_causal *c, struct cz_proc *p, const char *image)
 {
 	if (!image)
@@ -377,9 +383,7 @@ void exp_causal_process_forget(struct exp_causal *c, pid_t pid)
 		return;
 	p = (struct cz_proc *)(uintptr_t)*v;
 	psup_u64map_remove(&c->procs, (uint64_t)pid);
-	psup_u64map_release(&p->pcs);
-	psup_u64map_release(&p->mutexes);
-	free(p);
+	proc_free(p);
 }
 
 /* Whether t pays at its mutex unlocks: it has a trap and stopped at it
@@ -777,10 +781,9 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 {
 	struct cz_thread *t = thread_find(c, tid);
 	struct cz_proc *p = t ? proc_get(c, t->pid) : NULL;
-	bool created;
 
 	if (p && mutex && (p->mutexes.len < MAX_MUTEXES || psup_u64map_find(&p->mutexes, mutex)))
-		psup_u64map_upsert(&p->mutexes, mutex, &created);
+		psup_u64map_upsert(&p->mutexes, mutex, NULL);
 	if (t) {
 		t->trap_hit = now;
 		/* Armed anew: the grace counts from its last unlock. */
@@ -1146,10 +1149,7 @@ void exp_causal_free(struct exp_causal *c)
 	for (size_t i = 0; i < c->procs.cap; i++) {
 		if (!c->procs.keys[i] || !c->procs.vals[i])
 			continue;
-		struct cz_proc *p = (struct cz_proc *)(uintptr_t)c->procs.vals[i];
-		psup_u64map_release(&p->pcs);
-	psup_u64map_release(&p->mutexes);
-		free(p);
+		proc_free((struct cz_proc *)(uintptr_t)c->procs.vals[i]);
 	}
 	for (size_t i = 0; i < c->nlines; i++)
 		free(c->lines[i].file);
