@@ -105,8 +105,9 @@ struct unlock_trap {
 };
 
 /* A new thread blocks every signal until its start routine runs (glibc's
- * pthread_create blocks them all around the clone): a thread found blocking
- * psup's signal is looked at again this often. */
+ * pthread_create blocks them all around the clone): its trap is opened at
+ * a tick, and a thread found blocking psup's signal is looked at again
+ * this often. */
 #define TRAP_RETRY_NS (20ULL * 1000000ULL)
 
 #define UNLOCK_NONE UINT64_MAX
@@ -391,6 +392,16 @@ static void drain_now(void);
  * psup holds and never delivers. A thread that blocks that signal gets no
  * trap: the signal would wait, visible to its sigpending().
  */
+/* The traps from slot *i of cz.traps on: the next one, *i past it; NULL
+ * at the end. */
+static struct unlock_trap *next_trap(size_t *i)
+{
+	for (; *i < cz.traps.cap; (*i)++)
+		if (cz.traps.keys[*i] && cz.traps.vals[*i])
+			return (struct unlock_trap *)(uintptr_t)cz.traps.vals[(*i)++];
+	return NULL;
+}
+
 static void trap_arm(struct unlock_trap *tr, bool on)
 {
 	if (tr->fd < 0 || tr->armed == on)
@@ -503,6 +514,7 @@ static uint64_t unlock_address(pid_t pid)
 static void find_unlock(pid_t pid)
 {
 	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)pid), addr;
+	struct unlock_trap *tr;
 	bool created;
 
 	if (at && *at != UNLOCK_NONE)
@@ -515,24 +527,18 @@ static void find_unlock(pid_t pid)
 		return;
 	*at = addr + 1;
 	pr_debug("causal: pthread_mutex_unlock of %d at %#llx", pid, (unsigned long long)addr);
-	for (size_t i = 0; i < cz.traps.cap; i++) {
-		if (!cz.traps.keys[i] || !cz.traps.vals[i])
-			continue;
-		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+	for (size_t i = 0; (tr = next_trap(&i));)
 		if (tr->pid == pid)
 			trap_open(tr);
-	}
 }
 
 static void trap_forget_process(pid_t pid)
 {
-	for (size_t i = 0; i < cz.traps.cap; i++) {
-		if (!cz.traps.keys[i] || !cz.traps.vals[i])
-			continue;
-		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+	struct unlock_trap *tr;
+
+	for (size_t i = 0; (tr = next_trap(&i));)
 		if (tr->pid == pid)
 			trap_close(tr);
-	}
 	psup_u64map_remove(&cz.unlock_at, (uint64_t)pid);
 }
 
@@ -560,8 +566,11 @@ static void trap_thread_new(pid_t tid, pid_t pid)
 	tr->tid = tid;
 	tr->pid = pid;
 	tr->fd = -1;
+	/* Opened at the next tick, not in the clone stop: a thread made by
+	 * pthread_create blocks every signal until it runs its start
+	 * routine, so looking now would cost a /proc read to learn that. */
+	tr->retry_at = psup_now_ns();
 	*slot = (uint64_t)(uintptr_t)tr;
-	trap_open(tr);
 }
 
 static void trap_thread_gone(pid_t tid)
@@ -580,10 +589,9 @@ static void trap_thread_gone(pid_t tid)
  * the threads that blocked psup's signal when last looked at. */
 static void traps_update(uint64_t now)
 {
-	for (size_t i = 0; i < cz.traps.cap; i++) {
-		if (!cz.traps.keys[i] || !cz.traps.vals[i])
-			continue;
-		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+	struct unlock_trap *tr;
+
+	for (size_t i = 0; (tr = next_trap(&i));) {
 		if (tr->fd < 0 && tr->retry_at && now >= tr->retry_at) {
 			tr->retry_at = 0;
 			trap_open(tr);
@@ -595,10 +603,9 @@ static void traps_update(uint64_t now)
 
 static void traps_release(void)
 {
-	for (size_t i = 0; i < cz.traps.cap; i++) {
-		if (!cz.traps.keys[i] || !cz.traps.vals[i])
-			continue;
-		struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)cz.traps.vals[i];
+	struct unlock_trap *tr;
+
+	for (size_t i = 0; (tr = next_trap(&i));) {
 		if (tr->fd >= 0)
 			close(tr->fd);
 		free(tr);
@@ -846,19 +853,32 @@ static bool is_runnable(pid_t tid)
 	return r;
 }
 
+/* The processes' symbol spaces from slot *i of cz.spaces on: the next
+ * one (*pid its process), *i past it; NULL at the end. Before the root's
+ * exec its image is still psup's own: skipped. */
+static struct sym_space *next_space(size_t *i, pid_t *pid)
+{
+	for (; *i < cz.spaces.cap; (*i)++) {
+		if (!cz.spaces.keys[*i] || !cz.spaces.vals[*i])
+			continue;
+		*pid = (pid_t)cz.spaces.keys[*i];
+		if (*pid == cz.root && !cz.root_exec_seen)
+			continue;
+		return (struct sym_space *)(uintptr_t)cz.spaces.vals[(*i)++];
+	}
+	return NULL;
+}
+
 static void rescan(uint64_t now)
 {
+	struct sym_space *sp;
+	pid_t pid;
+
 	if (now - cz.last_rescan < CAUSAL_RESCAN_NS)
 		return;
 	cz.last_rescan = now;
-	for (size_t i = 0; i < cz.spaces.cap; i++) {
-		if (!cz.spaces.keys[i] || !cz.spaces.vals[i])
-			continue;
-		pid_t pid = (pid_t)cz.spaces.keys[i];
-		if (pid == cz.root && !cz.root_exec_seen)
-			continue;
-		find_points((struct sym_space *)(uintptr_t)cz.spaces.vals[i], pid);
-	}
+	for (size_t i = 0; (sp = next_space(&i, &pid));)
+		find_points(sp, pid);
 	if (!cz.warned_no_points && !end_to_end() && cz.root_exec_seen && cz.exec_time &&
 	    now - cz.exec_time > CAUSAL_RESCAN_NS && exp_progress_npoints(cz.pp) == 0) {
 		cz.warned_no_points = true;
@@ -915,15 +935,10 @@ int cmd_causal_tick(uint64_t now)
 			return fail(err);
 	}
 	if (cz.filter && !cz.traps_failed && now - cz.last_unlock_scan >= UNLOCK_SCAN_NS) {
+		pid_t pid;
 		cz.last_unlock_scan = now;
-		for (size_t i = 0; i < cz.spaces.cap; i++) {
-			if (!cz.spaces.keys[i] || !cz.spaces.vals[i])
-				continue;
-			pid_t pid = (pid_t)cz.spaces.keys[i];
-			if (pid == cz.root && !cz.root_exec_seen)
-				continue;
+		for (size_t i = 0; next_space(&i, &pid);)
 			find_unlock(pid);
-		}
 	}
 	if (cz.filter)
 		traps_update(now);
