@@ -823,16 +823,22 @@ static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
 	t->plan.narm = 0;
 }
 
-/* Drops the pending watches whose sampled access never came (the program
- * went another way than predicted; a handler jumped away). */
+/* Drops a pending watch whose sampled access never came (the program went
+ * another way than predicted; a handler jumped away; something else touched
+ * the bytes first). */
+static void drop_pending(struct rec_witch *x, struct wt_thread *t, unsigned slot)
+{
+	exp_witch_disarmed(x->x, t->tid, slot);
+	exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
+	disarm(x, t, slot);
+}
+
+/* All of them: a new sample of the thread came first. */
 static void cancel_pending(struct rec_witch *x, struct wt_thread *t)
 {
 	for (unsigned slot = 0; slot < SUP_DEBUG_SLOTS; slot++)
-		if (t->pending & (1u << slot)) {
-			exp_witch_disarmed(x->x, t->tid, slot);
-			exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
-			disarm(x, t, slot);
-		}
+		if (t->pending & (1u << slot))
+			drop_pending(x, t, slot);
 }
 
 static void cancel_seek(struct rec_witch *x, struct wt_thread *t)
@@ -878,6 +884,17 @@ static bool is_call(const uint8_t *c, unsigned len)
  * itself between iterations. *pc gets the instruction's address. Returns
  * EXP_WITCH_READ/WRITE bits, 0 when unknown.
  */
+/* The access flags of insn's accesses that touch [waddr, waddr + wlen). */
+static unsigned touching(const struct sym_insn *insn, uint64_t waddr, unsigned wlen)
+{
+	unsigned f = 0;
+
+	for (unsigned i = 0; i < insn->naccess; i++)
+		if (overlaps(insn->access[i].addr, insn->access[i].size, waddr, wlen))
+			f |= insn->access[i].flags;
+	return f;
+}
+
 static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 			    const struct user_regs_struct *regs, uint64_t waddr, unsigned wlen,
 			    uint64_t *pc)
@@ -922,13 +939,7 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 			}
 			continue;
 		}
-		unsigned f = 0;
-		bool any = false;
-		for (unsigned i = 0; i < insn.naccess; i++) {
-			any = true;
-			if (overlaps(insn.access[i].addr, insn.access[i].size, waddr, wlen))
-				f |= insn.access[i].flags;
-		}
+		unsigned f = touching(&insn, waddr, wlen);
 		/* push, pop and leave moved rsp (leave also rbp) after their
 		 * access: decode again with the registers they had before */
 		static const struct { int64_t dsp; bool rbp; } undo[] = {
@@ -940,18 +951,15 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 			b.rsp = regs->rsp + (uint64_t)undo[u].dsp;
 			if (undo[u].rbp)
 				b.rbp = regs->rsp - 8;
-			if (sym_insn_decode(code + 16 - k, k, &b, &bi) < 0)
-				continue;
-			for (unsigned i = 0; i < bi.naccess; i++)
-				if (overlaps(bi.access[i].addr, bi.access[i].size, waddr, wlen))
-					f |= bi.access[i].flags;
+			if (sym_insn_decode(code + 16 - k, k, &b, &bi) == 0)
+				f |= touching(&bi, waddr, wlen);
 		}
 		if (f) {
 			*pc = regs->rip - k;
 			flags = f;
 			continue;
 		}
-		if (any) {
+		if (insn.naccess) {
 			/* The registers the address came from may have been
 			 * overwritten by the instruction itself (mov
 			 * (%rdi,%rax,4),%eax): remember it as a guess. */
@@ -1007,9 +1015,7 @@ static void on_first_trap(struct rec_witch *x, struct wt_thread *t, unsigned slo
 	       (p->stack && (regs.rsp == p->arm.addr || regs.rsp == p->arm.addr + 8)));
 	if (!ran || sup_thread_read(x->sup, t->tid, p->arm.addr, value, p->arm.len) !=
 			    (long)p->arm.len) {
-		exp_witch_disarmed(x->x, t->tid, slot);
-		exp_witch_skip(x->x, EXP_WITCH_SKIP_STEP);
-		disarm(x, t, slot);
+		drop_pending(x, t, slot);
 		return;
 	}
 	exp_witch_armed(x->x, t->tid, slot, 0, value);
