@@ -24,8 +24,9 @@
  *    profile"): effective duration = duration - inserted delay (the paper's
  *    D). Throughput: period p_s = sum(effective) / sum(delta).
  *  - Latency (Little's law, L = lambda W): per experiment the mean number in
- *    flight is the mean of its value at the start and at the end,
- *    in_flight_begin + (arrivals - departures) / 2; pooled, lambda =
+ *    flight is its time average, read at every tick (the points' seventh
+ *    item); in records without it, the mean of its value at the start and
+ *    at the end, in_flight_begin + (arrivals - departures) / 2; pooled, lambda =
  *    sum(arrivals) / sum(effective) and L = the duration-weighted mean in
  *    flight, so W_s = sum(L_i * effective_i) / sum(arrivals_i).
  *  - Program speedup at s: (p_0 - p_s) / p_0, or (W_0 - W_s) / W_0 for
@@ -92,6 +93,7 @@ struct cz_pdelta {
 	uint32_t point;           /* row in points */
 	uint64_t delta, arrivals, departures;
 	int64_t in_flight;
+	double mean_in_flight;    /* measured over time; NAN: not recorded */
 };
 
 struct cz_exp {
@@ -224,7 +226,7 @@ static int64_t point_get(struct rep_profile *p, struct rep_causal *cz, struct re
 
 static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_slice name,
 		      enum rep_point_kind kind, uint64_t delta, uint64_t arr, uint64_t dep,
-		      int64_t in_flight)
+		      int64_t in_flight, double mean_in_flight)
 {
 	int64_t pt = point_get(p, cz, name, kind);
 	struct cz_pdelta *d;
@@ -239,6 +241,7 @@ static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_s
 	d->arrivals = arr;
 	d->departures = dep;
 	d->in_flight = in_flight;
+	d->mean_in_flight = mean_in_flight;
 	return 0;
 }
 
@@ -305,14 +308,15 @@ static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const 
 			return -EINVAL;
 		}
 		if ((rc = add_pdelta(p, cz, rp->name, (enum rep_point_kind)kind, rp->delta, rp->arrivals,
-				     rp->departures, rp->in_flight)))
+				     rp->departures, rp->in_flight,
+				     rp->have_mean ? (double)rp->mean_milli / 1000 : NAN)))
 			return rc;
 	}
 	/* --runs: the run is the unit of progress */
 	if (e->e2e) {
 		struct rep_slice n = { CZ_E2E_POINT, strlen(CZ_E2E_POINT) };
 
-		if ((rc = add_pdelta(p, cz, n, REP_POINT_THROUGHPUT, 1, 0, 0, 0)))
+		if ((rc = add_pdelta(p, cz, n, REP_POINT_THROUGHPUT, 1, 0, 0, 0, NAN)))
 			return rc;
 	}
 	e->npts = cz->npds - e->first;
@@ -522,8 +526,11 @@ struct cz_sum {
 static void sum_add(struct cz_sum *s, const struct cz_exp *e, const struct cz_pdelta *d)
 {
 	double eff = (double)eff_duration(e);
-	double mean_in_flight = (double)d->in_flight +
-				((double)d->arrivals - (double)d->departures) / 2.0;
+	/* Measured over the experiment when recorded; else the mean of its
+	 * start and end values. */
+	double mean_in_flight = !isnan(d->mean_in_flight) ? d->mean_in_flight
+				: (double)d->in_flight +
+					  ((double)d->arrivals - (double)d->departures) / 2.0;
 
 	if (mean_in_flight < 0)
 		mean_in_flight = 0;

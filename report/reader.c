@@ -737,8 +737,9 @@ static int ckey_lookup(const struct tok *t)
 	return -1;
 }
 
-/* A point: [name|null, kind, delta, arrivals, departures, in_flight, ...more
- * ignored]; in_flight may be negative. */
+/* A point: [name|null, kind, delta, arrivals, departures, in_flight,
+ * mean in flight in thousandths (optional), ...more ignored]; in_flight and
+ * the mean may be negative. */
 static int read_point(struct reader *rd, const struct tok *t, struct rep_rpoint *pt)
 {
 	struct items it = { false, 0 };
@@ -757,8 +758,16 @@ static int read_point(struct reader *rd, const struct tok *t, struct rep_rpoint 
 				return bad(rd, "%s", "a progress point has fewer than 6 items");
 			break;
 		}
-		if (i >= 6) {
+		if (i >= 7) {
 			rc = skip(rd, &c, 3);
+		} else if (i == 6) {
+			if (c.kind == TK_UINT && c.v <= INT64_MAX)
+				pt->mean_milli = (int64_t)c.v;
+			else if (c.kind == TK_NEGINT && c.v < INT64_MAX)
+				pt->mean_milli = -(int64_t)c.v - 1;
+			else
+				return bad(rd, "%s", "a progress point's mean in flight is not an integer");
+			pt->have_mean = true;
 		} else if (i == 0) {
 			if (c.kind != TK_NULL)
 				rc = read_text(rd, &c, &pt->name, "points");

@@ -3,6 +3,7 @@
 #include <cbor.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -561,7 +562,9 @@ int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned l
 	return rec_end(w);
 }
 
-/* Progress points as [name, kind, delta, arrivals, departures, in_flight]. */
+/* Progress points as [name, kind, delta, arrivals, departures, in_flight],
+ * latency pairs measured over time with a seventh: the mean in flight, in
+ * thousandths. */
 static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts)
 {
 	enc_text(w, "points");
@@ -569,13 +572,15 @@ static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_
 	for (unsigned i = 0; i < n; i++) {
 		const struct rep_point_delta *d = &pts[i];
 
-		enc_array(w, 6);
+		enc_array(w, d->have_mean ? 7 : 6);
 		enc_text_or_null(w, d->name);
 		enc_text(w, d->kind == REP_POINT_LATENCY ? "latency" : "throughput");
 		enc_uint(w, d->delta);
 		enc_uint(w, d->arrivals);
 		enc_uint(w, d->departures);
 		enc_int(w, d->in_flight_begin);
+		if (d->have_mean)
+			enc_int(w, (int64_t)llround(d->mean_in_flight * 1000));
 	}
 }
 

@@ -418,6 +418,8 @@ struct rep_rpoint {
 	struct rep_slice name, kind;
 	uint64_t delta, arrivals, departures;
 	int64_t in_flight;
+	int64_t mean_milli;  /* the seventh item, when have_mean */
+	bool have_mean;
 };
 
 struct rep_crec {

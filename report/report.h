@@ -247,6 +247,10 @@ struct rep_point_delta {
 	uint64_t delta;            /* throughput: visits in the experiment */
 	uint64_t arrivals, departures; /* latency: BEGIN and END visits in the experiment */
 	int64_t in_flight_begin;   /* latency: arrivals - departures at experiment start */
+	/* latency: the time average of the requests in flight over the
+	 * experiment, when have_mean (written in thousandths) */
+	double mean_in_flight;
+	bool have_mean;
 };
 
 struct rep_experiment {

@@ -33,6 +33,7 @@ struct exp_spec {
 	uint64_t delta, arrivals, departures;
 	int64_t in_flight;
 	bool e2e;
+	double mean; /* latency: the mean in flight measured over time (0: not recorded) */
 };
 
 /*
@@ -51,6 +52,9 @@ struct exp_spec {
  *     100 ms; 50%: in flight 8: 80 ms -> +20%; 100%: starts at 4 with 100 in
  *     and 96 out, so the mean in flight is 4 + 4/2 = 6: 60 ms -> +40%.
  *     Latency falls: the program speedup is positive. Slope 0.4.
+ *  l.c:35 "req" (latency) as c.c:30, with the mean in flight measured over
+ *     time recorded (5, 4, 3 while start and end say 10 throughout): W =
+ *     50, 40 and 30 ms -> +20%, +40%.
  *  d.c:40 "ops": 50% takes 1.1 s per 100 visits, 100% 1.2 s: -10%, -20%,
  *     slope -0.2 with the whole interval below 0: contention.
  *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width,
@@ -63,60 +67,65 @@ struct exp_spec {
  *  visits.
  */
 static const struct exp_spec exps[] = {
-	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
 
-	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
 
-	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false },
-	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false },
-	{ "/src/c.c", 30, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 8, false },
-	{ "/src/c.c", 30, 100, 1 * S_, 0, 0, "req", true, 0, 100, 96, 4, false },
+	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 0 },
+	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 0 },
+	{ "/src/c.c", 30, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 8, false, 0 },
+	{ "/src/c.c", 30, 100, 1 * S_, 0, 0, "req", true, 0, 100, 96, 4, false, 0 },
 
-	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/d.c", 40, 50, 1400 * MS, 300 * MS, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/d.c", 40, 100, 1800 * MS, 600 * MS, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/l.c", 35, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 5 },
+	{ "/src/l.c", 35, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 5 },
+	{ "/src/l.c", 35, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 4 },
+	{ "/src/l.c", 35, 100, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 3 },
 
-	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 90, 0, 0, 0, false },
-	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 110, 0, 0, 0, false },
-	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 105, 0, 0, 0, false },
-	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 115, 0, 0, 0, false },
-	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 120, 0, 0, 0, false },
-	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 130, 0, 0, 0, false },
+	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/d.c", 40, 50, 1400 * MS, 300 * MS, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/d.c", 40, 100, 1800 * MS, 600 * MS, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 90, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 110, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 105, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 115, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 120, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 130, 0, 0, 0, false, 0 },
 	/* 3 visits in a second: fewer than 5, left out (it would make 100% slower) */
-	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 3, 0, 0, 0, false },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 3, 0, 0, 0, false, 0 },
 
-	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
-	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
-	{ "/src/m.c", 5, 50, 1900 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true },
-	{ "/src/m.c", 5, 100, 1800 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
+	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
+	{ "/src/m.c", 5, 50, 1900 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
+	{ "/src/m.c", 5, 100, 1800 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
 
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/g.c", 70, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/g.c", 70, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/g.c", 70, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/i.c", 90, 0, 1 * S_, 0, 0, "ops", false, 0, 0, 0, 0, false },
-	{ "/src/i.c", 90, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
-	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/g.c", 70, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/g.c", 70, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/g.c", 70, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/i.c", 90, 0, 1 * S_, 0, 0, "ops", false, 0, 0, 0, 0, false, 0 },
+	{ "/src/i.c", 90, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
 };
 
 /* File offsets where each record ends, for the truncation test. */
@@ -151,7 +160,8 @@ static int write_file(const char *path, bool with_info)
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(exps); i++) {
 		const struct exp_spec *s = &exps[i];
 		struct rep_point_delta pd = { s->point, s->latency ? REP_POINT_LATENCY : REP_POINT_THROUGHPUT,
-					      s->delta, s->arrivals, s->departures, s->in_flight };
+					      s->delta, s->arrivals, s->departures, s->in_flight,
+					      s->mean, s->mean > 0 };
 		struct rep_experiment e = {
 			.time = START + i + 1, .file = s->file, .line = s->line,
 			.speedup_pct = s->speedup, .duration_ns = s->duration, .delay_ns = s->delay,
@@ -166,8 +176,8 @@ static int write_file(const char *path, bool with_info)
 	/* cumulative point counts, visits outside experiments included: the
 	 * latest record wins */
 	{
-		struct rep_point_delta tot[] = { { "ops", REP_POINT_THROUGHPUT, 10, 0, 0, 0 },
-						 { "req", REP_POINT_LATENCY, 0, 2, 1, 0 } };
+		struct rep_point_delta tot[] = { { "ops", REP_POINT_THROUGHPUT, 10, 0, 0, 0, 0, false },
+						 { "req", REP_POINT_LATENCY, 0, 2, 1, 0, 0, false } };
 
 		W(rep_write_progress_totals(w, START + 5, 2, tot));
 		tot[0].delta = 5000;
@@ -377,6 +387,8 @@ static void test_answers(const char *path)
 	NEAR(num(e, "phase_correction"), 0.5, 1e-3);
 	free(e);
 	check_curve(json, "c.c:30", 0.4, 20, 40, false);
+	/* the mean in flight measured over time wins over start and end */
+	check_curve(json, "l.c:35", 0.4, 20, 40, false);
 	check_curve(json, "d.c:40", -0.2, -10, -20, true);
 	check_curve(json, "m.c:5", 0.1, 5, 10, true);
 	e = entry(json, "lines", "m.c:5");
@@ -436,7 +448,7 @@ static void test_answers(const char *path)
 	CHECK(strstr(json, "{\"name\":\"req\",\"kind\":\"latency\",\"visits\":410,\"departures\":407}") != NULL);
 	CHECK(strstr(json, "{\"name\":\"end-to-end\",\"kind\":\"throughput\",\"visits\":4}") != NULL);
 	CHECK(strstr(json, "\"mode\":\"run\",\"syscall_crediting\":true,\"period_ns\":1000000,"
-			   "\"scope_lines\":123,\"note\":null,\"experiments\":47") != NULL);
+			   "\"scope_lines\":123,\"note\":null,\"experiments\":51") != NULL);
 	/* deterministic: the bootstrap has a fixed seed */
 	json2 = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
 	CHECK(json2 && strcmp(json, json2) == 0);
@@ -465,7 +477,7 @@ static void test_answers(const char *path)
 
 		for (const char *s = json; (s = strstr(s, "<svg")); s++)
 			nsvg++;
-		CHECK_EQ_INT(nsvg, 6); /* a b c d h m */
+		CHECK_EQ_INT(nsvg, 7); /* a b c d h l m */
 		/* self-contained: no scripts, no external resources */
 		CHECK(!strstr(json, "<script") && !strstr(json, "src=") && !strstr(json, "href=") &&
 		      !strstr(json, "@import"));
@@ -566,7 +578,7 @@ static void test_merge(const char *path)
 static void test_schema(void)
 {
 	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
-	struct rep_point_delta pd = { "x", REP_POINT_THROUGHPUT, 1, 0, 0, 0 };
+	struct rep_point_delta pd = { "x", REP_POINT_THROUGHPUT, 1, 0, 0, 0, 0, false };
 	struct rep_experiment e = { .time = START + 1, .file = "/a.c", .line = 1, .speedup_pct = 105,
 				    .duration_ns = 10, .npoints = 1, .points = &pd };
 	char path[300], err[256];

@@ -121,8 +121,8 @@ static int write_profile(const char *path, int variant)
 	if (!variant) {
 		struct rep_causal_info ci = { "run", true, 1000000, 12, "a note" };
 		struct rep_point_delta pd[] = {
-			{ "app.c:20", REP_POINT_THROUGHPUT, 40, 0, 0, 0 },
-			{ "req", REP_POINT_LATENCY, 0, 30, 28, -2 },
+			{ "app.c:20", REP_POINT_THROUGHPUT, 40, 0, 0, 0, 0, false },
+			{ "req", REP_POINT_LATENCY, 0, 30, 28, -2, 1.25, true },
 		};
 		struct rep_experiment ex = { 8000, "/src/app.c", 20, 0, 2000, 0, 0, 7, 20, 0, 0, 2, pd, false };
 
