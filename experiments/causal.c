@@ -124,6 +124,13 @@ struct exp_causal {
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
 	struct exp_point_value start_vals[MAX_POINTS];
 	unsigned npoints;
+	/* Latency pairs (in point_deltas' order): requests in flight at the
+	 * last reading, and their integral over the experiment so far
+	 * (request-ns), read at every tick: Little's L is a time average,
+	 * and two readings (start, end) of a count of 0..N made it noise. */
+	bool latency;
+	uint64_t t_flight;
+	double flight_prev[MAX_POINTS], flight_area[MAX_POINTS];
 	struct { uint64_t time, global; } hist[HIST];
 	unsigned nhist, hpos;
 
@@ -593,6 +600,35 @@ static bool can_block(int nr, const uint64_t args[6])
 	return nr == SYS_futex_waitv || nr == SYS_rt_sigtimedwait || nr == SYS_rt_sigsuspend;
 }
 
+/* The intercepted calls that wait for time or an event and are made to
+ * wait: a thread pays at their return what accumulated meanwhile. Not the
+ * reads and receives (they return at once in I/O loops, where a second stop
+ * per call would double psup's cost: a thread that blocked in one pays at its
+ * next intercepted call), nor a poll or epoll_wait with a zero timeout. */
+static bool pays_after(int nr, const uint64_t args[6])
+{
+	switch (nr) {
+	case SYS_nanosleep:
+	case SYS_clock_nanosleep:
+	case SYS_pause:
+	case SYS_ppoll:
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_wait4:
+	case SYS_waitid:
+		return true;
+	case SYS_poll:
+		return args[2] != 0;
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		return args[3] != 0;
+	default:
+		return false;
+	}
+}
+
 bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
 			      uint64_t now)
 {
@@ -648,24 +684,17 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		 * the thread still owes waits for its next unlock trap (armed
 		 * while it owes), inside the lock, as Coz pays. */
 		t->defer = true;
+	} else if (pays_after(nr, args)) {
+		/* A wait for time or an event: not credited, and the delays
+		 * inserted meanwhile are paid when it returns (Coz 3.4.1:
+		 * "added when it resumes"), at a stop at its exit. Paid at the
+		 * next call instead, they landed wherever that was: inside a
+		 * request that a client began after its think time (t5110),
+		 * where they lengthened the very latency a faster server
+		 * shortens. */
+		return true;
 	}
 	return false;
-}
-
-void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret)
-{
-	struct cz_thread *t = thread_find(c, tid);
-
-	/* Coz 3.4.2: whoever woke it had executed its delays first, so the
-	 * ones inserted while it waited are credited. A wait that failed at
-	 * once (EAGAIN: the value changed; a timeout) still is: the thread
-	 * that changed the value paid before its wake, and a timeout spent the
-	 * same time blocked. */
-	(void)ret;
-	if (t && t->local < c->global) {
-		pr_trace("causal: thread %d credited %llu", tid, (unsigned long long)(c->global - t->local));
-		credit_to(t, c->global);
-	}
 }
 
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
@@ -841,20 +870,6 @@ static bool pick_line(struct exp_causal *c)
 	return true;
 }
 
-static void start(struct exp_causal *c, uint64_t now)
-{
-	c->speedup = c->cfg.fixed_speedup >= 0 ? (unsigned)c->cfg.fixed_speedup
-					       : exp_causal_pick_speedup(&c->rng);
-	uint64_t period = c->nperiods >= 100 ? c->sum_periods / c->nperiods : c->cfg.period_ns;
-	c->delay_ns = period * c->speedup / 100;
-	forgive_all(c);
-	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
-	c->nhist = c->hpos = 0;
-	c->npoints = read_points(c, c->start_vals);
-	c->t_start = now;
-	c->state = CZ_RUNNING;
-}
-
 /* Builds the point deltas from start (NULL: totals since the beginning)
  * to end: throughput points one each, a latency pair (BEGIN and END of the
  * same name) one together. */
@@ -900,6 +915,48 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 	return k;
 }
 
+/* Adds the requests in flight since the last reading to each latency
+ * pair's integral (trapezoids), vals being the points read at now. */
+static void track_in_flight(struct exp_causal *c, const struct exp_point_value *vals, unsigned n,
+			    uint64_t now)
+{
+	struct rep_point_delta d[MAX_POINTS];
+	uint64_t min;
+	unsigned k = point_deltas(c->start_vals, c->npoints, vals, n, d, &min);
+	double dt = now > c->t_flight ? (double)(now - c->t_flight) : 0;
+
+	for (unsigned j = 0; j < k; j++) {
+		if (d[j].kind != REP_POINT_LATENCY)
+			continue;
+		double cur = (double)d[j].in_flight_begin + (double)d[j].arrivals - (double)d[j].departures;
+		if (now > c->t_flight)
+			c->flight_area[j] += (c->flight_prev[j] + cur) / 2 * dt;
+		c->flight_prev[j] = cur;
+	}
+	c->t_flight = now;
+}
+
+static void start(struct exp_causal *c, uint64_t now)
+{
+	c->speedup = c->cfg.fixed_speedup >= 0 ? (unsigned)c->cfg.fixed_speedup
+					       : exp_causal_pick_speedup(&c->rng);
+	uint64_t period = c->nperiods >= 100 ? c->sum_periods / c->nperiods : c->cfg.period_ns;
+	c->delay_ns = period * c->speedup / 100;
+	forgive_all(c);
+	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
+	c->nhist = c->hpos = 0;
+	c->npoints = read_points(c, c->start_vals);
+	c->t_start = now;
+	c->latency = false;
+	for (unsigned i = 0; i < c->npoints; i++)
+		c->latency |= c->start_vals[i].kind != EXP_POINT_THROUGHPUT;
+	c->t_flight = now;
+	memset(c->flight_area, 0, sizeof(c->flight_area));
+	if (c->latency)
+		track_in_flight(c, c->start_vals, c->npoints, now);
+	c->state = CZ_RUNNING;
+}
+
 static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end, uint64_t *min_delta)
 {
 	struct exp_point_value end[MAX_POINTS];
@@ -907,6 +964,14 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	unsigned n = read_points(c, end);
 	unsigned k = point_deltas(c->start_vals, c->npoints, end, n, deltas, min_delta);
 	const struct cz_line *l = c->sel >= 0 ? &c->lines[c->sel] : NULL;
+	if (c->latency) {
+		track_in_flight(c, end, n, now);
+		for (unsigned j = 0; j < k; j++)
+			if (deltas[j].kind == REP_POINT_LATENCY && now > c->t_start) {
+				deltas[j].mean_in_flight = c->flight_area[j] / (double)(now - c->t_start);
+				deltas[j].have_mean = true;
+			}
+	}
 	struct rep_experiment e = {
 		.time = now,
 		.file = l ? l->file : NULL,
@@ -977,6 +1042,12 @@ static bool settled(struct exp_causal *c)
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
 {
 	c->now = now;
+	if (c->latency && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
+		struct exp_point_value vals[MAX_POINTS];
+		unsigned n = read_points(c, vals);
+		if (n)
+			track_in_flight(c, vals, n, now);
+	}
 	switch (c->state) {
 	case CZ_RUNNING:
 		if (now - c->t_start < c->length)

@@ -524,13 +524,11 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
 
 /* Run mode's intercepted calls, at time now. A call that can block on
  * another thread makes the thread's next block and wake-up (its switch
- * records) a credit. Returns true when the caller must report the call's
- * return (exp_causal_syscall_exit): never since crediting moved to the
- * switch records, which saves a stop per blocking call. */
+ * records) a credit: no stop at its return. Returns true when the thread
+ * must stop at the call's return to pay what it owes then (exp_causal_hold):
+ * a wait for I/O or time during an experiment. */
 bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
 			      uint64_t now);
-/* A blocking call returned: credit (local = global). */
-void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid, int64_t ret);
 
 /* How long to hold stopped thread tid now (ns, 0: not at all); counts the
  * owed delays as paid. in_syscall: it is blocked, do not hold (it pays when

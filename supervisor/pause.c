@@ -299,6 +299,12 @@ static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
 			if (s->pause_hooks.syscall_exit)
 				s->pause_hooks.syscall_exit(s->pause_hooks.arg, t->tid, nr,
 							    info.exit.rval);
+			char where[64] = "";
+			if (psup_log_level >= PSUP_LOG_TRACE)
+				snprintf(where, sizeof(where), "after call %d", nr);
+			/* Coz 3.4.1: what a wait for I/O or time let
+			 * accumulate is paid as it returns. */
+			return pay_or_resume(s, t, psup_now_ns(), where);
 		}
 	}
 	sup_thread_resume(t, resume_request(t), 0);

@@ -277,7 +277,8 @@ struct sup_pause_hooks {
 	 * for Coz's excess accounting. */
 	void (*held)(void *arg, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
 	/* An intercepted call is about to run (before hold is asked). Return
-	 * true to see its return through syscall_exit. */
+	 * true to see its return through syscall_exit, after which hold is
+	 * asked again (the thread may pay there). */
 	bool (*syscall_enter)(void *arg, pid_t tid, int nr, const uint64_t args[6]);
 	void (*syscall_exit)(void *arg, pid_t tid, int nr, int64_t ret);
 	/* A signal-delivery stop: true when it is a trap the hooks set for

@@ -169,6 +169,32 @@ static void test_engine(void)
 		exp_causal_held(c, a, MS, MS);
 	}
 
+	/* Coz 3.4.1: a wait for time is paid before and at its return, never
+	 * credited; reads, and polls that cannot wait, stop only before. */
+	{
+		const uint64_t sleep_args[6] = { 0x1000, 0, 0, 0, 0, 0 };
+		const uint64_t poll_now[6] = { 0x1000, 1, 0, 0, 0, 0 };
+		const uint64_t poll_wait[6] = { 0x1000, 1, 100, 0, 0, 0 };
+		uint64_t t0 = psup_now_ns();
+
+		samples(c, sp, b, 2);
+		CHECK(exp_causal_syscall_enter(c, a, SYS_nanosleep, sleep_args, t0));
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+		exp_causal_held(c, a, MS, MS);
+		exp_causal_switch(c, a, false, false, t0 + 1); /* resumed into it */
+		exp_causal_switch(c, a, true, false, t0 + 2);  /* sleeps */
+		samples(c, sp, b, 4);
+		exp_causal_switch(c, a, false, false, psup_now_ns()); /* wakes */
+		/* its return: what b ran meanwhile is owed, not credited */
+		exp_causal_switch(c, a, true, false, psup_now_ns()); /* the exit stop */
+		CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
+		exp_causal_held(c, a, 2 * MS, 2 * MS);
+		exp_causal_switch(c, a, false, false, psup_now_ns()); /* resumed */
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_read, sleep_args, psup_now_ns()));
+		CHECK(!exp_causal_syscall_enter(c, a, SYS_poll, poll_now, psup_now_ns()));
+		CHECK(exp_causal_syscall_enter(c, a, SYS_poll, poll_wait, psup_now_ns()));
+	}
+
 	/* A thread found blocked is not held and not a candidate. */
 	samples(c, sp, b, 4);
 	CHECK_EQ_INT(exp_causal_hold(c, a, true), 0);
