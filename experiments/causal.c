@@ -129,7 +129,7 @@ struct exp_causal {
 	 * (request-ns), read at every tick: Little's L is a time average,
 	 * and two readings (start, end) of a count of 0..N made it noise. */
 	bool latency;
-	uint64_t t_flight;
+	uint64_t t_flight, g_flight;
 	double flight_prev[MAX_POINTS], flight_area[MAX_POINTS];
 	struct { uint64_t time, global; } hist[HIST];
 	unsigned nhist, hpos;
@@ -916,7 +916,10 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 }
 
 /* Adds the requests in flight since the last reading to each latency
- * pair's integral (trapezoids), vals being the points read at now. */
+ * pair's integral over virtual time (trapezoids), vals being the points
+ * read at now: the delays inserted meanwhile are no time in the program
+ * whose line is faster, and they come while the line runs, which is when
+ * its requests are in flight. */
 static void track_in_flight(struct exp_causal *c, const struct exp_point_value *vals, unsigned n,
 			    uint64_t now)
 {
@@ -924,16 +927,18 @@ static void track_in_flight(struct exp_causal *c, const struct exp_point_value *
 	uint64_t min;
 	unsigned k = point_deltas(c->start_vals, c->npoints, vals, n, d, &min);
 	double dt = now > c->t_flight ? (double)(now - c->t_flight) : 0;
+	double delays = (double)(c->global - c->g_flight) * (double)c->delay_ns;
+	double dv = dt > delays ? dt - delays : 0;
 
 	for (unsigned j = 0; j < k; j++) {
 		if (d[j].kind != REP_POINT_LATENCY)
 			continue;
 		double cur = (double)d[j].in_flight_begin + (double)d[j].arrivals - (double)d[j].departures;
-		if (now > c->t_flight)
-			c->flight_area[j] += (c->flight_prev[j] + cur) / 2 * dt;
+		c->flight_area[j] += (c->flight_prev[j] + cur) / 2 * dv;
 		c->flight_prev[j] = cur;
 	}
 	c->t_flight = now;
+	c->g_flight = c->global;
 }
 
 static void start(struct exp_causal *c, uint64_t now)
@@ -951,6 +956,7 @@ static void start(struct exp_causal *c, uint64_t now)
 	for (unsigned i = 0; i < c->npoints; i++)
 		c->latency |= c->start_vals[i].kind != EXP_POINT_THROUGHPUT;
 	c->t_flight = now;
+	c->g_flight = 0;
 	memset(c->flight_area, 0, sizeof(c->flight_area));
 	if (c->latency)
 		track_in_flight(c, c->start_vals, c->npoints, now);
@@ -965,10 +971,14 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	unsigned k = point_deltas(c->start_vals, c->npoints, end, n, deltas, min_delta);
 	const struct cz_line *l = c->sel >= 0 ? &c->lines[c->sel] : NULL;
 	if (c->latency) {
+		/* The mean over the effective duration (the report's L,
+		 * weighed by it): W = integral / arrivals. */
+		uint64_t eff = now - c->t_start;
 		track_in_flight(c, end, n, now);
+		eff = eff > c->global * c->delay_ns ? eff - c->global * c->delay_ns : 0;
 		for (unsigned j = 0; j < k; j++)
-			if (deltas[j].kind == REP_POINT_LATENCY && now > c->t_start) {
-				deltas[j].mean_in_flight = c->flight_area[j] / (double)(now - c->t_start);
+			if (deltas[j].kind == REP_POINT_LATENCY && eff) {
+				deltas[j].mean_in_flight = c->flight_area[j] / (double)eff;
 				deltas[j].have_mean = true;
 			}
 	}
