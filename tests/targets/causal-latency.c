@@ -10,7 +10,9 @@
  * latency fall, i.e. a POSITIVE program speedup for a latency point (the
  * sign Coz's viewer is said to invert). Built -DCAUSAL_PSUP_H / -DCAUSAL_COZ_H
  * the two lines are also PSUP_BEGIN/END("request") (COZ_BEGIN/END).
- * Runs until SECONDS of wall time passed; prints "requests N"; exits 0.
+ * Runs until SECONDS of wall time passed; prints "requests N" and
+ * "latency_ns N", the mean time from begin to end measured by the clients
+ * (the benchmark's ground truth); exits 0.
  * Ground truth: CAUSAL_CUT=causal_lat_serve:PCT.
  * Exit: 0, 64 on a usage error.
  */
@@ -27,6 +29,9 @@ static pthread_cond_t work_cond = PTHREAD_COND_INITIALIZER, done_cond = PTHREAD_
 /* FIFO of client ids; served[i] counts client i's answered requests. */
 static int fifo[CLIENTS], fifo_len, clients_left = CLIENTS;
 static unsigned long served[CLIENTS], requests;
+/* Per client: requests ended and their summed latency (s). */
+static double lat_sum[CLIENTS];
+static unsigned long lat_n[CLIENTS];
 static volatile unsigned long sink;
 
 __attribute__((noipa)) void causal_lat_begin_point(void)
@@ -49,9 +54,11 @@ static void *client(void *arg)
 	int id = (int)(long)arg;
 	struct timespec think = { 0, 2000000 };
 	unsigned long mine;
+	double t0;
 
 	while (causal_now() < deadline) {
 		nanosleep(&think, NULL);
+		t0 = causal_now();
 		causal_lat_begin_point();
 		pthread_mutex_lock(&mutex);
 		mine = served[id];
@@ -61,6 +68,8 @@ static void *client(void *arg)
 			pthread_cond_wait(&done_cond, &mutex);
 		pthread_mutex_unlock(&mutex);
 		causal_lat_end_point();
+		lat_sum[id] += causal_now() - t0;
+		lat_n[id]++;
 	}
 	pthread_mutex_lock(&mutex);
 	clients_left--;
@@ -103,6 +112,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < CLIENTS; i++)
 		pthread_join(t[i], NULL);
 	sink = acc;
-	printf("requests %lu\n", requests);
+	double sum = 0;
+	unsigned long n = 0;
+	for (int i = 0; i < CLIENTS; i++) {
+		sum += lat_sum[i];
+		n += lat_n[i];
+	}
+	printf("requests %lu\nlatency_ns %.0f\n", requests, n ? sum / n * 1e9 : 0.0);
 	return 0;
 }

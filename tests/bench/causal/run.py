@@ -8,7 +8,8 @@ with -O2 -g -gdwarf-3 (Coz reads DWARF 3 only) three times: with psup.h points
 (for psup and for the native runs: the counter is one relaxed add), and with
 coz.h points (for Coz: they count only with libcoz preloaded, which `coz run`
 does). Both tools get the same progress point (a throughput point at the same
-line), the same line fixed for every experiment (psup --line, coz
+line, or for the latency case the same BEGIN/END pair, "request"), the same
+line fixed for every experiment (psup --line, coz
 --fixed-line), random speedups (each tool's own schedule, 0% half the time)
 and the same program run length.
 
@@ -17,7 +18,9 @@ cut by 25%, 50%, 100%, native again, `coz run`, `psup run`. Programs run for a f
 time and print how many units of progress they made, so
   actual speedup(X) = 1 - units(native) / units(native, line cut X)   (Coz's
                       definition: the fall of the time per unit of progress),
-                      median over the rounds of the pairwise values;
+                      median over the rounds of the pairwise values; for the
+                      latency case 1 - W(native, line cut X) / W(native), W
+                      the mean latency the program's clients measured;
   overhead(tool)    = units(native) / units(under the tool) - 1, median of
                       the pairwise values, spread min..max over the rounds;
   prediction(X)     = the tool's causal curve at X, as its user sees it: psup's
@@ -47,7 +50,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 TARGETS = os.path.join(SRC, "tests", "targets")
 
-# (name, source, extra args, marker of the line, marker of the progress point)
+# (name, source, extra args, marker of the line, marker of the progress
+# point; None: the program's latency, BEGIN/END "request")
 CASES = [
     ("pipeline consume", "causal-pipeline.c", ["pthread"], "causal_pipe_consume", "causal_pipe_done"),
     ("pipeline produce", "causal-pipeline.c", ["pthread"], "causal_pipe_produce", "causal_pipe_done"),
@@ -55,9 +59,12 @@ CASES = [
     ("amdahl parallel", "causal-amdahl.c", [], "causal_amdahl_parallel", "causal_amdahl_round"),
     ("figure1 a", "causal-figure1.c", ["barrier"], "causal_fig1_a", "causal_fig1_round"),
     ("contention cs", "causal-contention.c", ["2"], "causal_lock_cs", "causal_lock_done"),
+    ("contention hammer", "causal-contention.c", ["2"], "causal_lock_hammer", "causal_lock_done"),
+    ("latency serve", "causal-latency.c", [], "causal_lat_serve", None),
 ]
 SPEEDUPS = (25, 50, 100)
 UNITS = re.compile(rb"^(?:items|rounds|ops|requests) (\d+)$", re.M)
+LATENCY = re.compile(rb"^latency_ns (\d+)$", re.M)
 
 
 def marker_line(src, marker):
@@ -80,9 +87,10 @@ def build(tmp, src, variant):
     return out
 
 
-def run_units(cmd, env=None, timeout=600):
+def run_units(cmd, env=None, timeout=600, latency=False):
+    """The units of progress a run printed; with latency, its mean latency (ns)."""
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=timeout)
-    m = UNITS.search(r.stdout)
+    m = (LATENCY if latency else UNITS).search(r.stdout)
     if r.returncode != 0 or not m:
         sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stdout[-300:]!r} {r.stderr[-800:]!r}")
     return int(m.group(1))
@@ -107,7 +115,11 @@ def interpolate(curve, x):
 
 
 def coz_curve(profile, path_line):
-    """Coz's viewer algorithm (profile.js getSpeedupData) for one line."""
+    """Coz's viewer algorithm (profile.js getSpeedupData) for one line.
+    Latency points: W = difference / (arrivals / duration), the difference
+    averaged weighted by duration, as profile.js does; the speedup is
+    (W_0 - W_s) / W_0, positive when the latency falls (the viewer then
+    negates it for display: README, "Reading a causal profile")."""
     data = {}
     exp = None
     with open(profile) as f:
@@ -116,19 +128,39 @@ def coz_curve(profile, path_line):
             kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
             if parts[0] == "experiment":
                 exp = kv
-            elif parts[0] in ("throughput-point", "progress-point") and exp is not None:
-                if not exp["selected"].endswith(path_line):
-                    continue
-                sp = round(float(exp["speedup"]) * 100)
-                d = data.setdefault(kv["name"], {}).setdefault(sp, [0, 0])
-                d[0] += int(kv["delta"])
-                d[1] += int(exp["duration"])
+                continue
+            if parts[0] not in ("throughput-point", "progress-point", "latency-point") or exp is None:
+                continue
+            if not exp["selected"].endswith(path_line):
+                continue
+            sp = round(float(exp["speedup"]) * 100)
+            dur = int(exp["duration"])
+            if parts[0] == "latency-point":
+                d = data.setdefault(kv["name"], {}).setdefault(sp, {"lat": True, "arr": 0, "diff": 0.0, "dur": 0})
+                if d["dur"] == 0:
+                    d["diff"] = float(kv["difference"])
+                else:
+                    tot = d["dur"] + dur
+                    d["diff"] = d["diff"] * d["dur"] / tot + float(kv["difference"]) * dur / tot
+                d["arr"] += int(kv["arrivals"])
+                d["dur"] += dur
+            else:
+                d = data.setdefault(kv["name"], {}).setdefault(sp, {"lat": False, "delta": 0, "dur": 0})
+                d["delta"] += int(kv["delta"])
+                d["dur"] += dur
+
+    def measure(d):
+        if d["lat"]:
+            return d["diff"] * d["dur"] / d["arr"] if d["arr"] > 0 and d["dur"] > 0 else None
+        return d["dur"] / d["delta"] if d["delta"] > 0 else None
+
     best = []
     for name, per in data.items():
-        if 0 not in per or per[0][0] == 0:
+        base = measure(per[0]) if 0 in per else None
+        if not base:
             continue
-        base = per[0][1] / per[0][0]
-        curve = sorted((sp, 100 * (base - dur / delta) / base) for sp, (delta, dur) in per.items() if delta > 0)
+        curve = sorted((sp, 100 * (base - m) / base) for sp, m in ((sp, measure(d)) for sp, d in per.items())
+                       if m is not None)
         if len(curve) > len(best):
             best = curve
     return best
@@ -175,7 +207,7 @@ def main():
     for name, src, extra, marker, point in CASES:
         if args.only and args.only not in name:
             continue
-        ln, pl = marker_line(src, marker), marker_line(src, point)
+        ln = marker_line(src, marker)
         path_line = f"{os.path.join(TARGETS, src)}:{ln}"
         exe_psup, exe_coz = build(tmp, src, "psup"), build(tmp, src, "coz")
         actual = {x: [] for x in SPEEDUPS}
@@ -187,12 +219,17 @@ def main():
             env.pop("CAUSAL_CUT", None)
             ns = str(args.native_seconds)
             # Native runs bracket the cut ones: base, 25, 50, 100, base.
-            base = run_units([exe_psup, ns] + extra, env)
-            cuts = {x: run_units([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}")) for x in SPEEDUPS}
-            base = (base * run_units([exe_psup, ns] + extra, env)) ** 0.5
+            # Throughput: the actual speedup is how much the time per unit
+            # falls; latency: how much the mean latency falls.
+            lat = point is None
+            base = run_units([exe_psup, ns] + extra, env, latency=lat)
+            cuts = {x: run_units([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}"), latency=lat)
+                    for x in SPEEDUPS}
+            base = (base * run_units([exe_psup, ns] + extra, env, latency=lat)) ** 0.5
             for x in SPEEDUPS:
-                actual[x].append(100 * (1 - base / cuts[x]))
-            base_rate = base / args.native_seconds
+                actual[x].append(100 * (1 - cuts[x] / base) if lat else 100 * (1 - base / cuts[x]))
+            base_rate = run_units([exe_psup, ns] + extra, env) / args.native_seconds if lat else \
+                base / args.native_seconds
             ts = str(args.seconds)
             # Coz: its own progress point at the same line (coz.h build).
             prof = os.path.join(tmp, f"coz-{marker}-{r}.coz")
