@@ -125,9 +125,10 @@ struct exp_causal {
 	struct exp_point_value start_vals[MAX_POINTS];
 	unsigned npoints;
 	/* Latency pairs (in point_deltas' order): requests in flight at the
-	 * last reading, and their integral over the experiment so far
-	 * (request-ns), read at every tick: Little's L is a time average,
-	 * and two readings (start, end) of a count of 0..N made it noise. */
+	 * last reading (at t_flight, global count g_flight), and their
+	 * integral over the experiment's virtual time so far (request-ns),
+	 * read at every tick: Little's L is a time average, and two readings
+	 * (start, end) of a count of 0..N made it noise. */
 	bool latency;
 	uint64_t t_flight, g_flight;
 	double flight_prev[MAX_POINTS], flight_area[MAX_POINTS];
