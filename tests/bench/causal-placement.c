@@ -15,6 +15,11 @@
  * a thread pays global - local by sleeping; a lock wait is credited with the
  * global's rise during it.
  *
+ * SAMPLE_NS=N (default 0: exact) counts the line as psup and Coz do, from
+ * samples: every N ns (+-10%) of a thread's work, a sample lands, and one in
+ * the line adds N x VS to its local count; the rest of the rules are the
+ * same. Whether sampling alone changes what the curve shows.
+ *
  * Prints the client's rate in real time and in effective time (real minus the
  * global delay, the paper's D). The truth is CAUSAL_CUT on the real target:
  * cutting the hammer line 50% costs the client ~16-25%, the critical section
@@ -42,6 +47,9 @@ static enum pay_at pay_at;
 static int select_cs;
 static uint64_t global_ns;
 static __thread uint64_t local_ns;
+static uint64_t sample_ns;
+/* Sampled mode: the thread's work so far and where its next sample lands. */
+static __thread uint64_t work_ns, next_sample_ns, rng;
 
 static uint64_t now_ns(void)
 {
@@ -67,15 +75,35 @@ static void pay(void)
 	local_ns += now_ns() - t0;
 }
 
-/* The selected line ran for ns in this thread. */
-static void ran_line(uint64_t ns)
+static void add_local(uint64_t ns)
 {
 	uint64_t g = __atomic_load_n(&global_ns, __ATOMIC_RELAXED);
 
-	local_ns += (uint64_t)(speedup * (double)ns);
+	local_ns += ns;
 	while (local_ns > g &&
 	       !__atomic_compare_exchange_n(&global_ns, &g, local_ns, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+/* The thread worked for ns, in the selected line or not. */
+static void ran(uint64_t ns, int in_line)
+{
+	if (!sample_ns) {
+		if (in_line)
+			add_local((uint64_t)(speedup * (double)ns));
+		return;
+	}
+	if (!rng)
+		rng = (uint64_t)(uintptr_t)&rng | 1;
+	work_ns += ns;
+	while (next_sample_ns <= work_ns) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		next_sample_ns += sample_ns * 9 / 10 + rng % (sample_ns / 5 + 1);
+		if (in_line)
+			add_local((uint64_t)(speedup * (double)sample_ns));
+	}
 }
 
 static void v_lock(void)
@@ -106,14 +134,12 @@ static void *hammerer(void *arg)
 	while (!stop) {
 		uint64_t t0 = now_ns();
 		WORK(acc, UNIT);
-		if (!select_cs)
-			ran_line(now_ns() - t0);
+		ran(now_ns() - t0, !select_cs);
 		v_lock();
 		t0 = now_ns();
 		WORK(acc, UNIT);
 		shared_state += acc;
-		if (select_cs)
-			ran_line(now_ns() - t0);
+		ran(now_ns() - t0, select_cs);
 		v_unlock();
 	}
 	return (void *)acc;
@@ -133,6 +159,7 @@ int main(int argc, char **argv)
 		return 64;
 	}
 	speedup = vs ? atof(vs) : 0;
+	sample_ns = getenv("SAMPLE_NS") ? strtoull(getenv("SAMPLE_NS"), NULL, 10) : 0;
 	pay_at = !pay_env || !strcmp(pay_env, "unlock") ? PAY_UNLOCK : !strcmp(pay_env, "after") ? PAY_AFTER : PAY_LOCK;
 	select_cs = line && !strcmp(line, "cs");
 	for (long i = 0; i < n; i++)
@@ -141,10 +168,14 @@ int main(int argc, char **argv)
 	t0 = now_ns();
 	end = t0 + (uint64_t)(seconds * 1e9);
 	while (now_ns() < end) {
+		uint64_t w0 = now_ns();
 		WORK(acc, UNIT);
+		ran(now_ns() - w0, 0);
 		v_lock();
+		w0 = now_ns();
 		WORK(acc, UNIT / 10);
 		shared_state ^= acc;
+		ran(now_ns() - w0, 0);
 		v_unlock();
 		ops++;
 	}
@@ -153,9 +184,10 @@ int main(int argc, char **argv)
 	stop = 1;
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	printf("line %s speedup %.2f pay %s: ops %lu, %.0f/s real, %.0f/s effective (delay %.0f%% of the time)\n",
+	printf("line %s speedup %.2f pay %s%s: ops %lu, %.0f/s real, %.0f/s effective (delay %.0f%% of the time)\n",
 	       select_cs ? "cs" : "hammer", speedup,
-	       pay_at == PAY_UNLOCK ? "unlock" : pay_at == PAY_AFTER ? "after" : "lock", ops,
+	       pay_at == PAY_UNLOCK ? "unlock" : pay_at == PAY_AFTER ? "after" : "lock",
+	       sample_ns ? " (sampled)" : "", ops,
 	       (double)ops / ((double)real / 1e9),
 	       (double)ops / (((double)real - (double)global_ns) / 1e9),
 	       100.0 * (double)global_ns / (double)real);

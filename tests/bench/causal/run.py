@@ -63,6 +63,11 @@ CASES = [
     ("latency serve", "causal-latency.c", [], "causal_lat_serve", None),
 ]
 SPEEDUPS = (25, 50, 100)
+# Predictions printed but left out of the mean errors: with the hammer line
+# cut 100% the hammerers re-take the mutex at once and the client starves
+# (about -4,000%: its rate falls 40-fold), a truth that would be the whole
+# MAE of both tools.
+NO_MAE = {("contention hammer", 100)}
 UNITS = re.compile(rb"^(?:items|rounds|ops|requests) (\d+)$", re.M)
 LATENCY = re.compile(rb"^latency_ns (\d+)$", re.M)
 
@@ -269,12 +274,16 @@ def main():
         name, where, x, a, p, c = row
         ep = abs(p - a) if p is not None and a is not None else None
         ec = abs(c - a) if c is not None and a is not None else None
+        out = (name, x) in NO_MAE
         for t, e in (("psup", ep), ("coz", ec)):
+            if out:
+                continue
             if e is None:
                 missing[t] += 1
             else:
                 errs[t].append(e)
-        print(f"| {name} ({where}) | {x}% | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(ep)} | {fmt(ec)} |")
+        note = " (not in the MAE)" if out else ""
+        print(f"| {name} ({where}) | {x}%{note} | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(ep)} | {fmt(ec)} |")
     print()
     for t in ("psup", "coz"):
         mae = statistics.mean(errs[t]) if errs[t] else None
