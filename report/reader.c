@@ -737,6 +737,18 @@ static int ckey_lookup(const struct tok *t)
 	return -1;
 }
 
+/* A signed integer item into *v; false when it is none. */
+static bool tok_int64(const struct tok *c, int64_t *v)
+{
+	if (c->kind == TK_UINT && c->v <= INT64_MAX)
+		*v = (int64_t)c->v;
+	else if (c->kind == TK_NEGINT && c->v < INT64_MAX)
+		*v = -(int64_t)c->v - 1;
+	else
+		return false;
+	return true;
+}
+
 /* A point: [name|null, kind, delta, arrivals, departures, in_flight,
  * mean in flight in thousandths (optional), ...more ignored]; in_flight and
  * the mean may be negative. */
@@ -760,26 +772,18 @@ static int read_point(struct reader *rd, const struct tok *t, struct rep_rpoint 
 		}
 		if (i >= 7) {
 			rc = skip(rd, &c, 3);
-		} else if (i == 6) {
-			if (c.kind == TK_UINT && c.v <= INT64_MAX)
-				pt->mean_milli = (int64_t)c.v;
-			else if (c.kind == TK_NEGINT && c.v < INT64_MAX)
-				pt->mean_milli = -(int64_t)c.v - 1;
-			else
-				return bad(rd, "%s", "a progress point's mean in flight is not an integer");
-			pt->have_mean = true;
 		} else if (i == 0) {
 			if (c.kind != TK_NULL)
 				rc = read_text(rd, &c, &pt->name, "points");
 		} else if (i == 1) {
 			rc = read_text(rd, &c, &pt->kind, "points");
 		} else if (i == 5) {
-			if (c.kind == TK_UINT && c.v <= INT64_MAX)
-				pt->in_flight = (int64_t)c.v;
-			else if (c.kind == TK_NEGINT && c.v < INT64_MAX)
-				pt->in_flight = -(int64_t)c.v - 1;
-			else
+			if (!tok_int64(&c, &pt->in_flight))
 				return bad(rd, "%s", "a progress point's in-flight count is not an integer");
+		} else if (i == 6) {
+			if (!tok_int64(&c, &pt->mean_milli))
+				return bad(rd, "%s", "a progress point's mean in flight is not an integer");
+			pt->have_mean = true;
 		} else {
 			if (c.kind != TK_UINT)
 				return bad(rd, "%s", "a progress point's count is not a number");
