@@ -33,7 +33,6 @@ struct exp_spec {
 	uint64_t delta, arrivals, departures;
 	int64_t in_flight;
 	bool e2e;
-	double mean; /* latency: the mean in flight measured over time (0: not recorded) */
 };
 
 /*
@@ -67,66 +66,68 @@ struct exp_spec {
  *  visits.
  */
 static const struct exp_spec exps[] = {
-	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 0, 1 * S_, 0, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 50, 1200 * MS, 300 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/a.c", 10, 100, 1400 * MS, 600 * MS, 50, "ops", false, 100, 0, 0, 0, false },
 
-	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 0, 1 * S_, 0, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 50, 1200 * MS, 300 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/b.c", 20, 100, 1400 * MS, 600 * MS, 100, "ops", false, 100, 0, 0, 0, false },
 
-	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 0 },
-	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 0 },
-	{ "/src/c.c", 30, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 8, false, 0 },
-	{ "/src/c.c", 30, 100, 1 * S_, 0, 0, "req", true, 0, 100, 96, 4, false, 0 },
+	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false },
+	{ "/src/c.c", 30, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false },
+	{ "/src/c.c", 30, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 8, false },
+	{ "/src/c.c", 30, 100, 1 * S_, 0, 0, "req", true, 0, 100, 96, 4, false },
 
-	{ "/src/l.c", 35, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 5 },
-	{ "/src/l.c", 35, 0, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 5 },
-	{ "/src/l.c", 35, 50, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 4 },
-	{ "/src/l.c", 35, 100, 1 * S_, 0, 0, "req", true, 0, 100, 100, 10, false, 3 },
+	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/d.c", 40, 50, 1400 * MS, 300 * MS, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/d.c", 40, 100, 1800 * MS, 600 * MS, 0, "ops", false, 100, 0, 0, 0, false },
 
-	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/d.c", 40, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/d.c", 40, 50, 1400 * MS, 300 * MS, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/d.c", 40, 100, 1800 * MS, 600 * MS, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-
-	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 90, 0, 0, 0, false, 0 },
-	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 110, 0, 0, 0, false, 0 },
-	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 105, 0, 0, 0, false, 0 },
-	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 115, 0, 0, 0, false, 0 },
-	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 120, 0, 0, 0, false, 0 },
-	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 130, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 90, 0, 0, 0, false },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 110, 0, 0, 0, false },
+	{ "/src/h.c", 80, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 105, 0, 0, 0, false },
+	{ "/src/h.c", 80, 50, 1 * S_, 0, 0, "ops", false, 115, 0, 0, 0, false },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 120, 0, 0, 0, false },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 130, 0, 0, 0, false },
 	/* 3 visits in a second: fewer than 5, left out (it would make 100% slower) */
-	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 3, 0, 0, 0, false, 0 },
+	{ "/src/h.c", 80, 100, 1 * S_, 0, 0, "ops", false, 3, 0, 0, 0, false },
 
-	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
-	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
-	{ "/src/m.c", 5, 50, 1900 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
-	{ "/src/m.c", 5, 100, 1800 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true, 0 },
+	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 0, 2 * S_, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 50, 1900 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true },
+	{ "/src/m.c", 5, 100, 1800 * MS, 0, 0, NULL, false, 0, 0, 0, 0, true },
 
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/g.c", 70, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/g.c", 70, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/g.c", 70, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/i.c", 90, 0, 1 * S_, 0, 0, "ops", false, 0, 0, 0, 0, false, 0 },
-	{ "/src/i.c", 90, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
-	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false, 0 },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/e.c", 50, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/f.c", 60, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/g.c", 70, 0, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/g.c", 70, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/g.c", 70, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/i.c", 90, 0, 1 * S_, 0, 0, "ops", false, 0, 0, 0, 0, false },
+	{ "/src/i.c", 90, 50, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
+	{ "/src/i.c", 90, 100, 1 * S_, 0, 0, "ops", false, 100, 0, 0, 0, false },
 };
+
+/* l.c:35 (see above): speedup and recorded mean in flight per experiment. */
+static const struct {
+	unsigned speedup;
+	double mean;
+} l_means[] = { { 0, 5 }, { 0, 5 }, { 50, 4 }, { 100, 3 } };
+#define NEXPS (PSUP_ARRAY_SIZE(exps) + PSUP_ARRAY_SIZE(l_means))
 
 /* File offsets where each record ends, for the truncation test. */
 static size_t bounds[128];
@@ -160,8 +161,7 @@ static int write_file(const char *path, bool with_info)
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(exps); i++) {
 		const struct exp_spec *s = &exps[i];
 		struct rep_point_delta pd = { s->point, s->latency ? REP_POINT_LATENCY : REP_POINT_THROUGHPUT,
-					      s->delta, s->arrivals, s->departures, s->in_flight,
-					      s->mean, s->mean > 0 };
+					      s->delta, s->arrivals, s->departures, s->in_flight, 0, false };
 		struct rep_experiment e = {
 			.time = START + i + 1, .file = s->file, .line = s->line,
 			.speedup_pct = s->speedup, .duration_ns = s->duration, .delay_ns = s->delay,
@@ -171,6 +171,18 @@ static int write_file(const char *path, bool with_info)
 		};
 
 		delays += s->delay;
+		W(rep_write_experiment(w, &e));
+	}
+	/* l.c:35: 1 s latency experiments whose start and end say 10 in flight
+	 * throughout, with the mean measured over time recorded */
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(l_means); i++) {
+		struct rep_point_delta pd = { "req", REP_POINT_LATENCY, 0, 100, 100, 10, l_means[i].mean, true };
+		struct rep_experiment e = {
+			.time = START + PSUP_ARRAY_SIZE(exps) + i + 1, .file = "/src/l.c", .line = 35,
+			.speedup_pct = l_means[i].speedup, .duration_ns = 1 * S_, .total_samples = 1000,
+			.pauses = 3, .npoints = 1, .points = &pd,
+		};
+
 		W(rep_write_experiment(w, &e));
 	}
 	/* cumulative point counts, visits outside experiments included: the
@@ -375,7 +387,7 @@ static void test_answers(const char *path)
 	CHECK(!rep_profile_has_causal(p));
 	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
 	CHECK(rep_profile_has_causal(p));
-	CHECK_EQ_INT(rep_profile_nexperiments(p), PSUP_ARRAY_SIZE(exps));
+	CHECK_EQ_INT(rep_profile_nexperiments(p), NEXPS);
 	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
 	CHECK(json != NULL);
 	if (!json)
@@ -555,7 +567,7 @@ static void test_merge(const char *path)
 	CHECK_EQ_INT(rep_profile_new(&p), 0);
 	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
 	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
-	CHECK_EQ_INT(rep_profile_nexperiments(p), 2 * PSUP_ARRAY_SIZE(exps));
+	CHECK_EQ_INT(rep_profile_nexperiments(p), 2 * NEXPS);
 	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
 	CHECK(json && strstr(json, "{\"name\":\"ops\",\"kind\":\"throughput\",\"visits\":10000}"));
 	e = entry(json ? json : "", "lines", "a.c:10");
