@@ -11,6 +11,7 @@
 #include "supervisor/supervisor-internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -223,13 +224,21 @@ static void foreign_seccomp(struct sup_session *s, struct sup_thread *t)
  * an interrupt in user code; now: when it stopped running for psup): holds
  * it for what the hold hook says it owes, or resumes it at once. Where
  * delays are paid decides what a virtual speedup shows (t5050): -vv says
- * where, per stop. */
-static bool pay_or_resume(struct sup_session *s, struct sup_thread *t, uint64_t now, const char *where)
+ * where (the printf-style rest), per payment. */
+static bool __attribute__((format(printf, 4, 5)))
+pay_or_resume(struct sup_session *s, struct sup_thread *t, uint64_t now, const char *fmt, ...)
 {
 	uint64_t ns = s->pause_hooks.hold ? s->pause_hooks.hold(s->pause_hooks.arg, t->tid, false) : 0;
 
-	if (ns)
+	if (ns && psup_log_level >= PSUP_LOG_TRACE) {
+		char where[64];
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(where, sizeof(where), fmt, ap);
+		va_end(ap);
 		pr_trace("pause: %d pays %llu us %s", t->tid, (unsigned long long)(ns / 1000), where);
+	}
 	if (ns && hold(s, t, ns, now))
 		return true;
 	sup_thread_resume(t, resume_request(t), 0);
@@ -265,12 +274,9 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 		t->flags |= SUP_THREAD_SYSEXIT;
 	else
 		t->flags &= ~SUP_THREAD_SYSEXIT;
-	char where[64] = "";
-	if (psup_log_level >= PSUP_LOG_TRACE)
-		snprintf(where, sizeof(where), "before call %d (arg1 %#llx)", t->sysexit_nr,
-			 (unsigned long long)info.seccomp.args[1]);
 	/* Coz 3.4.2: owed delays are executed before the call. */
-	return pay_or_resume(s, t, now, where);
+	return pay_or_resume(s, t, now, "before call %d (arg1 %#llx)", t->sysexit_nr,
+			     (unsigned long long)info.seccomp.args[1]);
 }
 
 static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
@@ -299,12 +305,9 @@ static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
 			if (s->pause_hooks.syscall_exit)
 				s->pause_hooks.syscall_exit(s->pause_hooks.arg, t->tid, nr,
 							    info.exit.rval);
-			char where[64] = "";
-			if (psup_log_level >= PSUP_LOG_TRACE)
-				snprintf(where, sizeof(where), "after call %d", nr);
 			/* Coz 3.4.1: what a wait for I/O or time let
 			 * accumulate is paid as it returns. */
-			return pay_or_resume(s, t, psup_now_ns(), where);
+			return pay_or_resume(s, t, psup_now_ns(), "after call %d", nr);
 		}
 	}
 	sup_thread_resume(t, resume_request(t), 0);
