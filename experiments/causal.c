@@ -917,16 +917,12 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 }
 
 /* Adds the requests in flight since the last reading to each latency
- * pair's integral over virtual time (trapezoids), vals being the points
- * read at now: the delays inserted meanwhile are no time in the program
- * whose line is faster, and they come while the line runs, which is when
- * its requests are in flight. */
-static void track_in_flight(struct exp_causal *c, const struct exp_point_value *vals, unsigned n,
-			    uint64_t now)
+ * pair's integral over virtual time (trapezoids), d[0..k) being the point
+ * deltas read at now: the delays inserted meanwhile are no time in the
+ * program whose line is faster, and they come while the line runs, which is
+ * when its requests are in flight. */
+static void track_in_flight(struct exp_causal *c, const struct rep_point_delta *d, unsigned k, uint64_t now)
 {
-	struct rep_point_delta d[MAX_POINTS];
-	uint64_t min;
-	unsigned k = point_deltas(c->start_vals, c->npoints, vals, n, d, &min);
 	double dt = now > c->t_flight ? (double)(now - c->t_flight) : 0;
 	double delays = (double)(c->global - c->g_flight) * (double)c->delay_ns;
 	double dv = dt > delays ? dt - delays : 0;
@@ -940,6 +936,18 @@ static void track_in_flight(struct exp_causal *c, const struct exp_point_value *
 	}
 	c->t_flight = now;
 	c->g_flight = c->global;
+}
+
+/* Reads the points at now into the in-flight integrals. */
+static void read_in_flight(struct exp_causal *c, uint64_t now)
+{
+	struct exp_point_value vals[MAX_POINTS];
+	struct rep_point_delta d[MAX_POINTS];
+	uint64_t min;
+	unsigned n = read_points(c, vals);
+
+	if (n)
+		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, vals, n, d, &min), now);
 }
 
 static void start(struct exp_causal *c, uint64_t now)
@@ -959,8 +967,12 @@ static void start(struct exp_causal *c, uint64_t now)
 	c->t_flight = now;
 	c->g_flight = 0;
 	memset(c->flight_area, 0, sizeof(c->flight_area));
-	if (c->latency)
-		track_in_flight(c, c->start_vals, c->npoints, now);
+	if (c->latency) {
+		struct rep_point_delta d[MAX_POINTS];
+		uint64_t min;
+		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, c->start_vals, c->npoints, d, &min),
+				now);
+	}
 	c->state = CZ_RUNNING;
 }
 
@@ -971,18 +983,6 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	unsigned n = read_points(c, end);
 	unsigned k = point_deltas(c->start_vals, c->npoints, end, n, deltas, min_delta);
 	const struct cz_line *l = c->sel >= 0 ? &c->lines[c->sel] : NULL;
-	if (c->latency) {
-		/* The mean over the effective duration (the report's L,
-		 * weighed by it): W = integral / arrivals. */
-		uint64_t eff = now - c->t_start;
-		track_in_flight(c, end, n, now);
-		eff = eff > c->global * c->delay_ns ? eff - c->global * c->delay_ns : 0;
-		for (unsigned j = 0; j < k; j++)
-			if (deltas[j].kind == REP_POINT_LATENCY && eff) {
-				deltas[j].mean_in_flight = c->flight_area[j] / (double)eff;
-				deltas[j].have_mean = true;
-			}
-	}
 	struct rep_experiment e = {
 		.time = now,
 		.file = l ? l->file : NULL,
@@ -999,6 +999,17 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		.points = deltas,
 		.end_to_end = end_to_end,
 	};
+	if (c->latency && e.duration_ns > e.delay_ns) {
+		/* The mean over the effective duration (the report's L,
+		 * weighed by it): W = integral / arrivals. */
+		double eff = (double)(e.duration_ns - e.delay_ns);
+		track_in_flight(c, deltas, k, now);
+		for (unsigned j = 0; j < k; j++)
+			if (deltas[j].kind == REP_POINT_LATENCY) {
+				deltas[j].mean_in_flight = c->flight_area[j] / eff;
+				deltas[j].have_mean = true;
+			}
+	}
 	int err = c->w ? rep_write_experiment(c->w, &e) : 0;
 
 	pr_trace("causal: experiment %u%%: %.1f ms, %llu delays of %.0f us, %llu samples in the line "
@@ -1053,16 +1064,10 @@ static bool settled(struct exp_causal *c)
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
 {
 	c->now = now;
-	if (c->latency && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
-		struct exp_point_value vals[MAX_POINTS];
-		unsigned n = read_points(c, vals);
-		if (n)
-			track_in_flight(c, vals, n, now);
-	}
 	switch (c->state) {
 	case CZ_RUNNING:
 		if (now - c->t_start < c->length)
-			return 0;
+			break;
 		c->state = CZ_SETTLING;
 		/* A sample taken before now still counts when it arrives. */
 		c->t_settle = now;
@@ -1070,7 +1075,7 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 	case CZ_SETTLING:
 		if (!c->delay_ns || settled(c) || now - c->t_settle >= SETTLE_MAX_NS)
 			return end_experiment(c, now, false);
-		return 0;
+		break;
 	case CZ_COOLOFF:
 		if (now < c->t_cool_end)
 			return 0;
@@ -1081,6 +1086,9 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 			start(c, now);
 		return 0;
 	}
+	/* Running or settling on: the latency pairs' reading of this tick. */
+	if (c->latency)
+		read_in_flight(c, now);
 	return 0;
 }
 
