@@ -92,13 +92,19 @@ def build(tmp, src, variant):
     return out
 
 
-def run_units(cmd, env=None, timeout=600, latency=False):
-    """The units of progress a run printed; with latency, its mean latency (ns)."""
+def run_native(cmd, env=None, timeout=600):
+    """The units of progress a run printed, and its mean latency in ns (None
+    when it printed none)."""
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=timeout)
-    m = (LATENCY if latency else UNITS).search(r.stdout)
+    m = UNITS.search(r.stdout)
     if r.returncode != 0 or not m:
         sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stdout[-300:]!r} {r.stderr[-800:]!r}")
-    return int(m.group(1))
+    lat = LATENCY.search(r.stdout)
+    return int(m.group(1)), int(lat.group(1)) if lat else None
+
+
+def run_units(cmd, env=None):
+    return run_native(cmd, env)[0]
 
 
 def interpolate(curve, x):
@@ -227,14 +233,16 @@ def main():
             # Throughput: the actual speedup is how much the time per unit
             # falls; latency: how much the mean latency falls.
             lat = point is None
-            base = run_units([exe_psup, ns] + extra, env, latency=lat)
-            cuts = {x: run_units([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}"), latency=lat)
+            b0 = run_native([exe_psup, ns] + extra, env)
+            cuts = {x: run_native([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}"))
                     for x in SPEEDUPS}
-            base = (base * run_units([exe_psup, ns] + extra, env, latency=lat)) ** 0.5
+            b1 = run_native([exe_psup, ns] + extra, env)
+            base = [(b0[i] * b1[i]) ** 0.5 if b0[i] is not None and b1[i] is not None else None for i in (0, 1)]
+            if lat and (base[1] is None or any(cuts[x][1] is None for x in SPEEDUPS)):
+                sys.exit(f"bench: {src} printed no latency_ns")
             for x in SPEEDUPS:
-                actual[x].append(100 * (1 - cuts[x] / base) if lat else 100 * (1 - base / cuts[x]))
-            base_rate = run_units([exe_psup, ns] + extra, env) / args.native_seconds if lat else \
-                base / args.native_seconds
+                actual[x].append(100 * (1 - cuts[x][1] / base[1]) if lat else 100 * (1 - base[0] / cuts[x][0]))
+            base_rate = base[0] / args.native_seconds
             ts = str(args.seconds)
             # Coz: its own progress point at the same line (coz.h build).
             prof = os.path.join(tmp, f"coz-{marker}-{r}.coz")
