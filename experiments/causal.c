@@ -62,15 +62,18 @@ struct cz_thread {
 	 * blocking call (0: not yet). */
 	uint64_t resumed_at;
 	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
-	/* It pays at a trap on its mutex unlocks (exp_causal_set_trap), so a
-	 * blocking call does not make it pay first (Coz's wrapper of
-	 * pthread_mutex_lock does not: the debt is paid at the unlock, inside
-	 * the critical section): its debt goes into the call (carried, in
-	 * units) and only the delays inserted while it was blocked are
-	 * credited at its wake-up. */
-	bool trap;
-	uint64_t trap_armed;  /* when its trap was last armed, 0: disarmed */
-	uint64_t trap_hit;    /* when it last stopped at its trap, 0: never */
+	bool trap;         /* it has a trap on its mutex unlocks */
+	uint64_t trap_hit; /* when it last stopped at its trap, 0: never */
+	/* A blocking call does not make it pay first: its debt goes into the
+	 * call and only the delays inserted while it was blocked are credited
+	 * at its wake-up (Coz's pre_block() only notes the global count).
+	 * call_at is when it entered the call (its switch-out into the stop
+	 * that reported it; psup answers the stop later, and line samples
+	 * taken meanwhile found it stopped), pre_global the count then as far
+	 * as psup knew at the stop; carried, the debt (in units) it took in,
+	 * is set at the credit, when every sample taken before the call has
+	 * reached psup. */
+	uint64_t call_at, pre_global;
 	uint64_t carried;
 	bool defer;        /* at a blocking call's stop: do not pay there */
 };
@@ -524,6 +527,18 @@ static uint64_t global_at(const struct exp_causal *c, uint64_t time)
 	return g;
 }
 
+/* The debt t took into its blocking call: the global count as of the call
+ * (known only now: samples reach psup a few ms late; at least what psup
+ * knew then) less its own count. */
+static void set_carried(const struct exp_causal *c, struct cz_thread *t)
+{
+	uint64_t pre = global_at(c, t->call_at);
+
+	if (pre < t->pre_global)
+		pre = t->pre_global;
+	t->carried = pre > t->local ? pre - t->local : 0;
+}
+
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time)
 {
 	struct cz_thread *t = thread_find(c, tid);
@@ -550,9 +565,10 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 		uint64_t g = time ? global_at(c, time) : c->global;
 		t->wait = WAIT_NONE;
 		t->credited_at = time;
-		if (t->local < g) {
+		set_carried(c, t);
+		if (t->local + t->carried < g) {
 			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
-				 (unsigned long long)(g - t->local));
+				 (unsigned long long)(g - t->local - t->carried));
 			credit_to(t, g);
 		}
 	}
@@ -652,9 +668,10 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	bool returned = t->wait == WAIT_PENDING || (t->wait == WAIT_BLOCKED && t->last_out >= t->last_in);
 	if (returned && t->resumed_at && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
 		uint64_t g = global_at(c, t->resumed_at);
-		if (t->local < g) {
+		set_carried(c, t);
+		if (t->local + t->carried < g) {
 			pr_trace("causal: thread %d credited %llu after a wait that did not block", tid,
-				 (unsigned long long)(g - t->local));
+				 (unsigned long long)(g - t->local - t->carried));
 			credit_to(t, g);
 		}
 	}
@@ -672,14 +689,21 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	if (can_block(nr, args)) {
 		/* Credited from its switch records when it blocks and wakes
 		 * (exp_causal_switch): no stop at the call's return, which
-		 * would cost as much as this one. */
+		 * would cost as much as this one. It does not pay first, as
+		 * Coz's wrappers do not (pre_block() notes the global count):
+		 * it pays its debt after the wait. Paid before it, the debt
+		 * hid in time it would have waited anyway, while the
+		 * experiment counted it as inserted: a thread that waits for a
+		 * lock taken more often because the line ran faster (the
+		 * contention a falling curve shows) had the delays owed for
+		 * that line absorbed by the very wait they should have
+		 * lengthened, and the curve rose. */
 		t->wait = WAIT_PENDING;
 		t->wait_t0 = now;
 		t->resumed_at = 0;
-		if (unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAIT)) {
-			t->defer = true;
-			t->carried = c->global > t->local ? c->global - t->local : 0;
-		}
+		t->defer = true;
+		t->call_at = t->last_out > t->last_in && t->last_out <= now ? t->last_out : now;
+		t->pre_global = global_at(c, t->call_at);
 	} else if (c->state == CZ_RUNNING && unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAKE)) {
 		/* The wake of a mutex's unlock runs after the release: what
 		 * the thread still owes waits for its next unlock trap (armed
@@ -766,11 +790,6 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
 			continue;
-		/* Armed at its unlock: paid there, inside its critical section,
-		 * unless it has not unlocked for a while. */
-		if (c->state == CZ_RUNNING && unlocks(c, t) && t->trap_armed &&
-		    c->now < t->trap_armed + EXP_CAUSAL_TRAP_GRACE_NS)
-			continue;
 		int64_t excess = t->excess;
 		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min)
 			tids[n++] = t->tid;
@@ -784,27 +803,20 @@ void exp_causal_set_trap(struct exp_causal *c, pid_t tid, bool has_trap)
 
 	if (t) {
 		t->trap = has_trap;
-		t->trap_armed = 0;
 		t->trap_hit = 0;
 	}
 }
 
-bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid, uint64_t now)
+bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid)
 {
 	struct cz_thread *t = thread_find(c, tid);
-	bool want;
 
 	if (!t || !t->trap)
 		return false;
 	/* Counts move at 0% too, so 0% experiments trap where the others
 	 * would pay: a stop inside a critical section lengthens it whatever
 	 * the speedup, and only costs paid alike cancel (Coz section 2). */
-	want = c->state == CZ_RUNNING && t->local < c->global;
-	if (!want)
-		t->trap_armed = 0;
-	else if (!t->trap_armed)
-		t->trap_armed = now;
-	return want;
+	return c->state == CZ_RUNNING && t->local < c->global;
 }
 
 void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex)
@@ -814,11 +826,8 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 
 	if (p && mutex && (p->mutexes.len < MAX_MUTEXES || psup_u64map_find(&p->mutexes, mutex)))
 		psup_u64map_upsert(&p->mutexes, mutex, NULL);
-	if (t) {
+	if (t)
 		t->trap_hit = now;
-		/* Armed anew: the grace counts from its last unlock. */
-		t->trap_armed = now;
-	}
 }
 
 /* ---- experiments ----------------------------------------------------- */

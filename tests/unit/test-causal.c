@@ -376,10 +376,12 @@ static void test_late_credit(void)
 	sym_space_free(sp);
 }
 
-/* A thread with an unlock trap pays there (inside its critical section, as
- * Coz's unlock wrapper does), not before its blocking wait for the lock: its
- * debt goes into the wait, and only the delays inserted while it was
- * blocked are credited at its wake-up. */
+/* No thread pays before a blocking wait (Coz's pre_block() only notes the
+ * global count): its debt goes into the wait, and only the delays inserted
+ * while it was blocked are credited at its wake-up; the debt is paid after
+ * it. A thread with an unlock trap pays there too (inside its critical
+ * section, as Coz's unlock wrapper does) and not before the wake of the
+ * unlock, which runs after the release. */
 static void test_unlock_trap(void)
 {
 	struct exp_causal_config cfg = {
@@ -402,7 +404,7 @@ static void test_unlock_trap(void)
 	exp_causal_set_trap(c, a, true);
 	exp_causal_set_trap(c, 9999, true); /* unknown: ignored */
 	/* Before an experiment nothing is wanted. */
-	CHECK(!exp_causal_trap_wanted(c, a, now - 2 * MS));
+	CHECK(!exp_causal_trap_wanted(c, a));
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 	/* a unlocks a mutex (owing nothing yet): it is known to unlock. */
@@ -412,22 +414,22 @@ static void test_unlock_trap(void)
 	/* b runs the line twice: a and d owe 1 ms; a's trap is wanted. */
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + MS);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 2 * MS);
-	CHECK(exp_causal_trap_wanted(c, a, now + 2 * MS));
-	CHECK(!exp_causal_trap_wanted(c, b, now + 2 * MS));
-	CHECK(!exp_causal_trap_wanted(c, d, now + 2 * MS));
-	/* An armed thread is left to its trap for a while: d is the only
-	 * thread to interrupt. */
+	CHECK(exp_causal_trap_wanted(c, a));
+	CHECK(!exp_causal_trap_wanted(c, b));
+	CHECK(!exp_causal_trap_wanted(c, d));
+	/* An armed thread is interrupted like any other: a pause must
+	 * follow the line's execution, not wait for the next unlock. */
 	CHECK_EQ_INT(exp_causal_tick(c, now + 3 * MS), 0);
-	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
-	CHECK_EQ_INT(tids[0], d);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 2);
 
-	/* a waits for the lock: nothing paid there... */
+	/* Both wait (a for the lock, d elsewhere): nothing paid there. A
+	 * line sample taken before their calls reaches psup after them: it
+	 * is debt taken into the wait, not a delay of the wait. */
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 3 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
-	/* ...d pays before its wait, as before. */
-	CHECK(!exp_causal_syscall_enter(c, d, SYS_futex, wait_args, now + 3 * MS));
-	CHECK_EQ_INT(exp_causal_hold(c, d, false), MS);
-	exp_causal_held(c, d, MS, MS);
+	CHECK(!exp_causal_syscall_enter(c, d, SYS_futex, cond_args, now + 3 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS - 100);
 	/* Both block; b runs the line twice more; both wake at 6 ms. */
 	exp_causal_switch(c, a, true, false, now + 3 * MS + 1000);
 	exp_causal_switch(c, d, true, false, now + 3 * MS + 2000);
@@ -435,14 +437,17 @@ static void test_unlock_trap(void)
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 5 * MS);
 	exp_causal_switch(c, a, false, false, now + 6 * MS);
 	exp_causal_switch(c, d, false, false, now + 6 * MS);
-	/* d is credited everything; a the two line executions of its wait,
-	 * not the debt it took into it, which it pays at its unlock. */
+	/* Each is credited the two line executions of its wait, not the
+	 * three it owed at its call: d pays them when next stopped, a at
+	 * its unlock. */
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 3 * MS / 2);
+	exp_causal_held(c, d, 3 * MS / 2, 3 * MS / 2);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
 	exp_causal_trapped(c, a, now + 6 * MS, 0x1000);
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
-	exp_causal_held(c, a, MS, MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
+	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
-	CHECK(!exp_causal_trap_wanted(c, a, now + 7 * MS));
+	CHECK(!exp_causal_trap_wanted(c, a));
 	/* The wake of its unlock (after the release) pays nothing: the debt
 	 * waits for its next trap; a wake elsewhere pays before, as ever. */
 	uint64_t mwake_args[6] = { 0x1000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
@@ -453,19 +458,12 @@ static void test_unlock_trap(void)
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cwake_args, now + 7 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
-	/* A condition variable's wait is no mutex wait: paid before. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS + MS / 2);
-	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cond_args, now + 7 * MS + MS / 2));
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
-	exp_causal_switch(c, a, true, false, now + 7 * MS + MS / 2 + 1000);
-	exp_causal_switch(c, a, false, false, now + 7 * MS + MS / 2 + 2000);
-	/* Its trap gone (an exec): it pays before its waits again. */
+	/* Its trap gone (an exec): its waits are as everyone's. */
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
 	exp_causal_set_trap(c, a, false);
-	CHECK(!exp_causal_trap_wanted(c, a, now + 9 * MS));
+	CHECK(!exp_causal_trap_wanted(c, a));
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 9 * MS));
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
