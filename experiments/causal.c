@@ -839,6 +839,10 @@ static void forgive_all(struct exp_causal *c)
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		t->local = 0;
+		/* A wait begun in an earlier experiment took no debt of this
+		 * one in: its count then is not this one's. */
+		t->call_at = 0;
+		t->pre_global = 0;
 		t->carried = 0;
 		t->defer = false;
 		t->credited_at = 0;

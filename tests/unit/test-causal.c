@@ -468,6 +468,53 @@ static void test_unlock_trap(void)
 	sym_space_free(sp);
 }
 
+/* A thread that began its wait in one experiment and wakes in the next took
+ * none of the next one's debt into it: the counts start anew. */
+static void test_wait_across_experiments(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 17,
+	};
+	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
+	struct exp_causal_stats st;
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 7001, b = 7002;
+	uint64_t now = 12000 * MS, t;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	/* b runs the line 4 times; a waits owing all 4 and blocks. */
+	for (int i = 1; i <= 4; i++)
+		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + i * MS);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 5 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_switch(c, a, true, false, now + 5 * MS + 1000);
+	/* The experiment ends, cools off, and the next begins. */
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	for (t = now + 6 * MS; t < now + 200 * MS; t += MS) {
+		exp_causal_sample(c, sp, getpid(), b, &pc, 1, t);
+		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
+		exp_causal_stats(c, &st);
+		if (st.experiments == 1 && st.running)
+			break;
+	}
+	CHECK(st.experiments == 1 && st.running);
+	/* b runs the line once more while a is blocked; a wakes: credited
+	 * that one, and owing nothing of the first experiment's 4. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, t + MS);
+	exp_causal_switch(c, a, false, false, t + 2 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Delays use the mean period the samples really had (the timer fires a
  * little late), once enough were seen. */
 static void test_period(void)
@@ -642,6 +689,7 @@ int main(void)
 	test_switch_credit();
 	test_late_credit();
 	test_unlock_trap();
+	test_wait_across_experiments();
 	test_period();
 	test_speedup_distribution();
 	test_length();
