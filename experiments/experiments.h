@@ -524,7 +524,10 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
 
 /* Run mode's intercepted calls, at time now. A call that can block on
  * another thread makes the thread's next block and wake-up (its switch
- * records) a credit: no stop at its return. Returns true when the thread
+ * records) a credit: no stop at its return. The thread does not pay at such
+ * a call (exp_causal_hold asks nothing): its debt goes into the wait and is
+ * paid after it, and only the delays inserted while it was blocked are
+ * credited (Coz's pre_block/post_block). Returns true when the thread
  * must stop at the call's return to pay what it owes then (exp_causal_hold):
  * a wait for I/O or time during an experiment. */
 bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
@@ -548,16 +551,12 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
  * during an experiment); trapped says the thread stopped there (its hold
  * is then asked as for any pause; mutex: the address unlocked, its first
  * argument). A thread that stopped at its trap in the last
- * EXP_CAUSAL_TRAP_RECENT_NS does not pay before a FUTEX_WAIT on a mutex
- * seen at a trap (it would pay outside the lock it is about to wait for;
- * Coz's pthread_mutex_lock wrapper pays nothing either); only the delays
- * inserted while it was blocked are credited. Nor does it pay before a
- * FUTEX_WAKE on such a mutex (the unlock's wake, after the release): what
- * it still owes waits for its next trap. Such a thread, armed, is not
- * interrupted to pay for EXP_CAUSAL_TRAP_GRACE_NS (it pays at its next
- * unlock).
+ * EXP_CAUSAL_TRAP_RECENT_NS does not pay before a FUTEX_WAKE on a mutex
+ * seen at a trap (the unlock's wake, after the release): what it still
+ * owes waits for its next trap. (No thread pays before a blocking wait:
+ * exp_causal_syscall_enter.) An armed thread is still a pause candidate:
+ * a pause must follow the line's execution, not wait for an unlock.
  */
-#define EXP_CAUSAL_TRAP_GRACE_NS (10ULL * 1000000ULL)
 /* A thread counts as unlocking mutexes this long after its last trap. */
 #define EXP_CAUSAL_TRAP_RECENT_NS (100ULL * 1000000ULL)
 void exp_causal_set_trap(struct exp_causal *c, pid_t tid, bool has_trap);
