@@ -60,6 +60,9 @@ CASES = [
     ("figure1 a", "causal-figure1.c", ["barrier"], "causal_fig1_a", "causal_fig1_round"),
     ("contention cs", "causal-contention.c", ["2"], "causal_lock_cs", "causal_lock_done"),
     ("contention hammer", "causal-contention.c", ["2"], "causal_lock_hammer", "causal_lock_done"),
+    # t5050's program: the lock handed over in arrival order, phases of ms.
+    ("fifo cs", "causal-contention.c", ["1", "3000000", "1", "2"], "causal_lock_cs", "causal_lock_done"),
+    ("fifo hammer", "causal-contention.c", ["1", "3000000", "1", "2"], "causal_lock_hammer", "causal_lock_done"),
     ("latency serve", "causal-latency.c", [], "causal_lat_serve", None),
 ]
 SPEEDUPS = (25, 50, 100)
