@@ -85,6 +85,19 @@ static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsig
 		exp_causal_sample(c, sp, getpid(), tid, &pc, 1, 0);
 }
 
+/* A new engine with cfg and threads tids[0..n) of this process. */
+static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struct sym_space **sp,
+				      const pid_t *tids, unsigned n)
+{
+	struct exp_causal *c = NULL;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), sp), 0);
+	CHECK_EQ_INT(exp_causal_new(cfg, NULL, NULL, &c), 0);
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ_INT(exp_causal_thread_new(c, tids[i], getpid(), 0), 0);
+	return c;
+}
+
 static void test_engine(void)
 {
 	struct exp_causal_config cfg = {
@@ -99,10 +112,7 @@ static void test_engine(void)
 	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
 	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
 
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 
 	/* No experiment before any in-scope sample. */
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
@@ -276,10 +286,7 @@ static void test_switch_credit(void)
 	uint64_t now = 5000 * MS;
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS); /* before: a line to pick */
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 	exp_causal_switch(c, a, true, false, now + 3 * MS);
@@ -328,10 +335,7 @@ static void test_late_credit(void)
 	uint64_t now = 7000 * MS;
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 
@@ -396,10 +400,7 @@ static void test_unlock_trap(void)
 	uint64_t now = 9000 * MS;
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), 0), 0);
 	exp_causal_set_trap(c, a, true);
 	exp_causal_set_trap(c, 9999, true); /* unknown: ignored */
@@ -483,10 +484,7 @@ static void test_wait_across_experiments(void)
 	uint64_t now = 12000 * MS, t;
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid(), 0), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid(), 0), 0);
+	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 	/* b runs the line 4 times; a waits owing all 4 and blocks. */
