@@ -108,7 +108,9 @@ in_range "$f" 75 100.01 || fail "silent load fraction $f%, expected over 75"
 in_range "$p" 80 100.01 || fail "silent load waste on (search_load, search_load) is $p%"
 # Floats: equal within the precision (default 1%, the paper's): near[]
 # changes by 0.1% a round, far[] flips sign. At precision 0 nothing is silent.
-run_psup 300 run -q -o fp.cbor --witch silent,load --witch-period 1000000 -- "$TARGETS/witch-fp" 50000 3000
+# 12000 rounds give about 90 load samples (3000 gave 20: one run in CI read
+# 10% where eight reruns read 29-45%).
+run_psup 300 run -q -o fp.cbor --witch silent,load --witch-period 1000000 -- "$TARGETS/witch-fp" 50000 12000
 expect_rc 0
 witch_json fp.cbor fp.json
 ln=$(wmark "$src/witch-fp.c" fp_near)
@@ -120,7 +122,7 @@ in_range "$f" 25 80 || fail "float silent stores $f%, expected about half"
 in_range "$l" 15 85 || fail "float silent loads $l%, expected about half"
 in_range "$p" 95 100.01 || fail "float silent waste on fp_near is $p%"
 run_psup 300 run -q -o fp0.cbor --witch silent,load --witch-period 1000000 --witch-fp-precision 0 -- \
-	"$TARGETS/witch-fp" 50000 3000
+	"$TARGETS/witch-fp" 50000 12000
 expect_rc 0
 witch_json fp0.cbor fp0.json
 f=$(wfrac fp0.json silent)
