@@ -5,7 +5,9 @@
  * thread or block on one, and credits it after a blocking one returns. Every
  * stop costs tens of microseconds on these machines (docs/notes.md), so the
  * filter is as narrow as that rule allows: futex operations that block or
- * wake (not FUTEX_FD or the like), futex_waitv, the calls that send a signal
+ * wake (not FUTEX_FD or the like; --no-wake-stops leaves the wakes out: psup
+ * learns who woke whom from wakeup records, and the woken thread takes over
+ * its waker's debt instead, experiments/causal.c), futex_waitv, the calls that send a signal
  * to a thread or process (a wakeup in Coz's table 1), sigtimedwait and
  * sigsuspend (table 2), and exit of a thread (it wakes its joiner through
  * CLONE_CHILD_CLEARTID), and the calls that block on I/O or time (paid
@@ -27,12 +29,15 @@
 
 #include "common/kcompat.h"
 
-/* Futex commands that can block the caller or wake another thread. */
+/* Futex commands that can block the caller, then those that wake another
+ * thread (left out of the filter when the engine learns who woke whom from
+ * wakeup records instead: SUP_SPAWN_CAUSAL_NO_WAKES). */
 static const unsigned futex_cmds[] = {
-	FUTEX_WAIT, FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP,
-	FUTEX_LOCK_PI, FUTEX_UNLOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET,
-	FUTEX_WAIT_REQUEUE_PI, FUTEX_CMP_REQUEUE_PI, FUTEX_LOCK_PI2,
+	FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2,
+	FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP, FUTEX_UNLOCK_PI,
+	FUTEX_WAKE_BITSET, FUTEX_CMP_REQUEUE_PI,
 };
+#define NFUTEX_WAITS 5
 
 /* Other calls that stop, whatever their arguments. */
 static const int other_calls[] = {
@@ -54,11 +59,11 @@ static const int other_calls[] = {
 #define NFUTEX (sizeof(futex_cmds) / sizeof(futex_cmds[0]))
 #define NOTHER (sizeof(other_calls) / sizeof(other_calls[0]))
 
-bool sup_seccomp_traps(int nr, const uint64_t args[6])
+bool sup_seccomp_traps(int nr, const uint64_t args[6], bool wakes)
 {
 	if (nr == SYS_futex) {
 		unsigned cmd = (unsigned)args[1] & FUTEX_CMD_MASK;
-		for (size_t i = 0; i < NFUTEX; i++)
+		for (size_t i = 0; i < (wakes ? NFUTEX : NFUTEX_WAITS); i++)
 			if (cmd == futex_cmds[i])
 				return true;
 		return false;
@@ -69,11 +74,12 @@ bool sup_seccomp_traps(int nr, const uint64_t args[6])
 	return false;
 }
 
-int sup_seccomp_filter(struct sock_fprog **out)
+int sup_seccomp_filter(struct sock_fprog **out, bool wakes)
 {
 	/* Layout: arch check, nr dispatch to TRACE or the futex op check,
 	 * ALLOW, TRACE. Jumps are relative, computed from the final layout. */
-	size_t n = 4 + 1 + NOTHER + 1 + 2 + NFUTEX + 1 + 1;
+	size_t nfutex = wakes ? NFUTEX : NFUTEX_WAITS;
+	size_t n = 4 + 1 + NOTHER + 1 + 2 + nfutex + 1 + 1;
 	struct sock_filter *f = calloc(n, sizeof(*f));
 	struct sock_fprog *prog = malloc(sizeof(*prog));
 	size_t i = 0, allow, trace, futex_check;
@@ -85,7 +91,7 @@ int sup_seccomp_filter(struct sock_fprog **out)
 	}
 	/* Positions of the shared targets. */
 	futex_check = 4 + 1 + NOTHER + 1;
-	allow = futex_check + 2 + NFUTEX;
+	allow = futex_check + 2 + nfutex;
 	trace = allow + 1;
 
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -109,7 +115,7 @@ int sup_seccomp_filter(struct sock_fprog **out)
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, args[1]));
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK);
-	for (size_t k = 0; k < NFUTEX; k++, i++)
+	for (size_t k = 0; k < nfutex; k++, i++)
 		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, futex_cmds[k],
 						    (unsigned char)(trace - i - 1), 0);
 	/* allow */

@@ -559,51 +559,56 @@ static void test_config(void)
 }
 
 /* One call in a child under the filter: 1 when it failed with ENOSYS
- * (trapped, no tracer), 0 otherwise. */
+ * (trapped, no tracer), 0 otherwise. wake: trapped only by the filter with
+ * the wakes (not by SUP_SPAWN_CAUSAL_NO_WAKES's). */
 struct call {
 	const char *what;
 	long nr;
 	long a0, a1, a2, a3, a4, a5;
-	bool trapped;
+	bool trapped, wake;
 };
 
-static void test_filter(void)
+static void filter_case(bool wakes)
 {
 	static int word, word2;
 	struct sock_fprog *prog;
 	struct timespec zero = { 0, 0 };
 	sigset_t none;
 	struct call calls[] = {
-		{ "getpid", SYS_getpid, 0, 0, 0, 0, 0, 0, false },
-		{ "futex wake", SYS_futex, (long)&word, FUTEX_WAKE, 1, 0, 0, 0, true },
-		{ "futex wake private", SYS_futex, (long)&word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0, true },
-		{ "futex wait (value differs)", SYS_futex, (long)&word, FUTEX_WAIT_PRIVATE, 5, 0, 0, 0, true },
+		{ "getpid", SYS_getpid, 0, 0, 0, 0, 0, 0, false, false },
+		{ "futex wake", SYS_futex, (long)&word, FUTEX_WAKE, 1, 0, 0, 0, true, true },
+		{ "futex wake private", SYS_futex, (long)&word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0, true, true },
+		{ "futex wait (value differs)", SYS_futex, (long)&word, FUTEX_WAIT_PRIVATE, 5, 0, 0, 0, true,
+		  false },
 		{ "futex wait_bitset realtime", SYS_futex, (long)&word,
-		  FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 5, 0, 0, -1, true },
+		  FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 5, 0, 0, -1, true, false },
 		{ "futex cmp_requeue", SYS_futex, (long)&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1,
-		  (long)&word2, 5, true },
-		{ "futex unlock_pi", SYS_futex, (long)&word2, FUTEX_UNLOCK_PI_PRIVATE, 0, 0, 0, 0, true },
-		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false },
-		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true },
-		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true },
-		{ "read (pays its debt before it may block)", SYS_read, -1, 0, 0, 0, 0, 0, true },
-		{ "nanosleep", SYS_nanosleep, (long)&zero, 0, 0, 0, 0, 0, true },
-		{ "write", SYS_write, -1, 0, 0, 0, 0, 0, false },
+		  (long)&word2, 5, true, true },
+		{ "futex unlock_pi", SYS_futex, (long)&word2, FUTEX_UNLOCK_PI_PRIVATE, 0, 0, 0, 0, true, true },
+		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false,
+		  false },
+		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true, false },
+		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true, false },
+		{ "read (pays its debt before it may block)", SYS_read, -1, 0, 0, 0, 0, 0, true, false },
+		{ "nanosleep", SYS_nanosleep, (long)&zero, 0, 0, 0, 0, 0, true, false },
+		{ "write", SYS_write, -1, 0, 0, 0, 0, 0, false, false },
 	};
 	const unsigned n = sizeof(calls) / sizeof(calls[0]);
 	int fds[2];
 	char got[32] = { 0 };
 
+	for (unsigned i = 0; i < n; i++)
+		calls[i].trapped = calls[i].trapped && (wakes || !calls[i].wake);
 	sigemptyset(&none);
-	CHECK_EQ_INT(sup_seccomp_filter(&prog), 0);
+	CHECK_EQ_INT(sup_seccomp_filter(&prog, wakes), 0);
 	CHECK(pipe(fds) == 0);
 	/* The C mirror of the filter agrees with the table. */
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t args[6] = { (uint64_t)calls[i].a0, (uint64_t)calls[i].a1, (uint64_t)calls[i].a2,
 				     (uint64_t)calls[i].a3, (uint64_t)calls[i].a4, (uint64_t)calls[i].a5 };
-		if (sup_seccomp_traps((int)calls[i].nr, args) != calls[i].trapped)
+		if (sup_seccomp_traps((int)calls[i].nr, args, wakes) != calls[i].trapped)
 			fprintf(stderr, "sup_seccomp_traps disagrees on %s\n", calls[i].what);
-		CHECK(sup_seccomp_traps((int)calls[i].nr, args) == calls[i].trapped);
+		CHECK(sup_seccomp_traps((int)calls[i].nr, args, wakes) == calls[i].trapped);
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -633,14 +638,20 @@ static void test_filter(void)
 	for (unsigned i = 0; i < n; i++) {
 		bool trapped = got[i] == 'T';
 		if (trapped != calls[i].trapped)
-			fprintf(stderr, "%s: %s under the filter\n", calls[i].what,
-				trapped ? "trapped" : "not trapped");
+			fprintf(stderr, "%s: %s under the filter%s\n", calls[i].what,
+				trapped ? "trapped" : "not trapped", wakes ? "" : " without wakes");
 		CHECK(trapped == calls[i].trapped);
 	}
 	close(fds[0]);
 	close(fds[1]);
 	free(prog->filter);
 	free(prog);
+}
+
+static void test_filter(void)
+{
+	filter_case(true);
+	filter_case(false);
 }
 
 /* --runs: one experiment per run; the first, with nothing sampled yet, is a
