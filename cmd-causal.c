@@ -74,6 +74,8 @@ struct causal_cmd {
 	bool failed;
 	bool filter;             /* run mode: seccomp interception */
 	bool no_intercept;       /* --no-intercept */
+	bool no_wake_stops;      /* --no-wake-stops */
+	bool wakeups;            /* every wakeup is recorded (who woke whom) */
 	bool clock;              /* sample periods are ns */
 	uint64_t rate_t0, rate_stops0;
 	bool warned_rate;
@@ -218,6 +220,9 @@ int cmd_causal_option(int c, const char *arg, bool attach)
 	case CMD_CAUSAL_OPT_NO_INTERCEPT:
 		cz.no_intercept = true;
 		break;
+	case CMD_CAUSAL_OPT_NO_WAKE_STOPS:
+		cz.no_wake_stops = true;
+		break;
 	case CMD_CAUSAL_OPT_EXPERIMENT_MS:
 		if (psup_parse_long(arg, 1, 600000, &v) < 0) {
 			pr_err("invalid --experiment-ms '%s': expected milliseconds from 1 to 600000", arg);
@@ -263,7 +268,10 @@ void cmd_causal_usage(FILE *f, bool attach)
 	if (!attach)
 		fputs("      --no-intercept    no seccomp stops at synchronization calls: blocked\n"
 		      "                        threads are credited from switch records (cheaper\n"
-		      "                        for futex-heavy programs, less exact)\n", f);
+		      "                        for futex-heavy programs, less exact)\n"
+		      "      --no-wake-stops   no stops at futex wakes: a woken thread takes over\n"
+		      "                        its waker's debt (cheaper for condvar hand-offs;\n"
+		      "                        see README for the programs it slows)\n", f);
 }
 
 bool cmd_causal_enabled(void)
@@ -285,7 +293,17 @@ unsigned cmd_causal_spawn_flags(void)
 {
 	/* Crediting matters in end-to-end runs too: every run-mode causal
 	 * session intercepts. */
-	return cz.enabled && !cz.attach && !cz.no_intercept ? SUP_SPAWN_CAUSAL_FILTER : 0;
+	if (!cz.enabled || cz.attach || cz.no_intercept)
+		return 0;
+	/* --no-wake-stops: who woke whom comes from the wakeup records
+	 * (exp_causal_wakeup), so the wakes, two thirds of a condvar
+	 * pipeline's futex calls, need no stop. */
+	if (cz.no_wake_stops && cz.wakeups)
+		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES;
+	if (cz.no_wake_stops)
+		pr_warn("--no-wake-stops needs wakeup records (the sched_waking tracepoint: root or "
+			"CAP_PERFMON, and no --no-lock-blame): the wakes stop as usual");
+	return SUP_SPAWN_CAUSAL_FILTER;
 }
 
 uint64_t cmd_causal_tick_ns(void)
@@ -302,7 +320,7 @@ static int fail(int err)
 	return err;
 }
 
-int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach)
+int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach, bool wakeups)
 {
 	char why[256];
 	int err;
@@ -314,6 +332,7 @@ int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool 
 	cz.period_ns = period_ns ? period_ns : 1000000;
 	cz.clock = clock;
 	cz.filter = !attach && !cz.no_intercept;
+	cz.wakeups = wakeups;
 	/* An attached process has exec'ed long ago; a spawned one not yet. */
 	cz.root_exec_seen = attach;
 	psup_u64map_init(&cz.spaces);
@@ -361,12 +380,14 @@ int cmd_causal_header(void)
 		.note = cz.attach
 				? "attach mode: no system call interception; threads woken from a futex are "
 				  "credited when they run again (after the fact, from switch records), and "
-				  "delays are not executed before wake-ups, so predictions for lines whose "
-				  "threads hand work over through locks are less exact"
+				  "delays are not executed before wake-ups (the woken thread takes its "
+				  "waker's debt over when wakeups are recorded), so predictions for lines "
+				  "whose threads hand work over through locks are less exact"
 			: !cz.filter
 				? "--no-intercept: no system call interception; threads woken from a futex "
 				  "are credited when they run again (after the fact, from switch records), "
-				  "and delays are not executed before wake-ups, so predictions for lines "
+				  "and delays are not executed before wake-ups (the woken thread takes its "
+				  "waker's debt over when wakeups are recorded), so predictions for lines "
 				  "whose threads hand work over through locks are less exact"
 				: NULL,
 	};
@@ -842,6 +863,12 @@ void cmd_causal_block_futex(pid_t tid)
 		exp_causal_block_futex(cz.eng, tid);
 }
 
+void cmd_causal_wakeup(pid_t waker, pid_t wakee, uint64_t time)
+{
+	if (cz.enabled && cz.eng)
+		exp_causal_wakeup(cz.eng, waker, wakee, time);
+}
+
 /* Only a thread on a CPU or waiting for one is paused: the switch records
  * lag by a few ms, so /proc says the last word (an interrupt reaching a
  * thread blocked meanwhile is let go at its stop anyway). */
@@ -912,8 +939,9 @@ static void check_rate(uint64_t now)
 		return;
 	cz.warned_rate = true;
 	pr_warn("causal: %.0f synchronization and blocking calls/s intercepted, each a ptrace stop (tens to "
-		"hundreds of us on a VM): the program runs slower under psup; --no-intercept credits "
-		"blocked threads from switch records instead (cheaper, less exact)", rate);
+		"hundreds of us on a VM): the program runs slower under psup; %s--no-intercept credits "
+		"blocked threads from switch records instead (cheaper, less exact)", rate,
+		cz.no_wake_stops ? "" : "--no-wake-stops lets the wakes run without a stop (see README), ");
 }
 
 int cmd_causal_tick(uint64_t now)

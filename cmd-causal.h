@@ -32,6 +32,7 @@ enum {
 	CMD_CAUSAL_OPT_SPEEDUP,
 	CMD_CAUSAL_OPT_EXPERIMENT_MS,
 	CMD_CAUSAL_OPT_NO_INTERCEPT,
+	CMD_CAUSAL_OPT_NO_WAKE_STOPS,
 	CMD_CAUSAL_OPT_END,
 };
 
@@ -46,7 +47,8 @@ enum {
 	{ "line", required_argument, NULL, CMD_CAUSAL_OPT_LINE },                   \
 	{ "speedup", required_argument, NULL, CMD_CAUSAL_OPT_SPEEDUP },             \
 	{ "experiment-ms", required_argument, NULL, CMD_CAUSAL_OPT_EXPERIMENT_MS }, \
-	{ "no-intercept", no_argument, NULL, CMD_CAUSAL_OPT_NO_INTERCEPT }
+	{ "no-intercept", no_argument, NULL, CMD_CAUSAL_OPT_NO_INTERCEPT },           \
+	{ "no-wake-stops", no_argument, NULL, CMD_CAUSAL_OPT_NO_WAKE_STOPS }
 
 /* Whether getopt's c is a causal option. */
 static inline bool cmd_causal_is_option(int c)
@@ -68,8 +70,9 @@ unsigned cmd_causal_spawn_flags(void);
 uint64_t cmd_causal_tick_ns(void);
 
 /* Set-up once the record file is open; period_ns the sampling period
- * (clock: a time-based event, whose samples' periods are ns too). */
-int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach);
+ * (clock: a time-based event, whose samples' periods are ns too); wakeups:
+ * every wakeup reaches cmd_causal_wakeup(), so the wakes need no stop. */
+int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach, bool wakeups);
 /* fn(arg) drains every thread's ring now (samples reach the engine). */
 void cmd_causal_set_drain(void (*fn)(void *arg), void *arg);
 /* At the end of psup run/attach: true (after one error line) when the
@@ -94,6 +97,8 @@ void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_
 		       uint64_t time, uint64_t period);
 void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time);
 void cmd_causal_block_futex(pid_t tid);
+/* waker woke wakee at time (every wakeup record). */
+void cmd_causal_wakeup(pid_t waker, pid_t wakee, uint64_t time);
 /* From the loop's tick, after the rings were drained. */
 int cmd_causal_tick(uint64_t now);
 /* At each flush of the recorder. */

@@ -71,6 +71,7 @@ struct rec_proc {
 struct rec {
 	const char *path;
 	bool unwind;
+	bool wakeups;   /* every wakeup is recorded (who woke whom) */
 	bool quiet;
 	struct rep_writer *w;
 	struct smp_event *ev;
@@ -280,6 +281,7 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 
 	if (!thread_find(r, wk->wakee_tid) || r->write_err)
 		return;
+	cmd_causal_wakeup(wk->tid, wk->wakee_tid, wk->time);
 	if (wk->sampled && !(wk->have_regs && p && p->sp && r->unwind))
 		return; /* no context to add: its unsampled twin reports it */
 	if (wk->sampled) {
@@ -1043,7 +1045,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		err = smp_event_new(o->event, o->period, o->jitter,
 				    flags | SMP_EVENT_SWITCHES | extras[i], &r->ev, &why);
 		if (err == 0) {
-			if (!(extras[i] & SMP_EVENT_WAKEUPS))
+			r->wakeups = extras[i] & SMP_EVENT_WAKEUPS;
+			if (!r->wakeups)
 				pr_debug("no wakeup samples: lock waits are not blamed on holders");
 			if (!(extras[i] & SMP_EVENT_BLOCKS))
 				pr_debug("no block samples: blocked time is not split by cause");
@@ -1150,7 +1153,7 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		return 1;
 	}
 	if (cmd_causal_setup(r->w, smp_event_period(r->ev), smp_event_is_clock(r->ev),
-			     !strcmp(mode, "attach")) < 0) {
+			     !strcmp(mode, "attach"), r->wakeups) < 0) {
 		rec_abort(r);
 		return 1;
 	}

@@ -41,9 +41,26 @@ struct cz_line {
 	uint64_t written;  /* samples at the last flush */
 };
 
+/* Raises of a thread's count kept (its count as of a past time, for the
+ * wakeups that reach psup a few ms late), and wakeups kept per wakee. */
+#define RAISES 8
+#define WAKES 4
+
 struct cz_thread {
 	pid_t tid, pid;
 	uint64_t local;    /* delay units: samples in the line + pauses + credits */
+	/* Its last raises by a hold or a credit: when, and the count before. */
+	struct { uint64_t time, before; } raises[RAISES];
+	unsigned rpos;
+	/* Its last wakeups by a thread of the program (the wakeup records),
+	 * not yet taken into account: when, and by whom. Coz's waker pays
+	 * before it wakes, so the woken thread runs that much later; psup
+	 * does not stop the wakes (wakes not intercepted, attach,
+	 * --no-intercept), so the woken thread takes over what its waker
+	 * still owed then (resolve_wakes). */
+	struct { uint64_t time; pid_t waker; } wakes[WAKES];
+	unsigned wpos;
+	uint64_t credit_blocked; /* when the block credited at credited_at began */
 	int64_t excess;    /* ns lost beyond what was asked (Coz's excess sleep) */
 	bool blocked;      /* switched out not preempted, or found in a call */
 	/* Crediting (Coz 3.4.2) from switch records: a blocking call seen
@@ -419,14 +436,36 @@ static bool mutex_futex(struct exp_causal *c, const struct cz_thread *t, int nr,
 	       psup_u64map_find(&p->mutexes, args[0]);
 }
 
-/* Credits t at a wake-up with the global count g: the delays inserted while
- * it was blocked, not the debt it carried into the call. */
-static void credit_to(struct cz_thread *t, uint64_t g)
+/* Raises t's count to at least to, as of time (kept for local_at). */
+static void raise_local(struct cz_thread *t, uint64_t to, uint64_t time)
 {
-	uint64_t target = g > t->carried ? g - t->carried : 0;
+	if (t->local >= to)
+		return;
+	t->raises[t->rpos].time = time;
+	t->raises[t->rpos].before = t->local;
+	t->rpos = (t->rpos + 1) % RAISES;
+	t->local = to;
+}
 
-	if (t->local < target)
-		t->local = target;
+/* t's count as of time: before its first raise after time (its own line
+ * samples, a unit each, are not told apart: they raise the global count
+ * alike). When older raises fell out of the history, the answer is too high
+ * and a debt taken over from t too small. */
+static uint64_t local_at(const struct cz_thread *t, uint64_t time)
+{
+	uint64_t l = t->local;
+
+	for (unsigned i = 0; i < RAISES; i++)
+		if (t->raises[i].time > time && t->raises[i].before < l)
+			l = t->raises[i].before;
+	return l;
+}
+
+/* Credits t at a wake-up (at time) with the global count g: the delays
+ * inserted while it was blocked, not the debt it carried into the call. */
+static void credit_to(struct cz_thread *t, uint64_t g, uint64_t time)
+{
+	raise_local(t, g > t->carried ? g - t->carried : 0, time);
 }
 
 /* ---- samples -------------------------------------------------------------- */
@@ -458,7 +497,7 @@ static void credit_late(struct exp_causal *c, const struct cz_thread *by, uint64
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t == by || !t->credited_at || t->credited_at < time || t->local >= c->global)
 			continue;
-		credit_to(t, c->global);
+		credit_to(t, c->global, t->credited_at);
 	}
 }
 
@@ -539,6 +578,45 @@ static void set_carried(const struct exp_causal *c, struct cz_thread *t)
 	t->carried = pre > t->local ? pre - t->local : 0;
 }
 
+/*
+ * The wakeups that ended t's last credited block take effect: t takes over
+ * what its waker owed at the wakeup (the global count then less the
+ * waker's count then), so it owes that much more, and a later credit for
+ * the same wake-up (credit_late) keeps it owed. Called once every ring
+ * was read (a tick, an intercepted call): the line samples taken before
+ * the wakeup may come from a ring read after the waker's. A wakeup after
+ * the credit waits for the block it ends; one before the block is stale.
+ */
+static void resolve_wakes(struct exp_causal *c, struct cz_thread *t)
+{
+	/* Not credited yet (still blocked, or its switch-in not read). */
+	if (t->wait != WAIT_NONE)
+		return;
+	for (unsigned i = 0; i < WAKES; i++) {
+		uint64_t time = t->wakes[i].time;
+		if (!time || (t->credited_at && time > t->credited_at))
+			continue;
+		t->wakes[i].time = 0;
+		if (!t->credited_at || time < t->credit_blocked)
+			continue;
+		const struct cz_thread *w = thread_find(c, t->wakes[i].waker);
+		uint64_t g = global_at(c, time), l = w ? local_at(w, time) : g;
+		if (g <= l)
+			continue;
+		pr_trace("causal: thread %d takes over its waker's debt of %llu", t->tid,
+			 (unsigned long long)(g - l));
+		t->local = t->local > g - l ? t->local - (g - l) : 0;
+		t->carried += g - l;
+	}
+}
+
+static void resolve_all_wakes(struct exp_causal *c)
+{
+	for (size_t i = 0; i < c->threads.cap; i++)
+		if (c->threads.keys[i] && c->threads.vals[i])
+			resolve_wakes(c, (struct cz_thread *)(uintptr_t)c->threads.vals[i]);
+}
+
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time)
 {
 	struct cz_thread *t = thread_find(c, tid);
@@ -565,11 +643,12 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 		uint64_t g = time ? global_at(c, time) : c->global;
 		t->wait = WAIT_NONE;
 		t->credited_at = time;
+		t->credit_blocked = t->last_out;
 		set_carried(c, t);
 		if (t->local + t->carried < g) {
 			pr_trace("causal: thread %d credited %llu at its wake-up", tid,
 				 (unsigned long long)(g - t->local - t->carried));
-			credit_to(t, g);
+			credit_to(t, g, time);
 		}
 	}
 }
@@ -596,6 +675,20 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
 
 	if (t)
 		t->wait = WAIT_BLOCKED;
+}
+
+void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t time)
+{
+	struct cz_thread *w = thread_find(c, waker), *t = thread_find(c, wakee);
+
+	if (!w || !t || w == t || !time || (c->state != CZ_RUNNING && c->state != CZ_SETTLING))
+		return;
+	for (unsigned i = 0; i < WAKES; i++)
+		if (t->wakes[i].time == time)
+			return; /* the same wakeup from the other ring */
+	t->wakes[t->wpos].time = time;
+	t->wakes[t->wpos].waker = waker;
+	t->wpos = (t->wpos + 1) % WAKES;
 }
 
 /* ---- intercepted calls and holds --------------------------------------- */
@@ -672,9 +765,11 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		if (t->local + t->carried < g) {
 			pr_trace("causal: thread %d credited %llu after a wait that did not block", tid,
 				 (unsigned long long)(g - t->local - t->carried));
-			credit_to(t, g);
+			credit_to(t, g, t->resumed_at);
 		}
 	}
+	/* Every ring was read: its last wake-up's wakers are known. */
+	resolve_wakes(c, t);
 	t->wait = WAIT_NONE;
 	t->carried = 0;
 	t->defer = false;
@@ -757,8 +852,8 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", tid,
 			 (unsigned long long)owed, (unsigned long long)g,
 			 (unsigned long long)t->local);
-	if (t->local < g)
-		t->local = g;
+	/* Raised as of its stop: it wakes nobody while held. */
+	raise_local(t, g, t->last_out > t->last_in ? t->last_out : c->now);
 	if (owed)
 		t->holding = true;
 	return owed;
@@ -839,6 +934,8 @@ static void forgive_all(struct exp_causal *c)
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		t->local = 0;
+		memset(t->raises, 0, sizeof(t->raises));
+		memset(t->wakes, 0, sizeof(t->wakes));
 		/* A wait begun in an earlier experiment took no debt of this
 		 * one in: its count then is not this one's. */
 		t->call_at = 0;
@@ -1077,6 +1174,8 @@ static bool settled(struct exp_causal *c)
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
 {
 	c->now = now;
+	if (c->state == CZ_RUNNING || c->state == CZ_SETTLING)
+		resolve_all_wakes(c);
 	switch (c->state) {
 	case CZ_RUNNING:
 		if (now - c->t_start < c->length)

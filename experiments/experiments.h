@@ -521,6 +521,16 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
  * attach mode or --no-intercept: it is credited at its next switch-in with
  * the global count as of that switch-in's time). */
 void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
+/* Thread waker woke wakee at time (a wakeup record, from either ring, in
+ * any order with the switch records). Coz's wrappers make a waker pay before
+ * it wakes, so the wakee runs that much later. A run without stops at the
+ * wakes (SUP_SPAWN_CAUSAL_NO_WAKES), attach mode and --no-intercept let the
+ * waker wake while it still owes: at the wake-up that ends its block the
+ * wakee takes over what the waker owed at time (after its usual credit),
+ * and pays it itself; the waker still pays its own. A line runner woken by a
+ * thread that owes then waits as long as under Coz (the lock's contention a
+ * falling curve shows). */
+void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t time);
 
 /* Run mode's intercepted calls, at time now. A call that can block on
  * another thread makes the thread's next block and wake-up (its switch

@@ -35,6 +35,23 @@ expect_rc 0
 grep -q "handoff ok" "$WORK/out" || fail "hand-offs under experiments failed: $(cat "$WORK/err")"
 report_json pp.cbor >pp.json
 jq_check pp.json '.causal.info.experiments >= 1' "no experiment in a run of 20000 hand-offs"
+# Without wake stops (--no-wake-stops): the same output, and only the waits
+# stop, about half the calls (each hand-off is a FUTEX_WAKE and a FUTEX_WAIT).
+run_psup 120 run -v -o pp1.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 \
+	-- "$T" handoff 20000
+expect_rc 0
+with=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
+run_psup 120 run -v -o pp2.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 --no-wake-stops \
+	-- "$T" handoff 20000
+expect_rc 0
+grep -q "handoff ok" "$WORK/out" || fail "hand-offs without wake stops failed: $(tail -3 "$WORK/err")"
+without=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
+note "intercepted calls: $with with wake stops, $without without"
+if grep -q "needs wakeup records" "$WORK/err"; then
+	note "no wakeup records here: the wakes stopped"
+elif ! { [ -n "$with" ] && [ -n "$without" ] && [ "$without" -gt 0 ] && [ $((without * 4)) -lt $((with * 3)) ]; }; then
+	fail "--no-wake-stops intercepted $without calls against $with with the wake stops, expected about half"
+fi
 
 # Unlock traps: with the hammer line sped up, the client (main) and the
 # other hammerer owe, and pay at their pthread_mutex_unlock traps.

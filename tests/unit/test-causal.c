@@ -513,6 +513,75 @@ static void test_wait_across_experiments(void)
 	sym_space_free(sp);
 }
 
+/* Wakes not intercepted: a woken thread takes over what its waker owed at
+ * the wakeup (Coz's waker pays first, and the woken thread runs that much
+ * later), whichever of the two rings is read first. A waker that paid before
+ * its wakeup passes nothing on; one that paid only after it still does. */
+static void test_wake_inherit(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 100 * MS, .fixed_speedup = 100, .seed = 23,
+	};
+	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t l = 7101, w = 7102;
+	uint64_t now = 20000 * MS;
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	c = engine_with(&cfg, &sp, (const pid_t[]){ l, w }, 2);
+	exp_causal_sample(c, sp, getpid(), l, &pc, 1, now - MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	/* l runs the line 3 times and blocks; w, owing 3 ms, wakes it. The
+	 * switch-in is read before the wakeup. */
+	for (int i = 1; i <= 3; i++)
+		exp_causal_sample(c, sp, getpid(), l, &pc, 1, now + i * MS);
+	CHECK(!exp_causal_syscall_enter(c, l, SYS_futex, wait_args, now + 4 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
+	exp_causal_switch(c, l, true, false, now + 4 * MS + 100);
+	exp_causal_switch(c, l, false, false, now + 5 * MS + 100);
+	exp_causal_wakeup(c, w, l, now + 5 * MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 6 * MS), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, l, false), 3 * MS);
+	exp_causal_held(c, l, 3 * MS, 3 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, w, false), 3 * MS);
+	exp_causal_held(c, w, 3 * MS, 3 * MS);
+
+	/* Twice more; w pays (stopped at 9 ms) before it wakes l at 12 ms:
+	 * nothing to take over. The wakeup is read first this time. */
+	for (int i = 7; i <= 8; i++)
+		exp_causal_sample(c, sp, getpid(), l, &pc, 1, now + i * MS);
+	CHECK(!exp_causal_syscall_enter(c, l, SYS_futex, wait_args, now + 8 * MS + 500));
+	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
+	exp_causal_switch(c, l, true, false, now + 8 * MS + 600);
+	exp_causal_switch(c, w, true, true, now + 9 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
+	exp_causal_held(c, w, 2 * MS, 2 * MS);
+	exp_causal_switch(c, w, false, false, now + 11 * MS);
+	exp_causal_wakeup(c, w, l, now + 12 * MS);
+	exp_causal_switch(c, l, false, false, now + 12 * MS + 100);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
+
+	/* Twice more; w wakes l at 16 ms owing 2 and pays only at 17 ms,
+	 * before psup reads the wakeup: l still takes the 2 over. */
+	for (int i = 14; i <= 15; i++)
+		exp_causal_sample(c, sp, getpid(), l, &pc, 1, now + i * MS);
+	CHECK(!exp_causal_syscall_enter(c, l, SYS_futex, wait_args, now + 15 * MS + 500));
+	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
+	exp_causal_switch(c, l, true, false, now + 15 * MS + 600);
+	exp_causal_switch(c, l, false, false, now + 16 * MS + 100);
+	exp_causal_switch(c, w, true, true, now + 17 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
+	exp_causal_held(c, w, 2 * MS, 2 * MS);
+	exp_causal_switch(c, w, false, false, now + 19 * MS);
+	exp_causal_wakeup(c, w, l, now + 16 * MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 20 * MS), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, l, false), 2 * MS);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Delays use the mean period the samples really had (the timer fires a
  * little late), once enough were seen. */
 static void test_period(void)
@@ -699,6 +768,7 @@ int main(void)
 	test_late_credit();
 	test_unlock_trap();
 	test_wait_across_experiments();
+	test_wake_inherit();
 	test_period();
 	test_speedup_distribution();
 	test_length();
