@@ -98,6 +98,15 @@ static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struc
 	return c;
 }
 
+/* The experiment starts at now, on the line runner sampled just before. */
+static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runner, uint64_t now)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	exp_causal_sample(c, sp, getpid(), runner, &pc, 1, now - MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+}
+
 static void test_engine(void)
 {
 	struct exp_causal_config cfg = {
@@ -287,8 +296,7 @@ static void test_switch_credit(void)
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS); /* before: a line to pick */
-	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	start_on_line(c, sp, b, now);
 	exp_causal_switch(c, a, true, false, now + 3 * MS);
 	exp_causal_block_futex(c, a);
 	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
@@ -336,8 +344,7 @@ static void test_late_credit(void)
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
-	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	start_on_line(c, sp, b, now);
 
 	/* a stops at its wait at 1 ms; b runs the line at 2 and 3 ms and
 	 * changes the value; a is resumed at 3.5 ms, its wait fails at once,
@@ -406,8 +413,7 @@ static void test_unlock_trap(void)
 	exp_causal_set_trap(c, 9999, true); /* unknown: ignored */
 	/* Before an experiment nothing is wanted. */
 	CHECK(!exp_causal_trap_wanted(c, a));
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
-	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	start_on_line(c, sp, b, now);
 	/* a unlocks a mutex (owing nothing yet): it is known to unlock. */
 	exp_causal_trapped(c, a, now + MS / 2, 0x1000);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
@@ -471,12 +477,27 @@ static void test_unlock_trap(void)
 
 /* A thread that began its wait in one experiment and wakes in the next took
  * none of the next one's debt into it: the counts start anew. */
+/* runner runs the line n times, a ms apart from first; then waiter enters a
+ * futex wait at call_at (its debt goes into the wait: it pays nothing
+ * there) and blocks at out_at. */
+static void line_then_wait(struct exp_causal *c, struct sym_space *sp, pid_t runner, uint64_t first,
+			   int n, pid_t waiter, uint64_t call_at, uint64_t out_at)
+{
+	static const uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
+	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
+
+	for (int i = 0; i < n; i++)
+		exp_causal_sample(c, sp, getpid(), runner, &pc, 1, first + (uint64_t)i * MS);
+	CHECK(!exp_causal_syscall_enter(c, waiter, SYS_futex, wait_args, call_at));
+	CHECK_EQ_INT(exp_causal_hold(c, waiter, false), 0);
+	exp_causal_switch(c, waiter, true, false, out_at);
+}
+
 static void test_wait_across_experiments(void)
 {
 	struct exp_causal_config cfg = {
 		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 17,
 	};
-	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
 	struct exp_causal_stats st;
 	struct exp_causal *c;
 	struct sym_space *sp;
@@ -485,14 +506,9 @@ static void test_wait_across_experiments(void)
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
-	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	start_on_line(c, sp, b, now);
 	/* b runs the line 4 times; a waits owing all 4 and blocks. */
-	for (int i = 1; i <= 4; i++)
-		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + i * MS);
-	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 5 * MS));
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
-	exp_causal_switch(c, a, true, false, now + 5 * MS + 1000);
+	line_then_wait(c, sp, b, now + MS, 4, a, now + 5 * MS, now + 5 * MS + 1000);
 	/* The experiment ends, cools off, and the next begins. */
 	exp_causal_stats(c, &st);
 	CHECK(st.running);
@@ -522,23 +538,16 @@ static void test_wake_inherit(void)
 	struct exp_causal_config cfg = {
 		.period_ns = MS, .experiment_ns = 100 * MS, .fixed_speedup = 100, .seed = 23,
 	};
-	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t l = 7101, w = 7102;
 	uint64_t now = 20000 * MS;
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ l, w }, 2);
-	exp_causal_sample(c, sp, getpid(), l, &pc, 1, now - MS);
-	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+	start_on_line(c, sp, l, now);
 	/* l runs the line 3 times and blocks; w, owing 3 ms, wakes it. The
 	 * switch-in is read before the wakeup. */
-	for (int i = 1; i <= 3; i++)
-		exp_causal_sample(c, sp, getpid(), l, &pc, 1, now + i * MS);
-	CHECK(!exp_causal_syscall_enter(c, l, SYS_futex, wait_args, now + 4 * MS));
-	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
-	exp_causal_switch(c, l, true, false, now + 4 * MS + 100);
+	line_then_wait(c, sp, l, now + MS, 3, l, now + 4 * MS, now + 4 * MS + 100);
 	exp_causal_switch(c, l, false, false, now + 5 * MS + 100);
 	exp_causal_wakeup(c, w, l, now + 5 * MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 6 * MS), 0);
@@ -549,11 +558,7 @@ static void test_wake_inherit(void)
 
 	/* Twice more; w pays (stopped at 9 ms) before it wakes l at 12 ms:
 	 * nothing to take over. The wakeup is read first this time. */
-	for (int i = 7; i <= 8; i++)
-		exp_causal_sample(c, sp, getpid(), l, &pc, 1, now + i * MS);
-	CHECK(!exp_causal_syscall_enter(c, l, SYS_futex, wait_args, now + 8 * MS + 500));
-	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
-	exp_causal_switch(c, l, true, false, now + 8 * MS + 600);
+	line_then_wait(c, sp, l, now + 7 * MS, 2, l, now + 8 * MS + 500, now + 8 * MS + 600);
 	exp_causal_switch(c, w, true, true, now + 9 * MS);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
 	exp_causal_held(c, w, 2 * MS, 2 * MS);
@@ -565,11 +570,7 @@ static void test_wake_inherit(void)
 
 	/* Twice more; w wakes l at 16 ms owing 2 and pays only at 17 ms,
 	 * before psup reads the wakeup: l still takes the 2 over. */
-	for (int i = 14; i <= 15; i++)
-		exp_causal_sample(c, sp, getpid(), l, &pc, 1, now + i * MS);
-	CHECK(!exp_causal_syscall_enter(c, l, SYS_futex, wait_args, now + 15 * MS + 500));
-	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
-	exp_causal_switch(c, l, true, false, now + 15 * MS + 600);
+	line_then_wait(c, sp, l, now + 14 * MS, 2, l, now + 15 * MS + 500, now + 15 * MS + 600);
 	exp_causal_switch(c, l, false, false, now + 16 * MS + 100);
 	exp_causal_switch(c, w, true, true, now + 17 * MS);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
