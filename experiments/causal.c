@@ -54,10 +54,10 @@ struct cz_thread {
 	unsigned rpos;
 	/* Its last wakeups by a thread of the program (the wakeup records),
 	 * not yet taken into account: when, and by whom. Coz's waker pays
-	 * before it wakes, so the woken thread runs that much later; psup
-	 * does not stop the wakes (wakes not intercepted, attach,
-	 * --no-intercept), so the woken thread takes over what its waker
-	 * still owed then (resolve_wakes). */
+	 * before it wakes, so the woken thread runs that much later; where
+	 * psup does not stop the wakes (--no-wake-stops, attach,
+	 * --no-intercept), the woken thread takes over what its waker still
+	 * owed then (resolve_wakes). */
 	struct { uint64_t time; pid_t waker; } wakes[WAKES];
 	unsigned wpos;
 	uint64_t credit_blocked; /* when the block credited at credited_at began */

@@ -206,6 +206,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=15, help="program run under each tool")
     ap.add_argument("--native-seconds", type=float, default=3)
     ap.add_argument("--only", help="run only the cases whose name contains this")
+    ap.add_argument("--psup-arg", action="append", default=[],
+                    help="one more argument for psup run (repeatable), e.g. --psup-arg=--no-wake-stops")
     args = ap.parse_args()
 
     psup = os.path.abspath(os.path.join(args.build, "psup"))
@@ -217,7 +219,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="psup-causal-bench-")
     rows = []
     print(f"# rounds {args.rounds}, {args.seconds:g} s under each tool, {args.native_seconds:g} s native runs; "
-          f"tmp {tmp}", flush=True)
+          f"tmp {tmp}" + (f"; psup run {' '.join(args.psup_arg)}" if args.psup_arg else ""), flush=True)
     for name, src, extra, marker, point in CASES:
         if args.only and args.only not in name:
             continue
@@ -255,8 +257,8 @@ def main():
             exps["coz"].append(sum(1 for l in open(prof) if l.startswith("experiment")))
             # psup: its psup.h point at the same line.
             cbor = os.path.join(tmp, f"psup-{marker}-{r}.cbor")
-            u = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal", "--line", f"{src}:{ln}", "--",
-                           exe_psup, ts] + extra, env)
+            u = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal", "--line", f"{src}:{ln}"] +
+                          args.psup_arg + ["--", exe_psup, ts] + extra, env)
             over["psup"].append(100 * (base_rate / (u / args.seconds) - 1))
             pc = psup_curve(psup, cbor, f"{src}:{ln}")
             j = json.loads(subprocess.run([psup, "report", "--format", "json", cbor], stdout=subprocess.PIPE).stdout)
