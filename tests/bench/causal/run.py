@@ -306,15 +306,23 @@ def main():
     print("| program, line | psup overhead (min..max) | coz overhead (min..max) | experiments psup / coz |")
     print("|---|---:|---:|---:|")
     allo = {"psup": [], "coz": []}
+    per_line = {"psup": [], "coz": []}
     for name, _, over, exps in overs:
         cells = []
         for t in ("psup", "coz"):
             allo[t] += over[t]
+            per_line[t].append(statistics.median(over[t]))
             cells.append(f"{statistics.median(over[t]):.1f}% ({min(over[t]):.1f}..{max(over[t]):.1f})")
         print(f"| {name} | {cells[0]} | {cells[1]} | {median(exps['psup'])} / {median(exps['coz'])} |")
     for t in ("psup", "coz"):
         if allo[t]:
-            print(f"{t}: median overhead over native {statistics.median(allo[t]):.1f}%")
+            print(f"{t}: median overhead over native {statistics.median(allo[t]):.1f}% (all runs), "
+                  f"mean of the lines' medians {statistics.mean(per_line[t]):.1f}%")
+    # The two summaries can disagree: one tool steady around its median,
+    # the other low on some lines and high on others.
+    if per_line["psup"]:
+        lower = sum(p < c for p, c in zip(per_line["psup"], per_line["coz"]))
+        print(f"psup's median overhead is lower than coz's on {lower} of {len(per_line['psup'])} lines")
 
 
 if __name__ == "__main__":
