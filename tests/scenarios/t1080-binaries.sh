@@ -44,8 +44,12 @@ strip stripped
 run_psup 120 run -q -o stripped.cbor -- ./stripped
 expect_rc 3
 report_json stripped.cbor >stripped.json
-jq_check stripped.json '[.images[] | select(.image | endswith("/stripped")) | .percent] | add > 85' \
-	"a stripped binary's samples are not attributed to its image"
+# Images are counted by the sample's leaf: the kernel's samples (interrupts,
+# faults; once 20% of a 0.27 s run beside another test in CI) are left out.
+s=$(jq -r '([.images[] | select(.image | endswith("/stripped")) | .samples] | add // 0) * 100 /
+	([.images[] | select(.image != "[kernel]") | .samples] | add)' stripped.json)
+note "stripped: its image has $s% of the user samples"
+in_range "$s" 85 100 || fail "a stripped binary's samples are not attributed to its image ($s%)"
 g++ -O2 -g hot.cpp -o cpp || fail "g++ failed"
 check cpp "ns::Work::run(long)" 85
 if command -v clang >/dev/null; then
