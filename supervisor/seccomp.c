@@ -7,11 +7,11 @@
  * filter is as narrow as that rule allows: futex operations that block or
  * wake (not FUTEX_FD or the like; --no-wake-stops leaves the wakes out: psup
  * learns who woke whom from wakeup records, and the woken thread takes over
- * its waker's debt instead, experiments/causal.c), futex_waitv, the calls that send a signal
- * to a thread or process (a wakeup in Coz's table 1), sigtimedwait and
- * sigsuspend (table 2), and exit of a thread (it wakes its joiner through
- * CLONE_CHILD_CLEARTID), and the calls that block on I/O or time (paid
- * before, never credited: see other_calls).
+ * its waker's debt instead, experiments/causal.c), futex_waitv, the calls
+ * that send a signal to a thread or process (a wakeup in Coz's table 1),
+ * sigtimedwait and sigsuspend (table 2), and exit of a thread (it wakes its
+ * joiner through CLONE_CHILD_CLEARTID), and the calls that block on I/O or
+ * time (paid before, never credited: see other_calls).
  */
 #include "supervisor/supervisor.h"
 
