@@ -28,16 +28,18 @@
 #include <unistd.h>
 
 #include "common/kcompat.h"
+#include "common/util.h"
 
-/* Futex commands that can block the caller, then those that wake another
+/* Futex commands that can block the caller, and those that wake another
  * thread (left out of the filter when the engine learns who woke whom from
  * wakeup records instead: SUP_SPAWN_CAUSAL_NO_WAKES). */
-static const unsigned futex_cmds[] = {
+static const unsigned futex_waits[] = {
 	FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2,
+};
+static const unsigned futex_wakes[] = {
 	FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP, FUTEX_UNLOCK_PI,
 	FUTEX_WAKE_BITSET, FUTEX_CMP_REQUEUE_PI,
 };
-#define NFUTEX_WAITS 5
 
 /* Other calls that stop, whatever their arguments. */
 static const int other_calls[] = {
@@ -56,15 +58,27 @@ static const int other_calls[] = {
 	SYS_recvmsg, SYS_accept, SYS_accept4, SYS_wait4, SYS_waitid,
 };
 
-#define NFUTEX (sizeof(futex_cmds) / sizeof(futex_cmds[0]))
-#define NOTHER (sizeof(other_calls) / sizeof(other_calls[0]))
+#define NOTHER PSUP_ARRAY_SIZE(other_calls)
+
+/* The futex commands that stop, waits first: how many, and the k-th. */
+static size_t nfutex(bool wakes)
+{
+	return PSUP_ARRAY_SIZE(futex_waits) + (wakes ? PSUP_ARRAY_SIZE(futex_wakes) : 0);
+}
+
+static unsigned futex_cmd(size_t k)
+{
+	size_t nw = PSUP_ARRAY_SIZE(futex_waits);
+
+	return k < nw ? futex_waits[k] : futex_wakes[k - nw];
+}
 
 bool sup_seccomp_traps(int nr, const uint64_t args[6], bool wakes)
 {
 	if (nr == SYS_futex) {
 		unsigned cmd = (unsigned)args[1] & FUTEX_CMD_MASK;
-		for (size_t i = 0; i < (wakes ? NFUTEX : NFUTEX_WAITS); i++)
-			if (cmd == futex_cmds[i])
+		for (size_t i = 0; i < nfutex(wakes); i++)
+			if (cmd == futex_cmd(i))
 				return true;
 		return false;
 	}
@@ -78,8 +92,8 @@ int sup_seccomp_filter(struct sock_fprog **out, bool wakes)
 {
 	/* Layout: arch check, nr dispatch to TRACE or the futex op check,
 	 * ALLOW, TRACE. Jumps are relative, computed from the final layout. */
-	size_t nfutex = wakes ? NFUTEX : NFUTEX_WAITS;
-	size_t n = 4 + 1 + NOTHER + 1 + 2 + nfutex + 1 + 1;
+	size_t nf = nfutex(wakes);
+	size_t n = 4 + 1 + NOTHER + 1 + 2 + nf + 1 + 1;
 	struct sock_filter *f = calloc(n, sizeof(*f));
 	struct sock_fprog *prog = malloc(sizeof(*prog));
 	size_t i = 0, allow, trace, futex_check;
@@ -91,7 +105,7 @@ int sup_seccomp_filter(struct sock_fprog **out, bool wakes)
 	}
 	/* Positions of the shared targets. */
 	futex_check = 4 + 1 + NOTHER + 1;
-	allow = futex_check + 2 + nfutex;
+	allow = futex_check + 2 + nf;
 	trace = allow + 1;
 
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -115,8 +129,8 @@ int sup_seccomp_filter(struct sock_fprog **out, bool wakes)
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, args[1]));
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK);
-	for (size_t k = 0; k < nfutex; k++, i++)
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, futex_cmds[k],
+	for (size_t k = 0; k < nf; k++, i++)
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, futex_cmd(k),
 						    (unsigned char)(trace - i - 1), 0);
 	/* allow */
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
