@@ -281,7 +281,9 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 
 	if (!thread_find(r, wk->wakee_tid) || r->write_err)
 		return;
-	cmd_causal_wakeup(wk->tid, wk->wakee_tid, wk->time);
+	/* Every wakeup has an unsampled record; a sampled twin adds a stack. */
+	if (!wk->sampled)
+		cmd_causal_wakeup(wk->tid, wk->wakee_tid, wk->time);
 	if (wk->sampled && !(wk->have_regs && p && p->sp && r->unwind))
 		return; /* no context to add: its unsampled twin reports it */
 	if (wk->sampled) {
