@@ -841,9 +841,9 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	/* It owes the line executions up to when it stopped (its switch-out
 	 * record, when psup has it), not those during psup's own delay in
 	 * answering the stop: then it was not running. */
-	uint64_t g = c->global;
-	if (t->last_out > t->last_in) {
-		uint64_t at = global_at(c, t->last_out);
+	uint64_t g = c->global, stopped = t->last_out > t->last_in ? t->last_out : 0;
+	if (stopped) {
+		uint64_t at = global_at(c, stopped);
 		if (at < g)
 			g = at;
 	}
@@ -853,7 +853,7 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 			 (unsigned long long)owed, (unsigned long long)g,
 			 (unsigned long long)t->local);
 	/* Raised as of its stop: it wakes nobody while held. */
-	raise_local(t, g, t->last_out > t->last_in ? t->last_out : c->now);
+	raise_local(t, g, stopped ? stopped : c->now);
 	if (owed)
 		t->holding = true;
 	return owed;
