@@ -368,6 +368,15 @@ int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool 
 	return 0;
 }
 
+/* What a run without interception means for the predictions (the header's
+ * note, after the mode that has none). */
+#define NO_INTERCEPTION                                                                     \
+	"no system call interception; threads woken from a futex are credited when they "   \
+	"run again (after the fact, from switch records), and delays are not executed "     \
+	"before wake-ups (the woken thread takes its waker's debt over when wakeups are "   \
+	"recorded), so predictions for lines whose threads hand work over through locks "   \
+	"are less exact"
+
 int cmd_causal_header(void)
 {
 	if (!cz.enabled || !cz.eng)
@@ -377,19 +386,9 @@ int cmd_causal_header(void)
 		.syscall_crediting = cz.filter,
 		.period_ns = cz.period_ns,
 		.scope_lines = 0,
-		.note = cz.attach
-				? "attach mode: no system call interception; threads woken from a futex are "
-				  "credited when they run again (after the fact, from switch records), and "
-				  "delays are not executed before wake-ups (the woken thread takes its "
-				  "waker's debt over when wakeups are recorded), so predictions for lines "
-				  "whose threads hand work over through locks are less exact"
-			: !cz.filter
-				? "--no-intercept: no system call interception; threads woken from a futex "
-				  "are credited when they run again (after the fact, from switch records), "
-				  "and delays are not executed before wake-ups (the woken thread takes its "
-				  "waker's debt over when wakeups are recorded), so predictions for lines "
-				  "whose threads hand work over through locks are less exact"
-				: NULL,
+		.note = cz.attach ? "attach mode: " NO_INTERCEPTION
+			: !cz.filter ? "--no-intercept: " NO_INTERCEPTION
+				     : NULL,
 	};
 	return fail(rep_write_causal_info(cz.w, &ci));
 }
