@@ -180,10 +180,13 @@ def coz_curve(profile, path_line):
     return best
 
 
-def psup_curve(psup, cbor, path_line):
+def psup_report(psup, cbor):
     r = subprocess.run([psup, "report", "--format", "json", cbor], stdout=subprocess.PIPE, check=True)
-    j = json.loads(r.stdout)
-    c = j.get("causal") or {}
+    return json.loads(r.stdout).get("causal") or {}
+
+
+def psup_curve(c, path_line):
+    """The curve of path_line in a report's causal section."""
     for ln in c.get("lines", []):
         if ln["path"].endswith(path_line.split(":")[0]) and ln["line"].endswith(":" + path_line.split(":")[1]):
             return sorted((p["speedup"], p["program_speedup"]) for p in ln["curve"])
@@ -260,9 +263,9 @@ def main():
             u = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal", "--line", f"{src}:{ln}"] +
                           args.psup_arg + ["--", exe_psup, ts] + extra, env)
             over["psup"].append(100 * (base_rate / (u / args.seconds) - 1))
-            pc = psup_curve(psup, cbor, f"{src}:{ln}")
-            j = json.loads(subprocess.run([psup, "report", "--format", "json", cbor], stdout=subprocess.PIPE).stdout)
-            exps["psup"].append((j.get("causal") or {}).get("info", {}).get("experiments", 0))
+            rep = psup_report(psup, cbor)
+            pc = psup_curve(rep, f"{src}:{ln}")
+            exps["psup"].append(rep.get("info", {}).get("experiments", 0))
             for x in SPEEDUPS:
                 pred["coz"][x].append(interpolate(cc, x))
                 pred["psup"][x].append(interpolate(pc, x))
