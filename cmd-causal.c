@@ -81,6 +81,7 @@ struct causal_cmd {
 	bool warned_rate;
 	pid_t root;
 	bool root_exec_seen;
+	bool detaching;          /* a thread was detached alive: no more experiments */
 	uint64_t last_rescan, exec_time;
 	bool warned_no_points;
 	struct psup_u64map spaces; /* pid -> struct sym_space * (not owned) */
@@ -741,6 +742,7 @@ void cmd_causal_session(struct sup_session *s)
 		return;
 	cz.sup = s;
 	cz.root = sup_session_pid(s);
+	cz.detaching = false;
 	/* Holds end on a timer: psup's own timers without the default 50 us
 	 * of slack (set after the spawn, so the program keeps its own). */
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
@@ -790,14 +792,25 @@ void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t par
 		pr_debug("causal: no progress counters for thread %d", tid);
 }
 
-void cmd_causal_thread_gone(pid_t tid)
+int cmd_causal_thread_gone(pid_t tid, bool exited, uint64_t time)
 {
+	int err = 0;
+
 	if (!cz.enabled || !cz.eng)
-		return;
+		return 0;
+	/* A detach (attach mode's end, a stop request without the filter)
+	 * lets the threads go one by one, closing their counters: the
+	 * experiment ends with the first, and none starts after it. */
+	if (!exited && !cz.detaching) {
+		cz.detaching = true;
+		if (!end_to_end() && !cz.failed)
+			err = fail(exp_causal_finish(cz.eng, time));
+	}
 	if (cz.pp)
 		exp_progress_thread_gone(cz.pp, tid);
 	trap_thread_gone(tid);
 	exp_causal_thread_gone(cz.eng, tid);
+	return err;
 }
 
 void cmd_causal_exec(struct sym_space *sp, pid_t pid)
@@ -820,16 +833,16 @@ void cmd_causal_exec(struct sym_space *sp, pid_t pid)
 	find_points(sp, pid);
 }
 
-int cmd_causal_process_exit(pid_t pid, bool root)
+int cmd_causal_process_exit(pid_t pid, bool root, uint64_t time)
 {
 	int err = 0;
 
 	if (!cz.enabled || !cz.eng)
 		return 0;
-	/* Never delay the exit: the running experiment ends now (cut short),
-	 * and nobody owes anything any more. */
+	/* Never delay the exit: the running experiment ends at the exit (cut
+	 * short), and nobody owes anything any more. */
 	if (root && !end_to_end() && !cz.failed)
-		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
+		err = fail(exp_causal_finish(cz.eng, time));
 	exp_causal_process_forget(cz.eng, pid);
 	if (cz.pp)
 		exp_progress_process_end(cz.pp, pid);
@@ -949,7 +962,7 @@ int cmd_causal_tick(uint64_t now)
 	unsigned n;
 	int err;
 
-	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup)
+	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup || cz.detaching)
 		return 0;
 	if (cz.pp) {
 		char msg[512];

@@ -89,10 +89,13 @@ int cmd_causal_run_begin(void);
 int cmd_causal_run_end(void);
 
 void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent, bool new_process);
-void cmd_causal_thread_gone(pid_t tid);
+/* tid exited, or was detached alive (exited false) at time: the first
+ * thread detached ends the running experiment. Returns a write error. */
+int cmd_causal_thread_gone(pid_t tid, bool exited, uint64_t time);
 void cmd_causal_exec(struct sym_space *sp, pid_t pid);
-/* Returns a write error when the root's end ended the experiment. */
-int cmd_causal_process_exit(pid_t pid, bool root);
+/* Process pid ended at time. Returns a write error when the root's end
+ * ended the experiment. */
+int cmd_causal_process_exit(pid_t pid, bool root, uint64_t time);
 void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
 		       uint64_t time, uint64_t period);
 void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time);

@@ -93,6 +93,10 @@ struct rec {
 	uint64_t pcs[REC_MAX_FRAMES];
 	unsigned records_pending;   /* threads whose record waits */
 	struct rec_witch *witch;    /* --witch (cmd-witch.c), NULL when off */
+	/* The last thread reported gone that led its process (its reaping
+	 * ends the process) and when, before its events were closed. */
+	pid_t leader_gone;
+	uint64_t leader_gone_ns;
 };
 
 static int write_header(struct rec *r, pid_t pid);
@@ -574,10 +578,9 @@ static void thread_close(struct rec *r, struct rec_thread *t)
 	}
 }
 
-static void write_thread_times(struct rec *r, pid_t tid, bool exited)
+static void write_thread_times(struct rec *r, pid_t tid, bool exited, uint64_t now)
 {
 	struct exp_thread_times et;
-	uint64_t now = psup_now_ns();
 
 	if (exp_tstate_thread_end(r->ts, tid, now, exited, &et) < 0)
 		return;
@@ -610,22 +613,30 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 {
 	struct rec *r = arg;
 	struct rec_thread *t = thread_find(r, tid);
+	/* Taken before the thread's events are closed: closing the last
+	 * event on a tracepoint waits for an RCU grace period, 30-60 ms on
+	 * the development VM, which the records must not count as the
+	 * thread's (nor the running experiment as the program's). */
+	uint64_t now = psup_now_ns();
 
-	(void)pid;
+	if (tid == pid) {
+		r->leader_gone = pid;
+		r->leader_gone_ns = now;
+	}
 	if (!t)
 		return;
 	if (t->record_pending)
 		thread_record(r, t);
 	if (r->witch)
 		witch_thread_gone(r->witch, tid);
-	cmd_causal_thread_gone(tid);
+	rec_write_failed(r, cmd_causal_thread_gone(tid, exited, now));
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
-	write_thread_times(r, tid, exited);
-	rec_write_failed(r, exp_par_thread_end(r->par, tid, psup_now_ns()));
+	write_thread_times(r, tid, exited, now);
+	rec_write_failed(r, exp_par_thread_end(r->par, tid, now));
 	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
-	rec_write_failed(r, rep_write_thread_end(r->w, tid, psup_now_ns()));
+	rec_write_failed(r, rep_write_thread_end(r->w, tid, now));
 }
 
 static void on_exec(void *arg, pid_t pid, pid_t old_tid)
@@ -653,9 +664,11 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 {
 	struct rec *r = arg;
+	/* The process ended when its leader was reaped, just before. */
+	uint64_t now = r->leader_gone == pid ? r->leader_gone_ns : psup_now_ns();
 
-	rec_write_failed(r, cmd_causal_process_exit(pid, r->sup && pid == sup_session_pid(r->sup)));
-	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, psup_now_ns()));
+	rec_write_failed(r, cmd_causal_process_exit(pid, r->sup && pid == sup_session_pid(r->sup), now));
+	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, now));
 	proc_drop(r, pid);
 }
 
