@@ -93,10 +93,10 @@ struct rec {
 	uint64_t pcs[REC_MAX_FRAMES];
 	unsigned records_pending;   /* threads whose record waits */
 	struct rec_witch *witch;    /* --witch (cmd-witch.c), NULL when off */
-	/* The last thread reported gone that led its process (its reaping
-	 * ends the process) and when, before its events were closed. */
-	pid_t leader_gone;
-	uint64_t leader_gone_ns;
+	/* The last thread reported gone, and when (before its events were
+	 * closed): a process ends right after its leader's reaping. */
+	pid_t last_gone;
+	uint64_t last_gone_ns;
 };
 
 static int write_header(struct rec *r, pid_t pid);
@@ -619,10 +619,9 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	 * thread's (nor the running experiment as the program's). */
 	uint64_t now = psup_now_ns();
 
-	if (tid == pid) {
-		r->leader_gone = pid;
-		r->leader_gone_ns = now;
-	}
+	(void)pid;
+	r->last_gone = tid;
+	r->last_gone_ns = now;
 	if (!t)
 		return;
 	if (t->record_pending)
@@ -665,7 +664,7 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 {
 	struct rec *r = arg;
 	/* The process ended when its leader was reaped, just before. */
-	uint64_t now = r->leader_gone == pid ? r->leader_gone_ns : psup_now_ns();
+	uint64_t now = r->last_gone == pid ? r->last_gone_ns : psup_now_ns();
 
 	rec_write_failed(r, cmd_causal_process_exit(pid, r->sup && pid == sup_session_pid(r->sup), now));
 	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, now));
