@@ -39,11 +39,12 @@ jq_check bp.json '.causal.info.mode == "run" and .causal.info.experiments >= 10'
 check_fig1 bp.json "breakpoint point" 20
 
 if [ -x "$TARGETS/causal-figure1-psuph" ]; then
-	# Creating a thread under psup costs about 1 ms (README, Performance,
-	# thread churn): b starts late and looks critical, at 5-19% in 6 runs
-	# of 10 s, and at 18.6-20.2% in 4 runs of 20 s since psup answers
-	# stops at real-time priority (which slows the churn by another ~8%).
-	# Up to 30% is allowed here: a phantom critical path would read ~50%.
+	# A thread's creation and end cost about 1 ms under psup here (a round
+	# takes 4.3 ms against 2.1 natively; README, Limitations): b starts
+	# late and looks critical, at 5-19% in 6 runs of 10 s, and at
+	# 18.6-20.2% in 4 runs of 20 s since psup answers stops at real-time
+	# priority (which slows the churn by another ~8%). Up to 30% is
+	# allowed here: a phantom critical path would read ~50%.
 	run_psup 120 run -q -o src.cbor --experiment-ms 50 --causal -- "$TARGETS/causal-figure1-psuph" 20 spawn
 	expect_rc 0
 	causal_report src.cbor src.json
