@@ -587,16 +587,17 @@ static void on_signals(void *arg, int fd)
  * delays the stopped threads paid later on the critical path. The lowest
  * real-time priority lets psup preempt at once (p90 33 us); it is never
  * passed on (SCHED_RESET_ON_FORK), and the kernel's real-time throttling
- * bounds it. Without CAP_SYS_NICE psup keeps its policy. Returns the policy
- * to restore, or -1 when nothing changed.
+ * bounds it. Without CAP_SYS_NICE, or when psup was given another policy
+ * than the default, psup keeps its policy. Returns the policy to restore,
+ * or -1 when nothing changed.
  */
 static int sched_raise(void)
 {
 	struct sched_param sp = { .sched_priority = 1 };
 	int old = sched_getscheduler(0);
 
-	if (old < 0 || (old & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ||
-	    (old & ~SCHED_RESET_ON_FORK) == SCHED_RR)
+	/* A policy chosen for psup (batch, idle, real-time) stays. */
+	if (old < 0 || (old & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
 		return -1;
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
 		pr_debug("no real-time priority for psup (%s): stops may wait for a CPU",
