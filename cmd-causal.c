@@ -81,7 +81,6 @@ struct causal_cmd {
 	bool warned_rate;
 	pid_t root;
 	bool root_exec_seen;
-	bool detaching;          /* a thread was detached alive: no more experiments */
 	uint64_t last_rescan, exec_time;
 	bool warned_no_points;
 	struct psup_u64map spaces; /* pid -> struct sym_space * (not owned) */
@@ -742,7 +741,6 @@ void cmd_causal_session(struct sup_session *s)
 		return;
 	cz.sup = s;
 	cz.root = sup_session_pid(s);
-	cz.detaching = false;
 	/* Holds end on a timer: psup's own timers without the default 50 us
 	 * of slack (set after the spawn, so the program keeps its own). */
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
@@ -800,12 +798,10 @@ int cmd_causal_thread_gone(pid_t tid, bool exited, uint64_t time)
 		return 0;
 	/* A detach (attach mode's end, a stop request without the filter)
 	 * lets the threads go one by one, closing their counters: the
-	 * experiment ends with the first, and none starts after it. */
-	if (!exited && !cz.detaching) {
-		cz.detaching = true;
-		if (!end_to_end() && !cz.failed)
-			err = fail(exp_causal_finish(cz.eng, time));
-	}
+	 * experiment ends with the first (for the others there is none left
+	 * to end), and the ticks start none while the session stops. */
+	if (!exited && !end_to_end() && !cz.failed)
+		err = fail(exp_causal_finish(cz.eng, time));
 	if (cz.pp)
 		exp_progress_thread_gone(cz.pp, tid);
 	trap_thread_gone(tid);
@@ -962,7 +958,7 @@ int cmd_causal_tick(uint64_t now)
 	unsigned n;
 	int err;
 
-	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup || cz.detaching)
+	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup)
 		return 0;
 	if (cz.pp) {
 		char msg[512];
@@ -971,6 +967,9 @@ int cmd_causal_tick(uint64_t now)
 			pr_warn("%s", msg);
 	}
 	sup_session_pause_stats(cz.sup, &cz.ps_cur);
+	/* Detaching (cmd_causal_thread_gone): no experiment, no pause. */
+	if (sup_session_is_stopping(cz.sup))
+		return 0;
 	check_rate(now);
 	if (!cz.root_exec_seen)
 		return 0;
