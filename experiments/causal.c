@@ -679,9 +679,14 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
 
 void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t time)
 {
-	struct cz_thread *w = thread_find(c, waker), *t = thread_find(c, wakee);
+	struct cz_thread *w, *t;
 
-	if (!w || !t || w == t || !time || (c->state != CZ_RUNNING && c->state != CZ_SETTLING))
+	/* Every wakeup record comes here: the cheap test first. */
+	if (!time || waker == wakee || (c->state != CZ_RUNNING && c->state != CZ_SETTLING))
+		return;
+	w = thread_find(c, waker);
+	t = thread_find(c, wakee);
+	if (!w || !t)
 		return;
 	for (unsigned i = 0; i < WAKES; i++)
 		if (t->wakes[i].time == time)
