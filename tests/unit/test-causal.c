@@ -475,8 +475,6 @@ static void test_unlock_trap(void)
 	sym_space_free(sp);
 }
 
-/* A thread that began its wait in one experiment and wakes in the next took
- * none of the next one's debt into it: the counts start anew. */
 /* runner runs the line n times, a ms apart from first; then waiter enters a
  * futex wait at call_at (its debt goes into the wait: it pays nothing
  * there) and blocks at out_at. */
@@ -493,6 +491,8 @@ static void line_then_wait(struct exp_causal *c, struct sym_space *sp, pid_t run
 	exp_causal_switch(c, waiter, true, false, out_at);
 }
 
+/* A thread that began its wait in one experiment and wakes in the next took
+ * none of the next one's debt into it: the counts start anew. */
 static void test_wait_across_experiments(void)
 {
 	struct exp_causal_config cfg = {
