@@ -680,10 +680,24 @@ static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 	return ns;
 }
 
-static void hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost)
+/* A hold ran out: the line ran on meanwhile, so the thread is held on
+ * until it owes less than a pause is worth (the samples of the hold's time
+ * taken in first). Resumed at once instead, it paid the rest at its next
+ * stop, wherever that was: after a client's think time, inside the request
+ * it had just begun (the latency a faster server shortens, t5110). */
+static uint64_t hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost, bool may_extend)
 {
+	uint64_t ns;
+
 	(void)arg;
 	exp_causal_held(cz.eng, tid, asked, lost);
+	if (!may_extend || cz.failed)
+		return 0;
+	drain_now();
+	ns = exp_causal_hold_on(cz.eng, tid, psup_now_ns());
+	if (ns)
+		pr_trace("causal: hold %d on for %llu us", tid, (unsigned long long)(ns / 1000));
+	return ns;
 }
 
 /*
@@ -1017,6 +1031,7 @@ static void add_stats(struct sup_pause_stats *to, const struct sup_pause_stats *
 {
 	to->requests += s->requests;
 	to->holds += s->holds;
+	to->extended += s->extended;
 	to->skipped += s->skipped;
 	to->held_ns += s->held_ns;
 	to->lost_ns += s->lost_ns;
@@ -1064,9 +1079,11 @@ int cmd_causal_finish(void)
 	 * from later pauses) and how long an interrupt takes to stop a thread:
 	 * the numbers README's cost section quotes. */
 	if (ps.requests || ps.seccomp_stops)
-		pr_info("causal: %llu pauses (%.1f ms held, %+.1f us excess per pause, %.1f us from "
-			"interrupt to stop, %llu found blocked), %llu intercepted calls, %llu unlock traps",
-			(unsigned long long)ps.holds, (double)ps.lost_ns / 1e6,
+		pr_info("causal: %llu pauses (%llu of them held on, %.1f ms held, %+.1f us excess per "
+			"pause, %.1f us from interrupt to stop, %llu found blocked), %llu intercepted "
+			"calls, %llu unlock traps",
+			(unsigned long long)ps.holds, (unsigned long long)ps.extended,
+			(double)ps.lost_ns / 1e6,
 			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops,

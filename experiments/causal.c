@@ -876,6 +876,26 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
 	}
 }
 
+uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now)
+{
+	struct cz_thread *t = thread_find(c, tid);
+	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns, owed;
+	int64_t excess;
+
+	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+		return 0;
+	excess = t->excess;
+	owed = exp_causal_owed(c->global, t->local, c->delay_ns, &excess);
+	if (owed < min)
+		return 0;
+	pr_trace("causal: thread %d owes %llu ns more: global %llu, local %llu", tid,
+		 (unsigned long long)owed, (unsigned long long)c->global, (unsigned long long)t->local);
+	t->excess = excess;
+	raise_local(t, c->global, now);
+	t->holding = true;
+	return owed;
+}
+
 unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max)
 {
 	unsigned n = 0;

@@ -549,6 +549,10 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall);
 /* The hold ended: lost_ns really lost by the thread. */
 void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
+/* After exp_causal_held, for a hold that ran out: how much longer to hold
+ * tid (ns, 0: resume it), the line having run on while it was held: what it
+ * owes now, when a pause is worth it. Counts it as paid, as exp_causal_hold. */
+uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now);
 /* Threads worth pausing now: owing at least pause_min_ns and not known to
  * be blocked. Writes up to max tids; returns how many. */
 unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max);

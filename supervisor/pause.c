@@ -79,20 +79,35 @@ static void arm_timer(struct sup_session *s)
 		pr_debug("pause timer: %s", strerror(errno));
 }
 
-static void end_hold(struct sup_session *s, struct sup_thread *t, uint64_t now, bool resume)
+/* Ends t's hold. When extend, the hook may hold it on instead: returns
+ * true then (t stays held, from now, in the list). */
+static bool end_hold(struct sup_session *s, struct sup_thread *t, uint64_t now, bool resume, bool extend)
 {
-	uint64_t lost = now > t->pause_t0 ? now - t->pause_t0 : 0;
+	uint64_t lost = now > t->pause_t0 ? now - t->pause_t0 : 0, more = 0;
 
 	t->flags &= ~SUP_THREAD_HELD;
 	s->pstats.lost_ns += lost;
 	if (s->pause_hooks.held)
-		s->pause_hooks.held(s->pause_hooks.arg, t->tid, t->hold_asked, lost);
+		more = s->pause_hooks.held(s->pause_hooks.arg, t->tid, t->hold_asked, lost,
+					   extend && !s->stopping);
+	if (more && extend && !s->stopping) {
+		t->flags |= SUP_THREAD_HELD;
+		t->pause_t0 = now;
+		t->hold_asked = more;
+		t->hold_until = now + more;
+		s->pstats.holds++;
+		s->pstats.extended++;
+		s->pstats.held_ns += more;
+		return true;
+	}
 	if (resume)
 		sup_thread_resume(t, resume_request(t), 0);
+	return false;
 }
 
-/* Resumes the holds that are due; compacts the list (it holds tids, so a
- * thread freed meanwhile simply is not found). */
+/* Resumes the holds that are due, or holds them on when their thread came
+ * to owe more meanwhile; compacts the list (it holds tids, so a thread
+ * freed meanwhile simply is not found). */
 static void release_due(struct sup_session *s, bool all)
 {
 	uint64_t now = psup_now_ns();
@@ -102,10 +117,8 @@ static void release_due(struct sup_session *s, bool all)
 		struct sup_thread *t = sup_thread_find(s, s->held[i]);
 		if (!t || !(t->flags & SUP_THREAD_HELD))
 			continue;
-		if (all || t->hold_until <= now + PAUSE_SLACK_NS) {
-			end_hold(s, t, now, true);
+		if ((all || t->hold_until <= now + PAUSE_SLACK_NS) && !end_hold(s, t, now, true, !all))
 			continue;
-		}
 		s->held[k++] = s->held[i];
 	}
 	s->nheld = k;
@@ -321,7 +334,7 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 	if (t->flags & SUP_THREAD_HELD) {
 		/* A held thread stopped again: it was made to leave the hold
 		 * (SIGKILL from an exit_group). The hold is over. */
-		end_hold(s, t, psup_now_ns(), false);
+		end_hold(s, t, psup_now_ns(), false, false);
 	}
 	switch (st->kind) {
 	case SUP_STOP_SECCOMP:

@@ -277,8 +277,10 @@ struct sup_pause_hooks {
 	uint64_t (*hold)(void *arg, pid_t tid, bool in_syscall);
 	/* A hold ended: asked_ns as returned by hold, lost_ns the time the
 	 * thread really lost (from its stop as seen by psup to its resume),
-	 * for Coz's excess accounting. */
-	void (*held)(void *arg, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
+	 * for Coz's excess accounting. may_extend: the thread can be held on
+	 * (its hold ran out, it is not being let go); return the ns to hold
+	 * it on for (it came to owe more while held), 0 to resume it. */
+	uint64_t (*held)(void *arg, pid_t tid, uint64_t asked_ns, uint64_t lost_ns, bool may_extend);
 	/* An intercepted call is about to run (before hold is asked). Return
 	 * true to see its return through syscall_exit, after which hold is
 	 * asked again (the thread may pay there). */
@@ -302,7 +304,8 @@ bool sup_thread_is_held(struct sup_session *s, pid_t tid);
 
 struct sup_pause_stats {
 	uint64_t requests;      /* sup_thread_pause() calls that interrupted */
-	uint64_t holds;         /* stops held (interrupt and seccomp) */
+	uint64_t holds;         /* stops held (interrupt and seccomp), and extensions */
+	uint64_t extended;      /* holds extended as they ran out (held hook) */
 	uint64_t skipped;       /* interrupt stops found inside a system call */
 	uint64_t held_ns;       /* total asked hold time */
 	uint64_t lost_ns;       /* total time lost by held threads */

@@ -166,6 +166,16 @@ static void test_engine(void)
 	samples(c, sp, b, 4); /* a owes 2 ms, minus 1 ms of excess */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 1 * MS);
 	exp_causal_held(c, a, MS, MS);
+	/* b runs the line while a is held: as the hold runs out, a is held
+	 * on for what it came to owe meanwhile (not let go to pay it at its
+	 * next stop, wherever that is), then let go when even. */
+	samples(c, sp, b, 2);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+	samples(c, sp, b, 2);
+	exp_causal_held(c, a, MS, MS);
+	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), MS);
+	exp_causal_held(c, a, MS, MS);
+	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), 0);
 
 	/* Crediting (3.4.2): a blocks in a futex wait while b runs the line;
 	 * when it wakes (its switch-in), a owes nothing. The switch-in of the
