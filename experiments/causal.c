@@ -145,12 +145,12 @@ struct exp_causal {
 	struct exp_point_value start_vals[MAX_POINTS];
 	unsigned npoints;
 	/* Latency pairs (in point_deltas' order): requests in flight at the
-	 * last reading (at t_flight, global count g_flight), and their
-	 * integral over the experiment's virtual time so far (request-ns),
-	 * read at every tick: Little's L is a time average, and two readings
+	 * last reading (at t_flight), and their integral over the experiment's
+	 * virtual time so far (request-ns), read at every tick and every raise
+	 * of the global count: Little's L is a time average, and two readings
 	 * (start, end) of a count of 0..N made it noise. */
 	bool latency;
-	uint64_t t_flight, g_flight;
+	uint64_t t_flight;
 	double flight_prev[MAX_POINTS], flight_area[MAX_POINTS];
 	struct { uint64_t time, global; } hist[HIST];
 	unsigned nhist, hpos;
@@ -501,6 +501,8 @@ static void credit_late(struct exp_causal *c, const struct cz_thread *by, uint64
 	}
 }
 
+static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time);
+
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
 		       const uint64_t *pcs, unsigned npcs, uint64_t time)
 {
@@ -538,6 +540,7 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	 * global count when it gets ahead, and the others owe the difference. */
 	t->local++;
 	if (t->local > c->global) {
+		flight_delays(c, t->local - c->global, time);
 		c->global = t->local;
 		if (time)
 			credit_late(c, t, time);
@@ -1052,25 +1055,22 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 }
 
 /* Adds the requests in flight since the last reading to each latency
- * pair's integral over virtual time (trapezoids), d[0..k) being the point
- * deltas read at now: the delays inserted meanwhile are no time in the
- * program whose line is faster, and they come while the line runs, which is
- * when its requests are in flight. */
+ * pair's integral (trapezoids over real time), d[0..k) being the point
+ * deltas read at now. The delays are taken out where they are inserted
+ * (flight_delays): the integral ends as one over virtual time. */
 static void track_in_flight(struct exp_causal *c, const struct rep_point_delta *d, unsigned k, uint64_t now)
 {
 	double dt = now > c->t_flight ? (double)(now - c->t_flight) : 0;
-	double delays = (double)(c->global - c->g_flight) * (double)c->delay_ns;
-	double dv = dt > delays ? dt - delays : 0;
 
 	for (unsigned j = 0; j < k; j++) {
 		if (d[j].kind != REP_POINT_LATENCY)
 			continue;
 		double cur = (double)d[j].in_flight_begin + (double)d[j].arrivals - (double)d[j].departures;
-		c->flight_area[j] += (c->flight_prev[j] + cur) / 2 * dv;
+		c->flight_area[j] += (c->flight_prev[j] + cur) / 2 * dt;
 		c->flight_prev[j] = cur;
 	}
-	c->t_flight = now;
-	c->g_flight = c->global;
+	if (now > c->t_flight)
+		c->t_flight = now;
 }
 
 /* Reads the points at now into the in-flight integrals. */
@@ -1083,6 +1083,24 @@ static void read_in_flight(struct exp_causal *c, uint64_t now)
 
 	if (n)
 		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, vals, n, d, &min), now);
+}
+
+/* The global count rose by units: that many delays of virtual time that
+ * never passed for the requests then in flight (the line ran, faster in the
+ * program psup shows, while they waited for it). Taken out of the integral
+ * with the requests in flight as the sample is taken in (a few ms after it
+ * was taken, usually within the same request): the time average of a
+ * reading at every tick missed that the delays come while the line runs,
+ * i.e. while its requests are in flight, and the virtual time between two
+ * ticks went to the mean of their counts (the latency line's curve stayed
+ * near 20% where the truth is 97%). */
+static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time)
+{
+	if (!c->latency || !units)
+		return;
+	read_in_flight(c, time);
+	for (unsigned j = 0; j < MAX_POINTS; j++)
+		c->flight_area[j] -= c->flight_prev[j] * (double)units * (double)c->delay_ns; /* 0: no pair */
 }
 
 static void start(struct exp_causal *c, uint64_t now)
@@ -1100,8 +1118,8 @@ static void start(struct exp_causal *c, uint64_t now)
 	for (unsigned i = 0; i < c->npoints; i++)
 		c->latency |= c->start_vals[i].kind != EXP_POINT_THROUGHPUT;
 	c->t_flight = now;
-	c->g_flight = 0;
 	memset(c->flight_area, 0, sizeof(c->flight_area));
+	memset(c->flight_prev, 0, sizeof(c->flight_prev));
 	if (c->latency) {
 		struct rep_point_delta d[MAX_POINTS];
 		uint64_t min;
@@ -1141,7 +1159,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		track_in_flight(c, deltas, k, now);
 		for (unsigned j = 0; j < k; j++)
 			if (deltas[j].kind == REP_POINT_LATENCY) {
-				deltas[j].mean_in_flight = c->flight_area[j] / eff;
+				deltas[j].mean_in_flight = c->flight_area[j] > 0 ? c->flight_area[j] / eff : 0;
 				deltas[j].have_mean = true;
 			}
 	}
