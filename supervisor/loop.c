@@ -553,26 +553,34 @@ static void wait_all(struct sup_session *s)
 static void on_signals(void *arg, int fd)
 {
 	struct sup_session *s = arg;
-	struct signalfd_siginfo si;
+	struct signalfd_siginfo si[8];
 	bool chld = false;
+	ssize_t r;
 
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		int sig = (int)si.ssi_signo;
+	/* One read takes every pending signal (a standard signal is pending
+	 * once), and only a full one may have left more: reading on to see
+	 * EAGAIN would cost one more system call per stop of the program. */
+	do {
+		r = read(fd, si, sizeof(si));
+		for (ssize_t i = 0; r > 0 && i < r / (ssize_t)sizeof(si[0]); i++) {
+			int sig = (int)si[i].ssi_signo;
 
-		if (sig == SIGCHLD) {
-			chld = true;
-			continue;
+			if (sig == SIGCHLD) {
+				chld = true;
+				continue;
+			}
+			pr_debug("psup received signal %d", sig);
+			if (s->attach_mode) {
+				begin_stop(s, "interrupted");
+			} else if (sig == SIGTERM || sig == SIGHUP || getpgid(s->root) != getpgrp()) {
+				/* Run mode: the target decides what the signal
+				 * means. Ctrl-C and Ctrl-\ reach it from the
+				 * terminal already, unless it left psup's
+				 * process group (setsid). */
+				kill(s->root, sig);
+			}
 		}
-		pr_debug("psup received signal %d", sig);
-		if (s->attach_mode) {
-			begin_stop(s, "interrupted");
-		} else if (sig == SIGTERM || sig == SIGHUP || getpgid(s->root) != getpgrp()) {
-			/* Run mode: the target decides what the signal means.
-			 * Ctrl-C and Ctrl-\ reach it from the terminal already,
-			 * unless it left psup's process group (setsid). */
-			kill(s->root, sig);
-		}
-	}
+	} while (r == (ssize_t)sizeof(si));
 	if (chld)
 		wait_all(s);
 }

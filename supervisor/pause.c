@@ -263,18 +263,25 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 	struct __ptrace_syscall_info info;
 	unsigned long msg = 0;
 	uint64_t now = psup_now_ns();
-	bool want_exit = false;
+	bool want_exit = false, have_info;
 
-	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
+	/* One request, not two: the filter's data (whose filter stopped it)
+	 * comes with the call's number and arguments. Every request on a
+	 * stopped thread is a system call on psup's side of the stop, which a
+	 * futex hand-off of the program waits for. */
+	memset(&info, 0, sizeof(info));
+	have_info = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(info), &info) > 0 &&
+		    info.op == PTRACE_SYSCALL_INFO_SECCOMP;
+	if (have_info)
+		msg = (unsigned long)info.seccomp.ret_data;
+	else if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
 		return false;
 	if (msg != SUP_SECCOMP_DATA) {
 		foreign_seccomp(s, t);
 		return true;
 	}
 	s->pstats.seccomp_stops++;
-	memset(&info, 0, sizeof(info));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(info), &info) > 0 &&
-	    info.op == PTRACE_SYSCALL_INFO_SECCOMP) {
+	if (have_info) {
 		uint64_t args[6];
 		for (int i = 0; i < 6; i++)
 			args[i] = info.seccomp.args[i];
