@@ -85,12 +85,12 @@ static bool end_hold(struct sup_session *s, struct sup_thread *t, uint64_t now, 
 {
 	uint64_t lost = now > t->pause_t0 ? now - t->pause_t0 : 0, more = 0;
 
+	extend = extend && !s->stopping;
 	t->flags &= ~SUP_THREAD_HELD;
 	s->pstats.lost_ns += lost;
 	if (s->pause_hooks.held)
-		more = s->pause_hooks.held(s->pause_hooks.arg, t->tid, t->hold_asked, lost,
-					   extend && !s->stopping);
-	if (more && extend && !s->stopping) {
+		more = s->pause_hooks.held(s->pause_hooks.arg, t->tid, t->hold_asked, lost, extend);
+	if (more && extend) {
 		t->flags |= SUP_THREAD_HELD;
 		t->pause_t0 = now;
 		t->hold_asked = more;
