@@ -680,11 +680,19 @@ static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 	return ns;
 }
 
+/* Holds ran out: the samples taken while they ran are taken in first. */
+static void hook_due(void *arg)
+{
+	(void)arg;
+	if (!cz.failed)
+		drain_now();
+}
+
 /* A hold ran out: the line ran on meanwhile, so the thread is held on
- * until it owes less than a pause is worth (the samples of the hold's time
- * taken in first). Resumed at once instead, it paid the rest at its next
- * stop, wherever that was: after a client's think time, inside the request
- * it had just begun (the latency a faster server shortens, t5110). */
+ * until it owes less than a pause is worth. Resumed at once instead, it
+ * paid the rest at its next stop, wherever that was: after a client's think
+ * time, inside the request it had just begun (the latency a faster server
+ * shortens, t5110). */
 static uint64_t hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost, bool may_extend)
 {
 	uint64_t ns;
@@ -693,7 +701,6 @@ static uint64_t hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost, b
 	exp_causal_held(cz.eng, tid, asked, lost);
 	if (!may_extend || cz.failed)
 		return 0;
-	drain_now();
 	ns = exp_causal_hold_on(cz.eng, tid, psup_now_ns());
 	if (ns)
 		pr_trace("causal: hold %d on for %llu us", tid, (unsigned long long)(ns / 1000));
@@ -746,7 +753,7 @@ static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)
 void cmd_causal_session(struct sup_session *s)
 {
 	struct sup_pause_hooks h = {
-		.hold = hook_hold, .held = hook_held,
+		.hold = hook_hold, .due = hook_due, .held = hook_held,
 		.syscall_enter = hook_enter, .syscall_exit = hook_exit,
 		.trap = cz.filter ? hook_trap : NULL,
 	};

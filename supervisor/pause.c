@@ -113,6 +113,18 @@ static void release_due(struct sup_session *s, bool all)
 	uint64_t now = psup_now_ns();
 	size_t k = 0;
 
+	/* The hook's look at what happened meanwhile is taken once, before
+	 * the time: it is time the due threads lost. */
+	if (!all && s->pause_hooks.due) {
+		for (size_t i = 0; i < s->nheld; i++) {
+			struct sup_thread *t = sup_thread_find(s, s->held[i]);
+			if (t && (t->flags & SUP_THREAD_HELD) && t->hold_until <= now + PAUSE_SLACK_NS) {
+				s->pause_hooks.due(s->pause_hooks.arg);
+				now = psup_now_ns();
+				break;
+			}
+		}
+	}
 	for (size_t i = 0; i < s->nheld; i++) {
 		struct sup_thread *t = sup_thread_find(s, s->held[i]);
 		if (!t || !(t->flags & SUP_THREAD_HELD))

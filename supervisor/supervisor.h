@@ -275,11 +275,17 @@ struct sup_pause_hooks {
 	 * thread turned out to be inside a blocking call (it is resumed at
 	 * once whatever is returned; the hook may note it is blocked). */
 	uint64_t (*hold)(void *arg, pid_t tid, bool in_syscall);
+	/* Holds ran out (before held is called for each): the hook may
+	 * take in what happened meanwhile; the time it takes counts as lost
+	 * by those threads. It must not pause, resume or hold threads. */
+	void (*due)(void *arg);
 	/* A hold ended: asked_ns as returned by hold, lost_ns the time the
-	 * thread really lost (from its stop as seen by psup to its resume),
-	 * for Coz's excess accounting. may_extend: the thread can be held on
-	 * (its hold ran out, it is not being let go); return the ns to hold
-	 * it on for (it came to owe more while held), 0 to resume it. */
+	 * thread really lost (from its stop as seen by psup to its resume, or
+	 * to the end of this segment when it is held on), for Coz's excess
+	 * accounting. may_extend: the thread can be held on (its hold ran
+	 * out, it is not being let go); return the ns to hold it on for (it
+	 * came to owe more while held), 0 to resume it. It must not pause,
+	 * resume or hold threads itself. */
 	uint64_t (*held)(void *arg, pid_t tid, uint64_t asked_ns, uint64_t lost_ns, bool may_extend);
 	/* An intercepted call is about to run (before hold is asked). Return
 	 * true to see its return through syscall_exit, after which hold is

@@ -176,6 +176,15 @@ static void test_engine(void)
 	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), MS);
 	exp_causal_held(c, a, MS, MS);
 	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), 0);
+	/* A hold let go early owes the shortfall at its next pause, not a
+	 * hold of its own. */
+	samples(c, sp, b, 2);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+	exp_causal_held(c, a, MS, MS / 2);
+	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), 0);
+	samples(c, sp, b, 2);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
+	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2);
 
 	/* Crediting (3.4.2): a blocks in a futex wait while b runs the line;
 	 * when it wakes (its switch-in), a owes nothing. The switch-in of the
