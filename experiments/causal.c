@@ -1159,7 +1159,11 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		track_in_flight(c, deltas, k, now);
 		for (unsigned j = 0; j < k; j++)
 			if (deltas[j].kind == REP_POINT_LATENCY) {
-				deltas[j].mean_in_flight = c->flight_area[j] > 0 ? c->flight_area[j] / eff : 0;
+				/* Signed: the delays taken out can exceed
+				 * the integral by the noise of a short
+				 * experiment; clamped here, that noise would
+				 * only ever add. The report clamps the sum. */
+				deltas[j].mean_in_flight = c->flight_area[j] / eff;
 				deltas[j].have_mean = true;
 			}
 	}

@@ -24,11 +24,13 @@
  *    profile"): effective duration = duration - inserted delay (the paper's
  *    D). Throughput: period p_s = sum(effective) / sum(delta).
  *  - Latency (Little's law, L = lambda W): per experiment the mean number in
- *    flight is its time average, read at every tick (the points' seventh
- *    item); in records without it, the mean of its value at the start and
- *    at the end, in_flight_begin + (arrivals - departures) / 2; pooled, lambda =
- *    sum(arrivals) / sum(effective) and L = the duration-weighted mean in
- *    flight, so W_s = sum(L_i * effective_i) / sum(arrivals_i).
+ *    flight is its time average over virtual time (the points' seventh
+ *    item, signed: docs/format.md); in records without it, the mean of its
+ *    value at the start and at the end, in_flight_begin + (arrivals -
+ *    departures) / 2, at least 0; pooled, lambda = sum(arrivals) /
+ *    sum(effective) and L = the duration-weighted mean in flight, so W_s =
+ *    sum(L_i * effective_i) / sum(arrivals_i), none when that sum is not
+ *    positive.
  *  - Program speedup at s: (p_0 - p_s) / p_0, or (W_0 - W_s) / W_0 for
  *    latency, so it is positive when the period or the latency falls. The
  *    baseline p_0 comes from the 0% experiments of the SAME line, as the
@@ -532,7 +534,12 @@ static void sum_add(struct cz_sum *s, const struct cz_exp *e, const struct cz_pd
 				: (double)d->in_flight +
 					  ((double)d->arrivals - (double)d->departures) / 2.0;
 
-	if (mean_in_flight < 0)
+	/* A recorded mean is signed (the delays taken out of a short
+	 * experiment's integral can exceed it by its noise) and summed as it
+	 * is: clamped one by one, the noise would only ever add; the
+	 * stratum's sum must be positive (sum_measure). The mean of a start
+	 * and an end count is clamped as before. */
+	if (isnan(d->mean_in_flight) && mean_in_flight < 0)
 		mean_in_flight = 0;
 	s->eff += eff;
 	s->delta += (double)d->delta;

@@ -53,7 +53,10 @@ struct exp_spec {
  *     Latency falls: the program speedup is positive. Slope 0.4.
  *  l.c:35 "req" (latency) as c.c:30, with the mean in flight measured over
  *     time recorded (5, 4, 3 while start and end say 10 throughout): W =
- *     50, 40 and 30 ms -> +20%, +40%.
+ *     50, 40 and 30 ms -> +20%, +40%. The 100% mean comes from two
+ *     experiments, 7 and -1 (a short experiment's delays taken out can
+ *     exceed its integral): summed as they are, (7 - 1) x 1 s / 200 = 30
+ *     ms; clamped one by one they would read 35 ms, +30%.
  *  d.c:40 "ops": 50% takes 1.1 s per 100 visits, 100% 1.2 s: -10%, -20%,
  *     slope -0.2 with the whole interval below 0: contention.
  *  h.c:80 "ops": noisy repeats (90/110 at 0%), so the interval has width,
@@ -126,7 +129,7 @@ static const struct exp_spec exps[] = {
 static const struct {
 	unsigned speedup;
 	double mean;
-} l_means[] = { { 0, 5 }, { 0, 5 }, { 50, 4 }, { 100, 3 } };
+} l_means[] = { { 0, 5 }, { 0, 5 }, { 50, 4 }, { 100, 7 }, { 100, -1 } };
 #define NEXPS (PSUP_ARRAY_SIZE(exps) + PSUP_ARRAY_SIZE(l_means))
 
 /* File offsets where each record ends, for the truncation test. */
@@ -460,7 +463,7 @@ static void test_answers(const char *path)
 	CHECK(strstr(json, "{\"name\":\"req\",\"kind\":\"latency\",\"visits\":410,\"departures\":407}") != NULL);
 	CHECK(strstr(json, "{\"name\":\"end-to-end\",\"kind\":\"throughput\",\"visits\":4}") != NULL);
 	CHECK(strstr(json, "\"mode\":\"run\",\"syscall_crediting\":true,\"period_ns\":1000000,"
-			   "\"scope_lines\":123,\"note\":null,\"experiments\":51") != NULL);
+			   "\"scope_lines\":123,\"note\":null,\"experiments\":52") != NULL);
 	/* deterministic: the bootstrap has a fixed seed */
 	json2 = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
 	CHECK(json2 && strcmp(json, json2) == 0);
