@@ -31,7 +31,9 @@ grep -q '^|' "$WORK/out" || fail "markdown report has no table"
 # a map whose first key is "type" (bytes "dtype"): cut 2 bytes into the last
 # such key before 2/3 of the file.
 size=$(stat -c %s a.cbor)
-cut=$(grep -obUa dtype a.cbor | awk -F: -v h=$((size * 2 / 3)) '$1 <= h { c = $1 } END { print c + 2 }')
+cut=$(LC_ALL=C grep -obUa dtype a.cbor |
+	awk -F: -v h=$((size * 2 / 3)) 'BEGIN { c = -1 } $1 <= h { c = $1 } END { print c < 0 ? 0 : c + 2 }')
+[ "$cut" -gt 0 ] || fail "no record starts before 2/3 of a.cbor"
 head -c "$cut" a.cbor >t.cbor
 run_psup 30 report t.cbor
 expect_rc 0
