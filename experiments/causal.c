@@ -825,10 +825,33 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	return false;
 }
 
+/* What t owes up to the global count g, counted as paid: its count raised
+ * to g as of time, a hold asked when it owes. */
+static uint64_t charge(struct cz_thread *t, uint64_t g, uint64_t delay_ns, uint64_t time)
+{
+	uint64_t owed = exp_causal_owed(g, t->local, delay_ns, &t->excess);
+
+	if (owed)
+		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", t->tid,
+			 (unsigned long long)owed, (unsigned long long)g, (unsigned long long)t->local);
+	raise_local(t, g, time);
+	if (owed)
+		t->holding = true;
+	return owed;
+}
+
+/* Whether t owes enough now for a pause (settling: any debt). */
+static bool worth_a_pause(const struct exp_causal *c, const struct cz_thread *t)
+{
+	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
+	int64_t excess = t->excess;
+
+	return exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min;
+}
+
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 {
 	struct cz_thread *t = thread_find(c, tid);
-	uint64_t owed;
 
 	/* At 0% too (owing nothing): the counts move alike, so unlock traps
 	 * stop 0% experiments where the others pay. */
@@ -855,16 +878,8 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 		if (at < g)
 			g = at;
 	}
-	owed = exp_causal_owed(g, t->local, c->delay_ns, &t->excess);
-	if (owed)
-		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", tid,
-			 (unsigned long long)owed, (unsigned long long)g,
-			 (unsigned long long)t->local);
 	/* Raised as of its stop: it wakes nobody while held. */
-	raise_local(t, g, stopped ? stopped : c->now);
-	if (owed)
-		t->holding = true;
-	return owed;
+	return charge(t, g, c->delay_ns, stopped ? stopped : c->now);
 }
 
 void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns)
@@ -882,28 +897,16 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
 uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now)
 {
 	struct cz_thread *t = thread_find(c, tid);
-	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns, owed;
-	int64_t excess;
 
-	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns ||
+	    !worth_a_pause(c, t))
 		return 0;
-	excess = t->excess;
-	owed = exp_causal_owed(c->global, t->local, c->delay_ns, &excess);
-	if (owed < min)
-		return 0;
-	pr_trace("causal: thread %d owes %llu ns more: global %llu, local %llu", tid,
-		 (unsigned long long)owed, (unsigned long long)c->global, (unsigned long long)t->local);
-	t->excess = excess;
-	raise_local(t, c->global, now);
-	t->holding = true;
-	return owed;
+	return charge(t, c->global, c->delay_ns, now);
 }
 
 unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max)
 {
 	unsigned n = 0;
-	/* Settling: every debt is worth a stop. */
-	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
 
 	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
 		return 0;
@@ -913,8 +916,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
 			continue;
-		int64_t excess = t->excess;
-		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min)
+		if (worth_a_pause(c, t))
 			tids[n++] = t->tid;
 	}
 	return n;
