@@ -79,6 +79,18 @@ static void arm_timer(struct sup_session *s)
 		pr_debug("pause timer: %s", strerror(errno));
 }
 
+/* Marks t held for ns from t0 (when it stopped running for psup), not
+ * before now; the list and the timer are the caller's. */
+static void set_hold(struct sup_session *s, struct sup_thread *t, uint64_t ns, uint64_t t0, uint64_t now)
+{
+	t->flags |= SUP_THREAD_HELD;
+	t->pause_t0 = t0;
+	t->hold_asked = ns;
+	t->hold_until = t0 + ns > now ? t0 + ns : now;
+	s->pstats.holds++;
+	s->pstats.held_ns += ns;
+}
+
 /* Ends t's hold. When extend, the hook may hold it on instead: returns
  * true then (t stays held, from now, in the list). */
 static bool end_hold(struct sup_session *s, struct sup_thread *t, uint64_t now, bool resume, bool extend)
@@ -91,13 +103,8 @@ static bool end_hold(struct sup_session *s, struct sup_thread *t, uint64_t now, 
 	if (s->pause_hooks.held)
 		more = s->pause_hooks.held(s->pause_hooks.arg, t->tid, t->hold_asked, lost, extend);
 	if (more && extend) {
-		t->flags |= SUP_THREAD_HELD;
-		t->pause_t0 = now;
-		t->hold_asked = more;
-		t->hold_until = now + more;
-		s->pstats.holds++;
+		set_hold(s, t, more, now, now);
 		s->pstats.extended++;
-		s->pstats.held_ns += more;
 		return true;
 	}
 	if (resume)
@@ -113,17 +120,12 @@ static void release_due(struct sup_session *s, bool all)
 	uint64_t now = psup_now_ns();
 	size_t k = 0;
 
-	/* The hook's look at what happened meanwhile is taken once, before
-	 * the time: it is time the due threads lost. */
-	if (!all && s->pause_hooks.due) {
-		for (size_t i = 0; i < s->nheld; i++) {
-			struct sup_thread *t = sup_thread_find(s, s->held[i]);
-			if (t && (t->flags & SUP_THREAD_HELD) && t->hold_until <= now + PAUSE_SLACK_NS) {
-				s->pause_hooks.due(s->pause_hooks.arg);
-				now = psup_now_ns();
-				break;
-			}
-		}
+	/* The timer fires at the earliest deadline, so a hold is due: the
+	 * hook's look at what happened meanwhile is taken once, before the
+	 * time, which makes it time the due threads lost. */
+	if (!all && s->nheld && s->pause_hooks.due) {
+		s->pause_hooks.due(s->pause_hooks.arg);
+		now = psup_now_ns();
 	}
 	for (size_t i = 0; i < s->nheld; i++) {
 		struct sup_thread *t = sup_thread_find(s, s->held[i]);
@@ -184,13 +186,8 @@ static bool hold(struct sup_session *s, struct sup_thread *t, uint64_t ns, uint6
 		s->capheld = cap;
 	}
 	s->held[s->nheld++] = t->tid;
-	t->flags |= SUP_THREAD_HELD;
-	t->pause_t0 = t0;
-	t->hold_asked = ns;
 	/* The hold counts from when the thread stopped running. */
-	t->hold_until = t0 + ns > now ? t0 + ns : now;
-	s->pstats.holds++;
-	s->pstats.held_ns += ns;
+	set_hold(s, t, ns, t0, now);
 	arm_timer(s);
 	return true;
 }

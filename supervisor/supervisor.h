@@ -275,9 +275,10 @@ struct sup_pause_hooks {
 	 * thread turned out to be inside a blocking call (it is resumed at
 	 * once whatever is returned; the hook may note it is blocked). */
 	uint64_t (*hold)(void *arg, pid_t tid, bool in_syscall);
-	/* Holds ran out (before held is called for each): the hook may
-	 * take in what happened meanwhile; the time it takes counts as lost
-	 * by those threads. It must not pause, resume or hold threads. */
+	/* The pause timer fired, at the earliest hold's deadline (held is
+	 * called next for each hold that ran out): the hook may take in what
+	 * happened meanwhile; the time it takes counts as lost by those
+	 * threads. It must not pause, resume or hold threads. */
 	void (*due)(void *arg);
 	/* A hold ended: asked_ns as returned by hold, lost_ns the time the
 	 * thread really lost (from its stop as seen by psup to its resume, or
