@@ -641,6 +641,19 @@ uint64_t smp_event_period(const struct smp_event *ev)
 	return ev->period;
 }
 
+int smp_event_set_per_cpu(struct smp_event *ev, bool on)
+{
+	if (on && !ev->is_clock)
+		return -EINVAL;
+	ev->per_cpu = on;
+	return 0;
+}
+
+bool smp_event_per_cpu(const struct smp_event *ev)
+{
+	return ev->per_cpu;
+}
+
 bool smp_event_is_clock(const struct smp_event *ev)
 {
 	return ev->is_clock;

@@ -307,7 +307,8 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 	 * on one sample, so then it is the period in effect at the sample.
 	 */
 	if (ctx) {
-		if (have_count && ctx->count_valid && count > ctx->last_count)
+		if (have_count && ctx->count_valid && !ctx->by_period &&
+		    count > ctx->last_count)
 			s.period = count - ctx->last_count;
 		else if (ev->is_clock && ctx->cur_period)
 			s.period = s.time < ctx->switch_time ? ctx->prev_period
@@ -478,14 +479,15 @@ static int thread_open_extra(struct smp_thread *t,
 	return 0;
 }
 
-int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
-		    struct smp_thread **out)
+/* Opens attr on (pid, cpu) and maps its ring: the part a thread's ring and
+ * a CPU's share. *out is allocated with no extra event. */
+static int ring_open(const struct smp_event *ev, struct perf_event_attr attr, pid_t pid,
+		     int cpu, unsigned ring_pages, struct smp_thread **out)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	bool stack = ev->flags & SMP_EVENT_STACK;
 	bool shrink = ring_pages == 0;
 	unsigned min_pages;
-	struct perf_event_attr attr;
 	struct smp_thread *t;
 	int err;
 
@@ -505,21 +507,20 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 	if (!t)
 		return -ENOMEM;
 	t->ev = ev;
-	t->tid = tid;
+	t->tid = pid;
 	t->fd = -1;
 	t->block_fd = -1;
 	t->wake_fd = -1;
 	t->wake_all_fd = -1;
 	t->map = MAP_FAILED;
 
-	attr = ev->attr;
 	attr.disabled = 0;
 	attr.watermark = 1;
 	for (;;) {
 		/* Wakeup (EPOLLIN) at half the ring: the supervisor drains
 		 * while the other half still has room. */
 		attr.wakeup_watermark = (uint32_t)(ring_pages * page / 2);
-		t->fd = (int)sys_perf_event_open(&attr, tid, -1, -1,
+		t->fd = (int)sys_perf_event_open(&attr, pid, cpu, -1,
 					     PERF_FLAG_FD_CLOEXEC);
 		if (t->fd < 0) {
 			err = -errno;
@@ -539,8 +540,8 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 		close(t->fd);
 		t->fd = -1;
 		ring_pages /= 2;
-		pr_debug("sampler: tid %d: ring refused (%d), trying %u pages\n",
-			 tid, err, ring_pages);
+		pr_debug("sampler: %s %d: ring refused (%d), trying %u pages\n",
+			 cpu < 0 ? "tid" : "cpu", cpu < 0 ? pid : cpu, err, ring_pages);
 	}
 	t->data = (uint8_t *)t->map + page;
 	t->data_size = (size_t)ring_pages * page;
@@ -550,10 +551,10 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 		err = -ENOMEM;
 		goto fail;
 	}
-	t->rng = psup_rand_seed() ^ psup_hash64((uint64_t)tid);
+	t->rng = psup_rand_seed() ^ psup_hash64((uint64_t)(cpu < 0 ? pid : -2 - cpu));
 	if (!t->rng)
 		t->rng = 0x9e3779b97f4a7c15ULL;
-	t->ctx.tid = tid;
+	t->ctx.tid = pid > 0 ? pid : 0;
 	t->ctx.cur_period = ev->period;
 	t->ctx.prev_period = ev->period;
 	t->ctx.switch_time = 0;
@@ -562,44 +563,74 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 	t->ctx.last_count = 0;
 	t->ctx.count_valid = true;
 	t->ctx.stats = &t->stats;
-	if (ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER) {
-		if (ioctl(t->fd, PERF_EVENT_IOC_ID, &t->ctx.id_main) < 0) {
-			err = -errno;
-			goto fail;
-		}
-		if (ev->flags & SMP_EVENT_BLOCKS) {
-			err = thread_open_extra(t, &ev->block_attr, &t->block_fd,
-						&t->ctx.id_block);
-			if (err)
-				goto fail;
-		}
-		if (ev->flags & SMP_EVENT_WAKEUPS) {
-			err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd,
-						&t->ctx.id_wakeup);
-			if (!err)
-				err = thread_open_extra(t, &ev->wake_all_attr,
-							&t->wake_all_fd,
-							&t->ctx.id_wakeup_all);
-			if (err)
-				goto fail;
-		}
+	if ((ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER) &&
+	    ioctl(t->fd, PERF_EVENT_IOC_ID, &t->ctx.id_main) < 0) {
+		err = -errno;
+		goto fail;
 	}
 	*out = t;
 	return 0;
 
 fail:
-	if (t->block_fd >= 0)
-		close(t->block_fd);
-	if (t->wake_fd >= 0)
-		close(t->wake_fd);
-	if (t->wake_all_fd >= 0)
-		close(t->wake_all_fd);
 	if (t->map != MAP_FAILED)
 		munmap(t->map, t->map_len);
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->bounce);
 	free(t);
+	return err;
+}
+
+int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
+		    struct smp_thread **out)
+{
+	struct perf_event_attr attr = ev->attr;
+	struct smp_thread *t;
+	int err;
+
+	/* Sampled per CPU: the thread's event only counts (no timer to stop
+	 * and restart at each of its context switches) and carries its
+	 * switch records and extra events. */
+	if (ev->per_cpu)
+		attr.sample_period = 0;
+	err = ring_open(ev, attr, tid, -1, ring_pages, &t);
+	if (err)
+		return err;
+	if ((ev->flags & SMP_EVENT_BLOCKS) && (ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		err = thread_open_extra(t, &ev->block_attr, &t->block_fd, &t->ctx.id_block);
+		if (err)
+			goto fail;
+	}
+	if ((ev->flags & SMP_EVENT_WAKEUPS) && (ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd, &t->ctx.id_wakeup);
+		if (!err)
+			err = thread_open_extra(t, &ev->wake_all_attr, &t->wake_all_fd,
+						&t->ctx.id_wakeup_all);
+		if (err)
+			goto fail;
+	}
+	*out = t;
+	return 0;
+
+fail:
+	smp_thread_close(t, NULL);
+	return err;
+}
+
+int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages, struct smp_thread **out)
+{
+	struct perf_event_attr attr = ev->attr;
+
+	if (!ev->per_cpu || cpu < 0)
+		return -EINVAL;
+	/* Every task on the CPU, the idle task left out; task-clock has no
+	 * meaning without a task. The samples name their thread. */
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.exclude_idle = 1;
+	attr.context_switch = 0;
+	int err = ring_open(ev, attr, -1, cpu, ring_pages, out);
+	if (err == 0)
+		(*out)->ctx.by_period = true;
 	return err;
 }
 

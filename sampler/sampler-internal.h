@@ -40,6 +40,7 @@ struct smp_event {
 	unsigned jitter_pct;
 	unsigned flags;         /* enum smp_event_flags */
 	bool is_clock;
+	bool per_cpu;           /* sampled by smp_cpu_open(); threads only count */
 };
 
 /* A ring's parsing state, carried from record to record: each sample's
@@ -53,6 +54,9 @@ struct smp_parse_ctx {
 	uint64_t switch_time;   /* CLOCK_MONOTONIC ns of the last period change */
 	uint64_t last_count;    /* the event's count at the previous sample */
 	bool count_valid;       /* last_count is usable (no loss since) */
+	bool by_period;         /* a CPU's ring: the count runs on in idle time
+				 * (whose samples are dropped), so the weight is
+				 * the period in effect, never the count's delta */
 	/* PERF_SAMPLE_IDENTIFIER of the ring's events (PERF_EVENT_IOC_ID),
 	 * used when the main event has IDENTIFIER (blocks or wakeups on). */
 	uint64_t id_main, id_block, id_wakeup, id_wakeup_all;

@@ -2,9 +2,11 @@
 #define PSUP_SAMPLER_SAMPLER_H
 
 /*
- * The sampler: one perf_event sampling event per thread, its mmap ring buffer,
- * and the parsing of what the kernel writes there. It never stops a thread:
- * the supervisor drains the rings from its event loop.
+ * The sampler: one perf_event event per thread with its mmap ring buffer
+ * (sampling, or only counting when the clock is sampled per CPU, see
+ * smp_event_set_per_cpu()), and the parsing of what the kernel writes there.
+ * It never stops a thread: the supervisor drains the rings from its event
+ * loop.
  *
  * Event names go through libpfm4 ("task-clock", "cpu-clock", "cycles",
  * "instructions", "MEM_LOAD_RETIRED.L3_MISS", ...). Software events work on
@@ -95,6 +97,19 @@ const char *smp_event_name(const struct smp_event *ev);
 uint64_t smp_event_period(const struct smp_event *ev);
 /* true when this is a time-based (ns) event. */
 bool smp_event_is_clock(const struct smp_event *ev);
+/*
+ * Sampling per CPU (clock events only): smp_cpu_open() opens one cpu-clock
+ * event per CPU for every task on it, and the threads' events opened after
+ * this only count: they still carry the switch records and the extra events,
+ * but no timer. A per-thread clock's timer is stopped at each switch-out and
+ * started at each switch-in, which on these VMs reprograms the local APIC
+ * timer, a VM exit, every time: a barging-mutex program lost 15-20% of its
+ * throughput to 1 kHz per-thread sampling, 3% to per-CPU sampling (README,
+ * "Performance"). The CPU events need perf_event_paranoid <= 0 or
+ * CAP_PERFMON; set this before opening any thread. -EINVAL: not a clock.
+ */
+int smp_event_set_per_cpu(struct smp_event *ev, bool on);
+bool smp_event_per_cpu(const struct smp_event *ev);
 /* true when samples taken in the kernel (in a syscall) are kept (with their
  * kernel ip and user regs); false when perf_event_paranoid limited the event
  * to user space, where such samples are dropped by the kernel. */
@@ -268,6 +283,18 @@ int smp_thread_drain(struct smp_thread *t, const struct smp_sink *sink);
 /* Disables the events, drains what remains, unmaps and closes them all.
  * NULL is fine. */
 void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
+
+/*
+ * The sampling event of CPU cpu for an event set per CPU: every task that
+ * runs there is sampled (the idle task excepted), into a ring drained with
+ * smp_thread_drain() and closed with smp_thread_close() like a thread's
+ * (smp_thread_tid() says -1). The samples name their task: the caller keeps
+ * its own threads' and drops the others'. Each sample's weight is the CPU
+ * time since the previous sample on that CPU. -EACCES/-EPERM: not
+ * permitted; -ENODEV: no such CPU (offline); -EINVAL: ev not per CPU.
+ */
+int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages,
+		 struct smp_thread **out);
 
 /* Counters of one thread's ring since smp_thread_open(), for records and
  * tests (wrapped counts the records copied through the bounce buffer). */

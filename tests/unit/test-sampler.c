@@ -232,6 +232,24 @@ static void test_synthetic(void)
 		CHECK(ctx.last_count == 9500000);
 	}
 
+	/* A CPU's ring: its count runs on while the CPU idles (those samples
+	 * are dropped), so every weight is the period in effect. */
+	{
+		struct smp_parse_ctx ctx = { .cur_period = 1000000,
+					     .prev_period = 1100000,
+					     .switch_time = 1000,
+					     .count_valid = true,
+					     .by_period = true };
+
+		memset(&g, 0, sizeof(g));
+		make_sample(&b, PERF_RECORD_MISC_USER, true, 16, 16, 999);
+		CHECK_EQ_INT(smp_parse_record_ctx(ev, b.b, b.n, &sink, &ctx), 0);
+		CHECK_EQ_INT(g.s.period, 1100000);
+		make_sample(&b, PERF_RECORD_MISC_USER, true, 16, 16, 9000);
+		CHECK_EQ_INT(smp_parse_record_ctx(ev, b.b, b.n, &sink, &ctx), 0);
+		CHECK_EQ_INT(g.s.period, 1000000);
+	}
+
 	/* PERF_RECORD_LOST { id, lost, sample_id } */
 	memset(&g, 0, sizeof(g));
 	put_hdr(&b, PERF_RECORD_LOST, 0);
@@ -854,11 +872,146 @@ static void test_real(void)
 	smp_event_free(ev);
 }
 
+/* What the CPU rings say about one child: its samples among every task's. */
+struct cpu_run {
+	pid_t child;
+	int samples, others, thread_samples, switch_in;
+	uint64_t weight, period_min, period_max;
+};
+
+static void cpu_sample(void *arg, const struct smp_sample *s)
+{
+	struct cpu_run *r = arg;
+
+	if (s->tid != r->child) {
+		r->others++;
+		return;
+	}
+	r->samples++;
+	r->weight += s->period;
+	if (s->period < r->period_min)
+		r->period_min = s->period;
+	if (s->period > r->period_max)
+		r->period_max = s->period;
+}
+
+static void cpu_thread_sample(void *arg, const struct smp_sample *s)
+{
+	(void)s;
+	((struct cpu_run *)arg)->thread_samples++;
+}
+
+static void cpu_switch(void *arg, const struct smp_switch *sw)
+{
+	struct cpu_run *r = arg;
+
+	if (sw->tid == r->child && !sw->out)
+		r->switch_in++;
+}
+
+/* Sampling per CPU: the child's samples come from the CPU rings with the
+ * period as weight, its own event only counts and still writes its
+ * switch records. */
+static void test_real_cpu(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	struct smp_thread *rings[64], *t = NULL;
+	struct smp_event *ev = NULL;
+	struct cpu_run r = { .period_min = UINT64_MAX };
+	struct smp_sink cpu_sink = { .sample = cpu_sample, .arg = &r };
+	struct smp_sink thread_sink = { .sample = cpu_thread_sample,
+					.context_switch = cpu_switch, .arg = &r };
+	int n = 0, pipefd[2], status, ret;
+	const char *why = NULL;
+	pid_t pid;
+
+	if (ncpu > 64)
+		ncpu = 64;
+	ret = smp_event_new("task-clock", 0, 10, SMP_EVENT_SWITCHES, &ev, &why);
+	if (ret) {
+		printf("# skipping per-CPU sampling: %s\n", why);
+		return;
+	}
+	CHECK_EQ_INT(smp_cpu_open(ev, 0, 0, &rings[0]), -EINVAL); /* not per CPU yet */
+	CHECK_EQ_INT(smp_event_set_per_cpu(ev, true), 0);
+	CHECK(smp_event_per_cpu(ev));
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		ret = smp_cpu_open(ev, (int)cpu, 0, &rings[n]);
+		if (ret == -ENODEV)
+			continue;
+		if (ret)
+			break;
+		CHECK_EQ_INT(smp_thread_tid(rings[n]), -1);
+		n++;
+	}
+	if (ret == -EACCES || ret == -EPERM) {
+		printf("# skipping per-CPU sampling: not permitted here\n");
+		goto out;
+	}
+	CHECK_EQ_INT(ret, 0);
+	CHECK(n > 0);
+	if (!n || pipe(pipefd))
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pipefd[1]);
+		if (read(pipefd[0], &c, 1) != 1)
+			_exit(2);
+		spin(0.3);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	r.child = pid;
+	fx_wait_sleeping(pid, 0);
+	ret = smp_thread_open(ev, pid, 0, &t);
+	CHECK_EQ_INT(ret, 0);
+	CHECK(write(pipefd[1], "g", 1) == 1);
+	close(pipefd[1]);
+	for (uint64_t deadline = psup_now_ns() + 60ULL * 1000000000ULL;;) {
+		usleep(20000);
+		for (int i = 0; i < n; i++)
+			CHECK(smp_thread_drain(rings[i], &cpu_sink) >= 0);
+		if (t)
+			smp_thread_drain(t, &thread_sink);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		if (psup_now_ns() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			CHECK(!"child did not finish");
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		smp_thread_drain(rings[i], &cpu_sink);
+	smp_thread_close(t, &thread_sink);
+	printf("# per CPU (%d rings): %d samples of the child, %d of other tasks, "
+	       "weights %.1f ms in all, period %llu..%llu\n",
+	       n, r.samples, r.others, r.weight / 1e6,
+	       (unsigned long long)r.period_min, (unsigned long long)r.period_max);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* 300 ms of CPU at 1 ms (+-10%), weighed by the period alone. */
+	CHECK(r.samples > 50);
+	CHECK(r.samples < 600);
+	CHECK(r.period_min >= 900000 && r.period_max <= 1100000);
+	CHECK(r.weight > 200000000 && r.weight < 500000000);
+	CHECK_EQ_INT(r.thread_samples, 0);
+	CHECK(r.switch_in >= 1);
+out:
+	for (int i = 0; i < n; i++)
+		smp_thread_close(rings[i], NULL);
+	smp_event_free(ev);
+}
+
 int main(void)
 {
 	test_synthetic();
 	test_ring_walk();
 	test_event_names();
 	test_real();
+	test_real_cpu();
 	return tap_done();
 }
