@@ -84,6 +84,11 @@ struct rec {
 	uint64_t threads_seen;      /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;   /* pid -> struct rec_proc * */
 	struct smp_sink sink;
+	/* Sampled per CPU (smp_event_per_cpu()): one ring per CPU, whose
+	 * samples of other tasks cpu_sink drops. */
+	struct smp_thread **cpu_rings;
+	unsigned ncpu_rings;
+	struct smp_sink cpu_sink;
 	uint64_t samples, lost, unwind_failures, open_failures;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
@@ -217,6 +222,27 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		rec_write_failed(r, exp_par_sample(r->par, s->tid, s->time, (uint64_t)node));
 }
 
+/* A CPU ring holds every task's samples: only the traced threads' count. */
+static void on_cpu_sample(void *arg, const struct smp_sample *s)
+{
+	struct rec *r = arg;
+
+	if (s->tid > 0 && thread_find(r, s->tid))
+		on_sample(arg, s);
+}
+
+static void on_cpu_lost(void *arg, pid_t tid, uint64_t count)
+{
+	struct rec *r = arg;
+
+	/* Whose samples were lost is not known: the trailer names whatever
+	 * ran when the kernel wrote the record. */
+	(void)tid;
+	r->lost += count;
+	if (!r->write_err)
+		rec_write_failed(r, rep_write_lost(r->w, 0, count));
+}
+
 static void on_lost(void *arg, pid_t tid, uint64_t count)
 {
 	struct rec *r = arg;
@@ -317,6 +343,23 @@ static void drain_thread(struct rec *r, struct rec_thread *t)
 {
 	if (t->st && smp_thread_drain(t->st, &r->sink) < 0)
 		pr_debug("drain of %d failed", t->tid);
+}
+
+/* The CPU rings, before anything leaves the threads' map (their samples
+ * would be dropped as another task's) or reads the threads' state. */
+static void drain_cpus(struct rec *r)
+{
+	for (unsigned i = 0; i < r->ncpu_rings; i++)
+		if (smp_thread_drain(r->cpu_rings[i], &r->cpu_sink) < 0)
+			pr_debug("drain of CPU ring %u failed", i);
+}
+
+static void on_cpu_ring(void *arg, int fd)
+{
+	struct rec *r = arg;
+
+	(void)fd;
+	drain_cpus(r);
 }
 
 static void read_comm(pid_t tid, char *buf, size_t len)
@@ -504,6 +547,10 @@ static unsigned ring_pages_for(const struct rec *r)
 {
 	if (!r->unwind)
 		return 0; /* the sampler's default for stackless samples */
+	/* Sampled per CPU, a thread's ring has its switch records and extra
+	 * events only (one wakeup in 16 with a 2 KiB stack). */
+	if (smp_event_per_cpu(r->ev))
+		return 32;
 	if (r->threads_seen < 16)
 		return 512;
 	if (r->threads.len < 256)
@@ -624,6 +671,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	r->last_gone_ns = now;
 	if (!t)
 		return;
+	drain_cpus(r);
 	if (t->record_pending)
 		thread_record(r, t);
 	if (r->witch)
@@ -646,6 +694,7 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	ssize_t n;
 
 	(void)old_tid;
+	drain_cpus(r); /* the old image's samples */
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -689,6 +738,7 @@ static void drain_all(void *arg)
 {
 	struct rec *r = arg;
 
+	drain_cpus(r);
 	for (size_t i = 0; i < r->threads.cap; i++)
 		if (r->threads.keys[i] && r->threads.vals[i])
 			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
@@ -705,6 +755,7 @@ static void on_tick(void *arg)
 	/* Threads that sample slowly never reach the ring's watermark. Every
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
+	drain_cpus(r);
 	for (size_t i = 0; i < r->threads.cap; i++)
 		if (r->threads.keys[i] && r->threads.vals[i])
 			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
@@ -737,6 +788,7 @@ struct rec_options {
 	unsigned jitter;
 	bool no_unwind;
 	bool no_lock_blame;
+	bool per_thread;
 	bool no_follow;
 	uint64_t duration_ns;
 	struct witch_options witch;
@@ -776,7 +828,9 @@ static void usage_common(FILE *f, bool attach)
 	      "      --no-call-graph   record the sampled instruction only, no unwinding\n"
 	      "      --no-lock-blame   no wakeup events: futex waits are not blamed on the\n"
 	      "                        threads that ended them (cheaper for programs that\n"
-	      "                        switch threads 10^5 times a second)\n", f);
+	      "                        switch threads 10^5 times a second)\n"
+	      "      --sample-per-thread  one sampling timer per thread instead of one per\n"
+	      "                        CPU (the default when permitted: root or CAP_PERFMON)\n", f);
 	witch_usage(f);
 	if (attach)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
@@ -791,7 +845,8 @@ static void usage_common(FILE *f, bool attach)
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, bool attach, struct rec_options *o)
 {
-	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_NO_LOCKS, OPT_WITCH = 300 };
+	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_NO_LOCKS, OPT_PER_THREAD,
+	       OPT_WITCH = 300 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -800,6 +855,7 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 		{ "jitter", required_argument, NULL, OPT_JITTER },
 		{ "no-call-graph", no_argument, NULL, OPT_NO_CG },
 		{ "no-lock-blame", no_argument, NULL, OPT_NO_LOCKS },
+		{ "sample-per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "no-follow-forks", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -856,6 +912,9 @@ static int parse_options(int argc, char **argv, bool attach, struct rec_options 
 			break;
 		case OPT_NO_LOCKS:
 			o->no_lock_blame = true;
+			break;
+		case OPT_PER_THREAD:
+			o->per_thread = true;
 			break;
 		case OPT_NO_FOLLOW:
 			if (attach)
@@ -967,6 +1026,7 @@ static void finish(struct rec *r, const char *reason)
 	struct exp_profile_stats st;
 	struct rep_end e;
 
+	drain_cpus(r);
 	if (!r->write_err)
 		rec_write_failed(r, exp_par_advance(r->par, UINT64_MAX));
 	if (r->witch && !r->write_err)
@@ -1004,6 +1064,59 @@ static void finish(struct rec *r, const char *reason)
 			(unsigned long long)r->lost);
 }
 
+static void close_cpu_rings(struct rec *r)
+{
+	for (unsigned i = 0; i < r->ncpu_rings; i++)
+		smp_thread_close(r->cpu_rings[i], NULL);
+	free(r->cpu_rings);
+	r->cpu_rings = NULL;
+	r->ncpu_rings = 0;
+}
+
+/*
+ * A clock is sampled per CPU where the kernel permits it (root, CAP_PERFMON
+ * or perf_event_paranoid <= 0), with a ring per CPU; the threads' own
+ * events then only count. A per-thread sampling timer is stopped and
+ * started at every context switch of its thread, which costs a program that
+ * switches often (README, "Performance"). Otherwise, or with
+ * --sample-per-thread, each thread samples itself as before.
+ */
+static void open_cpu_rings(struct rec *r)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	int err = 0;
+
+	if (n <= 0 || smp_event_set_per_cpu(r->ev, true) < 0)
+		return;
+	r->cpu_rings = calloc((size_t)n, sizeof(*r->cpu_rings));
+	if (!r->cpu_rings) {
+		smp_event_set_per_cpu(r->ev, false);
+		return;
+	}
+	/* A quarter second of 1 kHz stack samples per CPU, as for the first
+	 * threads: the drain stalls while debug info loads. */
+	unsigned pages = !r->unwind ? 0 : n <= 16 ? 512 : 128;
+	for (long cpu = 0; cpu < n; cpu++) {
+		err = smp_cpu_open(r->ev, (int)cpu, pages, &r->cpu_rings[r->ncpu_rings]);
+		if (err == -ENODEV)
+			continue; /* offline */
+		if (err < 0)
+			break;
+		r->ncpu_rings++;
+	}
+	if (err < 0 && err != -ENODEV) {
+		pr_debug("sampling per thread: the per-CPU event of CPU %u: %s", r->ncpu_rings,
+			 smp_open_strerror(err));
+		close_cpu_rings(r);
+	}
+	if (!r->ncpu_rings) {
+		close_cpu_rings(r);
+		smp_event_set_per_cpu(r->ev, false);
+		return;
+	}
+	pr_debug("sampling per CPU: %u CPUs", r->ncpu_rings);
+}
+
 static void rec_release(struct rec *r)
 {
 	for (size_t i = 0; i < r->threads.cap; i++) {
@@ -1025,6 +1138,7 @@ static void rec_release(struct rec *r)
 	}
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
+	close_cpu_rings(r);
 	witch_free(r->witch);
 	exp_profile_free(r->prof);
 	exp_par_free(r->par);
@@ -1079,6 +1193,9 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
 				     .context_switch = on_switch, .block = on_block,
 				     .wakeup = on_wakeup, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .arg = r };
+	if (!o->per_thread && smp_event_is_clock(r->ev))
+		open_cpu_rings(r);
 	return 0;
 }
 
@@ -1196,6 +1313,9 @@ static void rec_loop(struct rec *r, struct sup_result *res)
 
 	if (sup_session_set_tick(r->sup, tick, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
+	for (unsigned i = 0; i < r->ncpu_rings; i++)
+		if (sup_session_watch(r->sup, smp_thread_fd(r->cpu_rings[i]), on_cpu_ring, r) < 0)
+			pr_warn("cannot watch the ring of a CPU: samples may be lost");
 	err = sup_session_run(r->sup);
 	if (err < 0)
 		pr_err("event loop failed: %s", strerror(-err));

@@ -51,6 +51,10 @@ def main():
         "psup": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period), "--"] + prog,
         "psup --no-call-graph": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
                                               "--no-call-graph", "--"] + prog,
+        # psup samples per CPU where permitted (root): the per-thread way
+        # it falls back to otherwise.
+        "psup --sample-per-thread": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
+                                                  "--sample-per-thread", "--"] + prog,
     }
     if perf:
         tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),
