@@ -8,12 +8,14 @@
 #define PSUP_TESTS_FIXTURE_H
 
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -113,6 +115,20 @@ static inline void fx_wait_sleeping(pid_t pid, pid_t tid)
 		free(text);
 		usleep(100);
 	}
+}
+
+/* Reaps child pid into *status if it ended, without waiting; once
+ * psup_now_ns() is past deadline it kills the child first (a safety net, not
+ * a measurement). 0: still running; 1: it ended; -1: killed at the deadline. */
+static inline int fx_reap(pid_t pid, int *status, uint64_t deadline)
+{
+	if (waitpid(pid, status, WNOHANG) == pid)
+		return 1;
+	if (psup_now_ns() <= deadline)
+		return 0;
+	kill(pid, SIGKILL);
+	waitpid(pid, status, 0);
+	return -1;
 }
 
 /* Whether json parses with python3's json module (written to dir/out.json

@@ -796,12 +796,9 @@ static int run_pingpong(const struct smp_event *ev, unsigned ring_pages,
 		for (int i = 0; i < 2; i++)
 			if (t[i])
 				CHECK(smp_thread_drain(t[i], &sink[i]) >= 0);
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		if (psup_now_ns() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			CHECK(!"child did not finish");
+		int reaped = fx_reap(pid, &status, deadline);
+		if (reaped) {
+			CHECK(reaped > 0 && "child finished");
 			break;
 		}
 	}

@@ -662,29 +662,22 @@ static void run_switch(void *arg, const struct smp_switch *sw)
  * `seconds` of CPU and drains until it exits. Returns 0, or -errno of the
  * open (the child is then killed).
  */
-static int run_child(const struct smp_event *ev, unsigned ring_pages,
-		     double seconds, int poll_ms, struct run *r,
-		     struct smp_thread_stats *stats, uint64_t *drain_ns,
-		     int *drain_errors)
+/* A child that waits on a pipe, then spins for seconds: returned once it
+ * sleeps there (events opened then see its wakeup as a switch-in), with the
+ * pipe's write end in *go for spinner_go(). -errno on failure. */
+static pid_t spinner_fork(double seconds, int *go)
 {
-	struct smp_sink sink = { .sample = run_sample, .lost = run_lost,
-				 .context_switch = run_switch, .arg = r };
-	struct smp_thread *t = NULL;
-	int pipefd[2], status, err;
-	uint64_t deadline;
+	int pipefd[2];
 	pid_t pid;
 
-	memset(r, 0, sizeof(*r));
-	memset(stats, 0, sizeof(*stats));
-	r->period_min = UINT64_MAX;
-	r->base = smp_event_period(ev);
-	*drain_ns = 0;
-	*drain_errors = 0;
 	if (pipe(pipefd))
 		return -errno;
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
 		return -errno;
+	}
 	if (pid == 0) {
 		char c;
 
@@ -696,20 +689,49 @@ static int run_child(const struct smp_event *ev, unsigned ring_pages,
 		_exit(0);
 	}
 	close(pipefd[0]);
-	r->child = pid;
-	/* Open while it sleeps on the pipe, so its wakeup is a switch-in. */
+	*go = pipefd[1];
 	fx_wait_sleeping(pid, 0);
+	return pid;
+}
+
+static void spinner_go(int go)
+{
+	CHECK(write(go, "g", 1) == 1);
+	close(go);
+}
+
+static int run_child(const struct smp_event *ev, unsigned ring_pages,
+		     double seconds, int poll_ms, struct run *r,
+		     struct smp_thread_stats *stats, uint64_t *drain_ns,
+		     int *drain_errors)
+{
+	struct smp_sink sink = { .sample = run_sample, .lost = run_lost,
+				 .context_switch = run_switch, .arg = r };
+	struct smp_thread *t = NULL;
+	int go, status, err;
+	uint64_t deadline;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	memset(stats, 0, sizeof(*stats));
+	r->period_min = UINT64_MAX;
+	r->base = smp_event_period(ev);
+	*drain_ns = 0;
+	*drain_errors = 0;
+	pid = spinner_fork(seconds, &go);
+	if (pid < 0)
+		return pid;
+	r->child = pid;
 	r->t_begin = psup_now_ns();
 	r->t_end = UINT64_MAX;
 	err = smp_thread_open(ev, pid, ring_pages, &t);
 	if (err) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		close(pipefd[1]);
+		close(go);
 		return err;
 	}
-	CHECK(write(pipefd[1], "g", 1) == 1);
-	close(pipefd[1]);
+	spinner_go(go);
 	/* A safety net against a child that never ends, not a measurement. */
 	deadline = psup_now_ns() + 60ULL * 1000000000ULL;
 	for (;;) {
@@ -723,12 +745,9 @@ static int run_child(const struct smp_event *ev, unsigned ring_pages,
 		*drain_ns += psup_now_ns() - t0;
 		if (n < 0)
 			(*drain_errors)++;
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		if (psup_now_ns() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			CHECK(!"child did not finish");
+		int reaped = fx_reap(pid, &status, deadline);
+		if (reaped) {
+			CHECK(reaped > 0 && "child finished");
 			break;
 		}
 	}
@@ -921,7 +940,7 @@ static void test_real_cpu(void)
 	struct smp_sink cpu_sink = { .sample = cpu_sample, .arg = &r };
 	struct smp_sink thread_sink = { .sample = cpu_thread_sample,
 					.context_switch = cpu_switch, .arg = &r };
-	int n = 0, pipefd[2], status, ret;
+	int n = 0, go, status = 0, ret;
 	const char *why = NULL;
 	pid_t pid;
 
@@ -950,38 +969,25 @@ static void test_real_cpu(void)
 	}
 	CHECK_EQ_INT(ret, 0);
 	CHECK(n > 0);
-	if (!n || pipe(pipefd))
+	if (!n)
 		goto out;
-	pid = fork();
-	if (pid == 0) {
-		char c;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pipefd[1]);
-		if (read(pipefd[0], &c, 1) != 1)
-			_exit(2);
-		spin(0.3);
-		_exit(0);
-	}
-	close(pipefd[0]);
+	pid = spinner_fork(0.3, &go);
+	CHECK(pid > 0);
+	if (pid <= 0)
+		goto out;
 	r.child = pid;
-	fx_wait_sleeping(pid, 0);
 	ret = smp_thread_open(ev, pid, 0, &t);
 	CHECK_EQ_INT(ret, 0);
-	CHECK(write(pipefd[1], "g", 1) == 1);
-	close(pipefd[1]);
+	spinner_go(go);
 	for (uint64_t deadline = psup_now_ns() + 60ULL * 1000000000ULL;;) {
 		usleep(20000);
 		for (int i = 0; i < n; i++)
 			CHECK(smp_thread_drain(rings[i], &cpu_sink) >= 0);
 		if (t)
 			smp_thread_drain(t, &thread_sink);
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		if (psup_now_ns() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			CHECK(!"child did not finish");
+		int reaped = fx_reap(pid, &status, deadline);
+		if (reaped) {
+			CHECK(reaped > 0 && "child finished");
 			break;
 		}
 	}
