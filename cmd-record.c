@@ -1100,16 +1100,14 @@ static void open_cpu_rings(struct rec *r)
 		err = smp_cpu_open(r->ev, (int)cpu, pages, &r->cpu_rings[r->ncpu_rings]);
 		if (err == -ENODEV)
 			continue; /* offline */
-		if (err < 0)
+		if (err < 0) {
+			pr_debug("sampling per thread: per-CPU events need root, CAP_PERFMON or "
+				 "perf_event_paranoid <= 0 (CPU %ld: %s)", cpu, strerror(-err));
 			break;
+		}
 		r->ncpu_rings++;
 	}
-	if (err < 0 && err != -ENODEV) {
-		pr_debug("sampling per thread: the per-CPU event of CPU %u: %s", r->ncpu_rings,
-			 smp_open_strerror(err));
-		close_cpu_rings(r);
-	}
-	if (!r->ncpu_rings) {
+	if ((err < 0 && err != -ENODEV) || !r->ncpu_rings) {
 		close_cpu_rings(r);
 		smp_event_set_per_cpu(r->ev, false);
 		return;
