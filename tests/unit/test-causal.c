@@ -303,6 +303,44 @@ static void test_engine(void)
 /* Without interception (attach, --no-intercept): a thread that blocked on a
  * futex is credited at its switch-in with the global count as of that
  * switch-in, not with the samples that reached psup since. */
+/* Two threads running the line side by side: the one a sample of the other
+ * put one or two delays behind is left to its own samples while it runs
+ * the line (Coz's threads pay in their own sample handler), a thread that
+ * does not run the line is paused, and so is a runner further behind or
+ * whose last line sample is old. */
+static void test_line_runners(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 100, .seed = 7,
+	};
+	struct sym_space *sp;
+	pid_t tids[8];
+	const pid_t a = 1001, b = 1002, d = 1003;
+	uint64_t now = 1000 * MS, pc = (uint64_t)(uintptr_t)&the_line;
+	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b, d }, 3);
+
+	start_on_line(c, sp, a, now);
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + MS / 2);
+	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + MS);
+	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + MS + MS / 2);
+	/* Global 2: b owes one delay, d two. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 2 * MS), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+	CHECK_EQ_INT(tids[0], d);
+	/* Its last line sample three periods old, b pays. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 4 * MS), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 2);
+	/* Running the line again but three delays behind: not jitter. */
+	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
+	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + 4 * MS + 1);
+	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + 4 * MS + 2);
+	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + 4 * MS + 3);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 5 * MS), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 2);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 static void test_switch_credit(void)
 {
 	struct exp_causal_config cfg = {
@@ -794,6 +832,7 @@ int main(void)
 	test_length();
 	test_owed();
 	test_engine();
+	test_line_runners();
 	test_config();
 	test_filter();
 	return tap_done();
