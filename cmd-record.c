@@ -72,6 +72,7 @@ struct rec {
 	const char *path;
 	bool unwind;
 	bool wakeups;   /* every wakeup is recorded (who woke whom) */
+	unsigned jitter_pct;        /* --jitter, for the header */
 	bool quiet;
 	struct rep_writer *w;
 	struct smp_event *ev;
@@ -1009,6 +1010,7 @@ static int write_header(struct rec *r, pid_t pid)
 		.mono_ns = r->start_ns,
 		.event = smp_event_name(r->ev),
 		.period = smp_event_period(r->ev),
+		.jitter_pct = r->jitter_pct,
 		.clock_event = smp_event_is_clock(r->ev),
 		.hw_pmu = smp_have_hw_pmu(),
 		.hostname = host,
@@ -1154,6 +1156,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	psup_u64map_init(&r->threads);
 	psup_u64map_init(&r->procs);
 	r->unwind = !o->no_unwind;
+	r->jitter_pct = o->jitter;
 	r->quiet = psup_log_level < PSUP_LOG_INFO;
 	r->path = o->output;
 	/* Thread states come with the samples: switch records, and block
