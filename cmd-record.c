@@ -355,12 +355,15 @@ static void drain_cpus(struct rec *r)
 			pr_debug("drain of CPU ring %u failed", i);
 }
 
+/* The ring past its watermark, alone: the others wait for their own. */
 static void on_cpu_ring(void *arg, int fd)
 {
 	struct rec *r = arg;
 
-	(void)fd;
-	drain_cpus(r);
+	for (unsigned i = 0; i < r->ncpu_rings; i++)
+		if (smp_thread_fd(r->cpu_rings[i]) == fd &&
+		    smp_thread_drain(r->cpu_rings[i], &r->cpu_sink) < 0)
+			pr_debug("drain of CPU ring %u failed", i);
 }
 
 static void read_comm(pid_t tid, char *buf, size_t len)
@@ -756,10 +759,7 @@ static void on_tick(void *arg)
 	/* Threads that sample slowly never reach the ring's watermark. Every
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
-	drain_cpus(r);
-	for (size_t i = 0; i < r->threads.cap; i++)
-		if (r->threads.keys[i] && r->threads.vals[i])
-			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
+	drain_all(r);
 	if (!r->write_err)
 		rec_write_failed(r, exp_par_advance(r->par, now));
 	if (!r->write_err)
