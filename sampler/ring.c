@@ -596,12 +596,15 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 	err = ring_open(ev, attr, tid, -1, ring_pages, &t);
 	if (err)
 		return err;
-	if ((ev->flags & SMP_EVENT_BLOCKS) && (ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+	/* The extra events share the ring: their samples carry an id. */
+	if (!(ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		goto out;
+	if (ev->flags & SMP_EVENT_BLOCKS) {
 		err = thread_open_extra(t, &ev->block_attr, &t->block_fd, &t->ctx.id_block);
 		if (err)
 			goto fail;
 	}
-	if ((ev->flags & SMP_EVENT_WAKEUPS) && (ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+	if (ev->flags & SMP_EVENT_WAKEUPS) {
 		err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd, &t->ctx.id_wakeup);
 		if (!err)
 			err = thread_open_extra(t, &ev->wake_all_attr, &t->wake_all_fd,
@@ -609,6 +612,7 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 		if (err)
 			goto fail;
 	}
+out:
 	*out = t;
 	return 0;
 
