@@ -850,13 +850,13 @@ static uint64_t charge(struct cz_thread *t, uint64_t g, uint64_t delay_ns, uint6
 	return owed;
 }
 
-/* Whether t owes enough now for a pause (settling: any debt). */
 /* The mean sample period observed (the configured one until 100 samples). */
 static uint64_t period_ns(const struct exp_causal *c)
 {
 	return c->nperiods >= 100 ? c->sum_periods / c->nperiods : c->cfg.period_ns;
 }
 
+/* Whether t owes enough now for a pause (settling: any debt). */
 static bool worth_a_pause(const struct exp_causal *c, const struct cz_thread *t)
 {
 	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
