@@ -3,10 +3,13 @@
  * A child thread sends COUNT SIGUSR1 to the main thread (blocked in
  * pthread_join), one at a time: after each it waits (30 s at most) until the
  * handler posted a semaphore, so no two signals can coalesce. Then a SIGTRAP
- * handler is installed and hit once by raise(SIGTRAP) and once by an int3
- * instruction (a kernel-generated SIGTRAP, si_code SI_KERNEL).
+ * handler is installed and hit once by raise(SIGTRAP), once by an int3
+ * instruction (a kernel-generated SIGTRAP, si_code SI_KERNEL) and once by an
+ * int1 (icebp: a debug exception with no cause in DR6, si_code TRAP_BRKPT,
+ * which psup must tell from a stray trap of its own breakpoints).
  * Exit: 0 when every count is right, 1 wrong SIGUSR1 count, 2 raise(SIGTRAP)
- * not handled exactly once, 3 int3 not handled exactly once, 64 usage,
+ * not handled exactly once, 3 int3 not handled exactly once, 4 int1 not
+ * handled exactly once, 64 usage,
  * 71 setup failed, 124 a SIGUSR1 was not handled within 30 s.
  */
 #include <errno.h>
@@ -119,6 +122,11 @@ int main(int argc, char **argv)
 	if (trap_count != 2) {
 		fprintf(stderr, "signals: SIGTRAP handler ran %d times after int3, expected 2\n", (int)trap_count);
 		return 3;
+	}
+	__asm__ volatile(".byte 0xf1"); /* int1 */
+	if (trap_count != 3) {
+		fprintf(stderr, "signals: SIGTRAP handler ran %d times after int1, expected 3\n", (int)trap_count);
+		return 4;
 	}
 	return 0;
 }
