@@ -19,9 +19,10 @@ w=$(wmark "$src/witch-listing2.c" l2_rewrite)
 d=$(wfrac l2.json dead)
 p=$(wpair_pct l2.json dead witch-listing2.c "$z" "$w")
 note "listing 2: dead $d%, pair (zero, rewrite) $p% of the waste"
-# Half the stores counted; by time about as much (both loops run a store a
-# cycle), moved by the stops' effect on the loops' time (witch-lib.sh,
-# README): under a sanitizer build of psup, by much more.
+# Half the stores counted; by time the zeroing loop's share of the two
+# loops' time (49-52% on one CPU, 43-45% on another: t6020, README), moved
+# by the stops' effect on the loops' time (witch-lib.sh): under a sanitizer
+# build of psup, by much more.
 lo=38 hi=62
 if witch_sanitized; then
 	lo=15 hi=85

@@ -36,6 +36,19 @@ wpair_pct() {
 		| add // 0 | . * 100' "$1"
 }
 
+# wtime_share CBOR SRC ALINE BLINE: ALINE's share in percent of the samples
+# at SRC:ALINE and SRC:BLINE (self samples of the run's own profile): the
+# time-weighted fraction to expect where ALINE's accesses are all of one
+# verdict and BLINE's of the other, whatever each costs on this CPU.
+wtime_share() {
+	timeout 60 "$PSUP" report --format json --view lines "$1" |
+		jq -r --arg f "$2" --argjson a "$3" --argjson b "$4" '
+			[.lines[] | select(.file // "" | endswith($f))] as $l
+			| ([$l[] | select(.line == $a) | .self] | add // 0) as $x
+			| ([$l[] | select(.line == $b) | .self] | add // 0) as $y
+			| if $x + $y > 0 then 100 * $x / ($x + $y) else -1 end'
+}
+
 # wlocal_frac JSON KIND SRC: KIND's fraction over the pairs whose watch and
 # trap both end in SRC (the program's own code, not libc's or ld.so's).
 wlocal_frac() {
