@@ -381,6 +381,7 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 	run->jitter = r->u[REP_K_JITTER];
 	run->clock = rep_rec_has(r, REP_K_CLOCK) && r->u[REP_K_CLOCK];
 	run->hw_pmu = rep_rec_has(r, REP_K_HW_PMU) && r->u[REP_K_HW_PMU];
+	run->per_cpu = rep_rec_has(r, REP_K_PER_CPU) && r->u[REP_K_PER_CPU];
 	run->cpus = r->u[REP_K_CPUS] <= UINT32_MAX ? (uint32_t)r->u[REP_K_CPUS] : 0;
 	run->pid = rep_rec_has(r, REP_K_PID) ? (int)r->u[REP_K_PID] : 0;
 	run->wall_ns = r->u[REP_K_WALL_NS];

@@ -314,6 +314,7 @@ static const struct {
 	[REP_K_JITTER] = { "jitter", KK_UINT },
 	[REP_K_CLOCK] = { "clock", KK_BOOL },
 	[REP_K_HW_PMU] = { "hw_pmu", KK_BOOL },
+	[REP_K_PER_CPU] = { "per_cpu", KK_BOOL },
 	[REP_K_HOSTNAME] = { "hostname", KK_TEXT },
 	[REP_K_TID] = { "tid", KK_INT },
 	[REP_K_PARENT] = { "parent", KK_UINT },

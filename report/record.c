@@ -238,7 +238,7 @@ static int rec_end(struct rep_writer *w)
 
 int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 {
-	size_t nkeys = 14 + (h->cpus != 0), argc = 0;
+	size_t nkeys = 14 + (h->cpus != 0) + h->per_cpu, argc = 0;
 	int err;
 
 	if (h->argv) {
@@ -267,6 +267,8 @@ int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 	kv_uint(w, "jitter", h->jitter_pct);
 	kv_bool(w, "clock", h->clock_event);
 	kv_bool(w, "hw_pmu", h->hw_pmu);
+	if (h->per_cpu)
+		kv_bool(w, "per_cpu", true);
 	kv_text_or_null(w, "hostname", h->hostname);
 	if (h->cpus)
 		kv_uint(w, "cpus", h->cpus);

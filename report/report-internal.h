@@ -77,7 +77,7 @@ enum rep_rec_type {
 enum rep_key {
 	REP_K_TYPE, REP_K_FORMAT, REP_K_VERSION, REP_K_PSUP, REP_K_MODE, REP_K_ARGV,
 	REP_K_PID, REP_K_WALL_NS, REP_K_MONO_NS, REP_K_EVENT, REP_K_PERIOD,
-	REP_K_JITTER, REP_K_CLOCK, REP_K_HW_PMU, REP_K_HOSTNAME, REP_K_TID,
+	REP_K_JITTER, REP_K_CLOCK, REP_K_HW_PMU, REP_K_PER_CPU, REP_K_HOSTNAME, REP_K_TID,
 	REP_K_PARENT, REP_K_NAME, REP_K_TIME, REP_K_CTX, REP_K_ID, REP_K_ADDR,
 	REP_K_IMAGE, REP_K_BUILD_ID, REP_K_OFFSET, REP_K_FRAMES, REP_K_LOC,
 	REP_K_COUNTS, REP_K_COUNT, REP_K_PATH, REP_K_STATUS, REP_K_SIGNAL,
@@ -174,7 +174,7 @@ struct rep_run {
 	bool has_argv;
 	uint32_t mode, event, hostname, version, exec_path, end_reason;
 	uint64_t period, jitter, wall_ns, mono_ns, last_time, end_time;
-	bool clock, hw_pmu;
+	bool clock, hw_pmu, per_cpu;
 	int pid;
 	bool complete;       /* an "end" record was read */
 	bool truncated;

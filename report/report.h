@@ -45,6 +45,7 @@ struct rep_header {
 	unsigned jitter_pct;
 	bool clock_event;        /* period is in ns */
 	bool hw_pmu;
+	bool per_cpu;            /* sampled by one cpu-clock event per CPU */
 	const char *hostname;
 	unsigned cpus;           /* CPUs the program may use (idleness's n); 0: unknown */
 };

@@ -929,6 +929,9 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 		if (r0->jitter)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " +-%" PRIu64 "%%",
 				 r0->jitter);
+		if (r0->per_cpu)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+				 ", sampled per CPU (cpu-clock)");
 		if (r0->hw_pmu)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ", hardware PMU");
 		rc |= cell(&kv, "command");
@@ -1703,6 +1706,7 @@ static void json_runs(const struct agg *a, FILE *out)
 		rep_json_ku64(out, &f, "jitter", r->jitter);
 		rep_json_kbool(out, &f, "clock", r->clock);
 		rep_json_kbool(out, &f, "hw_pmu", r->hw_pmu);
+		rep_json_kbool(out, &f, "per_cpu", r->per_cpu);
 		rep_json_kstr(out, &f, "hostname", rep_str(p, r->hostname));
 		rep_json_kstr(out, &f, "recorder", rep_str(p, r->version));
 		rep_json_ku64(out, &f, "wall_ns", r->wall_ns);

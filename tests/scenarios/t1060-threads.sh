@@ -16,6 +16,11 @@ for mode in per-cpu per-thread; do
 		grep -q "sampling per CPU" "$WORK/err" || fail "root did not sample per CPU: $(grep -i 'sampling' "$WORK/err")"
 	fi
 	report_json t.cbor >t.json
+	if [ $mode = per-thread ]; then
+		jq_check t.json '.runs[0].per_cpu == false' "--sample-per-thread: the record says per CPU"
+	elif [ "$(id -u)" = 0 ]; then
+		jq_check t.json '.runs[0].per_cpu == true' "sampled per CPU: the record does not say so"
+	fi
 	jq_check t.json '[.threads[] | select(.samples > 200)] | length >= 3' "$mode: fewer than 3 threads with samples"
 	s=$(func_total_pct t.json thread_spin)
 	in_range "$s" 85 100 || fail "$mode: thread_spin has $s% of the samples"
