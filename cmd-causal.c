@@ -868,21 +868,21 @@ int cmd_causal_process_exit(pid_t pid, bool root, uint64_t time)
 }
 
 void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
-		       uint64_t time, uint64_t period)
+		       uint64_t time, uint64_t period, int cpu)
 {
 	if (!cz.enabled || !cz.eng || cz.failed || !n)
 		return;
 	if (cz.clock)
 		exp_causal_observe_period(cz.eng, period);
-	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n, time);
+	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n, time, cpu);
 	if (cz.pp)
 		exp_progress_sample(cz.pp, pid, pcs[0]);
 }
 
-void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time)
+void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time, int cpu)
 {
 	if (cz.enabled && cz.eng)
-		exp_causal_switch(cz.eng, tid, out, preempt, time);
+		exp_causal_switch(cz.eng, tid, out, preempt, time, cpu);
 }
 
 void cmd_causal_block_futex(pid_t tid)

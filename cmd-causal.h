@@ -97,8 +97,8 @@ void cmd_causal_exec(struct sym_space *sp, pid_t pid);
  * ended the experiment. */
 int cmd_causal_process_exit(pid_t pid, bool root, uint64_t time);
 void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
-		       uint64_t time, uint64_t period);
-void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time);
+		       uint64_t time, uint64_t period, int cpu);
+void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time, int cpu);
 void cmd_causal_block_futex(pid_t tid);
 /* waker woke wakee at time (every wakeup record). */
 void cmd_causal_wakeup(pid_t waker, pid_t wakee, uint64_t time);

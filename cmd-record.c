@@ -72,7 +72,6 @@ struct rec {
 	const char *path;
 	bool unwind;
 	bool wakeups;   /* every wakeup is recorded (who woke whom) */
-	unsigned jitter_pct;        /* --jitter, for the header */
 	bool quiet;
 	struct rep_writer *w;
 	struct smp_event *ev;
@@ -213,7 +212,7 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
-	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time, s->period);
+	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time, s->period, s->cpu);
 	/* Any failure here (a write, or memory for a record whose id is now
 	 * taken) would leave later records pointing at nothing: stop. */
 	int64_t node = exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags);
@@ -259,7 +258,7 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 
 	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
 	rec_write_failed(r, exp_par_switch(r->par, sw->tid, sw->time, sw->out, sw->preempt));
-	cmd_causal_switch(sw->tid, sw->out, sw->preempt, sw->time);
+	cmd_causal_switch(sw->tid, sw->out, sw->preempt, sw->time, sw->cpu);
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,
@@ -319,7 +318,7 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 		return; /* no context to add: its unsampled twin reports it */
 	if (wk->sampled) {
 		struct smp_sample s = {
-			.pid = wk->pid, .tid = wk->tid, .time = wk->time, .ip = wk->regs[SMP_REG_IP],
+			.pid = wk->pid, .tid = wk->tid, .time = wk->time, .cpu = -1, .ip = wk->regs[SMP_REG_IP],
 			.user = true, .have_regs = true, .stack = wk->stack, .stack_size = wk->stack_size,
 		};
 		int n;
@@ -1010,9 +1009,10 @@ static int write_header(struct rec *r, pid_t pid)
 		.mono_ns = r->start_ns,
 		.event = smp_event_name(r->ev),
 		.period = smp_event_period(r->ev),
-		.jitter_pct = r->jitter_pct,
+		.jitter_pct = smp_event_jitter(r->ev),
 		.clock_event = smp_event_is_clock(r->ev),
 		.hw_pmu = smp_have_hw_pmu(),
+		.per_cpu = r->ncpu_rings > 0,
 		.hostname = host,
 		.cpus = r->cpus,
 	};
@@ -1156,7 +1156,6 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	psup_u64map_init(&r->threads);
 	psup_u64map_init(&r->procs);
 	r->unwind = !o->no_unwind;
-	r->jitter_pct = o->jitter;
 	r->quiet = psup_log_level < PSUP_LOG_INFO;
 	r->path = o->output;
 	/* Thread states come with the samples: switch records, and block

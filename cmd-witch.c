@@ -458,7 +458,7 @@ void witch_exec(struct rec_witch *x, pid_t pid)
 static uint64_t context_of(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t,
 			   const struct user_regs_struct *regs, uint64_t pc)
 {
-	struct smp_sample s = { .pid = t->pid, .tid = t->tid, .ip = regs->rip, .user = true,
+	struct smp_sample s = { .pid = t->pid, .tid = t->tid, .cpu = -1, .ip = regs->rip, .user = true,
 				.have_regs = true };
 	long n;
 	int k;

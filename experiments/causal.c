@@ -40,6 +40,9 @@
  * psup a few ms late. */
 #define LINE_RECENT_PERIODS 3
 #define LINE_JITTER_UNITS 2
+/* Line samples remembered per experiment with their CPU: those that reach
+ * psup before the switch-out of a thread they preempted (preempt_credit()). */
+#define LINE_HIST 4096
 
 struct cz_line {
 	char *file;
@@ -100,6 +103,13 @@ struct cz_thread {
 	uint64_t call_at, pre_global;
 	uint64_t carried;
 	uint64_t line_at;  /* time of its last sample in the selected line */
+	/* Its last preemption in the experiment: switched out runnable on
+	 * CPU pre_cpu at pre_out, back in at pre_in (0: not yet). Kept until
+	 * the next one: a line sample of the wait may reach psup after the
+	 * thread ran on and blocked. */
+	uint64_t pre_out, pre_in;
+	int pre_cpu;
+	bool pre_behind;   /* a line sample was taken there since */
 	bool defer;        /* at a blocking call's stop: do not pay there */
 };
 
@@ -162,6 +172,8 @@ struct exp_causal {
 	double flight_prev[MAX_POINTS], flight_area[MAX_POINTS];
 	struct { uint64_t time, global; } hist[HIST];
 	unsigned nhist, hpos;
+	struct { uint64_t time; int cpu; pid_t tid; } line_hist[LINE_HIST];
+	unsigned nline_hist, line_hpos;
 
 	struct exp_causal_stats st;
 	uint64_t sum_periods, nperiods; /* observed sample periods (ns) */
@@ -509,10 +521,84 @@ static void credit_late(struct exp_causal *c, const struct cz_thread *by, uint64
 	}
 }
 
+/*
+ * A thread preempted by the line waits while the line runs: had the line
+ * been faster, it would have run that much sooner, as a thread blocked on
+ * it wakes sooner (Coz 3.4.2). The model behind virtual speedup gives each
+ * thread a CPU of its own; on a machine with more runnable threads than
+ * CPUs (two workers and the thread that released them on two cores, or
+ * psup's own work) a thread behind the line on its CPU would otherwise owe
+ * the line's delays and pay them on the critical path: Amdahl's parallel
+ * line read 21% at 100% against a truth of 48%. So each line sample taken
+ * on the CPU of a thread's preemption, while it waited, credits it a unit
+ * (up to the global count). Samples on other CPUs do not: the thread did
+ * not wait for them. A sample reaching psup before the preemption's
+ * switch-out record is found in line_hist when the record comes.
+ */
+static void preempt_credit(struct exp_causal *c, struct cz_thread *t, uint64_t units, uint64_t time)
+{
+	uint64_t to = t->local + units < c->global ? t->local + units : c->global;
+
+	t->pre_behind = true;
+	if (to <= t->local)
+		return;
+	pr_trace("causal: thread %d credited %llu while preempted by the line", t->tid,
+		 (unsigned long long)(to - t->local));
+	raise_local(t, to, time);
+}
+
+static bool preempted_then(const struct cz_thread *t, pid_t by, uint64_t time, int cpu)
+{
+	return t->tid != by && t->pre_out && cpu == t->pre_cpu && time > t->pre_out &&
+	       (!t->pre_in || time <= t->pre_in);
+}
+
+static void line_on_cpu(struct exp_causal *c, pid_t tid, uint64_t time, int cpu)
+{
+	c->line_hist[c->line_hpos].time = time;
+	c->line_hist[c->line_hpos].cpu = cpu;
+	c->line_hist[c->line_hpos].tid = tid;
+	c->line_hpos = (c->line_hpos + 1) % LINE_HIST;
+	if (c->nline_hist < LINE_HIST)
+		c->nline_hist++;
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		if (preempted_then(t, tid, time, cpu))
+			preempt_credit(c, t, 1, time);
+	}
+}
+
+/* t switched out preempted at time on cpu: the line samples taken there
+ * since, already read, credit it now (one raise: the thread's raise history
+ * is short); later ones as they come. */
+static void preempted(struct exp_causal *c, struct cz_thread *t, uint64_t time, int cpu)
+{
+	uint64_t n = 0, first = 0;
+
+	t->pre_out = time;
+	t->pre_in = 0;
+	t->pre_cpu = cpu;
+	t->pre_behind = false;
+	for (unsigned k = 0; k < c->nline_hist; k++) {
+		unsigned i = (c->line_hpos + LINE_HIST - 1 - k) % LINE_HIST;
+		if (c->line_hist[i].time + HIST_LAG_NS < time)
+			break;
+		if (preempted_then(t, c->line_hist[i].tid, c->line_hist[i].time, c->line_hist[i].cpu)) {
+			n++;
+			if (!first || c->line_hist[i].time < first)
+				first = c->line_hist[i].time;
+		}
+	}
+	if (n)
+		preempt_credit(c, t, n, first);
+}
+
 static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time);
 
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
-		       const uint64_t *pcs, unsigned npcs, uint64_t time)
+		       const uint64_t *pcs, unsigned npcs, uint64_t time, int cpu)
 {
 	struct cz_proc *p = proc_get(c, pid);
 	struct cz_thread *t = thread_find(c, tid);
@@ -560,6 +646,8 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 		if (c->nhist < HIST)
 			c->nhist++;
 	}
+	if (time && cpu >= 0)
+		line_on_cpu(c, tid, time, cpu);
 }
 
 /* The global count as of time: its highest value caused by a sample taken
@@ -630,13 +718,18 @@ static void resolve_all_wakes(struct exp_causal *c)
 			resolve_wakes(c, (struct cz_thread *)(uintptr_t)c->threads.vals[i]);
 }
 
-void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time)
+void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time,
+		       int cpu)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
 	if (!t)
 		return;
 	t->blocked = out && !preempt;
+	if (out && preempt && time && cpu >= 0 && t->wait == WAIT_NONE && in_experiment(c, time))
+		preempted(c, t, time, cpu);
+	else if (!out && time && t->pre_out && !t->pre_in)
+		t->pre_in = time;
 	if (time && out)
 		t->last_out = time;
 	else if (time)
@@ -932,6 +1025,13 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
 			continue;
+		/* Waiting for its CPU behind the line: a hold now would keep
+		 * it from running when the CPU frees, and the line may credit
+		 * it more. It pays once it runs again. (Not any preempted
+		 * thread: psup's own tick preempts one, which then was never
+		 * paused at ticks, and t5050's falling curve went flat.) */
+		if (t->pre_out && !t->pre_in && t->pre_behind)
+			continue;
 		/* Running the line itself: its own samples, still to come,
 		 * catch it up. Coz's threads pay in their own sample handler,
 		 * after counting their own samples (in batches of ten), so two
@@ -1000,6 +1100,7 @@ static void forgive_all(struct exp_causal *c)
 		t->carried = 0;
 		t->defer = false;
 		t->credited_at = 0;
+		t->pre_out = t->pre_in = 0;
 		t->holding = false;
 		/* Excess is settled within an experiment: a hold that ran long
 		 * in one must not shorten the pauses of the next, whose own
@@ -1007,6 +1108,7 @@ static void forgive_all(struct exp_causal *c)
 		t->excess = 0;
 	}
 	c->global = 0;
+	c->nline_hist = c->line_hpos = 0;
 }
 
 static unsigned read_points(struct exp_causal *c, struct exp_point_value *out)

@@ -504,19 +504,24 @@ void exp_causal_thread_gone(struct exp_causal *c, pid_t tid);
 void exp_causal_process_forget(struct exp_causal *c, pid_t pid);
 
 /* An unwound sample (pcs[0] the sampled instruction, then return
- * addresses) taken at time (CLOCK_MONOTONIC ns; 0: now). sp resolves
- * addresses. Samples reach psup a few ms late: one counts for the
- * experiment when it was taken during it, not when it arrives. */
+ * addresses) taken at time (CLOCK_MONOTONIC ns; 0: now) on cpu (-1: not
+ * known). sp resolves addresses. Samples reach psup a few ms late: one
+ * counts for the experiment when it was taken during it, not when it
+ * arrives. A line sample credits the threads preempted on its CPU while
+ * they waited (exp_causal_switch). */
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
-		       const uint64_t *pcs, unsigned npcs, uint64_t time);
+		       const uint64_t *pcs, unsigned npcs, uint64_t time, int cpu);
 /* A sample's period (ns of thread time it stands for; clock events only):
  * delays are speedup x the mean observed period once 100 were seen (the
  * timer overflows a little late, and the period is randomized), else the
  * configured one. */
 void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns);
-/* Switch records (time: the record's, CLOCK_MONOTONIC; 0: now), for which
- * threads may be paused (running or runnable). */
-void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time);
+/* Switch records (time: the record's, CLOCK_MONOTONIC; 0: now; cpu: where,
+ * -1 not known), for which threads may be paused (running or runnable) and
+ * which waited behind the line: a thread preempted on a CPU is credited a
+ * unit for each line sample taken there until it switched in again. */
+void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time,
+		       int cpu);
 /* A thread switched out blocked on a futex (crediting without interception,
  * attach mode or --no-intercept: it is credited at its next switch-in with
  * the global count as of that switch-in's time). */
@@ -553,8 +558,10 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
  * tid (ns, 0: resume it), the line having run on while it was held: what it
  * owes now, when a pause is worth it. Counts it as paid, as exp_causal_hold. */
 uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now);
-/* Threads worth pausing now: owing at least pause_min_ns and not known to
- * be blocked. Writes up to max tids; returns how many. */
+/* Threads worth pausing now: owing at least pause_min_ns, not known to be
+ * blocked, not waiting for their CPU behind the line, not running the line
+ * with a debt of its samples' jitter. Writes up to max tids; returns how
+ * many. */
 unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned max);
 /*
  * Unlock traps (Coz pays a thread's delays in its pthread_mutex_unlock

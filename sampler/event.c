@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,9 +79,11 @@ static void attr_fill_sampling(struct perf_event_attr *a, uint64_t period,
 	a->size = sizeof(*a);
 	a->sample_period = period;
 	a->freq = 0;
-	/* READ: the count at each sample makes exact weights (ring.c). */
+	/* READ: the count at each sample makes exact weights (ring.c). CPU:
+	 * a sample's and a switch record's CPU place a preempted thread
+	 * behind whatever ran there meanwhile (causal crediting). */
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ;
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ;
 	a->read_format = 0;
 	if (flags & SMP_EVENT_STACK) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -108,7 +112,7 @@ static void attr_fill_sampling(struct perf_event_attr *a, uint64_t period,
 
 /*
  * The extra events: every one of their records' sample_id trailers must have
- * the main event's layout (TID, TIME, IDENTIFIER), since LOST records come
+ * the main event's layout (TID, TIME, CPU, IDENTIFIER), since LOST records come
  * from whichever event lost, and SET_OUTPUT requires the same clock.
  * exclude_kernel is 0 whatever the main event decided: both fire inside the
  * kernel (sched-out, try_to_wake_up) with kernel regs, which exclude_kernel
@@ -124,7 +128,7 @@ static void attr_fill_extra(struct perf_event_attr *a, uint32_t type,
 	a->config = config;
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			 PERF_SAMPLE_TIME | sample_type;
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | sample_type;
 	a->sample_regs_user = SMP_REGS_MASK;
 	if ((sample_type & PERF_SAMPLE_STACK_USER) && (flags & SMP_EVENT_STACK))
 		a->sample_stack_user = stack;
@@ -272,6 +276,43 @@ int smp_tracepoint_lookup(const char *sys_event, const char *field,
 	return err;
 }
 
+/* A fresh system may leave tracefs unmounted (nothing has asked for it yet).
+ * As trace-cmd's libtracefs and perf do, mount it at its usual place when
+ * we may: it is a view of the kernel's tracing state, mounting it changes
+ * nothing else, and it stays for the next tool. */
+static bool tracefs_mount(void)
+{
+	char events[64];
+	struct stat st;
+
+	if (stat(tracefs_roots[0], &st) || !S_ISDIR(st.st_mode))
+		return false;
+	snprintf(events, sizeof(events), "%s/events", tracefs_roots[0]);
+	if (!stat(events, &st))
+		return false; /* mounted already: the event is missing */
+	if (mount("nodev", tracefs_roots[0], "tracefs", 0, NULL)) {
+		pr_debug("sampler: mounting tracefs at %s: %s",
+			 tracefs_roots[0], strerror(errno));
+		return false;
+	}
+	pr_info("mounted tracefs at %s (for the wakeup tracepoint)",
+		tracefs_roots[0]);
+	return true;
+}
+
+static int wakeup_tp_lookup(uint64_t *id, uint32_t *off, uint32_t *size)
+{
+	int err = smp_tracepoint_lookup(SMP_WAKEUP_TRACEPOINT, SMP_WAKEUP_FIELD,
+					id, off, size);
+
+	/* Kernels before 4.3 have no sched_waking: sched_wakeup fired in
+	 * try_to_wake_up() itself there, in the waker's context too. */
+	if (err == -ENOENT)
+		err = smp_tracepoint_lookup(SMP_WAKEUP_TRACEPOINT_OLD,
+					    SMP_WAKEUP_FIELD, id, off, size);
+	return err;
+}
+
 static pthread_once_t wakeup_tp_once = PTHREAD_ONCE_INIT;
 static int wakeup_tp_err;         /* 0: usable */
 static uint64_t wakeup_tp_id;
@@ -284,14 +325,10 @@ static void wakeup_tp_init(void)
 	uint32_t size;
 	int fd, err;
 
-	err = smp_tracepoint_lookup(SMP_WAKEUP_TRACEPOINT, SMP_WAKEUP_FIELD,
-				    &wakeup_tp_id, &wakeup_tp_pid_off, &size);
-	/* Kernels before 4.3 have no sched_waking: sched_wakeup fired in
-	 * try_to_wake_up() itself there, in the waker's context too. */
-	if (err == -ENOENT)
-		err = smp_tracepoint_lookup(SMP_WAKEUP_TRACEPOINT_OLD,
-					    SMP_WAKEUP_FIELD, &wakeup_tp_id,
-					    &wakeup_tp_pid_off, &size);
+	err = wakeup_tp_lookup(&wakeup_tp_id, &wakeup_tp_pid_off, &size);
+	if (err == -ENOENT && tracefs_mount())
+		err = wakeup_tp_lookup(&wakeup_tp_id, &wakeup_tp_pid_off,
+				       &size);
 	if (!err && size != 4)
 		err = -EINVAL;
 	wakeup_tp_found = !err;
@@ -305,7 +342,7 @@ static void wakeup_tp_init(void)
 			close(fd);
 	}
 	if (err)
-		pr_debug("sampler: %s unusable (%d)\n", SMP_WAKEUP_TRACEPOINT,
+		pr_debug("sampler: %s unusable (%d)", SMP_WAKEUP_TRACEPOINT,
 			 err);
 	wakeup_tp_err = err;
 }
@@ -600,7 +637,7 @@ int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
 	ev->attr.disabled = 1;
 	fd = (int)sys_perf_event_open(&ev->attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-		pr_debug("sampler: %s: kernel samples refused, user only\n",
+		pr_debug("sampler: %s: kernel samples refused, user only",
 			 ev->name);
 		ev->attr.exclude_kernel = 1;
 		fd = (int)sys_perf_event_open(&ev->attr, 0, -1, -1,
@@ -639,6 +676,11 @@ const char *smp_event_name(const struct smp_event *ev)
 uint64_t smp_event_period(const struct smp_event *ev)
 {
 	return ev->period;
+}
+
+unsigned smp_event_jitter(const struct smp_event *ev)
+{
+	return ev->jitter_pct;
 }
 
 int smp_event_set_per_cpu(struct smp_event *ev, bool on)

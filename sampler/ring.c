@@ -15,9 +15,10 @@
 #include "common/util.h"
 #include "sampler/sampler-internal.h"
 
-/* The largest sample a stack event writes: header, ip, tid, time, period,
- * abi + 18 regs, stack size + snapshot + dyn_size is 8400 bytes (a wakeup
- * sample, with its identifier and 40 bytes of raw data, 8440); round up. */
+/* The largest sample a stack event writes: header, ip, tid, time, cpu,
+ * period, read, abi + 18 regs, stack size + snapshot + dyn_size is 8416
+ * bytes (a wakeup sample, with its identifier and 40 bytes of raw data,
+ * 8448); round up. */
 #define STACK_SAMPLE_MAX (SMP_STACK_SNAPSHOT + 512u)
 /* A record's size is a u16, so nothing longer ever needs bouncing. */
 #define BOUNCE_MAX 65536u
@@ -72,11 +73,12 @@ static size_t trailer_size(uint64_t st)
 	return n;
 }
 
-/* Reads pid/tid/time from the trailer of a non-sample record of size len
- * whose fixed body is body bytes. Returns -EINVAL when it does not fit. */
+/* Reads pid/tid/time/cpu (cpu may be NULL) from the trailer of a non-sample
+ * record of size len whose fixed body is body bytes. Returns -EINVAL when it
+ * does not fit. */
 static int parse_trailer(const struct smp_event *ev, const uint8_t *rec,
 			 size_t len, size_t body, pid_t *pid, pid_t *tid,
-			 uint64_t *time)
+			 uint64_t *time, int *cpu)
 {
 	uint64_t st = ev->attr.sample_type;
 	size_t ts = ev->attr.sample_id_all ? trailer_size(st) : 0;
@@ -84,6 +86,8 @@ static int parse_trailer(const struct smp_event *ev, const uint8_t *rec,
 
 	*pid = *tid = 0;
 	*time = 0;
+	if (cpu)
+		*cpu = -1;
 	if (len < sizeof(struct perf_event_header) + body + ts)
 		return -EINVAL;
 	p = rec + len - ts;
@@ -94,8 +98,14 @@ static int parse_trailer(const struct smp_event *ev, const uint8_t *rec,
 		*tid = (pid_t)rd32(p + 4);
 		p += 8;
 	}
-	if (st & PERF_SAMPLE_TIME)
+	if (st & PERF_SAMPLE_TIME) {
 		*time = rd64(p);
+		p += 8;
+	}
+	p += (st & PERF_SAMPLE_ID) ? 8 : 0;
+	p += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	if ((st & PERF_SAMPLE_CPU) && cpu)
+		*cpu = (int)rd32(p); /* { u32 cpu, res } */
 	return 0;
 }
 
@@ -122,6 +132,19 @@ static inline bool cur_tid(struct cursor *c, pid_t *pid, pid_t *tid)
 		return false;
 	*pid = (pid_t)(uint32_t)v;
 	*tid = (pid_t)(uint32_t)(v >> 32);
+	return true;
+}
+
+/* PERF_SAMPLE_CPU: { u32 cpu, res }; -1 when not asked for; cpu NULL:
+ * skipped. */
+static inline bool cur_cpu(struct cursor *c, uint64_t st, int *cpu)
+{
+	uint64_t v = UINT32_MAX;
+
+	if ((st & PERF_SAMPLE_CPU) && !cur_u64(c, &v))
+		return false;
+	if (cpu)
+		*cpu = (st & PERF_SAMPLE_CPU) ? (int)(uint32_t)v : -1;
 	return true;
 }
 
@@ -180,6 +203,8 @@ static int parse_block(const struct smp_event *ev, struct cursor *c,
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &b.time))
 		return -EINVAL;
+	if (!cur_cpu(c, st, NULL))
+		return -EINVAL;
 	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(c, b.regs, &b.have_regs))
 		return -EINVAL;
 	if (ctx && ctx->stats)
@@ -202,6 +227,8 @@ static int parse_wakeup(const struct smp_event *ev, struct cursor *c,
 	if ((st & PERF_SAMPLE_TID) && !cur_tid(c, &w.pid, &w.tid))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &w.time))
+		return -EINVAL;
+	if (!cur_cpu(c, st, NULL))
 		return -EINVAL;
 	if (st & PERF_SAMPLE_RAW) {
 		/* { u32 size; char data[size]; } padded by the kernel so the
@@ -241,10 +268,9 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 	struct smp_sample s;
 
 	/* Only the fields smp_thread_open() asks for, in the kernel's order
-	 * (perf_event.h, PERF_RECORD_SAMPLE); addr/id/cpu are never
-	 * requested. */
+	 * (perf_event.h, PERF_RECORD_SAMPLE); addr/id are never requested. */
 	if (st & (PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
-		  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
 		  PERF_SAMPLE_BRANCH_STACK))
 		return -EOPNOTSUPP;
 	if (st & PERF_SAMPLE_IDENTIFIER) {
@@ -279,6 +305,8 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 	if ((st & PERF_SAMPLE_TID) && !cur_tid(&c, &s.pid, &s.tid))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_TIME) && !cur_u64(&c, &s.time))
+		return -EINVAL;
+	if (!cur_cpu(&c, st, &s.cpu))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_PERIOD) && !cur_u64(&c, &s.period))
 		return -EINVAL;
@@ -346,13 +374,13 @@ int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 		return parse_sample(ev, r, len, h.misc, sink, ctx);
 	case PERF_RECORD_LOST:
 		/* { u64 id; u64 lost; sample_id } */
-		if (parse_trailer(ev, r, len, 16, &pid, &tid, &time))
+		if (parse_trailer(ev, r, len, 16, &pid, &tid, &time, NULL))
 			return -EINVAL;
 		count = rd64(r + sizeof(h) + 8);
 		goto lost;
 	case PERF_RECORD_LOST_SAMPLES:
 		/* { u64 lost; sample_id } */
-		if (parse_trailer(ev, r, len, 8, &pid, &tid, &time))
+		if (parse_trailer(ev, r, len, 8, &pid, &tid, &time, NULL))
 			return -EINVAL;
 		count = rd64(r + sizeof(h));
 		goto lost;
@@ -361,7 +389,7 @@ int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 		/* { sample_id } or { u32 next_prev_pid, tid; sample_id } */
 		if (parse_trailer(ev, r, len,
 				  h.type == PERF_RECORD_SWITCH ? 0 : 8, &sw.pid,
-				  &sw.tid, &sw.time))
+				  &sw.tid, &sw.time, &sw.cpu))
 			return -EINVAL;
 		sw.out = !!(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
 		sw.preempt = sw.out &&
@@ -438,7 +466,7 @@ int smp_ring_walk(const struct smp_event *ev, const uint8_t *data, size_t size,
 		}
 		err = smp_parse_record_ctx(ev, rec, h.size, sink, ctx);
 		if (err) {
-			pr_debug("sampler: record type %u size %u refused (%d)\n",
+			pr_debug("sampler: record type %u size %u refused (%d)",
 				 h.type, h.size, err);
 			if (ctx && ctx->stats)
 				ctx->stats->bad++;
@@ -540,7 +568,7 @@ static int ring_open(const struct smp_event *ev, struct perf_event_attr attr, pi
 		close(t->fd);
 		t->fd = -1;
 		ring_pages /= 2;
-		pr_debug("sampler: %s %d: ring refused (%d), trying %u pages\n",
+		pr_debug("sampler: %s %d: ring refused (%d), trying %u pages",
 			 cpu < 0 ? "tid" : "cpu", cpu < 0 ? pid : cpu, err, ring_pages);
 	}
 	t->data = (uint8_t *)t->map + page;
@@ -694,7 +722,7 @@ static void thread_randomize_period(struct smp_thread *t)
 		next = 1;
 	now = psup_now_ns();
 	if (ioctl(t->fd, PERF_EVENT_IOC_PERIOD, &next) < 0) {
-		pr_debug("sampler: tid %d: PERF_EVENT_IOC_PERIOD: %d\n", t->tid,
+		pr_debug("sampler: tid %d: PERF_EVENT_IOC_PERIOD: %d", t->tid,
 			 -errno);
 		return;
 	}
@@ -718,7 +746,7 @@ static void thread_randomize_wakeups(struct smp_thread *t)
 		return;
 	next = SMP_WAKEUP_PERIOD / 2 + psup_rand_next(&t->rng) % (SMP_WAKEUP_PERIOD + 1);
 	if (ioctl(t->wake_fd, PERF_EVENT_IOC_PERIOD, &next) < 0)
-		pr_debug("sampler: tid %d: wakeup period: %d\n", t->tid, -errno);
+		pr_debug("sampler: tid %d: wakeup period: %d", t->tid, -errno);
 	t->wakeups_at_change = t->stats.wakeups;
 }
 
@@ -736,7 +764,7 @@ static int thread_drain(struct smp_thread *t, const struct smp_sink *sink,
 		 * start a record. Drop what was written so the ring does not
 		 * stay full (and fail the same way at every drain). */
 		pr_debug("sampler: tid %d: corrupt ring at %llu (head %llu), "
-			 "dropped\n",
+			 "dropped",
 			 t->tid, (unsigned long long)t->tail,
 			 (unsigned long long)head);
 		t->tail = head;

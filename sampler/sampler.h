@@ -52,7 +52,7 @@ enum smp_reg {
  * 1 kHz, so a supervisor draining every 10-20 ms (or at the half-ring wakeup,
  * ~31 ms) never loses samples, while staying within the default
  * perf_event_mlock_kb + RLIMIT_MEMLOCK of non-root users for a few threads.
- * Without stacks a sample is ~48 bytes and 16 pages hold over a second. */
+ * Without stacks a sample is ~64 bytes and 16 pages hold over a second. */
 #define SMP_RING_PAGES_STACK 128u
 #define SMP_RING_PAGES_NOSTACK 16u
 
@@ -92,9 +92,11 @@ enum smp_event_flags {
 int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
 		  unsigned flags, struct smp_event **out, const char **why);
 void smp_event_free(struct smp_event *ev);
-/* The canonical name ("task-clock") and the base period, for records. */
+/* The canonical name ("task-clock"), the base period and its jitter (+-%),
+ * for records. */
 const char *smp_event_name(const struct smp_event *ev);
 uint64_t smp_event_period(const struct smp_event *ev);
+unsigned smp_event_jitter(const struct smp_event *ev);
 /* true when this is a time-based (ns) event. */
 bool smp_event_is_clock(const struct smp_event *ev);
 /*
@@ -131,6 +133,7 @@ bool smp_have_wakeup_tracepoint(void);
 struct smp_sample {
 	pid_t pid, tid;
 	uint64_t time;      /* CLOCK_MONOTONIC ns */
+	int cpu;            /* where it was taken (-1: not known) */
 	uint64_t ip;
 	uint64_t period;    /* the weight of this sample, in the event's unit */
 	bool user;          /* ip is a user-space address */
@@ -143,6 +146,7 @@ struct smp_sample {
 struct smp_switch {
 	pid_t pid, tid;
 	uint64_t time;
+	int cpu;       /* where it switched (-1: not known) */
 	bool out;      /* switched out (else in) */
 	bool preempt;  /* switched out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
 };

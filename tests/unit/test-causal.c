@@ -77,12 +77,18 @@ __attribute__((noinline)) static int the_line(int x)
 	return x * 3 + 1;
 }
 
-static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsigned n)
+/* A sample of tid in the line, taken at time (0: now) on cpu (-1: not known). */
+static void line_sample(struct exp_causal *c, struct sym_space *sp, pid_t tid, uint64_t time, int cpu)
 {
 	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
+	exp_causal_sample(c, sp, getpid(), tid, &pc, 1, time, cpu);
+}
+
+static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsigned n)
+{
 	for (unsigned i = 0; i < n; i++)
-		exp_causal_sample(c, sp, getpid(), tid, &pc, 1, 0);
+		line_sample(c, sp, tid, 0, -1);
 }
 
 /* A new engine with cfg and threads tids[0..n) of this process. */
@@ -101,9 +107,7 @@ static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struc
 /* The experiment starts at now, on the line runner sampled just before. */
 static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runner, uint64_t now)
 {
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
-
-	exp_causal_sample(c, sp, getpid(), runner, &pc, 1, now - MS);
+	line_sample(c, sp, runner, now - MS, -1);
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 }
 
@@ -192,12 +196,12 @@ static void test_engine(void)
 	{
 		uint64_t t0 = psup_now_ns(), t1;
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, t0));
-		exp_causal_switch(c, a, false, false, t0 + 1); /* resumed from the stop */
-		exp_causal_switch(c, a, true, false, t0 + 2);  /* blocks */
+		exp_causal_switch(c, a, false, false, t0 + 1, -1); /* resumed from the stop */
+		exp_causal_switch(c, a, true, false, t0 + 2, -1);  /* blocks */
 		CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
 		samples(c, sp, b, 6);
 		t1 = psup_now_ns();
-		exp_causal_switch(c, a, false, false, t1);     /* woken */
+		exp_causal_switch(c, a, false, false, t1, -1);     /* woken */
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 		/* A wait that returns at once (no switch-out): no credit. */
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, psup_now_ns()));
@@ -219,15 +223,15 @@ static void test_engine(void)
 		CHECK(exp_causal_syscall_enter(c, a, SYS_nanosleep, sleep_args, t0));
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
 		exp_causal_held(c, a, MS, MS);
-		exp_causal_switch(c, a, false, false, t0 + 1); /* resumed into it */
-		exp_causal_switch(c, a, true, false, t0 + 2);  /* sleeps */
+		exp_causal_switch(c, a, false, false, t0 + 1, -1); /* resumed into it */
+		exp_causal_switch(c, a, true, false, t0 + 2, -1);  /* sleeps */
 		samples(c, sp, b, 4);
-		exp_causal_switch(c, a, false, false, psup_now_ns()); /* wakes */
+		exp_causal_switch(c, a, false, false, psup_now_ns(), -1); /* wakes */
 		/* its return: what b ran meanwhile is owed, not credited */
-		exp_causal_switch(c, a, true, false, psup_now_ns()); /* the exit stop */
+		exp_causal_switch(c, a, true, false, psup_now_ns(), -1); /* the exit stop */
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
 		exp_causal_held(c, a, 2 * MS, 2 * MS);
-		exp_causal_switch(c, a, false, false, psup_now_ns()); /* resumed */
+		exp_causal_switch(c, a, false, false, psup_now_ns(), -1); /* resumed */
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_read, sleep_args, psup_now_ns()));
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_poll, poll_now, psup_now_ns()));
 		CHECK(exp_causal_syscall_enter(c, a, SYS_poll, poll_wait, psup_now_ns()));
@@ -237,7 +241,7 @@ static void test_engine(void)
 	samples(c, sp, b, 4);
 	CHECK_EQ_INT(exp_causal_hold(c, a, true), 0);
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
-	exp_causal_switch(c, a, false, false, 0); /* runs again: pays */
+	exp_causal_switch(c, a, false, false, 0, -1); /* runs again: pays */
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
 
 	/* A new thread inherits its creator's count (Coz 3.4): a's debt. */
@@ -258,8 +262,7 @@ static void test_engine(void)
 	exp_causal_held(c, a, 2 * MS, 2 * MS);
 	{
 		/* ...unless taken before the end: it raises what a owes. */
-		uint64_t pc = (uint64_t)(uintptr_t)&the_line;
-		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 10 * MS);
+		line_sample(c, sp, b, now + 10 * MS, -1);
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 		exp_causal_held(c, a, MS / 2, MS / 2);
 		/* d too: settling waits for every debtor. */
@@ -269,7 +272,7 @@ static void test_engine(void)
 		CHECK_EQ_INT(exp_causal_hold(c, d, false), MS / 2);
 		exp_causal_held(c, d, MS / 2, MS / 2);
 		/* ...and one taken before the experiment began does not. */
-		exp_causal_sample(c, sp, getpid(), b, &pc, 1, now - MS);
+		line_sample(c, sp, b, now - MS, -1);
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	}
 	CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
@@ -300,9 +303,6 @@ static void test_engine(void)
 	sym_space_free(sp);
 }
 
-/* Without interception (attach, --no-intercept): a thread that blocked on a
- * futex is credited at its switch-in with the global count as of that
- * switch-in, not with the samples that reached psup since. */
 /* Two threads running the line side by side: the one a sample of the other
  * put one or two delays behind is left to its own samples while it runs
  * the line (Coz's threads pay in their own sample handler), a thread that
@@ -316,13 +316,13 @@ static void test_line_runners(void)
 	struct sym_space *sp;
 	pid_t tids[8];
 	const pid_t a = 1001, b = 1002, d = 1003;
-	uint64_t now = 1000 * MS, pc = (uint64_t)(uintptr_t)&the_line;
+	uint64_t now = 1000 * MS;
 	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b, d }, 3);
 
 	start_on_line(c, sp, a, now);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + MS / 2);
-	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + MS);
-	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + MS + MS / 2);
+	line_sample(c, sp, b, now + MS / 2, -1);
+	line_sample(c, sp, a, now + MS, -1);
+	line_sample(c, sp, a, now + MS + MS / 2, -1);
 	/* Global 2: b owes one delay, d two. */
 	CHECK_EQ_INT(exp_causal_tick(c, now + 2 * MS), 0);
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
@@ -331,16 +331,83 @@ static void test_line_runners(void)
 	CHECK_EQ_INT(exp_causal_tick(c, now + 4 * MS), 0);
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 2);
 	/* Running the line again but three delays behind: not jitter. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
-	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + 4 * MS + 1);
-	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + 4 * MS + 2);
-	exp_causal_sample(c, sp, getpid(), a, &pc, 1, now + 4 * MS + 3);
+	line_sample(c, sp, b, now + 4 * MS, -1);
+	line_sample(c, sp, a, now + 4 * MS + 1, -1);
+	line_sample(c, sp, a, now + 4 * MS + 2, -1);
+	line_sample(c, sp, a, now + 4 * MS + 3, -1);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 5 * MS), 0);
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 2);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
 
+/* A thread preempted on a CPU where the line then runs is credited a unit
+ * per line sample taken there while it waited, whether the sample reaches
+ * psup before or after its switch-out record; samples on another CPU, or
+ * after it ran again, are owed; while it waits behind the line it is not
+ * paused, while it waits behind anything else (psup) it is. */
+static void test_preempt_credit(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS, .experiment_ns = 20 * MS, .fixed_speedup = 100, .seed = 7,
+	};
+	struct sym_space *sp;
+	pid_t tids[8];
+	const pid_t a = 4001, b = 4002, d = 4003, e = 4004;
+	uint64_t now = 2000 * MS;
+	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b, d, e }, 4);
+
+	start_on_line(c, sp, a, now);
+	/* b waits on CPU 0 from now + 1 ms, d on CPU 1, e on CPU 2. */
+	exp_causal_switch(c, b, true, true, now + MS, 0);
+	exp_causal_switch(c, e, true, true, now + MS, 2);
+	/* Read before d's switch-out: found in the history. */
+	line_sample(c, sp, a, now + 2 * MS, 1);
+	exp_causal_switch(c, d, true, true, now + MS, 1);
+	line_sample(c, sp, a, now + 3 * MS, 0);
+	line_sample(c, sp, a, now + 4 * MS, 0);
+	/* Global 3: b was credited 2 (CPU 0), d 1 (CPU 1): both owe, but
+	 * wait behind the line; e, behind nothing of the line, pays. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 5 * MS), 0);
+	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
+	CHECK_EQ_INT(tids[0], e);
+	exp_causal_switch(c, b, false, false, now + 5 * MS, 0);
+	exp_causal_switch(c, d, false, false, now + 5 * MS, 1);
+	/* Taken while b waited, read after it ran again: credited. After:
+	 * owed. */
+	line_sample(c, sp, a, now + 5 * MS - 1, 0);
+	line_sample(c, sp, a, now + 6 * MS, 0);
+	/* Global 5: b at 3, owes 2 ms; d at 1, owes 4 ms. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
+	exp_causal_held(c, b, 2 * MS, 2 * MS);
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 4 * MS);
+	exp_causal_held(c, d, 4 * MS, 4 * MS);
+	/* Global 5, d at 5. d waits again on CPU 1, then runs and blocks;
+	 * the line samples of its wait reach psup after both: still
+	 * credited, but never past the global count. */
+	exp_causal_switch(c, d, true, true, now + 7 * MS, 1);
+	exp_causal_switch(c, d, false, false, now + 9 * MS, 1);
+	exp_causal_switch(c, d, true, false, now + 9 * MS + 10, 1);
+	line_sample(c, sp, a, now + 8 * MS, 1);      /* a 6, global 6: d 6 */
+	line_sample(c, sp, b, now + 8 * MS + 5, 1);  /* b 4: d capped at 6 */
+	line_sample(c, sp, a, now + 10 * MS, 0);     /* a 7, global 7 */
+	exp_causal_switch(c, d, false, false, now + 11 * MS, 1);
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), MS);
+	exp_causal_held(c, d, MS, MS);
+	/* A CPU not known credits nothing: e, preempted again, owes all. */
+	exp_causal_switch(c, e, false, false, now + 9 * MS, 2);
+	exp_causal_switch(c, e, true, true, now + 10 * MS, -1);
+	line_sample(c, sp, a, now + 11 * MS, -1);    /* global 8 */
+	exp_causal_switch(c, e, false, false, now + 12 * MS, 2);
+	CHECK_EQ_INT(exp_causal_hold(c, e, false), 8 * MS);
+	exp_causal_held(c, e, 8 * MS, 8 * MS);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+/* Without interception (attach, --no-intercept): a thread that blocked on a
+ * futex is credited at its switch-in with the global count as of that
+ * switch-in, not with the samples that reached psup since. */
 static void test_switch_credit(void)
 {
 	struct exp_causal_config cfg = {
@@ -350,33 +417,32 @@ static void test_switch_credit(void)
 	struct sym_space *sp;
 	const pid_t a = 3001, b = 3002;
 	uint64_t now = 5000 * MS;
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	start_on_line(c, sp, b, now);
-	exp_causal_switch(c, a, true, false, now + 3 * MS);
+	exp_causal_switch(c, a, true, false, now + 3 * MS, -1);
 	exp_causal_block_futex(c, a);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 5 * MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS); /* after the wake */
-	exp_causal_switch(c, a, false, false, now + 6 * MS);
+	line_sample(c, sp, b, now + 4 * MS, -1);
+	line_sample(c, sp, b, now + 5 * MS, -1);
+	line_sample(c, sp, b, now + 7 * MS, -1); /* after the wake */
+	exp_causal_switch(c, a, false, false, now + 6 * MS, -1);
 	/* a owes the one sample after its wake-up (0.5 ms), not three. */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
 	/* A switch-in without a futex block before it credits nothing. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
-	exp_causal_switch(c, a, false, false, now + 9 * MS);
+	line_sample(c, sp, b, now + 8 * MS, -1);
+	exp_causal_switch(c, a, false, false, now + 9 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
 	/* a stops at 11 ms (a ptrace stop psup answers late): the line
 	 * execution at 12 ms is not owed at this stop, only later. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 10 * MS);
-	exp_causal_switch(c, a, true, false, now + 11 * MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 12 * MS);
+	line_sample(c, sp, b, now + 10 * MS, -1);
+	exp_causal_switch(c, a, true, false, now + 11 * MS, -1);
+	line_sample(c, sp, b, now + 12 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
-	exp_causal_switch(c, a, false, false, now + 13 * MS);
+	exp_causal_switch(c, a, false, false, now + 13 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_free(c);
 	sym_space_free(sp);
@@ -398,7 +464,6 @@ static void test_late_credit(void)
 	struct sym_space *sp;
 	const pid_t a = 5001, b = 5002;
 	uint64_t now = 7000 * MS;
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	start_on_line(c, sp, b, now);
@@ -407,38 +472,39 @@ static void test_late_credit(void)
 	 * changes the value; a is resumed at 3.5 ms, its wait fails at once,
 	 * and its next call stops it at 3.6 ms: credited as of 3.5 ms. */
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + MS));
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 2 * MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS);
-	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2);
-	/* ...then runs on, preempted while b runs the line: that it owes. */
-	exp_causal_switch(c, a, true, true, now + 3 * MS + MS / 2 + 10000);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS + MS / 2 + 20000);
-	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2 + 30000);
-	exp_causal_switch(c, a, true, false, now + 3 * MS + MS / 2 + 100000);
+	line_sample(c, sp, b, now + 2 * MS, -1);
+	line_sample(c, sp, b, now + 3 * MS, -1);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2, -1);
+	/* ...then runs on, preempted while b runs the line on another CPU
+	 * (or one not known): that it owes. */
+	exp_causal_switch(c, a, true, true, now + 3 * MS + MS / 2 + 10000, -1);
+	line_sample(c, sp, b, now + 3 * MS + MS / 2 + 20000, -1);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + MS / 2 + 30000, -1);
+	exp_causal_switch(c, a, true, false, now + 3 * MS + MS / 2 + 100000, -1);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 4 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
 	/* A line sample after its resume is owed (at a pause stop). */
-	exp_causal_switch(c, a, false, false, now + 4 * MS + 100000);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS + MS / 2);
-	exp_causal_switch(c, a, true, false, now + 4 * MS + 800000);
+	exp_causal_switch(c, a, false, false, now + 4 * MS + 100000, -1);
+	line_sample(c, sp, b, now + 4 * MS + MS / 2, -1);
+	exp_causal_switch(c, a, true, false, now + 4 * MS + 800000, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
 
 	/* a blocks at 6 ms and wakes at 8 ms; b's sample of 7 ms arrives
 	 * after the switch-in: credited too. One of 9 ms is owed. */
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 5 * MS));
-	exp_causal_switch(c, a, false, false, now + 5 * MS + 1000);
-	exp_causal_switch(c, a, true, false, now + 6 * MS);
-	exp_causal_switch(c, a, false, false, now + 8 * MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS);
+	exp_causal_switch(c, a, false, false, now + 5 * MS + 1000, -1);
+	exp_causal_switch(c, a, true, false, now + 6 * MS, -1);
+	exp_causal_switch(c, a, false, false, now + 8 * MS, -1);
+	line_sample(c, sp, b, now + 7 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 9 * MS);
+	line_sample(c, sp, b, now + 9 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
 	/* Its next call ends that: every sample was drained before it. */
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 10 * MS));
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS + MS / 2);
+	line_sample(c, sp, b, now + 7 * MS + MS / 2, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_free(c);
 	sym_space_free(sp);
@@ -462,7 +528,6 @@ static void test_unlock_trap(void)
 	pid_t tids[8];
 	const pid_t a = 6001, b = 6002, d = 6003;
 	uint64_t now = 9000 * MS;
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), 0), 0);
@@ -476,8 +541,8 @@ static void test_unlock_trap(void)
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 
 	/* b runs the line twice: a and d owe 1 ms; a's trap is wanted. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 2 * MS);
+	line_sample(c, sp, b, now + MS, -1);
+	line_sample(c, sp, b, now + 2 * MS, -1);
 	CHECK(exp_causal_trap_wanted(c, a));
 	CHECK(!exp_causal_trap_wanted(c, b));
 	CHECK(!exp_causal_trap_wanted(c, d));
@@ -493,14 +558,14 @@ static void test_unlock_trap(void)
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK(!exp_causal_syscall_enter(c, d, SYS_futex, cond_args, now + 3 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 3 * MS - 100);
+	line_sample(c, sp, b, now + 3 * MS - 100, -1);
 	/* Both block; b runs the line twice more; both wake at 6 ms. */
-	exp_causal_switch(c, a, true, false, now + 3 * MS + 1000);
-	exp_causal_switch(c, d, true, false, now + 3 * MS + 2000);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 4 * MS);
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 5 * MS);
-	exp_causal_switch(c, a, false, false, now + 6 * MS);
-	exp_causal_switch(c, d, false, false, now + 6 * MS);
+	exp_causal_switch(c, a, true, false, now + 3 * MS + 1000, -1);
+	exp_causal_switch(c, d, true, false, now + 3 * MS + 2000, -1);
+	line_sample(c, sp, b, now + 4 * MS, -1);
+	line_sample(c, sp, b, now + 5 * MS, -1);
+	exp_causal_switch(c, a, false, false, now + 6 * MS, -1);
+	exp_causal_switch(c, d, false, false, now + 6 * MS, -1);
 	/* Each is credited the two line executions of its wait, not the
 	 * three it owed at its call: d pays them when next stopped, a at
 	 * its unlock. */
@@ -516,14 +581,14 @@ static void test_unlock_trap(void)
 	 * waits for its next trap; a wake elsewhere pays before, as ever. */
 	uint64_t mwake_args[6] = { 0x1000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
 	uint64_t cwake_args[6] = { 0x2000, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 7 * MS);
+	line_sample(c, sp, b, now + 7 * MS, -1);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, mwake_args, now + 7 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cwake_args, now + 7 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2);
 	/* Its trap gone (an exec): its waits are as everyone's. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, now + 8 * MS);
+	line_sample(c, sp, b, now + 8 * MS, -1);
 	exp_causal_set_trap(c, a, false);
 	CHECK(!exp_causal_trap_wanted(c, a));
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 9 * MS));
@@ -539,13 +604,12 @@ static void line_then_wait(struct exp_causal *c, struct sym_space *sp, pid_t run
 			   int n, pid_t waiter, uint64_t call_at, uint64_t out_at)
 {
 	static const uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	for (int i = 0; i < n; i++)
-		exp_causal_sample(c, sp, getpid(), runner, &pc, 1, first + (uint64_t)i * MS);
+		line_sample(c, sp, runner, first + (uint64_t)i * MS, -1);
 	CHECK(!exp_causal_syscall_enter(c, waiter, SYS_futex, wait_args, call_at));
 	CHECK_EQ_INT(exp_causal_hold(c, waiter, false), 0);
-	exp_causal_switch(c, waiter, true, false, out_at);
+	exp_causal_switch(c, waiter, true, false, out_at, -1);
 }
 
 /* A thread that began its wait in one experiment and wakes in the next took
@@ -560,7 +624,6 @@ static void test_wait_across_experiments(void)
 	struct sym_space *sp;
 	const pid_t a = 7001, b = 7002;
 	uint64_t now = 12000 * MS, t;
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	start_on_line(c, sp, b, now);
@@ -570,7 +633,7 @@ static void test_wait_across_experiments(void)
 	exp_causal_stats(c, &st);
 	CHECK(st.running);
 	for (t = now + 6 * MS; t < now + 200 * MS; t += MS) {
-		exp_causal_sample(c, sp, getpid(), b, &pc, 1, t);
+		line_sample(c, sp, b, t, -1);
 		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
 		exp_causal_stats(c, &st);
 		if (st.experiments == 1 && st.running)
@@ -579,8 +642,8 @@ static void test_wait_across_experiments(void)
 	CHECK(st.experiments == 1 && st.running);
 	/* b runs the line once more while a is blocked; a wakes: credited
 	 * that one, and owing nothing of the first experiment's 4. */
-	exp_causal_sample(c, sp, getpid(), b, &pc, 1, t + MS);
-	exp_causal_switch(c, a, false, false, t + 2 * MS);
+	line_sample(c, sp, b, t + MS, -1);
+	exp_causal_switch(c, a, false, false, t + 2 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	exp_causal_free(c);
 	sym_space_free(sp);
@@ -605,7 +668,7 @@ static void test_wake_inherit(void)
 	/* l runs the line 3 times and blocks; w, owing 3 ms, wakes it. The
 	 * switch-in is read before the wakeup. */
 	line_then_wait(c, sp, l, now + MS, 3, l, now + 4 * MS, now + 4 * MS + 100);
-	exp_causal_switch(c, l, false, false, now + 5 * MS + 100);
+	exp_causal_switch(c, l, false, false, now + 5 * MS + 100, -1);
 	exp_causal_wakeup(c, w, l, now + 5 * MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 6 * MS), 0);
 	CHECK_EQ_INT(exp_causal_hold(c, l, false), 3 * MS);
@@ -616,23 +679,23 @@ static void test_wake_inherit(void)
 	/* Twice more; w pays (stopped at 9 ms) before it wakes l at 12 ms:
 	 * nothing to take over. The wakeup is read first this time. */
 	line_then_wait(c, sp, l, now + 7 * MS, 2, l, now + 8 * MS + 500, now + 8 * MS + 600);
-	exp_causal_switch(c, w, true, true, now + 9 * MS);
+	exp_causal_switch(c, w, true, true, now + 9 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
 	exp_causal_held(c, w, 2 * MS, 2 * MS);
-	exp_causal_switch(c, w, false, false, now + 11 * MS);
+	exp_causal_switch(c, w, false, false, now + 11 * MS, -1);
 	exp_causal_wakeup(c, w, l, now + 12 * MS);
-	exp_causal_switch(c, l, false, false, now + 12 * MS + 100);
+	exp_causal_switch(c, l, false, false, now + 12 * MS + 100, -1);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
 	CHECK_EQ_INT(exp_causal_hold(c, l, false), 0);
 
 	/* Twice more; w wakes l at 16 ms owing 2 and pays only at 17 ms,
 	 * before psup reads the wakeup: l still takes the 2 over. */
 	line_then_wait(c, sp, l, now + 14 * MS, 2, l, now + 15 * MS + 500, now + 15 * MS + 600);
-	exp_causal_switch(c, l, false, false, now + 16 * MS + 100);
-	exp_causal_switch(c, w, true, true, now + 17 * MS);
+	exp_causal_switch(c, l, false, false, now + 16 * MS + 100, -1);
+	exp_causal_switch(c, w, true, true, now + 17 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
 	exp_causal_held(c, w, 2 * MS, 2 * MS);
-	exp_causal_switch(c, w, false, false, now + 19 * MS);
+	exp_causal_switch(c, w, false, false, now + 19 * MS, -1);
 	exp_causal_wakeup(c, w, l, now + 16 * MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 20 * MS), 0);
 	CHECK_EQ_INT(exp_causal_hold(c, l, false), 2 * MS);
@@ -647,7 +710,6 @@ static void test_period(void)
 	struct exp_causal_config cfg = { .period_ns = MS, .fixed_speedup = 50, .seed = 5 };
 	struct exp_causal *c;
 	struct sym_space *sp;
-	uint64_t pc = (uint64_t)(uintptr_t)&the_line;
 
 	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
 	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
@@ -656,9 +718,9 @@ static void test_period(void)
 	for (int i = 0; i < 200; i++)
 		exp_causal_observe_period(c, 1100000);
 	exp_causal_observe_period(c, 1000 * MS); /* nonsense: ignored */
-	exp_causal_sample(c, sp, getpid(), 4001, &pc, 1, 0);
+	line_sample(c, sp, 4001, 0, -1);
 	CHECK_EQ_INT(exp_causal_tick(c, 1000 * MS), 0);
-	exp_causal_sample(c, sp, getpid(), 4001, &pc, 1, 0);
+	line_sample(c, sp, 4001, 0, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, 4002, false), 550000);
 	exp_causal_free(c);
 	sym_space_free(sp);
@@ -833,6 +895,7 @@ int main(void)
 	test_owed();
 	test_engine();
 	test_line_runners();
+	test_preempt_credit();
 	test_config();
 	test_filter();
 	return tap_done();

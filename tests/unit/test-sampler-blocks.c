@@ -99,13 +99,14 @@ static void put_regs(struct buf *b, uint64_t base)
 		put64(b, base + (uint64_t)i);
 }
 
-/* A block sample: id, tid, time, regs. */
+/* A block sample: id, tid, time, cpu, regs. */
 static void make_block(struct buf *b, uint64_t id, bool regs, uint64_t time)
 {
 	put_hdr(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
 	put64(b, id);
 	put64(b, (uint64_t)502 << 32 | 501);
 	put64(b, time);
+	put64(b, 1);                              /* cpu 1 */
 	if (regs)
 		put_regs(b, 0x2000);
 	else
@@ -113,7 +114,7 @@ static void make_block(struct buf *b, uint64_t id, bool regs, uint64_t time)
 	fix_size(b);
 }
 
-/* A sched_waking sample: id, tid, time, raw (36 bytes as on 6.18, wakee pid
+/* A sched_waking sample: id, tid, time, cpu, raw (36 bytes as on 6.18, wakee pid
  * at 24), regs, [stack]; without regs for the every-wakeup event
  * (SMP_SYNTH_ID_WAKEUP_ALL). */
 static void make_wakeup(struct buf *b, uint64_t id, bool stack,
@@ -126,6 +127,7 @@ static void make_wakeup(struct buf *b, uint64_t id, bool stack,
 	put64(b, id);
 	put64(b, (uint64_t)602 << 32 | 601);
 	put64(b, time);
+	put64(b, 0);                              /* cpu 0 */
 	put32(b, raw_size);
 	for (uint32_t i = 0; i < raw_size; i++)
 		b->b[b->n + i] = 0xaa;
@@ -154,6 +156,7 @@ static void make_main(struct buf *b, uint64_t id, uint64_t time)
 	put64(b, 0x401234);
 	put64(b, (uint64_t)4321 << 32 | 1234);
 	put64(b, time);
+	put64(b, 1);                              /* cpu 1 */
 	put64(b, 1000000);
 	put64(b, time * 1000);                    /* read: the count */
 	put_regs(b, 0x1000);
@@ -218,7 +221,7 @@ static void test_attrs(void)
 	CHECK_EQ_INT(ev->block_attr.sample_period, 1);
 	CHECK_EQ_INT(ev->block_attr.sample_type,
 		     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			     PERF_SAMPLE_REGS_USER);
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_USER);
 	CHECK(ev->block_attr.sample_regs_user == SMP_REGS_MASK);
 	CHECK_EQ_INT(ev->block_attr.sample_stack_user, 0);
 	CHECK_EQ_INT(ev->wake_attr.type, PERF_TYPE_TRACEPOINT);
@@ -227,15 +230,25 @@ static void test_attrs(void)
 	CHECK_EQ_INT(ev->wake_all_attr.sample_period, 1);
 	CHECK_EQ_INT(ev->wake_all_attr.sample_type,
 		     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			     PERF_SAMPLE_RAW);
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_RAW);
 	CHECK_EQ_INT(ev->wake_all_attr.sample_regs_user, 0);
 	CHECK_EQ_INT(ev->wake_attr.sample_type,
 		     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			     PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
 			     PERF_SAMPLE_STACK_USER);
 	CHECK_EQ_INT(ev->wake_attr.sample_stack_user, SMP_WAKEUP_STACK);
 	CHECK(!(nostack->wake_attr.sample_type & PERF_SAMPLE_STACK_USER));
-	/* The same trailer layout and clock on all three (SET_OUTPUT). */
+	/* The same trailer layout and clock on all three (SET_OUTPUT): a LOST
+	 * record carries the trailer of whichever event lost. */
+	{
+		const uint64_t trailer = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+					 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+					 PERF_SAMPLE_IDENTIFIER;
+
+		CHECK_EQ_INT(ev->block_attr.sample_type & trailer, ev->attr.sample_type & trailer);
+		CHECK_EQ_INT(ev->wake_attr.sample_type & trailer, ev->attr.sample_type & trailer);
+		CHECK_EQ_INT(ev->wake_all_attr.sample_type & trailer, ev->attr.sample_type & trailer);
+	}
 	CHECK(ev->block_attr.sample_id_all && ev->wake_attr.sample_id_all);
 	CHECK(ev->block_attr.use_clockid &&
 	      ev->block_attr.clockid == ev->attr.clockid);
@@ -325,6 +338,7 @@ static void test_synthetic(void)
 	put64(&b, SMP_SYNTH_ID_WAKEUP);
 	put64(&b, 0);
 	put64(&b, 5);
+	put64(&b, 1);                             /* cpu */
 	put32(&b, 36);
 	memset(b.b + b.n, 0, 36);
 	b.b[b.n + 24] = 9;
@@ -355,7 +369,7 @@ static void test_synthetic(void)
 		uint32_t huge = 0x7ffffffc;
 
 		make_wakeup(&b, SMP_SYNTH_ID_WAKEUP, true, 64, 64, 36, 1);
-		memcpy(b.b + 8 + 24, &huge, 4);
+		memcpy(b.b + 8 + 32, &huge, 4); /* hdr, id, tid, time, cpu */
 		CHECK_EQ_INT(smp_parse_record(ev, b.b, b.n, &sink), -EINVAL);
 	}
 	/* Every wakeup: who woke whom, no regs; not a sampled one. */
@@ -429,17 +443,19 @@ static void test_synthetic(void)
 		CHECK_EQ_INT(g.s.period, 12000);
 	}
 
-	/* Non-sample records end with { pid, tid, time, identifier }. */
+	/* Non-sample records end with { pid, tid, time, cpu, identifier }. */
 	memset(&g, 0, sizeof(g));
 	put_hdr(&b, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
 	put64(&b, (uint64_t)31 << 32 | 30);
 	put64(&b, 32);
+	put64(&b, 5);
 	put64(&b, SMP_SYNTH_ID_MAIN);
 	fix_size(&b);
 	CHECK_EQ_INT(smp_parse_record(ev, b.b, b.n, &sink), 0);
 	CHECK_EQ_INT(g.switches, 1);
 	CHECK_EQ_INT(g.sw.tid, 31);
 	CHECK_EQ_INT(g.sw.time, 32);
+	CHECK_EQ_INT(g.sw.cpu, 5);
 	CHECK(g.sw.out);
 	check_truncations(ev, &b);
 	memset(&g, 0, sizeof(g));
@@ -448,6 +464,7 @@ static void test_synthetic(void)
 	put64(&b, 6);
 	put64(&b, (uint64_t)31 << 32 | 30);
 	put64(&b, 33);
+	put64(&b, 5);
 	put64(&b, SMP_SYNTH_ID_WAKEUP);
 	fix_size(&b);
 	CHECK_EQ_INT(smp_parse_record(ev, b.b, b.n, &sink), 0);

@@ -67,10 +67,12 @@ static void got_switch(void *arg, const struct smp_switch *sw)
 	g->sw = *sw;
 }
 
+/* sample_id: tid, time, cpu (3, and the reserved half set: ignored). */
 static void put_trailer(struct buf *b, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	put64(b, (uint64_t)tid << 32 | pid);
 	put64(b, time);
+	put64(b, (uint64_t)0xffffffff << 32 | 3);
 }
 
 /* A sample as a STACK event writes it: stack_bytes reserved, dyn valid. */
@@ -81,6 +83,7 @@ static void make_sample(struct buf *b, uint16_t misc, bool regs,
 	put64(b, 0x401234);                       /* ip */
 	put64(b, (uint64_t)4321 << 32 | 1234);    /* pid 1234, tid 4321 */
 	put64(b, time);
+	put64(b, (uint64_t)0xffffffff << 32 | 1); /* cpu 1, reserved */
 	put64(b, 1000000);                        /* period */
 	put64(b, time * 1000);                    /* read: the count */
 	if (regs) {
@@ -162,6 +165,7 @@ static void test_synthetic(void)
 	CHECK_EQ_INT(g.s.tid, 4321);
 	CHECK_EQ_INT(g.s.ip, 0x401234);
 	CHECK_EQ_INT(g.s.time, 777);
+	CHECK_EQ_INT(g.s.cpu, 1);
 	CHECK_EQ_INT(g.s.period, 1000000);
 	CHECK(g.s.user);
 	CHECK(g.s.have_regs);
@@ -285,6 +289,7 @@ static void test_synthetic(void)
 	CHECK_EQ_INT(g.sw.pid, 20);
 	CHECK_EQ_INT(g.sw.tid, 21);
 	CHECK_EQ_INT(g.sw.time, 22);
+	CHECK_EQ_INT(g.sw.cpu, 3);
 	check_truncations(ev, &b);
 	put_hdr(&b, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
 	put_trailer(&b, 20, 21, 23);
@@ -333,7 +338,7 @@ static void test_synthetic(void)
 
 /* ---- a synthetic ring --------------------------------------------------- */
 
-#define RING 256
+#define RING 512
 
 static void ring_put(uint8_t *data, uint64_t *head, const struct buf *b)
 {
@@ -396,6 +401,7 @@ static void test_ring_walk(void)
 			put64(&b, 0x400000 + (uint64_t)i);
 			put64(&b, 1);
 			put64(&b, 100 + (uint64_t)i);
+			put64(&b, 0);             /* cpu */
 			put64(&b, 1000000);
 			put64(&b, 5000);
 		} else {
@@ -586,7 +592,7 @@ struct run {
 	pid_t child;
 	uint64_t t_begin, t_end, last_time;
 	uint64_t period_min, period_max, base, weight;
-	int samples, user, in_text, kernel_with_user_ip, bad_tid, bad_time;
+	int samples, user, in_text, kernel_with_user_ip, bad_tid, bad_time, bad_cpu;
 	int with_regs, sp_ok, stack_ok, canary;
 	int switch_in, switch_out, other_tid_switch;
 	uint64_t lost;
@@ -605,6 +611,8 @@ static void run_sample(void *arg, const struct smp_sample *s)
 	    s->time < r->last_time)
 		r->bad_time++;
 	r->last_time = s->time;
+	if (s->cpu < 0 || s->cpu >= 4096)
+		r->bad_cpu++;
 	r->weight += s->period;
 	if (s->period < r->period_min)
 		r->period_min = s->period;
@@ -836,6 +844,7 @@ static void test_real(void)
 		CHECK(st.period_sets > 0);
 		/* spin()'s loop is in this binary's text. */
 		CHECK(r.in_text * 2 > r.samples);
+		CHECK_EQ_INT(r.bad_cpu, 0);
 		CHECK(r.user > 0);
 		/* A kernel sample still has the user regs of the syscall. */
 		CHECK_EQ_INT(r.kernel_with_user_ip + r.user, r.with_regs);
