@@ -256,15 +256,17 @@ void sup_session_request_stop(struct sup_session *s)
 /*
  * A SIGTRAP of a debug exception that is none of the program's: psup's
  * hardware breakpoints (progress points, unlock traps) count or signal
- * through perf and never reach the program, but on these KVM guests one
- * visit in some tens of thousands raises a #DB whose DR6 names no cause.
+ * through perf and never reach the program, but on these KVM guests about
+ * one visit in a million raises a #DB whose DR6 names no cause.
  * The kernel then takes it for an ICEBP (int1) instruction and sends the
  * thread a SIGTRAP (si_code TRAP_BRKPT, si_addr the breakpoint's address),
  * which killed the program: t5160's 60,000-visit point, 18 runs in 120 at
  * e084cba. A #DB with a cause psup's perf breakpoints did not claim
  * (TRAP_HWBKPT) cannot be the program's either: it cannot set debug
  * registers in threads psup traces. A real int1 is told by its 0xf1 byte
- * just before si_addr, and is delivered like any other signal.
+ * just before si_addr, and is delivered like any other signal. The dropped
+ * visit still counts: nothing set RF, so the instruction runs again and its
+ * breakpoint fires again.
  */
 static bool stray_debug_trap(struct sup_session *s, pid_t tid)
 {
