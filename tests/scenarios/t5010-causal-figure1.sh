@@ -30,30 +30,9 @@ check_fig1() { # json, what, most predicted at >= 50%
 	done
 }
 
-# fig1_run NAME MIN PSUP-ARGS...: psup run -o NAME.cbor ARGS, its report in
-# NAME.json. A burst of other work (or of steal time: the VM's host is
-# shared) makes rounds too few for an experiment, and each such experiment
-# doubles the length of the rest, so the loops end with one experiment per
-# speedup and one disturbed experiment sets the slope: a CI run (5% of the
-# machine used by others) had 28 and 38 experiments on the loops, one at
-# -114%, and loop a's slope read -0.57; a run here beside 17% of steal had
-# 26 and 18, one at -187%, and b's read -0.85. Quiet runs have 60-90 in the
-# 10 s run and 80-140 in the 20 s one. With fewer than MIN on a loop the run
-# is measured once more (noted), as it would be by hand.
-fig1_run() {
-	local name=$1 min=$2 try na nb
-	shift 2
-	for try in 1 2; do
-		run_psup 120 run -q -f -o "$name.cbor" --experiment-ms 50 "$@"
-		expect_rc 0
-		causal_report "$name.cbor" "$name.json"
-		na=$(causal_exps "$name.json" "$a") nb=$(causal_exps "$name.json" "$b")
-		[ "$na" -ge "$min" ] && [ "$nb" -ge "$min" ] && return 0
-		note "$name: only $na and $nb experiments on the loops (other work: $(causal_others)%), run $try"
-	done
-}
-
-fig1_run bp 30 -p "$round" -- "$TARGETS/causal-figure1" 10 barrier
+run_psup 120 run -q -o bp.cbor --experiment-ms 50 -p "$round" -- "$TARGETS/causal-figure1" 10 barrier
+expect_rc 0
+causal_report bp.cbor bp.json
 jq_check bp.json '.causal.progress_points | length == 1 and .[0].kind == "throughput" and .[0].visits > 100' \
 	"the round counter's breakpoint progress point counted no rounds"
 jq_check bp.json '.causal.info.mode == "run" and .causal.info.experiments >= 10' "fewer than 10 experiments of 50 ms in a 10 s run"
@@ -66,7 +45,9 @@ if [ -x "$TARGETS/causal-figure1-psuph" ]; then
 	# 18.6-20.2% in 4 runs of 20 s since psup answers stops at real-time
 	# priority (which slows the churn by another ~8%). Up to 30% is
 	# allowed here: a phantom critical path would read ~50%.
-	fig1_run src 40 --causal -- "$TARGETS/causal-figure1-psuph" 20 spawn
+	run_psup 120 run -q -o src.cbor --experiment-ms 50 --causal -- "$TARGETS/causal-figure1-psuph" 20 spawn
+	expect_rc 0
+	causal_report src.cbor src.json
 	jq_check src.json '[.causal.progress_points[] | select(.kind == "throughput" and (.name | endswith("causal-figure1.c:'"${round#*:}"'")))] | length == 1 and .[0].visits > 100' \
 		"the PSUP_PROGRESS point (named after its file and line) counted no rounds"
 	check_fig1 src.json "psup.h point, threads per round" 30
