@@ -29,30 +29,17 @@ causal_exps() {
 	jq -r --arg l "$2" '[(.causal.lines + .causal.insufficient)[] | select(.line == $l) | .experiments] | add // 0' "$1"
 }
 
-# causal_cpu: "BUSY TOTAL MINE", clock ticks since boot: the machine's busy
-# time (steal included), all of its time, and what this test's finished
-# children (psup and its target) used.
-causal_cpu() {
-	local stat
-	read -r _ u n s i w q sq st _ </proc/stat
-	stat=$(</proc/$$/stat)
-	stat=${stat##*) }
-	set -- $stat
-	echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st)) $((${14} + ${15}))"
-}
-read -r causal_busy0 causal_total0 causal_mine0 <<<"$(causal_cpu)"
+. "$(dirname "${BASH_SOURCE[0]}")/machine-lib.sh"
+machine_mark
 
 # causal_others: the share of the machine's CPU time that other work used
 # since the test began. The known answers hold on an otherwise idle
 # machine: beside a busy loop the targets' threads share the CPUs and the
 # true effects change (Figure 1's thread b, cut by 50%, then really speeds
-# the program up by a third), so a failure's log says how busy it was.
+# the program up by a third), so a failure's log says how busy it was, and
+# known-answers.sh measures again a test that failed beside other work.
 causal_others() {
-	local busy total mine
-	read -r busy total mine <<<"$(causal_cpu)"
-	total=$((total - causal_total0))
-	[ "$total" -gt 0 ] || total=1
-	echo "$(( (busy - causal_busy0 - mine + causal_mine0) * 100 / total ))"
+	machine_others
 }
 
 # causal_show JSON: a summary for a failure's log.

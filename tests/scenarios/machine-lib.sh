@@ -1,0 +1,31 @@
+# Sourced by causal-lib.sh and known-answers.sh: how much of the machine's
+# CPU time went to work other than this shell's children since a mark.
+
+# machine_cpu: "BUSY TOTAL MINE", clock ticks since boot: the machine's busy
+# time (steal included: the VM's host is shared), all of its time, and what
+# this shell's finished children used.
+machine_cpu() {
+	local stat
+	read -r _ u n s i w q sq st _ </proc/stat
+	stat=$(</proc/$$/stat)
+	stat=${stat##*) }
+	set -- $stat
+	echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st)) $((${14} + ${15}))"
+}
+
+# machine_mark: start counting here.
+machine_mark() {
+	read -r machine_busy0 machine_total0 machine_mine0 <<<"$(machine_cpu)"
+}
+
+# machine_others: the share (%) of the machine's CPU time since the mark
+# that went to other work (0 when the children's exact times exceed the
+# machine's tick-sampled busy time).
+machine_others() {
+	local busy total mine others
+	read -r busy total mine <<<"$(machine_cpu)"
+	total=$((total - machine_total0))
+	[ "$total" -gt 0 ] || total=1
+	others=$(( (busy - machine_busy0 - mine + machine_mine0) * 100 / total ))
+	echo "$((others > 0 ? others : 0))"
+}
