@@ -509,16 +509,9 @@ static bool in_experiment(const struct exp_causal *c, uint64_t time)
  * delay and pay it at their next call, on the critical path, and a serial
  * line whose waiters wake right after it looked barely worth speeding up.
  */
-static void credit_late(struct exp_causal *c, const struct cz_thread *by, uint64_t time)
+static bool credited_late(const struct exp_causal *c, const struct cz_thread *t, uint64_t time)
 {
-	for (size_t i = 0; i < c->threads.cap; i++) {
-		if (!c->threads.keys[i] || !c->threads.vals[i])
-			continue;
-		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
-		if (t == by || !t->credited_at || t->credited_at < time || t->local >= c->global)
-			continue;
-		credit_to(t, c->global, t->credited_at);
-	}
+	return t->credited_at && t->credited_at >= time && t->local < c->global;
 }
 
 /*
@@ -561,11 +554,23 @@ static void line_on_cpu(struct exp_causal *c, pid_t tid, uint64_t time, int cpu)
 	c->line_hpos = (c->line_hpos + 1) % LINE_HIST;
 	if (c->nline_hist < LINE_HIST)
 		c->nline_hist++;
+}
+
+/* by's line sample taken at time on cpu (-1: not known), which raised the
+ * global count or not: one walk credits the threads it left behind, those
+ * woken late (credited_late) and those waiting on that CPU (preempted_then). */
+static void credit_behind(struct exp_causal *c, const struct cz_thread *by, uint64_t time, bool rose,
+			  int cpu)
+{
 	for (size_t i = 0; i < c->threads.cap; i++) {
 		if (!c->threads.keys[i] || !c->threads.vals[i])
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
-		if (preempted_then(t, tid, time, cpu))
+		if (t == by)
+			continue;
+		if (rose && credited_late(c, t, time))
+			credit_to(t, c->global, t->credited_at);
+		if (cpu >= 0 && preempted_then(t, by->tid, time, cpu))
 			preempt_credit(c, t, 1, time);
 	}
 }
@@ -635,19 +640,23 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	/* Coz 3.4.3: the sample counts for this thread only; it raises the
 	 * global count when it gets ahead, and the others owe the difference. */
 	t->local++;
-	if (t->local > c->global) {
+	bool rose = t->local > c->global;
+	if (rose) {
 		flight_delays(c, t->local - c->global, time);
 		c->global = t->local;
-		if (time)
-			credit_late(c, t, time);
 		c->hist[c->hpos].time = time ? time : psup_now_ns();
 		c->hist[c->hpos].global = c->global;
 		c->hpos = (c->hpos + 1) % HIST;
 		if (c->nhist < HIST)
 			c->nhist++;
 	}
-	if (time && cpu >= 0)
+	if (!time)
+		return;
+	if (cpu >= 0)
 		line_on_cpu(c, tid, time, cpu);
+	else if (!rose)
+		return;
+	credit_behind(c, t, time, rose, cpu);
 }
 
 /* The global count as of time: its highest value caused by a sample taken
@@ -683,7 +692,7 @@ static void set_carried(const struct exp_causal *c, struct cz_thread *t)
  * The wakeups that ended t's last credited block take effect: t takes over
  * what its waker owed at the wakeup (the global count then less the
  * waker's count then), so it owes that much more, and a later credit for
- * the same wake-up (credit_late) keeps it owed. Called once every ring
+ * the same wake-up (credited_late) keeps it owed. Called once every ring
  * was read (a tick, an intercepted call): the line samples taken before
  * the wakeup may come from a ring read after the waker's. A wakeup after
  * the credit waits for the block it ends; one before the block is stale.
