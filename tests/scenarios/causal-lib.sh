@@ -29,22 +29,18 @@ causal_exps() {
 	jq -r --arg l "$2" '[(.causal.lines + .causal.insufficient)[] | select(.line == $l) | .experiments] | add // 0' "$1"
 }
 
+# The known answers hold on an otherwise idle machine: beside a busy loop
+# the targets' threads share the CPUs and the true effects change (Figure
+# 1's thread b, cut by 50%, then really speeds the program up by a third), so
+# a failure's log says how much of the machine's CPU time other work used
+# since the test began (machine_others), and known-answers.sh measures again
+# a test that failed beside other work.
 . "$(dirname "${BASH_SOURCE[0]}")/machine-lib.sh"
 machine_mark
 
-# causal_others: the share of the machine's CPU time that other work used
-# since the test began. The known answers hold on an otherwise idle
-# machine: beside a busy loop the targets' threads share the CPUs and the
-# true effects change (Figure 1's thread b, cut by 50%, then really speeds
-# the program up by a third), so a failure's log says how busy it was, and
-# known-answers.sh measures again a test that failed beside other work.
-causal_others() {
-	machine_others
-}
-
 # causal_show JSON: a summary for a failure's log.
 causal_show() {
-	echo "other work used $(causal_others)% of the machine's CPU time during this test; the known answers assume none" >&2
+	echo "other work used $(machine_others)% of the machine's CPU time during this test; the known answers assume none" >&2
 	jq -c '.causal.info, .causal.progress_points,
 		(.causal.lines[] | {line, point, experiments, slope, contention,
 			curve: [.curve[] | [.speedup, (.program_speedup * 10 | round / 10), .experiments]]}),

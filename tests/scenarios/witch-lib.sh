@@ -41,7 +41,7 @@ wpair_pct() {
 # time-weighted fraction to expect where ALINE's accesses are all of one
 # verdict and BLINE's of the other, whatever each costs on this CPU.
 wtime_share() {
-	timeout 60 "$PSUP" report --format json --view lines "$1" |
+	report_json --view lines "$1" |
 		jq -r --arg f "$2" --argjson a "$3" --argjson b "$4" '
 			[.lines[] | select(.file // "" | endswith($f))] as $l
 			| ([$l[] | select(.line == $a) | .self] | add // 0) as $x
