@@ -40,7 +40,7 @@ machine_mark
 
 # causal_show JSON: a summary for a failure's log.
 causal_show() {
-	echo "other work used $(machine_others)% of the machine's CPU time during this test; the known answers assume none" >&2
+	echo "other work used $(machine_others)% of the machine's CPU time during this test (steal $(machine_steal)%); the known answers assume none" >&2
 	jq -c '.causal.info, .causal.progress_points,
 		(.causal.lines[] | {line, point, experiments, slope, contention,
 			curve: [.curve[] | [.speedup, (.program_speedup * 10 | round / 10), .experiments]]}),

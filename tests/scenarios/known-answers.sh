@@ -41,7 +41,7 @@ for try in 1 2 3 4; do
 	bash "$script"
 	rc=$?
 	others=$(machine_others)
-	echo "[$name] run $try: exit $rc, other work used $others% of the machine's CPU time"
+	echo "[$name] run $try: exit $rc, other work used $others% of the machine's CPU time (steal $(machine_steal)%)"
 	if [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || [ "$others" -lt "$limit" ]; then
 		exit "$rc"
 	fi
