@@ -571,6 +571,26 @@ static volatile uint64_t spin_result;
 
 /* Mostly user-space work in this binary's text; the clock read (a syscall
  * for CPU-time clocks) is a small part of each round. */
+/* The machine's steal time since boot, in ns (all CPUs; /proc/stat). A
+ * clock event counts time the task was on its CPU by the clock, steal
+ * included; the spinner's CPU time (thread_cpu_s()) leaves the steal out:
+ * on this shared VM a CI run read 455 and 605 ms of task-clock weights for
+ * 300 ms of CPU time. */
+static uint64_t steal_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) != 8)
+		v[7] = 0;
+	fclose(f);
+	return hz > 0 ? v[7] * (1000000000ULL / (unsigned long long)hz) : 0;
+}
+
 static __attribute__((noinline)) void spin(double seconds)
 {
 	volatile uint64_t canary = CANARY;
@@ -806,7 +826,9 @@ static void test_real(void)
 	smp_thread_close(NULL, NULL);
 
 	/* The default ring, drained every 20 ms at most. */
+	uint64_t steal0 = steal_ns();
 	ret = run_child(ev, 0, 0.3, 20, &r, &st, &drain_ns, &drain_errors);
+	uint64_t stolen = steal_ns() - steal0;
 	CHECK_EQ_INT(ret, 0);
 	if (!ret) {
 		printf("# default ring: %d samples (%d user, %d in text, %d "
@@ -822,9 +844,10 @@ static void test_real(void)
 			       "%llu records\n",
 			       (double)(drain_ns - r.sink_ns) / r.samples,
 			       (unsigned long long)st.records);
-		/* 300 ms of CPU at 1 ms (+-10%): ~300 samples. */
+		/* 300 ms of CPU at 1 ms (+-10%): ~300 samples (more by the
+		 * steal: steal_ns()). */
 		CHECK(r.samples > 50);
-		CHECK(r.samples < 600);
+		CHECK(r.samples < 600 + (int)(stolen / 900000));
 		CHECK_EQ_INT(drain_errors, 0);
 		CHECK_EQ_INT(st.bad, 0);
 		CHECK_EQ_INT(r.bad_tid, 0);
@@ -837,9 +860,10 @@ static void test_real(void)
 		CHECK(r.period_min > 0);
 		if (!r.lost) {
 			CHECK(r.weight > 270000000);
-			CHECK(r.weight < 450000000);
+			CHECK(r.weight < 450000000 + stolen);
 		}
-		printf("# weights: %.1f ms in all\n", r.weight / 1e6);
+		printf("# weights: %.1f ms in all (%.1f ms of steal meanwhile)\n", r.weight / 1e6,
+		       stolen / 1e6);
 		/* The period was re-randomized. */
 		CHECK(st.period_sets > 0);
 		/* spin()'s loop is in this binary's text. */
@@ -980,6 +1004,7 @@ static void test_real_cpu(void)
 	CHECK(n > 0);
 	if (!n)
 		goto out;
+	uint64_t steal0 = steal_ns();
 	pid = spinner_fork(0.3, &go);
 	CHECK(pid > 0);
 	if (pid <= 0)
@@ -1003,16 +1028,18 @@ static void test_real_cpu(void)
 	for (int i = 0; i < n; i++)
 		smp_thread_drain(rings[i], &cpu_sink);
 	smp_thread_close(t, &thread_sink);
+	uint64_t stolen = steal_ns() - steal0;
 	printf("# per CPU (%d rings): %d samples of the child, %d of other tasks, "
-	       "weights %.1f ms in all, period %llu..%llu\n",
+	       "weights %.1f ms in all, period %llu..%llu, %.1f ms of steal meanwhile\n",
 	       n, r.samples, r.others, r.weight / 1e6,
-	       (unsigned long long)r.period_min, (unsigned long long)r.period_max);
+	       (unsigned long long)r.period_min, (unsigned long long)r.period_max, stolen / 1e6);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	/* 300 ms of CPU at 1 ms (+-10%), weighed by the period alone. */
+	/* 300 ms of CPU at 1 ms (+-10%), weighed by the period alone; the
+	 * clock runs on through steal (steal_ns()). */
 	CHECK(r.samples > 50);
-	CHECK(r.samples < 600);
+	CHECK(r.samples < 600 + (int)(stolen / 900000));
 	CHECK(r.period_min >= 900000 && r.period_max <= 1100000);
-	CHECK(r.weight > 200000000 && r.weight < 500000000);
+	CHECK(r.weight > 200000000 && r.weight < 500000000 + stolen * 11 / 10);
 	CHECK_EQ_INT(r.thread_samples, 0);
 	CHECK(r.switch_in >= 1);
 out:
