@@ -264,20 +264,22 @@ void sup_session_request_stop(struct sup_session *s)
  * e084cba. A #DB with a cause psup's perf breakpoints did not claim
  * (TRAP_HWBKPT) cannot be the program's either: it cannot set debug
  * registers in threads psup traces. A real int1 is told by its 0xf1 byte
- * just before si_addr, and is delivered like any other signal. The dropped
- * visit still counts: nothing set RF, so the instruction runs again and its
- * breakpoint fires again.
+ * just before si_addr (a trap, as on Intel), or at si_addr (AMD KVM guests
+ * report it as a fault: the thread's ip is still on the int1, 2026-11-26),
+ * and is delivered like any other signal. The dropped visit still counts:
+ * nothing set RF, so the instruction runs again and its breakpoint fires
+ * again.
  */
 static bool stray_debug_trap(struct sup_session *s, pid_t tid)
 {
 	siginfo_t si;
-	uint8_t before;
+	uint8_t code[2];
 
 	if (sup_thread_siginfo(s, tid, &si) < 0)
 		return false;
 	if (si.si_code == TRAP_BRKPT) {
-		if (sup_thread_read(s, tid, (uint64_t)(uintptr_t)si.si_addr - 1, &before, 1) != 1 ||
-		    before == 0xf1)
+		if (sup_thread_read(s, tid, (uint64_t)(uintptr_t)si.si_addr - 1, code, 2) != 2 ||
+		    code[0] == 0xf1 || code[1] == 0xf1)
 			return false;
 	} else if (si.si_code != TRAP_HWBKPT) {
 		return false;

@@ -115,12 +115,21 @@ run_psup 300 run -q -o fp.cbor --witch silent,load --witch-period 1000000 -- "$T
 expect_rc 0
 witch_json fp.cbor fp.json
 ln=$(wmark "$src/witch-fp.c" fp_near)
+lf=$(wmark "$src/witch-fp.c" fp_far)
 f=$(wfrac fp.json silent)
 l=$(wfrac fp.json load)
 p=$(wpair_pct fp.json silent witch-fp.c "$ln" "$ln")
-note "floats at 1%: silent stores $f% (near $p% of the waste), silent loads $l%"
-in_range "$f" 25 80 || fail "float silent stores $f%, expected about half"
-in_range "$l" 15 85 || fail "float silent loads $l%, expected about half"
+# Time-weighted, both fractions are near[]'s share of the two loops' time:
+# 50% on a Xeon VM, 65-68% on an AMD one (the multiply). With stores and
+# loads asked together each sample looks for one of the two (cmd-witch.c
+# sample_mask()): looking for either, the loads read 3% there.
+share=$(wtime_share fp.cbor witch-fp.c "$ln" "$lf")
+note "floats at 1%: silent stores $f% (near $p% of the waste), silent loads $l%, near's time share $share%"
+in_range "$share" 0 100.01 || fail "witch-fp: no time share in its own profile ($share)"
+tol=20
+witch_sanitized && tol=35
+near "$f" "$share" $tol || fail "float silent stores $f%, expected about near[]'s time share $share%"
+near "$l" "$share" $tol || fail "float silent loads $l%, expected about near[]'s time share $share%"
 in_range "$p" 95 100.01 || fail "float silent waste on fp_near is $p%"
 run_psup 300 run -q -o fp0.cbor --witch silent,load --witch-period 1000000 --witch-fp-precision 0 -- \
 	"$TARGETS/witch-fp" 50000 12000
