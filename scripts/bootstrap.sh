@@ -12,6 +12,9 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 # Build and test dependencies, all Debian packages.
 packages=(gcc g++ pkg-config meson ninja-build libdw-dev libelf-dev libunwind-dev libpfm4-dev
           libcbor-dev libiberty-dev libzydis-dev jq procps python3)
+# The tests also build the causal targets with Coz's coz.h (t5105: psup
+# counts a coz.h program's progress points without libcoz).
+[ "$mode" = test ] && packages+=(coz-profiler)
 
 install_missing() {
 	local missing=()
