@@ -90,6 +90,7 @@ struct wt_thread {
 	struct wt_pending pend[SUP_DEBUG_SLOTS];
 	unsigned seek;               /* steps taken looking for an access */
 	unsigned mask;               /* the accesses the sample under way looks for */
+	double scale;                /* its weight: 2 when it looks for half of them */
 	unsigned seek_max;           /* steps the look ahead allows */
 	struct exp_witch_plan plan;
 	/* exact mode: the accesses of the instruction being stepped */
@@ -738,11 +739,8 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 		 (unsigned long long)regs.rip, insn.naccess, insn.flags);
 	uint64_t pc = regs.rip;
 	bool syscall = n >= 2 && code[0] == 0x0f && code[1] == 0x05;
-	double scale = 1.0;
 	if (!t->seek)
-		t->mask = sample_mask(x, &scale);
-	else if (t->mask != wanted_mask(x))
-		scale = 2.0;
+		t->mask = sample_mask(x, &t->scale);
 	bool wanted = insn.naccess && accesses_wanted(t->mask, &insn);
 	if (!wanted && !t->seek && !x->ev.mem_event && !syscall) {
 		/* The way to the next access: the sample is taken there at
@@ -794,8 +792,8 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	if (weigh)
 		sample_weights(x, t, &regs, pc, weight);
 	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
-		weight[k] = (weigh ? weight[k] : 1.0) * scale;
-	weigh = weigh || scale != 1.0;
+		weight[k] = (weigh ? weight[k] : 1.0) * t->scale;
+	weigh = weigh || t->scale != 1.0;
 	if (exp_witch_sample(x->x, t->tid, ctx, acc, nacc, weigh ? weight : NULL, &t->plan) < 0 &&
 	    !x->err)
 		x->err = -ENOMEM;

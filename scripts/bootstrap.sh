@@ -14,7 +14,9 @@ packages=(gcc g++ pkg-config meson ninja-build libdw-dev libelf-dev libunwind-de
           libcbor-dev libiberty-dev libzydis-dev jq procps python3)
 # The tests also build the causal targets with Coz's coz.h (t5105: psup
 # counts a coz.h program's progress points without libcoz).
-[ "$mode" = test ] && packages+=(coz-profiler)
+if [ "$mode" = test ]; then
+	packages+=(coz-profiler)
+fi
 
 install_missing() {
 	local missing=()

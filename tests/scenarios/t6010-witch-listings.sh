@@ -109,8 +109,10 @@ in_range "$f" 75 100.01 || fail "silent load fraction $f%, expected over 75"
 in_range "$p" 80 100.01 || fail "silent load waste on (search_load, search_load) is $p%"
 # Floats: equal within the precision (default 1%, the paper's): near[]
 # changes by 0.1% a round, far[] flips sign. At precision 0 nothing is silent.
-# 12000 rounds give about 90 load samples (3000 gave 20: one run in CI read
-# 10% where eight reruns read 29-45%).
+# 12000 rounds give about 300 samples of each kind on an AMD VM (asked
+# together, each sample looks for stores or loads: half each; 3000 rounds
+# once gave 20 load samples, and one run in CI read 10% where eight reruns
+# read 29-45%).
 run_psup 300 run -q -o fp.cbor --witch silent,load --witch-period 1000000 -- "$TARGETS/witch-fp" 50000 12000
 expect_rc 0
 witch_json fp.cbor fp.json
@@ -123,6 +125,8 @@ p=$(wpair_pct fp.json silent witch-fp.c "$ln" "$ln")
 # 50% on a Xeon VM, 65-68% on an AMD one (the multiply). With stores and
 # loads asked together each sample looks for one of the two (cmd-witch.c
 # sample_mask()): looking for either, the loads read 3% there.
+jq_check fp.json '.witch.silent.counters.samples >= 40 and .witch.load.counters.samples >= 40' \
+	"witch-fp: too few samples of a kind to judge its fraction"
 share=$(wtime_share fp.cbor witch-fp.c "$ln" "$lf")
 note "floats at 1%: silent stores $f% (near $p% of the waste), silent loads $l%, near's time share $share%"
 in_range "$share" 0 100.01 || fail "witch-fp: no time share in its own profile ($share)"
