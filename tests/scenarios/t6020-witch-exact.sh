@@ -72,8 +72,10 @@ compare witch-search load "200 100" "2000 1200000"
 
 # Not comparable: witch-silent's silent stores take ~3/4 of its time (an
 # i % 7 per store) but half of its stores. Time-weighted it reads ~65%,
-# weighed by instructions (16 per silent store, 5 per other) ~40%, exact
-# 50%: the two weightings must fall on either side of the count.
+# weighed by instructions (16 per silent store, 5 per other) ~40% on a Xeon
+# VM, 46-51% on an AMD one (its two loops' instruction rates differ less),
+# exact 50%: time leans to the slow loop, instructions take most of that
+# lean away.
 run_psup 280 run -q -o ws-t.cbor --witch silent --witch-period 1000000 -- "$TARGETS/witch-silent" 100000 8000
 expect_rc 0
 witch_json ws-t.cbor ws-t.json
@@ -87,5 +89,7 @@ wt=$(wlocal_frac ws-t.json silent witch-silent.c)
 wi=$(wlocal_frac ws-i.json silent witch-silent.c)
 note "witch-silent: time-weighted $wt%, by instructions $wi% (exact ~50%)"
 in_range "$wt" 55 85 || fail "witch-silent time-weighted $wt%, expected 55-85"
-in_range "$wi" 25 48 || fail "witch-silent weighed by instructions $wi%, expected 25-48"
+in_range "$wi" 25 60 || fail "witch-silent weighed by instructions $wi%, expected 25-60"
+awk -v t="$wt" -v i="$wi" 'BEGIN { exit !(t - i >= 10) }' ||
+	fail "witch-silent: by instructions $wi% is not 10 points under time-weighted $wt%"
 check_nothing_left
