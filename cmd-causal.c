@@ -639,6 +639,17 @@ static void traps_release(void)
 	psup_u64map_release(&cz.trap_fds);
 }
 
+bool cmd_causal_own_breakpoint(pid_t tid, uint64_t addr)
+{
+	uint64_t *v = psup_u64map_find(&cz.traps, (uint64_t)tid);
+	const struct unlock_trap *tr = v ? (const struct unlock_trap *)(uintptr_t)*v : NULL;
+	uint64_t *at = tr && tr->fd >= 0 ? psup_u64map_find(&cz.unlock_at, (uint64_t)tr->pid) : NULL;
+
+	if (at && *at != UNLOCK_NONE && *at - 1 == addr)
+		return true;
+	return cz.pp && exp_progress_has_breakpoint(cz.pp, tid, addr);
+}
+
 static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
 {
 	uint64_t *v = psup_u64map_find(&cz.traps, (uint64_t)tid);

@@ -62,6 +62,9 @@ int cmd_causal_option(int c, const char *arg, bool attach);
 int cmd_causal_check(bool attach);
 void cmd_causal_usage(FILE *f, bool attach);
 bool cmd_causal_enabled(void);
+/* Whether addr is an execution breakpoint causal profiling set in tid (a
+ * breakpoint progress point, the unlock trap). */
+bool cmd_causal_own_breakpoint(pid_t tid, uint64_t addr);
 /* --runs N (1 when not given). */
 unsigned cmd_causal_runs(void);
 /* Extra sup_spawn() flags (the seccomp filter). */

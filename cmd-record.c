@@ -1208,6 +1208,12 @@ static int on_signal_stop(void *arg, pid_t tid, int sig)
 	return witch_signal_stop(r->witch, p ? p->sp : NULL, tid, sig);
 }
 
+static bool on_own_breakpoint(void *arg, pid_t tid, uint64_t addr)
+{
+	(void)arg;
+	return cmd_causal_own_breakpoint(tid, addr);
+}
+
 static const struct sup_hooks *rec_hooks(struct rec *r)
 {
 	static struct sup_hooks h;
@@ -1220,6 +1226,7 @@ static const struct sup_hooks *rec_hooks(struct rec *r)
 		.arg = r,
 		.signal_stop = r->witch ? on_signal_stop : NULL,
 		.thread_exiting = on_thread_exiting,
+		.own_breakpoint = on_own_breakpoint,
 	};
 	return &h;
 }

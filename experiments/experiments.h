@@ -709,6 +709,8 @@ int exp_progress_read(struct exp_progress *pp, struct exp_point_value *out, unsi
  * this): the most sites in one process, at most 4; before any lookup, one
  * per breakpoint point. */
 unsigned exp_progress_debug_slots(const struct exp_progress *pp);
+/* Whether tid has a breakpoint progress point's breakpoint at addr. */
+bool exp_progress_has_breakpoint(struct exp_progress *pp, pid_t tid, uint64_t addr);
 /* Messages for the user, one per call: resolution notes ("-p main.c:12: no
  * code at line 12; using line 13 (main.c:13)", an ambiguous file, a spec
  * not found, no free debug register) and, once per point, the visit-rate

@@ -1002,6 +1002,16 @@ int exp_progress_thread_new(struct exp_progress *pp, pid_t tid, pid_t pid)
 	return 0;
 }
 
+bool exp_progress_has_breakpoint(struct exp_progress *pp, pid_t tid, uint64_t addr)
+{
+	const struct prog_thread *t = thread_find(pp, tid);
+
+	for (unsigned i = 0; t && i < t->nbps; i++)
+		if (t->bps[i].addr == addr && t->bps[i].fd >= 0)
+			return true;
+	return false;
+}
+
 void exp_progress_thread_gone(struct exp_progress *pp, pid_t tid)
 {
 	struct prog_thread *t = thread_find(pp, tid);

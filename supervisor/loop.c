@@ -266,9 +266,11 @@ void sup_session_request_stop(struct sup_session *s)
  * registers in threads psup traces. A real int1 is told by its 0xf1 byte
  * just before si_addr (a trap, as on Intel), or at si_addr (AMD KVM guests
  * report it as a fault: the thread's ip is still on the int1, 2026-11-26),
- * and is delivered like any other signal. The dropped visit still counts:
- * nothing set RF, so the instruction runs again and its breakpoint fires
- * again.
+ * and is delivered like any other signal; unless si_addr is one of psup's
+ * own breakpoints in that thread, whose instruction may follow one that
+ * ends in 0xf1 (mov %rsi,%rcx is 48 89 f1). The dropped visit still
+ * counts: nothing set RF, so the instruction runs again and its breakpoint
+ * fires again.
  */
 static bool stray_debug_trap(struct sup_session *s, pid_t tid)
 {
@@ -278,8 +280,11 @@ static bool stray_debug_trap(struct sup_session *s, pid_t tid)
 	if (sup_thread_siginfo(s, tid, &si) < 0)
 		return false;
 	if (si.si_code == TRAP_BRKPT) {
-		if (sup_thread_read(s, tid, (uint64_t)(uintptr_t)si.si_addr - 1, code, 2) != 2 ||
-		    code[0] == 0xf1 || code[1] == 0xf1)
+		uint64_t at = (uint64_t)(uintptr_t)si.si_addr;
+		bool own = s->hooks.own_breakpoint && s->hooks.own_breakpoint(s->hooks.arg, tid, at);
+
+		if (!own && (sup_thread_read(s, tid, at - 1, code, 2) != 2 || code[0] == 0xf1 ||
+			     code[1] == 0xf1))
 			return false;
 	} else if (si.si_code != TRAP_HWBKPT) {
 		return false;

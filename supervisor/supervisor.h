@@ -86,6 +86,10 @@ struct sup_hooks {
 	 * read counters there: psup.h progress points). It is resumed right
 	 * after the call (rule 8): nothing slow here. */
 	void (*thread_exiting)(void *arg, pid_t tid, pid_t pid);
+	/* Whether addr is an execution breakpoint psup set in tid (breakpoint
+	 * progress points, unlock traps): a SIGTRAP of a debug exception with
+	 * no cause there is a stray of psup's, never the program's int1. */
+	bool (*own_breakpoint)(void *arg, pid_t tid, uint64_t addr);
 };
 
 enum sup_signal_action {

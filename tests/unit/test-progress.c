@@ -113,6 +113,26 @@ static void run_c_variant(const struct pf_variant *v)
 	CHECK_EQ_INT(exp_progress_thread_new(pp, c.pid, c.pid), 0);
 	CHECK_EQ_INT(exp_progress_process(pp, sp, c.pid), 0);
 	CHECK_EQ_INT(exp_progress_debug_slots(pp), 4);
+	/* The supervisor asks whether a cause-less debug trap's address is
+	 * one of these breakpoints (a stray of psup's, never the program's
+	 * int1): yes at each site of "work" in this thread, no one byte on
+	 * or in another thread. */
+	{
+		struct sym_lookup l;
+		struct sym_spec spec;
+		char why[128];
+
+		CHECK_EQ_INT(sym_spec_parse("work", &spec, why, sizeof(why)), 0);
+		CHECK_EQ_INT(sym_space_lookup(sp, &spec, &l), 0);
+		CHECK(l.nsites > 0);
+		for (size_t i = 0; i < l.nsites; i++) {
+			CHECK(exp_progress_has_breakpoint(pp, c.pid, l.sites[i]));
+			CHECK(!exp_progress_has_breakpoint(pp, c.pid, l.sites[i] + 1));
+			CHECK(!exp_progress_has_breakpoint(pp, c.pid + 100000, l.sites[i]));
+		}
+		sym_lookup_release(&l);
+		sym_spec_release(&spec);
+	}
 	/* psup.h points found: "iter", the unnamed one, "tx" begin and end */
 	CHECK_EQ_INT(exp_progress_npoints(pp), 3 + 4);
 	CHECK(has_point(pp, "iter"));
