@@ -994,6 +994,35 @@ static const struct cz_run *info_of(const struct cz_analysis *a, uint32_t *nruns
 	return first;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The lines in scope: the recorder's count when its header had one, else
+ * the distinct lines of the line_samples records (every in-scope line a
+ * sample fell on: the candidates experiments drew from). psup writes the
+ * header before any sample, with 0. */
+static uint64_t scope_lines(const struct cz_analysis *a, const struct cz_run *info)
+{
+	const struct rep_causal *cz = a->cz;
+	uint64_t *keys, n = 0;
+
+	if (info && info->scope_lines)
+		return info->scope_lines;
+	if (!cz->nls || !(keys = malloc(cz->nls * sizeof(*keys))))
+		return 0;
+	for (uint32_t i = 0; i < cz->nls; i++)
+		keys[i] = (uint64_t)cz->ls[i].file << 32 | cz->ls[i].line;
+	qsort(keys, cz->nls, sizeof(*keys), cmp_u64);
+	for (uint32_t i = 0; i < cz->nls; i++)
+		n += !i || keys[i] != keys[i - 1];
+	free(keys);
+	return n;
+}
+
 /* A point's visits (latency: arrivals) and departures over the runs: a run's
  * latest progress_totals when it wrote one, else what its experiments saw. */
 static void point_counts(const struct cz_analysis *a, uint32_t point, uint64_t *visits,
@@ -1174,7 +1203,7 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 				: "  period        %s (delay = speedup x period)\n",
 			per);
 		fprintf(out, md ? "- lines in scope: %" PRIu64 "\n" : "  scope         %" PRIu64 " lines\n",
-			info->scope_lines);
+			scope_lines(a, info));
 		if (info->note)
 			fprintf(out, md ? "- note: %s\n" : "  note          %s\n", S(a, info->note));
 	}
@@ -1335,7 +1364,7 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 	rep_json_str(out, info && info->mode ? S(a, info->mode) : NULL);
 	fprintf(out, ",\"syscall_crediting\":%s", info && info->crediting ? "true" : "false");
 	fprintf(out, ",\"period_ns\":%" PRIu64 ",\"scope_lines\":%" PRIu64,
-		info ? info->period_ns : 0, info ? info->scope_lines : 0);
+		info ? info->period_ns : 0, scope_lines(a, info));
 	fputs(",\"note\":", out);
 	rep_json_str(out, info && info->note ? S(a, info->note) : NULL);
 	fprintf(out, ",\"experiments\":%" PRIu32 ",\"runs\":%" PRIu32 ",\"min_speedups\":%d,"
@@ -1531,7 +1560,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 		html_str(out, info->mode ? S(a, info->mode) : "?");
 		fprintf(out, " mode, delay crediting at synchronization calls: %s, sampling period %s, "
 			     "%" PRIu64 " lines in scope",
-			info->crediting ? "yes" : "no", per, info->scope_lines);
+			info->crediting ? "yes" : "no", per, scope_lines(a, info));
 	}
 	fputs(".</p>\n", out);
 	if (info && info->note) {

@@ -559,6 +559,27 @@ static void test_no_causal(void)
 		check_json_parses(s);
 	free(s);
 	rep_profile_free(p);
+
+	/* psup's header knows no scope yet (0): the lines in scope are the
+	 * distinct lines of the line_samples records */
+	ci.scope_lines = 0;
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_causal_info(w, &ci), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/b.c", 20, 5, START + 1), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/a.c", 10, 3, START + 2), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/b.c", 20, 9, START + 3), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/b.c", 21, 1, START + 4), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	s = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "\"scope_lines\":3,"));
+	free(s);
+	s = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "scope         3 lines"));
+	free(s);
+	rep_profile_free(p);
 }
 
 /* Two runs merge: their experiments pool. */
