@@ -579,6 +579,11 @@ static void test_no_causal(void)
 	s = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
 	CHECK(s && strstr(s, "scope         3 lines"));
 	free(s);
+	/* two runs of the same lines: still 3 */
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	s = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "\"scope_lines\":3,"));
+	free(s);
 	rep_profile_free(p);
 }
 

@@ -118,12 +118,13 @@ static void run_c_variant(const struct pf_variant *v)
 	 * int1): yes at each site of "work" in this thread, no one byte on
 	 * or in another thread. */
 	{
-		struct sym_lookup l;
+		struct sym_lookup l = { 0 };
 		struct sym_spec spec;
 		char why[128];
 
 		CHECK_EQ_INT(sym_spec_parse("work", &spec, why, sizeof(why)), 0);
-		CHECK_EQ_INT(sym_space_lookup(sp, &spec, &l), 0);
+		if (sym_space_lookup(sp, &spec, &l) != 0)
+			memset(&l, 0, sizeof(l));
 		CHECK(l.nsites > 0);
 		for (size_t i = 0; i < l.nsites; i++) {
 			CHECK(exp_progress_has_breakpoint(pp, c.pid, l.sites[i]));
