@@ -762,8 +762,10 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	}
 	if (!wanted) {
 		/* Step to the next instruction, unless it is a system call
-		 * (0f 05: stepping it would wait for the call) or too far. */
-		if (!x->ev.mem_event && !syscall && t->seek < t->seek_max) {
+		 * (0f 05: stepping it would wait for the call), an int1 (f1:
+		 * its SIGTRAP would look like the step's, and the program's
+		 * handler would never see it) or too far. */
+		if (!x->ev.mem_event && !syscall && code[0] != 0xf1 && t->seek < t->seek_max) {
 			t->seek++;
 			return SUP_SIGNAL_SUPPRESS | SUP_SIGNAL_STEP;
 		}
