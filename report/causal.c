@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/util.h"
 #include "report/report-internal.h"
 
@@ -994,13 +995,6 @@ static const struct cz_run *info_of(const struct cz_analysis *a, uint32_t *nruns
 	return first;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The lines in scope: the recorder's count when its header had one, else
  * the distinct lines of the line_samples records (every in-scope line a
  * sample fell on: the candidates experiments drew from). psup writes the
@@ -1008,18 +1002,16 @@ static int cmp_u64(const void *a, const void *b)
 static uint64_t scope_lines(const struct cz_analysis *a, const struct cz_run *info)
 {
 	const struct rep_causal *cz = a->cz;
-	uint64_t *keys, n = 0;
+	struct psup_u64map seen;
+	uint64_t n;
 
 	if (info && info->scope_lines)
 		return info->scope_lines;
-	if (!cz->nls || !(keys = malloc(cz->nls * sizeof(*keys))))
-		return 0;
+	psup_u64map_init(&seen);
 	for (uint32_t i = 0; i < cz->nls; i++)
-		keys[i] = (uint64_t)cz->ls[i].file << 32 | cz->ls[i].line;
-	qsort(keys, cz->nls, sizeof(*keys), cmp_u64);
-	for (uint32_t i = 0; i < cz->nls; i++)
-		n += !i || keys[i] != keys[i - 1];
-	free(keys);
+		psup_u64map_upsert(&seen, ((uint64_t)cz->ls[i].file << 32 | cz->ls[i].line) + 1, NULL);
+	n = seen.len;
+	psup_u64map_release(&seen);
 	return n;
 }
 
