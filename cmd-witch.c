@@ -90,7 +90,6 @@ struct wt_thread {
 	struct wt_pending pend[SUP_DEBUG_SLOTS];
 	unsigned seek;               /* steps taken looking for an access */
 	unsigned mask;               /* the accesses the sample under way looks for */
-	double scale;                /* its weight: 2 when it looks for half of them */
 	unsigned seek_max;           /* steps the look ahead allows */
 	struct exp_witch_plan plan;
 	/* exact mode: the accesses of the instruction being stepped */
@@ -530,18 +529,15 @@ static unsigned wanted_mask(const struct rec_witch *x)
  * got almost no samples (witch-fp's silent loads read 3% with silent,load
  * where load alone read 69%, on an AMD VM whose timer lands on the store).
  * Each sample looks for stores or for loads, chosen at random, and weighs
- * twice: each analysis then sees what it would see alone, at half the
- * samples.
+ * twice (a mask narrower than wanted_mask()): each analysis then sees what
+ * it would see alone, at half the samples.
  */
-static unsigned sample_mask(struct rec_witch *x, double *scale)
+static unsigned sample_mask(struct rec_witch *x)
 {
 	unsigned mask = wanted_mask(x);
 
-	*scale = 1.0;
-	if (mask == (SYM_ACCESS_READ | SYM_ACCESS_WRITE) && !x->ev.mem_event) {
+	if (mask == (SYM_ACCESS_READ | SYM_ACCESS_WRITE) && !x->ev.mem_event)
 		mask = psup_rand_next(&x->rng) & 1 ? SYM_ACCESS_READ : SYM_ACCESS_WRITE;
-		*scale = 2.0;
-	}
 	return mask;
 }
 
@@ -740,7 +736,7 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	uint64_t pc = regs.rip;
 	bool syscall = n >= 2 && code[0] == 0x0f && code[1] == 0x05;
 	if (!t->seek)
-		t->mask = sample_mask(x, &t->scale);
+		t->mask = sample_mask(x);
 	bool wanted = insn.naccess && accesses_wanted(t->mask, &insn);
 	if (!wanted && !t->seek && !x->ev.mem_event && !syscall) {
 		/* The way to the next access: the sample is taken there at
@@ -793,9 +789,10 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	bool weigh = !x->ev.mem_event && x->o.by_insns;
 	if (weigh)
 		sample_weights(x, t, &regs, pc, weight);
+	double scale = t->mask == wanted_mask(x) ? 1.0 : 2.0;
 	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++)
-		weight[k] = (weigh ? weight[k] : 1.0) * t->scale;
-	weigh = weigh || t->scale != 1.0;
+		weight[k] = (weigh ? weight[k] : 1.0) * scale;
+	weigh = weigh || scale != 1.0;
 	if (exp_witch_sample(x->x, t->tid, ctx, acc, nacc, weigh ? weight : NULL, &t->plan) < 0 &&
 	    !x->err)
 		x->err = -ENOMEM;
