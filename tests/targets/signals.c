@@ -35,9 +35,11 @@ static sem_t handled;
 static pthread_t main_thread;
 static unsigned long count;
 
-static void on_usr1(int sig)
+static void on_usr1(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig;
+	(void)si;
+	(void)ctx;
 	usr1_count++;
 	sem_post(&handled); /* async-signal-safe */
 }
@@ -80,16 +82,13 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-static int install(int sig, void (*fn)(int), void (*action)(int, siginfo_t *, void *))
+static int install(int sig, void (*action)(int, siginfo_t *, void *))
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	if (action)
-		sa.sa_sigaction = action;
-	else
-		sa.sa_handler = fn;
-	sa.sa_flags = SA_RESTART | (action ? SA_SIGINFO : 0);
+	sa.sa_sigaction = action;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	return sigaction(sig, &sa, NULL);
 }
@@ -105,7 +104,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: signals COUNT\n");
 		return 64;
 	}
-	if (sem_init(&handled, 0, 0) || install(SIGUSR1, on_usr1, NULL) || install(SIGTRAP, NULL, on_trap)) {
+	if (sem_init(&handled, 0, 0) || install(SIGUSR1, on_usr1) || install(SIGTRAP, on_trap)) {
 		perror("signals: setup");
 		return 71;
 	}
