@@ -24,13 +24,7 @@ note "listing 2: dead $d%, pair (zero, rewrite) $p% of the waste, zeroing's time
 # loops' time (49-52% on one CPU, 43-45% on another, 53-60% on an AMD VM:
 # t6020, README), moved by the stops' effect on the loops' time
 # (witch-lib.sh): under a sanitizer build of psup, by much more.
-in_range "$share" 0 100.01 || fail "listing 2: no time share in its own profile ($share)"
-tol=12
-if witch_sanitized; then
-	tol=35
-	note "psup is a sanitizer build: listing 2's bound is +-$tol points"
-fi
-near "$d" "$share" $tol || fail "listing 2: dead fraction $d%, expected about the zeroing loop's time share $share%"
+near_share "listing 2: dead fraction" "$d" "$share" 12 35
 in_range "$p" 90 100.01 || fail "listing 2: pair ($z, $w) has $p% of the waste, expected all"
 jq_check l2.json '.witch.dead.counters.traps >= 50' "listing 2: too few traps"
 # Full call paths: main's caller chain ends in the marked source line.
@@ -131,11 +125,8 @@ jq_check fp.json '.witch.silent.counters.samples >= 40 and .witch.load.counters.
 	"witch-fp: too few samples of a kind to judge its fraction"
 share=$(wtime_share fp.cbor witch-fp.c "$ln" "$lf")
 note "floats at 1%: silent stores $f% (near $p% of the waste), silent loads $l%, near's time share $share%"
-in_range "$share" 0 100.01 || fail "witch-fp: no time share in its own profile ($share)"
-tol=20
-witch_sanitized && tol=35
-near "$f" "$share" $tol || fail "float silent stores $f%, expected about near[]'s time share $share%"
-near "$l" "$share" $tol || fail "float silent loads $l%, expected about near[]'s time share $share%"
+near_share "witch-fp: silent stores" "$f" "$share" 20 35
+near_share "witch-fp: silent loads" "$l" "$share" 20 35
 in_range "$p" 95 100.01 || fail "float silent waste on fp_near is $p%"
 run_psup 300 run -q -o fp0.cbor --witch silent,load --witch-period 1000000 --witch-fp-precision 0 -- \
 	"$TARGETS/witch-fp" 50000 12000

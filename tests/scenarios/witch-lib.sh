@@ -49,6 +49,17 @@ wtime_share() {
 			| if $x + $y > 0 then 100 * $x / ($x + $y) else -1 end'
 }
 
+# near_share WHAT FRACTION SHARE POINTS [SANITIZED_POINTS]: FRACTION (in
+# percent) within POINTS of SHARE, the run's own time share (wtime_share;
+# -1, no samples there, fails), within SANITIZED_POINTS under a sanitizer
+# build of psup.
+near_share() {
+	local tol=$4
+	witch_sanitized && tol=${5:-$4}
+	in_range "$3" 0 100.01 || fail "$1: no time share in its own profile ($3)"
+	near "$2" "$3" "$tol" || fail "$1 $2% vs time share $3%: more than $tol points apart"
+}
+
 # wlocal_frac JSON KIND SRC: KIND's fraction over the pairs whose watch and
 # trap both end in SRC (the program's own code, not libc's or ld.so's).
 wlocal_frac() {
