@@ -281,10 +281,10 @@ static bool stray_debug_trap(struct sup_session *s, pid_t tid)
 		return false;
 	if (si.si_code == TRAP_BRKPT) {
 		uint64_t at = (uint64_t)(uintptr_t)si.si_addr;
-		bool own = s->hooks.own_breakpoint && s->hooks.own_breakpoint(s->hooks.arg, tid, at);
+		bool int1 = sup_thread_read(s, tid, at - 1, code, 2) != 2 || code[0] == 0xf1 ||
+			    code[1] == 0xf1;
 
-		if (!own && (sup_thread_read(s, tid, at - 1, code, 2) != 2 || code[0] == 0xf1 ||
-			     code[1] == 0xf1))
+		if (int1 && !(s->hooks.own_breakpoint && s->hooks.own_breakpoint(s->hooks.arg, tid, at)))
 			return false;
 	} else if (si.si_code != TRAP_HWBKPT) {
 		return false;
