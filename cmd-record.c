@@ -824,7 +824,7 @@ static void usage_common(FILE *f, bool attach)
 	      "                        hardware event through libpfm4 where the machine has a PMU\n"
 	      "  -c, --period N        sampling period, in ns for clock events (default\n"
 	      "                        1000000 = 1 ms), in events otherwise\n"
-	      "      --jitter PCT      randomize each period by up to +-PCT%% (default 10; 0 off)\n"
+	      "      --jitter PCT      randomize each period by up to +-PCT% (default 10; 0 off)\n"
 	      "      --no-call-graph   record the sampled instruction only, no unwinding\n"
 	      "      --no-lock-blame   no wakeup events: futex waits are not blamed on the\n"
 	      "                        threads that ended them (cheaper for programs that\n"

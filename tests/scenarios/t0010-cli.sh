@@ -7,6 +7,8 @@ for c in "--help" "run --help" "attach --help" "report --help" "help run"; do
 	expect_rc 0
 	grep -q usage "$WORK/out" || fail "'psup $c' printed no usage"
 	[ -s "$WORK/err" ] && fail "'psup $c' wrote to stderr"
+	# Help text is printed as it is, not through printf: a doubled %% shows.
+	grep -n '%%' "$WORK/out" && fail "'psup $c' printed a doubled %%"
 done
 
 one_line_error() { # expected rc, args...
