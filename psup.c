@@ -1,5 +1,5 @@
 /* psup: the command table. */
-#include "builtin.h"
+#include "builtin/builtin.h"
 
 #include <stdio.h>
 #include <string.h>

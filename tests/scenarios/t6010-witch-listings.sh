@@ -119,7 +119,7 @@ l=$(wfrac fp.json load)
 p=$(wpair_pct fp.json silent witch-fp.c "$ln" "$ln")
 # Time-weighted, both fractions are near[]'s share of the two loops' time:
 # 50% on a Xeon VM, 65-68% on an AMD one (the multiply). With stores and
-# loads asked together each sample looks for one of the two (cmd-witch.c
+# loads asked together each sample looks for one of the two (builtin/record-witch.c
 # sample_mask()): looking for either, the loads read 3% there.
 jq_check fp.json '.witch.silent.counters.samples >= 40 and .witch.load.counters.samples >= 40' \
 	"witch-fp: too few samples of a kind to judge its fraction"

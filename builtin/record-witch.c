@@ -23,7 +23,7 @@
  * here, the unwinding of a snapshot about as much; the default period keeps
  * it under 5% (README, "Witch").
  */
-#include "cmd-witch.h"
+#include "builtin/record-witch.h"
 
 #include <errno.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtin.h"
+#include "builtin/builtin.h"
 #include "common/log.h"
 #include "report/report.h"
 

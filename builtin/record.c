@@ -3,9 +3,9 @@
  * sampler's per-thread rings, the rings' samples through unwinding and
  * symbols into the profile, and the profile into records.
  */
-#include "builtin.h"
-#include "cmd-witch.h"
-#include "cmd-causal.h"
+#include "builtin/builtin.h"
+#include "builtin/record-witch.h"
+#include "builtin/record-causal.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -4,7 +4,7 @@
  * the progress points (experiments/progress.c), the experiment engine
  * (experiments/causal.c) and the supervisor's pauses and intercepted calls.
  */
-#include "cmd-causal.h"
+#include "builtin/record-causal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
