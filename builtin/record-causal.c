@@ -4,10 +4,10 @@
  * the progress points (experiments/progress.c), the experiment engine
  * (experiments/causal.c) and the supervisor's pauses and intercepted calls.
  */
-#include "builtin/record-causal.h"
+#include "builtin/record.h"
 
-#include <dlfcn.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +50,7 @@ struct causal_spec {
 };
 
 struct causal_cmd {
+	struct rec_mode mode;    /* first: the recorder's view */
 	bool enabled;
 	bool attach;
 	unsigned runs;
@@ -85,11 +86,10 @@ struct causal_cmd {
 	bool warned_no_points;
 	struct psup_u64map spaces; /* pid -> struct sym_space * (not owned) */
 	uint64_t run_start;
-	char progress[96];
 	void (*drain)(void *arg);
 	void *drain_arg;
 	bool draining;
-	bool bad_end;            /* check_end() said the options named nothing */
+	bool bad_end;            /* check_end(cz) said the options named nothing */
 	/* Pause statistics: of the ended sessions (--runs), and the current
 	 * one's as of the last tick (the session is freed before the end). */
 	struct sup_pause_stats ps_done, ps_cur;
@@ -101,6 +101,48 @@ struct causal_cmd {
 				      * closed one may still be queued */
 	bool traps_failed;       /* the kernel refused one: no more tries */
 	uint64_t last_unlock_scan;
+	/* pthread_mutex_unlock in psup's own libc (sym_own_symbol()): its
+	 * offset in the file (device, inode); 0 unknown, 1 found, -1 none */
+	int unlock_ready;
+	uint64_t unlock_offset;
+	dev_t unlock_dev;
+	ino_t unlock_ino;
+};
+
+static struct causal_cmd *to_causal(struct rec_mode *m)
+{
+	return (struct causal_cmd *)m;
+}
+
+/* getopt ids of the causal options ('p' is -p/--progress). */
+enum {
+	CAUSAL_OPT_CAUSAL = 1,
+	CAUSAL_OPT_LATENCY,
+	CAUSAL_OPT_SAMPLED,
+	CAUSAL_OPT_RUNS,
+	CAUSAL_OPT_SCOPE,
+	CAUSAL_OPT_BINARY_SCOPE,
+	CAUSAL_OPT_LINE,
+	CAUSAL_OPT_SPEEDUP,
+	CAUSAL_OPT_EXPERIMENT_MS,
+	CAUSAL_OPT_NO_INTERCEPT,
+	CAUSAL_OPT_NO_WAKE_STOPS,
+};
+
+static const struct rec_option causal_options[] = {
+	{ "causal", no_argument, 0, CAUSAL_OPT_CAUSAL },
+	{ "progress", required_argument, 'p', 'p' },
+	{ "latency", required_argument, 0, CAUSAL_OPT_LATENCY },
+	{ "sampled-progress", required_argument, 0, CAUSAL_OPT_SAMPLED },
+	{ "runs", required_argument, 0, CAUSAL_OPT_RUNS },
+	{ "scope", required_argument, 0, CAUSAL_OPT_SCOPE },
+	{ "binary-scope", required_argument, 0, CAUSAL_OPT_BINARY_SCOPE },
+	{ "line", required_argument, 0, CAUSAL_OPT_LINE },
+	{ "speedup", required_argument, 0, CAUSAL_OPT_SPEEDUP },
+	{ "experiment-ms", required_argument, 0, CAUSAL_OPT_EXPERIMENT_MS },
+	{ "no-intercept", no_argument, 0, CAUSAL_OPT_NO_INTERCEPT },
+	{ "no-wake-stops", no_argument, 0, CAUSAL_OPT_NO_WAKE_STOPS },
+	{ NULL, 0, 0, 0 },
 };
 
 struct unlock_trap {
@@ -121,43 +163,43 @@ struct unlock_trap {
  * mappings read again (a program loads libc at start, or never). */
 #define UNLOCK_SCAN_NS (100ULL * 1000000ULL)
 
-static struct causal_cmd cz = { .runs = 1, .speedup = -1 };
 
 /* ---- options ----------------------------------------------------------- */
 
-static int add_spec(const char *text, enum exp_point_kind kind, const char *name, bool sampled)
+static int add_spec(struct causal_cmd *cz, const char *text, enum exp_point_kind kind, const char *name, bool sampled)
 {
-	if (cz.nspecs == MAX_SPECS) {
+	if (cz->nspecs == MAX_SPECS) {
 		pr_err("too many progress points (at most %d)", MAX_SPECS);
 		return 2;
 	}
-	cz.specs[cz.nspecs++] = (struct causal_spec){ text, kind, name, sampled };
+	cz->specs[cz->nspecs++] = (struct causal_spec){ text, kind, name, sampled };
 	return -1;
 }
 
-int cmd_causal_option(int c, const char *arg, bool attach)
+static int causal_option(struct rec_mode *m, int c, const char *arg, bool attach)
 {
+	struct causal_cmd *cz = to_causal(m);
 	long v;
 
-	cz.attach = attach;
+	cz->attach = attach;
 	switch (c) {
-	case CMD_CAUSAL_OPT_CAUSAL:
+	case CAUSAL_OPT_CAUSAL:
 		break;
 	case 'p':
-		if (add_spec(arg, EXP_POINT_THROUGHPUT, NULL, false) >= 0)
+		if (add_spec(cz, arg, EXP_POINT_THROUGHPUT, NULL, false) >= 0)
 			return 2;
 		break;
-	case CMD_CAUSAL_OPT_SAMPLED:
-		if (add_spec(arg, EXP_POINT_THROUGHPUT, NULL, true) >= 0)
+	case CAUSAL_OPT_SAMPLED:
+		if (add_spec(cz, arg, EXP_POINT_THROUGHPUT, NULL, true) >= 0)
 			return 2;
 		break;
-	case CMD_CAUSAL_OPT_LATENCY: {
+	case CAUSAL_OPT_LATENCY: {
 		const char *comma = strchr(arg, ',');
 		if (!comma || comma == arg || !comma[1] || strchr(comma + 1, ',')) {
 			pr_err("invalid --latency '%s': expected BEGIN,END (two FILE:LINE or FUNCTION)", arg);
 			return 2;
 		}
-		if (cz.nlatency_dup + 2 > MAX_SPECS) {
+		if (cz->nlatency_dup + 2 > MAX_SPECS) {
 			pr_err("too many latency pairs");
 			return 2;
 		}
@@ -168,14 +210,14 @@ int cmd_causal_option(int c, const char *arg, bool attach)
 			pr_err("out of memory");
 			return 2;
 		}
-		cz.latency_dup[cz.nlatency_dup++] = b;
-		cz.latency_dup[cz.nlatency_dup++] = e;
+		cz->latency_dup[cz->nlatency_dup++] = b;
+		cz->latency_dup[cz->nlatency_dup++] = e;
 		/* The pair's name is the option's text: BEGIN,END. */
-		if (add_spec(b, EXP_POINT_BEGIN, arg, false) >= 0 || add_spec(e, EXP_POINT_END, arg, false) >= 0)
+		if (add_spec(cz, b, EXP_POINT_BEGIN, arg, false) >= 0 || add_spec(cz, e, EXP_POINT_END, arg, false) >= 0)
 			return 2;
 		break;
 	}
-	case CMD_CAUSAL_OPT_RUNS:
+	case CAUSAL_OPT_RUNS:
 		if (attach) {
 			pr_err("--runs is for psup run (it runs the program several times)");
 			return 2;
@@ -184,70 +226,73 @@ int cmd_causal_option(int c, const char *arg, bool attach)
 			pr_err("invalid --runs '%s': expected a number of runs from 1 to 100000", arg);
 			return 2;
 		}
-		cz.runs = (unsigned)v;
-		cz.runs_given = true;
+		cz->runs = (unsigned)v;
+		cz->runs_given = true;
 		break;
-	case CMD_CAUSAL_OPT_SCOPE:
-		if (cz.nscope == MAX_SPECS) {
+	case CAUSAL_OPT_SCOPE:
+		if (cz->nscope == MAX_SPECS) {
 			pr_err("too many --scope globs");
 			return 2;
 		}
-		cz.scope[cz.nscope++] = arg;
+		cz->scope[cz->nscope++] = arg;
 		break;
-	case CMD_CAUSAL_OPT_BINARY_SCOPE:
-		if (cz.nbinary_scope == MAX_SPECS) {
+	case CAUSAL_OPT_BINARY_SCOPE:
+		if (cz->nbinary_scope == MAX_SPECS) {
 			pr_err("too many --binary-scope globs");
 			return 2;
 		}
-		cz.binary_scope[cz.nbinary_scope++] = arg;
+		cz->binary_scope[cz->nbinary_scope++] = arg;
 		break;
-	case CMD_CAUSAL_OPT_LINE: {
+	case CAUSAL_OPT_LINE: {
 		const char *colon = strrchr(arg, ':');
 		if (!colon || colon == arg || psup_parse_long(colon + 1, 1, INT_MAX, &v) < 0) {
 			pr_err("invalid --line '%s': expected FILE:LINE, e.g. main.c:12", arg);
 			return 2;
 		}
-		cz.line = arg;
+		cz->line = arg;
 		break;
 	}
-	case CMD_CAUSAL_OPT_SPEEDUP:
+	case CAUSAL_OPT_SPEEDUP:
 		if (psup_parse_long(arg, 0, 100, &v) < 0 || v % 5) {
 			pr_err("invalid --speedup '%s': expected a percentage from 0 to 100, a multiple of 5", arg);
 			return 2;
 		}
-		cz.speedup = (int)v;
+		cz->speedup = (int)v;
 		break;
-	case CMD_CAUSAL_OPT_NO_INTERCEPT:
-		cz.no_intercept = true;
+	case CAUSAL_OPT_NO_INTERCEPT:
+		cz->no_intercept = true;
 		break;
-	case CMD_CAUSAL_OPT_NO_WAKE_STOPS:
-		cz.no_wake_stops = true;
+	case CAUSAL_OPT_NO_WAKE_STOPS:
+		cz->no_wake_stops = true;
 		break;
-	case CMD_CAUSAL_OPT_EXPERIMENT_MS:
+	case CAUSAL_OPT_EXPERIMENT_MS:
 		if (psup_parse_long(arg, 1, 600000, &v) < 0) {
 			pr_err("invalid --experiment-ms '%s': expected milliseconds from 1 to 600000", arg);
 			return 2;
 		}
-		cz.experiment_ns = (uint64_t)v * 1000000ULL;
+		cz->experiment_ns = (uint64_t)v * 1000000ULL;
 		break;
 	default:
 		return 2;
 	}
-	cz.enabled = true;
+	cz->enabled = true;
 	return -1;
 }
 
-int cmd_causal_check(bool attach)
+static int causal_check(struct rec_mode *m, bool attach, unsigned free_slots)
 {
-	cz.attach = attach;
-	if (!cz.enabled)
+	struct causal_cmd *cz = to_causal(m);
+
+	(void)free_slots;
+	cz->attach = attach;
+	if (!cz->enabled)
 		return -1;
 	/* --causal alone takes the program's own points (psup.h, coz.h):
 	 * whether it has any is known once it runs (a warning then). */
 	return -1;
 }
 
-void cmd_causal_usage(FILE *f, bool attach)
+static void causal_usage(FILE *f, bool attach)
 {
 	fputs("causal profiling (what if this line were X% faster?):\n"
 	      "      --causal          run experiments, with the program's own progress\n"
@@ -274,93 +319,104 @@ void cmd_causal_usage(FILE *f, bool attach)
 		      "                        see README for the programs it slows)\n", f);
 }
 
-bool cmd_causal_enabled(void)
+static bool causal_enabled(const struct rec_mode *m)
 {
-	return cz.enabled;
+	const struct causal_cmd *cz = (const struct causal_cmd *)m;
+
+	return cz->enabled;
 }
 
-unsigned cmd_causal_runs(void)
+static unsigned causal_runs(struct rec_mode *m)
 {
-	return cz.enabled ? cz.runs : 1;
+	struct causal_cmd *cz = to_causal(m);
+
+	return cz->enabled ? cz->runs : 1;
 }
 
-static bool end_to_end(void)
+static bool end_to_end(struct causal_cmd *cz)
 {
-	return cz.runs_given;
+	return cz->runs_given;
 }
 
-unsigned cmd_causal_spawn_flags(void)
+static unsigned causal_spawn_flags(struct rec_mode *m)
 {
+	struct causal_cmd *cz = to_causal(m);
+
 	/* Crediting matters in end-to-end runs too: every run-mode causal
 	 * session intercepts. */
-	if (!cz.enabled || cz.attach || cz.no_intercept)
+	if (!cz->enabled || cz->attach || cz->no_intercept)
 		return 0;
 	/* --no-wake-stops: who woke whom comes from the wakeup records
 	 * (exp_causal_wakeup), so the wakes, two thirds of a condvar
 	 * pipeline's futex calls, need no stop. */
-	if (cz.no_wake_stops && cz.wakeups)
+	if (cz->no_wake_stops && cz->wakeups)
 		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES;
-	if (cz.no_wake_stops)
+	if (cz->no_wake_stops)
 		pr_warn("--no-wake-stops needs wakeup records (the sched_waking tracepoint: root or "
 			"CAP_PERFMON, and no --no-lock-blame): the wakes stop as usual");
 	return SUP_SPAWN_CAUSAL_FILTER;
 }
 
-uint64_t cmd_causal_tick_ns(void)
+static uint64_t causal_tick_ns(struct rec_mode *m)
 {
-	return cz.enabled ? CAUSAL_TICK_NS : 0;
+	struct causal_cmd *cz = to_causal(m);
+
+	return cz->enabled ? CAUSAL_TICK_NS : 0;
 }
 
 /* ---- set-up ------------------------------------------------------------ */
 
-static int fail(int err)
+static int fail(struct causal_cmd *cz, int err)
 {
 	if (err < 0)
-		cz.failed = true;
+		cz->failed = true;
 	return err;
 }
 
-int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool attach, bool wakeups)
+static int causal_start(struct rec_mode *m, const struct rec_env *env)
 {
+	struct causal_cmd *cz = to_causal(m);
 	char why[256];
 	int err;
 
-	if (!cz.enabled)
+	if (!cz->enabled)
 		return 0;
-	cz.attach = attach;
-	cz.w = w;
-	cz.period_ns = period_ns ? period_ns : 1000000;
-	cz.clock = clock;
-	cz.filter = !attach && !cz.no_intercept;
-	cz.wakeups = wakeups;
+	cz->drain = env->drain;
+	cz->drain_arg = env->drain_arg;
+	cz->attach = env->attach;
+	cz->w = env->w;
+	cz->period_ns = env->period ? env->period : 1000000;
+	cz->clock = env->clock;
+	cz->filter = !env->attach && !cz->no_intercept;
+	cz->wakeups = env->wakeups;
 	/* An attached process has exec'ed long ago; a spawned one not yet. */
-	cz.root_exec_seen = attach;
-	psup_u64map_init(&cz.spaces);
-	err = exp_progress_new(&cz.pp);
+	cz->root_exec_seen = env->attach;
+	psup_u64map_init(&cz->spaces);
+	err = exp_progress_new(&cz->pp);
 	if (err < 0) {
 		pr_err("causal profiling: %s", strerror(-err));
 		return err;
 	}
-	for (unsigned i = 0; i < cz.nspecs; i++) {
-		const struct causal_spec *s = &cz.specs[i];
+	for (unsigned i = 0; i < cz->nspecs; i++) {
+		const struct causal_spec *s = &cz->specs[i];
 		why[0] = '\0';
-		err = exp_progress_add(cz.pp, s->text, s->kind, s->name, s->sampled, why, sizeof(why));
+		err = exp_progress_add(cz->pp, s->text, s->kind, s->name, s->sampled, why, sizeof(why));
 		if (err < 0) {
 			pr_err("%s", why[0] ? why : strerror(-err));
 			return err;
 		}
 	}
 	struct exp_causal_config cfg = {
-		.period_ns = cz.period_ns,
-		.experiment_ns = cz.experiment_ns,
-		.fixed_speedup = cz.speedup,
-		.fixed_line = cz.line,
-		.scope = cz.scope,
-		.nscope = cz.nscope,
-		.binary_scope = cz.binary_scope,
-		.nbinary_scope = cz.nbinary_scope,
+		.period_ns = cz->period_ns,
+		.experiment_ns = cz->experiment_ns,
+		.fixed_speedup = cz->speedup,
+		.fixed_line = cz->line,
+		.scope = cz->scope,
+		.nscope = cz->nscope,
+		.binary_scope = cz->binary_scope,
+		.nbinary_scope = cz->nbinary_scope,
 	};
-	err = exp_causal_new(&cfg, end_to_end() ? NULL : cz.pp, w, &cz.eng);
+	err = exp_causal_new(&cfg, end_to_end(cz) ? NULL : cz->pp, env->w, &cz->eng);
 	if (err < 0) {
 		pr_err("causal profiling: %s", err == -EINVAL ? "invalid settings" : strerror(-err));
 		return err;
@@ -377,29 +433,26 @@ int cmd_causal_setup(struct rep_writer *w, uint64_t period_ns, bool clock, bool 
 	"recorded), so predictions for lines whose threads hand work over through locks "   \
 	"are less exact"
 
-int cmd_causal_header(void)
+static int causal_header(struct rec_mode *m, struct sup_session *s)
 {
-	if (!cz.enabled || !cz.eng)
+	struct causal_cmd *cz = to_causal(m);
+
+	(void)s;
+	if (!cz->enabled || !cz->eng)
 		return 0;
 	struct rep_causal_info ci = {
-		.mode = cz.attach ? "attach" : "run",
-		.syscall_crediting = cz.filter,
-		.period_ns = cz.period_ns,
+		.mode = cz->attach ? "attach" : "run",
+		.syscall_crediting = cz->filter,
+		.period_ns = cz->period_ns,
 		.scope_lines = 0,
-		.note = cz.attach ? "attach mode: " NO_INTERCEPTION
-			: !cz.filter ? "--no-intercept: " NO_INTERCEPTION
+		.note = cz->attach ? "attach mode: " NO_INTERCEPTION
+			: !cz->filter ? "--no-intercept: " NO_INTERCEPTION
 				     : NULL,
 	};
-	return fail(rep_write_causal_info(cz.w, &ci));
+	return fail(cz, rep_write_causal_info(cz->w, &ci));
 }
 
-void cmd_causal_set_drain(void (*fn)(void *arg), void *arg)
-{
-	cz.drain = fn;
-	cz.drain_arg = arg;
-}
-
-static void drain_now(void);
+static void drain_now(struct causal_cmd *cz);
 
 /* ---- unlock traps ------------------------------------------------------ */
 
@@ -416,13 +469,13 @@ static void drain_now(void);
  * psup holds and never delivers. A thread that blocks that signal gets no
  * trap: the signal would wait, visible to its sigpending().
  */
-/* The traps from slot *i of cz.traps on: the next one, *i past it; NULL
+/* The traps from slot *i of cz->traps on: the next one, *i past it; NULL
  * at the end. */
-static struct unlock_trap *next_trap(size_t *i)
+static struct unlock_trap *next_trap(struct causal_cmd *cz, size_t *i)
 {
-	for (; *i < cz.traps.cap; (*i)++)
-		if (cz.traps.keys[*i] && cz.traps.vals[*i])
-			return (struct unlock_trap *)(uintptr_t)cz.traps.vals[(*i)++];
+	for (; *i < cz->traps.cap; (*i)++)
+		if (cz->traps.keys[*i] && cz->traps.vals[*i])
+			return (struct unlock_trap *)(uintptr_t)cz->traps.vals[(*i)++];
 	return NULL;
 }
 
@@ -434,14 +487,14 @@ static void trap_arm(struct unlock_trap *tr, bool on)
 		tr->armed = on;
 }
 
-static void trap_close(struct unlock_trap *tr)
+static void trap_close(struct causal_cmd *cz, struct unlock_trap *tr)
 {
 	if (tr->fd >= 0)
 		close(tr->fd);
 	tr->fd = -1;
 	tr->armed = false;
-	if (cz.eng)
-		exp_causal_set_trap(cz.eng, tr->tid, false);
+	if (cz->eng)
+		exp_causal_set_trap(cz->eng, tr->tid, false);
 }
 
 /* Whether thread tid blocks sig (or cannot be asked). */
@@ -452,12 +505,12 @@ static bool blocks_signal(pid_t tid, int sig)
 	return sup_thread_sigstate(tid, NULL, &blk) < 0 || ((blk >> (sig - 1)) & 1);
 }
 
-static void trap_open(struct unlock_trap *tr)
+static void trap_open(struct causal_cmd *cz, struct unlock_trap *tr)
 {
-	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)tr->pid);
+	uint64_t *at = psup_u64map_find(&cz->unlock_at, (uint64_t)tr->pid);
 	int fd;
 
-	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz.traps_failed)
+	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz->traps_failed)
 		return;
 	if (blocks_signal(tr->tid, smp_witch_signal())) {
 		tr->retry_at = psup_now_ns() + TRAP_RETRY_NS;
@@ -469,14 +522,14 @@ static void trap_open(struct unlock_trap *tr)
 		 * breakpoints in this kernel: delays are paid at the calls. */
 		pr_debug("causal: no unlock trap for thread %d: %s", tr->tid, smp_bp_strerror(fd));
 		if (fd != -ENOSPC && fd != -ESRCH)
-			cz.traps_failed = true;
+			cz->traps_failed = true;
 		return;
 	}
 	tr->fd = fd;
-	uint64_t *v = psup_u64map_upsert(&cz.trap_fds, (uint64_t)fd + 1, NULL);
+	uint64_t *v = psup_u64map_upsert(&cz->trap_fds, (uint64_t)fd + 1, NULL);
 	if (v)
 		*v = 1;
-	exp_causal_set_trap(cz.eng, tr->tid, true);
+	exp_causal_set_trap(cz->eng, tr->tid, true);
 }
 
 /*
@@ -486,105 +539,70 @@ static void trap_open(struct unlock_trap *tr)
  * a chroot) has none found: its delays are paid at the calls as before.
  * 0 when not (yet) found.
  */
-static uint64_t unlock_address(pid_t pid)
+static uint64_t unlock_address(struct causal_cmd *cz, pid_t pid)
 {
-	static int ready; /* 0 unknown, 1 found, -1 none */
-	static uint64_t offset;
-	static dev_t dev;
-	static ino_t ino;
-	char path[64], *maps = NULL, *line, *save = NULL;
-	uint64_t addr = 0;
+	uint64_t base;
 
-	if (!ready) {
-		void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD), *f = NULL;
-		Dl_info di;
-		struct stat st;
-
-		ready = -1;
-		if (h)
-			f = dlsym(h, "pthread_mutex_unlock");
-		if (f && dladdr(f, &di) && di.dli_fname && di.dli_fbase && stat(di.dli_fname, &st) == 0) {
-			offset = (uint64_t)((uintptr_t)f - (uintptr_t)di.dli_fbase);
-			dev = st.st_dev;
-			ino = st.st_ino;
-			ready = 1;
-		}
-		if (h)
-			dlclose(h);
-	}
-	if (ready < 0)
+	if (!cz->unlock_ready)
+		cz->unlock_ready = sym_own_symbol("libc.so.6", "pthread_mutex_unlock", &cz->unlock_offset,
+						  &cz->unlock_dev, &cz->unlock_ino) == 0 ? 1 : -1;
+	if (cz->unlock_ready < 0 || sym_maps_file_base(pid, cz->unlock_dev, cz->unlock_ino, &base) < 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (psup_read_file(path, &maps, NULL) < 0)
-		return 0;
-	for (line = strtok_r(maps, "\n", &save); line && !addr; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long start, end, off, inode;
-		unsigned major, minor;
-		struct stat st;
-		int n = 0;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &off, &major, &minor,
-			   &inode, &n) < 6 || off != 0 || !n || line[n] != '/' || inode != (unsigned long long)ino)
-			continue;
-		if (stat(line + n, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
-			addr = start + offset;
-	}
-	free(maps);
-	return addr;
+	return base + cz->unlock_offset;
 }
 
 /* Finds pthread_mutex_unlock in pid (libc is mapped by the dynamic loader,
  * after the exec) and opens the traps of its threads. */
-static void find_unlock(pid_t pid)
+static void find_unlock(struct causal_cmd *cz, pid_t pid)
 {
-	uint64_t *at = psup_u64map_find(&cz.unlock_at, (uint64_t)pid), addr;
+	uint64_t *at = psup_u64map_find(&cz->unlock_at, (uint64_t)pid), addr;
 	struct unlock_trap *tr;
 	bool created;
 
 	if (at && *at != UNLOCK_NONE)
 		return;
-	addr = unlock_address(pid);
+	addr = unlock_address(cz, pid);
 	if (!addr)
 		return;
-	at = psup_u64map_upsert(&cz.unlock_at, (uint64_t)pid, &created);
+	at = psup_u64map_upsert(&cz->unlock_at, (uint64_t)pid, &created);
 	if (!at)
 		return;
 	*at = addr + 1;
 	pr_debug("causal: pthread_mutex_unlock of %d at %#llx", pid, (unsigned long long)addr);
-	for (size_t i = 0; (tr = next_trap(&i));)
+	for (size_t i = 0; (tr = next_trap(cz, &i));)
 		if (tr->pid == pid)
-			trap_open(tr);
+			trap_open(cz, tr);
 }
 
-static void trap_forget_process(pid_t pid)
+static void trap_forget_process(struct causal_cmd *cz, pid_t pid)
 {
 	struct unlock_trap *tr;
 
-	for (size_t i = 0; (tr = next_trap(&i));)
+	for (size_t i = 0; (tr = next_trap(cz, &i));)
 		if (tr->pid == pid)
-			trap_close(tr);
-	psup_u64map_remove(&cz.unlock_at, (uint64_t)pid);
+			trap_close(cz, tr);
+	psup_u64map_remove(&cz->unlock_at, (uint64_t)pid);
 }
 
-static void trap_thread_new(pid_t tid, pid_t pid)
+static void trap_thread_new(struct causal_cmd *cz, pid_t tid, pid_t pid)
 {
 	struct unlock_trap *tr;
 	uint64_t *slot;
 	bool created;
 
-	if (!cz.filter || cz.traps_failed)
+	if (!cz->filter || cz->traps_failed)
 		return;
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return;
-	slot = psup_u64map_upsert(&cz.traps, (uint64_t)tid, &created);
+	slot = psup_u64map_upsert(&cz->traps, (uint64_t)tid, &created);
 	if (!slot) {
 		free(tr);
 		return;
 	}
 	if (!created && *slot) {
 		struct unlock_trap *old = (struct unlock_trap *)(uintptr_t)*slot;
-		trap_close(old);
+		trap_close(cz, old);
 		free(old);
 	}
 	tr->tid = tid;
@@ -597,82 +615,83 @@ static void trap_thread_new(pid_t tid, pid_t pid)
 	*slot = (uint64_t)(uintptr_t)tr;
 }
 
-static void trap_thread_gone(pid_t tid)
+static void trap_thread_gone(struct causal_cmd *cz, pid_t tid)
 {
-	uint64_t *slot = psup_u64map_find(&cz.traps, (uint64_t)tid);
+	uint64_t *slot = psup_u64map_find(&cz->traps, (uint64_t)tid);
 
 	if (!slot || !*slot)
 		return;
 	struct unlock_trap *tr = (struct unlock_trap *)(uintptr_t)*slot;
-	trap_close(tr);
+	trap_close(cz, tr);
 	free(tr);
-	psup_u64map_remove(&cz.traps, (uint64_t)tid);
+	psup_u64map_remove(&cz->traps, (uint64_t)tid);
 }
 
 /* Arms the traps of the threads that owe, disarms the others; gives one to
  * the threads that blocked psup's signal when last looked at. */
-static void traps_update(uint64_t now)
+static void traps_update(struct causal_cmd *cz, uint64_t now)
 {
 	struct unlock_trap *tr;
 
-	for (size_t i = 0; (tr = next_trap(&i));) {
+	for (size_t i = 0; (tr = next_trap(cz, &i));) {
 		if (tr->fd < 0 && tr->retry_at && now >= tr->retry_at) {
 			tr->retry_at = 0;
-			trap_open(tr);
+			trap_open(cz, tr);
 		}
 		if (tr->fd >= 0)
-			trap_arm(tr, !cz.failed && exp_causal_trap_wanted(cz.eng, tr->tid));
+			trap_arm(tr, !cz->failed && exp_causal_trap_wanted(cz->eng, tr->tid));
 	}
 }
 
-static void traps_release(void)
+static void traps_release(struct causal_cmd *cz)
 {
 	struct unlock_trap *tr;
 
-	for (size_t i = 0; (tr = next_trap(&i));) {
+	for (size_t i = 0; (tr = next_trap(cz, &i));) {
 		if (tr->fd >= 0)
 			close(tr->fd);
 		free(tr);
 	}
-	psup_u64map_release(&cz.traps);
-	psup_u64map_release(&cz.unlock_at);
-	psup_u64map_release(&cz.trap_fds);
+	psup_u64map_release(&cz->traps);
+	psup_u64map_release(&cz->unlock_at);
+	psup_u64map_release(&cz->trap_fds);
 }
 
-bool cmd_causal_own_breakpoint(pid_t tid, uint64_t addr)
+static bool causal_own_breakpoint(struct rec_mode *m, pid_t tid, uint64_t addr)
 {
-	uint64_t *v = psup_u64map_find(&cz.traps, (uint64_t)tid);
+	struct causal_cmd *cz = to_causal(m);
+	uint64_t *v = psup_u64map_find(&cz->traps, (uint64_t)tid);
 	const struct unlock_trap *tr = v ? (const struct unlock_trap *)(uintptr_t)*v : NULL;
-	uint64_t *at = tr && tr->fd >= 0 ? psup_u64map_find(&cz.unlock_at, (uint64_t)tr->pid) : NULL;
+	uint64_t *at = tr && tr->fd >= 0 ? psup_u64map_find(&cz->unlock_at, (uint64_t)tr->pid) : NULL;
 
 	if (at && *at != UNLOCK_NONE && *at - 1 == addr)
 		return true;
-	return cz.pp && exp_progress_has_breakpoint(cz.pp, tid, addr);
+	return cz->pp && exp_progress_has_breakpoint(cz->pp, tid, addr);
 }
 
 static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
 {
-	uint64_t *v = psup_u64map_find(&cz.traps, (uint64_t)tid);
+	struct causal_cmd *cz = arg;
+	uint64_t *v = psup_u64map_find(&cz->traps, (uint64_t)tid);
 	const struct unlock_trap *tr = v ? (const struct unlock_trap *)(uintptr_t)*v : NULL;
 
-	(void)arg;
 	if (!tr || tr->fd < 0 || !smp_bp_trap_is_ours(si, tr->fd)) {
 		/* one of a trap closed since (its signal was queued): psup's,
 		 * never the program's, and nothing to pay */
 		return si->si_signo == smp_witch_signal() && si->si_code == POLL_IN &&
-		       si->si_fd >= 0 && psup_u64map_find(&cz.trap_fds, (uint64_t)si->si_fd + 1);
+		       si->si_fd >= 0 && psup_u64map_find(&cz->trap_fds, (uint64_t)si->si_fd + 1);
 	}
 	/* It stays armed while it owes (each tick decides): Coz pays at
 	 * every unlock, so the wake after the release owes nothing, and a
 	 * woken waiter is credited for delays its waker really paid. */
 	struct user_regs_struct regs;
 	uint64_t mutex = 0;
-	if (cz.sup && sup_thread_regs(cz.sup, tid, &regs) == 0)
+	if (cz->sup && sup_thread_regs(cz->sup, tid, &regs) == 0)
 		mutex = regs.rdi; /* pthread_mutex_unlock(mutex) */
-	if (cz.eng)
-		exp_causal_trapped(cz.eng, tid, psup_now_ns(), mutex);
-	if (!cz.failed)
-		drain_now();
+	if (cz->eng)
+		exp_causal_trapped(cz->eng, tid, psup_now_ns(), mutex);
+	if (!cz->failed)
+		drain_now(cz);
 	return true;
 }
 
@@ -680,12 +699,12 @@ static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
 
 static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 {
+	struct causal_cmd *cz = arg;
 	uint64_t ns;
 
-	(void)arg;
-	if (cz.failed)
+	if (cz->failed)
 		return 0;
-	ns = exp_causal_hold(cz.eng, tid, in_syscall);
+	ns = exp_causal_hold(cz->eng, tid, in_syscall);
 	if (ns)
 		pr_trace("causal: hold %d for %llu us", tid, (unsigned long long)(ns / 1000));
 	return ns;
@@ -694,9 +713,9 @@ static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 /* Holds ran out: the samples taken while they ran are taken in first. */
 static void hook_due(void *arg)
 {
-	(void)arg;
-	if (!cz.failed)
-		drain_now();
+	struct causal_cmd *cz = arg;
+	if (!cz->failed)
+		drain_now(cz);
 }
 
 /* A hold ran out: the line ran on meanwhile, so the thread is held on
@@ -706,13 +725,13 @@ static void hook_due(void *arg)
  * shortens, t5110). */
 static uint64_t hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost, bool may_extend)
 {
+	struct causal_cmd *cz = arg;
 	uint64_t ns;
 
-	(void)arg;
-	exp_causal_held(cz.eng, tid, asked, lost);
-	if (!may_extend || cz.failed)
+	exp_causal_held(cz->eng, tid, asked, lost);
+	if (!may_extend || cz->failed)
 		return 0;
-	ns = exp_causal_hold_on(cz.eng, tid, psup_now_ns());
+	ns = exp_causal_hold_on(cz->eng, tid, psup_now_ns());
 	if (ns)
 		pr_trace("causal: hold %d on for %llu us", tid, (unsigned long long)(ns / 1000));
 	return ns;
@@ -728,51 +747,52 @@ static uint64_t hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost, b
  * after its credit). During every experiment, 0% included: the cost must not
  * depend on the speedup.
  */
-static void drain_now(void)
+static void drain_now(struct causal_cmd *cz)
 {
 	struct exp_causal_stats st;
 
-	exp_causal_stats(cz.eng, &st);
-	if (st.running && cz.drain && !cz.draining) {
-		cz.draining = true;
-		cz.drain(cz.drain_arg);
-		cz.draining = false;
+	exp_causal_stats(cz->eng, &st);
+	if (st.running && cz->drain && !cz->draining) {
+		cz->draining = true;
+		cz->drain(cz->drain_arg);
+		cz->draining = false;
 	}
 }
 
 static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
 {
-	(void)arg;
-	if (cz.failed)
+	struct causal_cmd *cz = arg;
+	if (cz->failed)
 		return false;
-	drain_now();
-	return exp_causal_syscall_enter(cz.eng, tid, nr, args, psup_now_ns());
+	drain_now(cz);
+	return exp_causal_syscall_enter(cz->eng, tid, nr, args, psup_now_ns());
 }
 
 /* The return of a wait for I/O or time: the samples taken while it waited
  * are taken in before the hold hook says what it owes. */
 static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)
 {
-	(void)arg;
+	struct causal_cmd *cz = arg;
 	(void)tid;
 	(void)nr;
 	(void)ret;
-	if (!cz.failed)
-		drain_now();
+	if (!cz->failed)
+		drain_now(cz);
 }
 
-void cmd_causal_session(struct sup_session *s)
+static void causal_session(struct rec_mode *m, struct sup_session *s)
 {
+	struct causal_cmd *cz = to_causal(m);
 	struct sup_pause_hooks h = {
 		.hold = hook_hold, .due = hook_due, .held = hook_held,
 		.syscall_enter = hook_enter, .syscall_exit = hook_exit,
-		.trap = cz.filter ? hook_trap : NULL,
+		.trap = cz->filter ? hook_trap : NULL, .arg = cz,
 	};
 
-	if (!cz.enabled || !cz.eng)
+	if (!cz->enabled || !cz->eng)
 		return;
-	cz.sup = s;
-	cz.root = sup_session_pid(s);
+	cz->sup = s;
+	cz->root = sup_session_pid(s);
 	/* Holds end on a timer: psup's own timers without the default 50 us
 	 * of slack (set after the spawn, so the program keeps its own). */
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
@@ -782,131 +802,154 @@ void cmd_causal_session(struct sup_session *s)
 
 /* ---- recorder events ------------------------------------------------- */
 
-static void remember_space(pid_t pid, struct sym_space *sp)
+static void remember_space(struct causal_cmd *cz, pid_t pid, struct sym_space *sp)
 {
-	uint64_t *v = psup_u64map_upsert(&cz.spaces, (uint64_t)pid, NULL);
+	uint64_t *v = psup_u64map_upsert(&cz->spaces, (uint64_t)pid, NULL);
 
 	if (v)
 		*v = (uintptr_t)sp;
 }
 
-static void find_points(struct sym_space *sp, pid_t pid)
+static void find_points(struct causal_cmd *cz, struct sym_space *sp, pid_t pid)
 {
-	if (!sp || !cz.pp)
+	if (!sp || !cz->pp)
 		return;
-	int err = exp_progress_process(cz.pp, sp, pid);
+	int err = exp_progress_process(cz->pp, sp, pid);
 	if (err < 0)
 		pr_debug("progress points in %d: %s", pid, strerror(-err));
 }
 
-void cmd_causal_thread_new(struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent, bool new_process)
+static int causal_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent,
+			     bool new_process)
 {
-	if (!cz.enabled || !cz.eng)
-		return;
+	struct causal_cmd *cz = to_causal(m);
+
+	if (!cz->enabled || !cz->eng)
+		return 0;
 	/* The new thread inherits its creator's count (Coz 3.4): the
 	 * creator's own credit (its wake from a join, say) must be in first,
 	 * or the new thread would owe delays inserted while its creator was
 	 * blocked. */
-	if (parent && !cz.failed)
-		drain_now();
-	if (exp_causal_thread_new(cz.eng, tid, pid, parent) < 0)
+	if (parent && !cz->failed)
+		drain_now(cz);
+	if (exp_causal_thread_new(cz->eng, tid, pid, parent) < 0)
 		pr_debug("causal: no state for thread %d", tid);
-	trap_thread_new(tid, pid);
+	trap_thread_new(cz, tid, pid);
 	if (new_process) {
-		remember_space(pid, sp);
+		remember_space(cz, pid, sp);
 		/* Before the root's exec its image is still psup's own. */
-		if (cz.root_exec_seen)
-			find_points(sp, pid);
+		if (cz->root_exec_seen)
+			find_points(cz, sp, pid);
 	}
-	if (cz.pp && exp_progress_thread_new(cz.pp, tid, pid) < 0)
+	if (cz->pp && exp_progress_thread_new(cz->pp, tid, pid) < 0)
 		pr_debug("causal: no progress counters for thread %d", tid);
+	return 0;
 }
 
-int cmd_causal_thread_gone(pid_t tid, bool exited, uint64_t time)
+static int causal_thread_gone(struct rec_mode *m, pid_t tid, bool exited, uint64_t time)
 {
+	struct causal_cmd *cz = to_causal(m);
 	int err = 0;
 
-	if (!cz.enabled || !cz.eng)
+	if (!cz->enabled || !cz->eng)
 		return 0;
 	/* A detach (attach mode's end, a stop request without the filter)
 	 * lets the threads go one by one, closing their counters: the
 	 * experiment ends with the first (for the others there is none left
 	 * to end), and the ticks start none while the session stops. */
-	if (!exited && !end_to_end() && !cz.failed)
-		err = fail(exp_causal_finish(cz.eng, time));
-	if (cz.pp)
-		exp_progress_thread_gone(cz.pp, tid);
-	trap_thread_gone(tid);
-	exp_causal_thread_gone(cz.eng, tid);
+	if (!exited && !end_to_end(cz) && !cz->failed)
+		err = fail(cz, exp_causal_finish(cz->eng, time));
+	if (cz->pp)
+		exp_progress_thread_gone(cz->pp, tid);
+	trap_thread_gone(cz, tid);
+	exp_causal_thread_gone(cz->eng, tid);
 	return err;
 }
 
-void cmd_causal_exec(struct sym_space *sp, pid_t pid)
+static void causal_exec(struct rec_mode *m, struct sym_space *sp, pid_t pid)
 {
-	if (!cz.enabled || !cz.eng)
+	struct causal_cmd *cz = to_causal(m);
+
+	if (!cz->enabled || !cz->eng)
 		return;
-	exp_causal_process_forget(cz.eng, pid);
+	exp_causal_process_forget(cz->eng, pid);
 	/* The kernel dropped the traps (remove_on_exec); the new image's
 	 * libc is found again. */
-	trap_forget_process(pid);
+	trap_forget_process(cz, pid);
 	/* Source-level counters of the new image count from their initial
 	 * values (visits before psup looked included). */
-	if (cz.pp)
-		exp_progress_process_exec(cz.pp, pid);
-	if (pid == cz.root) {
-		cz.root_exec_seen = true;
-		cz.exec_time = psup_now_ns();
+	if (cz->pp)
+		exp_progress_process_exec(cz->pp, pid);
+	if (pid == cz->root) {
+		cz->root_exec_seen = true;
+		cz->exec_time = psup_now_ns();
 	}
-	remember_space(pid, sp);
-	find_points(sp, pid);
+	remember_space(cz, pid, sp);
+	find_points(cz, sp, pid);
 }
 
-int cmd_causal_process_exit(pid_t pid, bool root, uint64_t time)
+static int causal_process_exit(struct rec_mode *m, pid_t pid, bool root, uint64_t time)
 {
+	struct causal_cmd *cz = to_causal(m);
 	int err = 0;
 
-	if (!cz.enabled || !cz.eng)
+	if (!cz->enabled || !cz->eng)
 		return 0;
 	/* Never delay the exit: the running experiment ends at the exit (cut
 	 * short), and nobody owes anything any more. */
-	if (root && !end_to_end() && !cz.failed)
-		err = fail(exp_causal_finish(cz.eng, time));
-	exp_causal_process_forget(cz.eng, pid);
-	if (cz.pp)
-		exp_progress_process_end(cz.pp, pid);
-	psup_u64map_remove(&cz.spaces, (uint64_t)pid);
+	if (root && !end_to_end(cz) && !cz->failed)
+		err = fail(cz, exp_causal_finish(cz->eng, time));
+	exp_causal_process_forget(cz->eng, pid);
+	if (cz->pp)
+		exp_progress_process_end(cz->pp, pid);
+	psup_u64map_remove(&cz->spaces, (uint64_t)pid);
 	return err;
 }
 
-void cmd_causal_sample(struct sym_space *sp, pid_t pid, pid_t tid, const uint64_t *pcs, unsigned n,
-		       uint64_t time, uint64_t period, int cpu)
+static int causal_sample(struct rec_mode *m, const struct rec_sample *s)
 {
-	if (!cz.enabled || !cz.eng || cz.failed || !n)
-		return;
-	if (cz.clock)
-		exp_causal_observe_period(cz.eng, period);
-	exp_causal_sample(cz.eng, sp, pid, tid, pcs, n, time, cpu);
-	if (cz.pp)
-		exp_progress_sample(cz.pp, pid, pcs[0]);
+	struct causal_cmd *cz = to_causal(m);
+
+	if (!cz->enabled || !cz->eng || cz->failed || !s->n)
+		return 0;
+	if (cz->clock)
+		exp_causal_observe_period(cz->eng, s->period);
+	exp_causal_sample(cz->eng, s->sp, s->pid, s->tid, s->pcs, s->n, s->time, s->cpu);
+	if (cz->pp)
+		exp_progress_sample(cz->pp, s->pid, s->pcs[0]);
+	return 0;
 }
 
-void cmd_causal_switch(pid_t tid, bool out, bool preempt, uint64_t time, int cpu)
+static int causal_switch(struct rec_mode *m, const struct smp_switch *sw)
 {
-	if (cz.enabled && cz.eng)
-		exp_causal_switch(cz.eng, tid, out, preempt, time, cpu);
+	struct causal_cmd *cz = to_causal(m);
+
+	if (cz->enabled && cz->eng)
+		exp_causal_switch(cz->eng, sw->tid, sw->out, sw->preempt, sw->time, sw->cpu);
+	return 0;
 }
 
-void cmd_causal_block_futex(pid_t tid)
+static int causal_block(struct rec_mode *m, const struct smp_block *b, enum exp_block_kind kind,
+			uint64_t futex)
 {
+	struct causal_cmd *cz = to_causal(m);
+
+	(void)futex;
 	/* With interception, crediting happens at the call's return instead. */
-	if (cz.enabled && cz.eng && !cz.filter)
-		exp_causal_block_futex(cz.eng, tid);
+	if (kind == EXP_BLOCK_FUTEX && cz->enabled && cz->eng && !cz->filter)
+		exp_causal_block_futex(cz->eng, b->tid);
+	return 0;
 }
 
-void cmd_causal_wakeup(pid_t waker, pid_t wakee, uint64_t time)
+/* Every wakeup has an unsampled record (a sampled twin only adds a stack). */
+static int causal_wakeup(struct rec_mode *m, const struct smp_wakeup *wk, uint64_t node)
 {
-	if (cz.enabled && cz.eng)
-		exp_causal_wakeup(cz.eng, waker, wakee, time);
+	struct causal_cmd *cz = to_causal(m);
+
+	(void)node;
+	if (!wk->sampled && cz->enabled && cz->eng)
+		exp_causal_wakeup(cz->eng, wk->tid, wk->wakee_tid, wk->time);
+	return 0;
 }
 
 /* Only a thread on a CPU or waiting for one is paused: the switch records
@@ -914,135 +957,133 @@ void cmd_causal_wakeup(pid_t waker, pid_t wakee, uint64_t time)
  * thread blocked meanwhile is let go at its stop anyway). */
 static bool is_runnable(pid_t tid)
 {
-	char path[64], *buf;
-	bool r = false;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-	if (psup_read_file(path, &buf, NULL) == 0) {
-		const char *st = strrchr(buf, ')');
-		r = st && st[1] == ' ' && st[2] == 'R';
-		free(buf);
-	}
-	return r;
+	return sup_proc_state(tid, &state) == 0 && state == 'R';
 }
 
-/* The processes' symbol spaces from slot *i of cz.spaces on: the next
+/* The processes' symbol spaces from slot *i of cz->spaces on: the next
  * one (*pid its process), *i past it; NULL at the end. Before the root's
  * exec its image is still psup's own: skipped. */
-static struct sym_space *next_space(size_t *i, pid_t *pid)
+static struct sym_space *next_space(struct causal_cmd *cz, size_t *i, pid_t *pid)
 {
-	for (; *i < cz.spaces.cap; (*i)++) {
-		if (!cz.spaces.keys[*i] || !cz.spaces.vals[*i])
+	for (; *i < cz->spaces.cap; (*i)++) {
+		if (!cz->spaces.keys[*i] || !cz->spaces.vals[*i])
 			continue;
-		*pid = (pid_t)cz.spaces.keys[*i];
-		if (*pid == cz.root && !cz.root_exec_seen)
+		*pid = (pid_t)cz->spaces.keys[*i];
+		if (*pid == cz->root && !cz->root_exec_seen)
 			continue;
-		return (struct sym_space *)(uintptr_t)cz.spaces.vals[(*i)++];
+		return (struct sym_space *)(uintptr_t)cz->spaces.vals[(*i)++];
 	}
 	return NULL;
 }
 
-static void rescan(uint64_t now)
+static void rescan(struct causal_cmd *cz, uint64_t now)
 {
 	struct sym_space *sp;
 	pid_t pid;
 
-	if (now - cz.last_rescan < CAUSAL_RESCAN_NS)
+	if (now - cz->last_rescan < CAUSAL_RESCAN_NS)
 		return;
-	cz.last_rescan = now;
-	for (size_t i = 0; (sp = next_space(&i, &pid));)
-		find_points(sp, pid);
-	if (!cz.warned_no_points && !end_to_end() && cz.root_exec_seen && cz.exec_time &&
-	    now - cz.exec_time > CAUSAL_RESCAN_NS && exp_progress_npoints(cz.pp) == 0) {
-		cz.warned_no_points = true;
+	cz->last_rescan = now;
+	for (size_t i = 0; (sp = next_space(cz, &i, &pid));)
+		find_points(cz, sp, pid);
+	if (!cz->warned_no_points && !end_to_end(cz) && cz->root_exec_seen && cz->exec_time &&
+	    now - cz->exec_time > CAUSAL_RESCAN_NS && exp_progress_npoints(cz->pp) == 0) {
+		cz->warned_no_points = true;
 		pr_warn("causal: the program has no progress point (no psup.h or coz.h counter was "
 			"found); give one with -p, --latency, --sampled-progress, or use --runs");
 	}
 }
 
 /* Intercepted calls cost a ptrace stop each: say so when they are many. */
-static void check_rate(uint64_t now)
+static void check_rate(struct causal_cmd *cz, uint64_t now)
 {
-	if (!cz.filter || cz.warned_rate)
+	if (!cz->filter || cz->warned_rate)
 		return;
-	if (!cz.rate_t0 || cz.ps_cur.seccomp_stops < cz.rate_stops0) {
-		cz.rate_t0 = now;
-		cz.rate_stops0 = cz.ps_cur.seccomp_stops;
+	if (!cz->rate_t0 || cz->ps_cur.seccomp_stops < cz->rate_stops0) {
+		cz->rate_t0 = now;
+		cz->rate_stops0 = cz->ps_cur.seccomp_stops;
 		return;
 	}
-	if (now - cz.rate_t0 < 1000000000ULL)
+	if (now - cz->rate_t0 < 1000000000ULL)
 		return;
-	double rate = (double)(cz.ps_cur.seccomp_stops - cz.rate_stops0) * 1e9 / (double)(now - cz.rate_t0);
-	cz.rate_t0 = now;
-	cz.rate_stops0 = cz.ps_cur.seccomp_stops;
+	double rate = (double)(cz->ps_cur.seccomp_stops - cz->rate_stops0) * 1e9 / (double)(now - cz->rate_t0);
+	cz->rate_t0 = now;
+	cz->rate_stops0 = cz->ps_cur.seccomp_stops;
 	if (rate < 2000)
 		return;
-	cz.warned_rate = true;
+	cz->warned_rate = true;
 	pr_warn("causal: %.0f synchronization and blocking calls/s intercepted, each a ptrace stop (tens to "
 		"hundreds of us on a VM): the program runs slower under psup; %s--no-intercept credits "
 		"blocked threads from switch records instead (cheaper, less exact)", rate,
-		cz.no_wake_stops ? "" : "--no-wake-stops lets the wakes run without a stop (see README), ");
+		cz->no_wake_stops ? "" : "--no-wake-stops lets the wakes run without a stop (see README), ");
 }
 
-int cmd_causal_tick(uint64_t now)
+static int causal_tick(struct rec_mode *m, uint64_t now)
 {
+	struct causal_cmd *cz = to_causal(m);
 	pid_t tids[MAX_CANDIDATES];
 	unsigned n;
 	int err;
 
-	if (!cz.enabled || !cz.eng || cz.failed || !cz.sup)
+	if (!cz->enabled || !cz->eng || cz->failed || !cz->sup)
 		return 0;
-	if (cz.pp) {
+	if (cz->pp) {
 		char msg[512];
-		rescan(now);
-		while (exp_progress_check(cz.pp, now, msg, sizeof(msg)) > 0)
+		rescan(cz, now);
+		while (exp_progress_check(cz->pp, now, msg, sizeof(msg)) > 0)
 			pr_warn("%s", msg);
 	}
-	sup_session_pause_stats(cz.sup, &cz.ps_cur);
-	/* Detaching (cmd_causal_thread_gone): no experiment, no pause. */
-	if (sup_session_is_stopping(cz.sup))
+	sup_session_pause_stats(cz->sup, &cz->ps_cur);
+	/* Detaching (causal_thread_gone): no experiment, no pause. */
+	if (sup_session_is_stopping(cz->sup))
 		return 0;
-	check_rate(now);
-	if (!cz.root_exec_seen)
+	check_rate(cz, now);
+	if (!cz->root_exec_seen)
 		return 0;
 	/* End to end, the run is the experiment: no state machine. */
-	if (!end_to_end()) {
-		err = exp_causal_tick(cz.eng, now);
+	if (!end_to_end(cz)) {
+		err = exp_causal_tick(cz->eng, now);
 		if (err < 0)
-			return fail(err);
+			return fail(cz, err);
 	}
-	if (cz.filter && !cz.traps_failed && now - cz.last_unlock_scan >= UNLOCK_SCAN_NS) {
+	if (cz->filter && !cz->traps_failed && now - cz->last_unlock_scan >= UNLOCK_SCAN_NS) {
 		pid_t pid;
-		cz.last_unlock_scan = now;
-		for (size_t i = 0; next_space(&i, &pid);)
-			find_unlock(pid);
+		cz->last_unlock_scan = now;
+		for (size_t i = 0; next_space(cz, &i, &pid);)
+			find_unlock(cz, pid);
 	}
-	if (cz.filter)
-		traps_update(now);
-	n = exp_causal_pause_candidates(cz.eng, tids, MAX_CANDIDATES);
+	if (cz->filter)
+		traps_update(cz, now);
+	n = exp_causal_pause_candidates(cz->eng, tids, MAX_CANDIDATES);
 	for (unsigned i = 0; i < n; i++) {
-		if (sup_thread_is_held(cz.sup, tids[i]) || !is_runnable(tids[i]))
+		if (sup_thread_is_held(cz->sup, tids[i]) || !is_runnable(tids[i]))
 			continue;
-		err = sup_thread_pause(cz.sup, tids[i]);
+		err = sup_thread_pause(cz->sup, tids[i]);
 		if (err < 0 && err != -EALREADY)
 			pr_trace("pause of %d: %s", tids[i], strerror(-err));
 	}
 	return 0;
 }
 
-int cmd_causal_flush(void)
+static int causal_flush(struct rec_mode *m)
 {
-	if (!cz.enabled || !cz.eng || cz.failed)
+	struct causal_cmd *cz = to_causal(m);
+
+	if (!cz->enabled || !cz->eng || cz->failed)
 		return 0;
-	return fail(exp_causal_flush(cz.eng));
+	return fail(cz, exp_causal_flush(cz->eng));
 }
 
-int cmd_causal_run_begin(void)
+static int causal_run_begin(struct rec_mode *m)
 {
-	if (!cz.enabled || !cz.eng || !end_to_end())
+	struct causal_cmd *cz = to_causal(m);
+
+	if (!cz->enabled || !cz->eng || !end_to_end(cz))
 		return 0;
-	cz.root_exec_seen = false;
-	return exp_causal_run_begin(cz.eng, psup_now_ns());
+	cz->root_exec_seen = false;
+	return exp_causal_run_begin(cz->eng, psup_now_ns());
 }
 
 static void add_stats(struct sup_pause_stats *to, const struct sup_pause_stats *s)
@@ -1059,37 +1100,40 @@ static void add_stats(struct sup_pause_stats *to, const struct sup_pause_stats *
 	to->trap_stops += s->trap_stops;
 }
 
-int cmd_causal_run_end(void)
+static int causal_run_end(struct rec_mode *m)
 {
-	if (!cz.enabled || !cz.eng)
+	struct causal_cmd *cz = to_causal(m);
+
+	if (!cz->enabled || !cz->eng)
 		return 0;
 	/* The session is freed after this: keep its statistics. */
-	if (cz.sup) {
-		sup_session_pause_stats(cz.sup, &cz.ps_cur);
-		add_stats(&cz.ps_done, &cz.ps_cur);
-		memset(&cz.ps_cur, 0, sizeof(cz.ps_cur));
-		cz.sup = NULL;
+	if (cz->sup) {
+		sup_session_pause_stats(cz->sup, &cz->ps_cur);
+		add_stats(&cz->ps_done, &cz->ps_cur);
+		memset(&cz->ps_cur, 0, sizeof(cz->ps_cur));
+		cz->sup = NULL;
 	}
-	if (!end_to_end() || cz.failed)
+	if (!end_to_end(cz) || cz->failed)
 		return 0;
-	return fail(exp_causal_run_end(cz.eng, psup_now_ns()));
+	return fail(cz, exp_causal_run_end(cz->eng, psup_now_ns()));
 }
 
-static bool check_end(void);
+static bool check_end(struct causal_cmd *cz);
 
-int cmd_causal_finish(void)
+static int causal_end(struct rec_mode *m)
 {
+	struct causal_cmd *cz = to_causal(m);
 	struct exp_causal_stats st;
-	struct sup_pause_stats ps = cz.ps_done;
+	struct sup_pause_stats ps = cz->ps_done;
 	int err = 0;
 
-	if (!cz.enabled || !cz.eng)
+	if (!cz->enabled || !cz->eng)
 		return 0;
-	if (!cz.failed)
-		err = fail(exp_causal_finish(cz.eng, psup_now_ns()));
-	exp_causal_stats(cz.eng, &st);
-	/* cz.sup may be freed already (rec_end frees the session first). */
-	add_stats(&ps, &cz.ps_cur);
+	if (!cz->failed)
+		err = fail(cz, exp_causal_finish(cz->eng, psup_now_ns()));
+	exp_causal_stats(cz->eng, &st);
+	/* cz->sup may be freed already (rec_end frees the session first). */
+	add_stats(&ps, &cz->ps_cur);
 	pr_info("causal: %llu experiment%s (%llu cut short and dropped), %u lines in scope",
 		(unsigned long long)st.experiments, st.experiments == 1 ? "" : "s",
 		(unsigned long long)st.dropped, st.lines);
@@ -1106,98 +1150,155 @@ int cmd_causal_finish(void)
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops,
 			(unsigned long long)ps.trap_stops);
-	cz.bad_end = check_end();
+	cz->bad_end = check_end(cz);
 	return err;
 }
 
-static bool check_end(void)
+static bool check_end(struct causal_cmd *cz)
 {
 	struct exp_point_value vals[MAX_SPECS];
 	struct exp_causal_stats st;
 	int n;
 
-	if (!cz.enabled || !cz.eng || cz.failed)
+	if (!cz->enabled || !cz->eng || cz->failed)
 		return false;
-	n = cz.pp ? exp_progress_read(cz.pp, vals, MAX_SPECS) : 0;
-	for (int i = 0; i < n && i < (int)cz.nspecs; i++) {
+	n = cz->pp ? exp_progress_read(cz->pp, vals, MAX_SPECS) : 0;
+	for (int i = 0; i < n && i < (int)cz->nspecs; i++) {
 		if (!vals[i].resolved) {
 			pr_err("progress point '%s' matches no code of the program (no such FILE:LINE or "
-			       "function in its images); see 'psup report' for the run", cz.specs[i].text);
+			       "function in its images); see 'psup report' for the run", cz->specs[i].text);
 			return true;
 		}
 	}
-	if (!end_to_end() && n <= 0) {
+	if (!end_to_end(cz) && n <= 0) {
 		pr_err("--causal: the program has no progress point (no psup.h or coz.h counter); give "
 		       "one with -p FILE:LINE|FUNCTION, --latency BEGIN,END or --sampled-progress SPEC, "
 		       "or use --runs N for whole-program time");
 		return true;
 	}
-	exp_causal_stats(cz.eng, &st);
-	if (cz.line && !st.fixed_line_seen) {
+	exp_causal_stats(cz->eng, &st);
+	if (cz->line && !st.fixed_line_seen) {
 		pr_err("--line %s: no sample of the program fell on that line (no such line in "
-		       "scope, or it never ran)", cz.line);
+		       "scope, or it never ran)", cz->line);
 		return true;
 	}
 	return false;
 }
 
-bool cmd_causal_bad_end(void)
+static bool causal_bad_end(struct rec_mode *m)
 {
-	return cz.bad_end;
+	struct causal_cmd *cz = to_causal(m);
+
+	return cz->bad_end;
 }
 
-void cmd_causal_stop(void)
+static void causal_stop(struct rec_mode *m)
 {
+	struct causal_cmd *cz = to_causal(m);
+
 	/* Every hook checks this: the program runs on, traced (the filter
 	 * needs its tracer) but never held again. */
-	cz.failed = true;
+	cz->failed = true;
 }
 
-const char *cmd_causal_progress(void)
+static void causal_progress(struct rec_mode *m, char *buf, size_t len)
 {
+	struct causal_cmd *cz = to_causal(m);
 	struct exp_causal_stats st;
 
-	if (!cz.enabled || !cz.eng)
-		return "";
-	exp_causal_stats(cz.eng, &st);
-	snprintf(cz.progress, sizeof(cz.progress), ", %llu experiment%s",
+	if (!cz->enabled || !cz->eng)
+		return;
+	exp_causal_stats(cz->eng, &st);
+	snprintf(buf, len, ", %llu experiment%s",
 		 (unsigned long long)st.experiments, st.experiments == 1 ? "" : "s");
-	return cz.progress;
 }
 
-void cmd_causal_release(void)
+static void causal_free(struct rec_mode *m)
 {
-	exp_causal_free(cz.eng);
-	cz.eng = NULL;
-	exp_progress_free(cz.pp);
-	cz.pp = NULL;
-	psup_u64map_release(&cz.spaces);
-	traps_release();
-	for (unsigned i = 0; i < cz.nlatency_dup; i++)
-		free(cz.latency_dup[i]);
-	cz.nlatency_dup = 0;
-	cz.sup = NULL;
+	struct causal_cmd *cz = to_causal(m);
+
+	exp_causal_free(cz->eng);
+	cz->eng = NULL;
+	exp_progress_free(cz->pp);
+	cz->pp = NULL;
+	psup_u64map_release(&cz->spaces);
+	traps_release(cz);
+	for (unsigned i = 0; i < cz->nlatency_dup; i++)
+		free(cz->latency_dup[i]);
+	cz->nlatency_dup = 0;
+	cz->sup = NULL;
+	free(cz);
 }
 
-void cmd_causal_thread_exiting(pid_t tid, pid_t pid)
+static int causal_thread_exiting(struct rec_mode *m, pid_t tid, pid_t pid)
 {
+	struct causal_cmd *cz = to_causal(m);
+
 	/* The last chance to read psup.h counters: after the reaping the
 	 * memory is gone (exact counts at exit: t5100-causal-count). */
-	if (cz.enabled && cz.pp)
-		exp_progress_thread_exiting(cz.pp, tid, pid);
+	if (cz->enabled && cz->pp)
+		exp_progress_thread_exiting(cz->pp, tid, pid);
+	return 0;
 }
 
-unsigned cmd_causal_debug_slots(void)
+static unsigned causal_debug_slots(struct rec_mode *m)
 {
+	struct causal_cmd *cz = to_causal(m);
 	unsigned n = 0;
 
 	/* one hardware breakpoint per -p or --latency end, before lookups
 	 * (sampled points and source-level counters take none) */
-	for (unsigned i = 0; i < cz.nspecs; i++)
-		if (!cz.specs[i].sampled)
+	for (unsigned i = 0; i < cz->nspecs; i++)
+		if (!cz->specs[i].sampled)
 			n++;
 	/* and the unlock trap of run mode with interception */
-	if (cz.enabled && !cz.attach && !cz.no_intercept)
+	if (cz->enabled && !cz->attach && !cz->no_intercept)
 		n++;
 	return n < 4 ? n : 4;
+}
+
+struct rec_mode *rec_causal_new(void)
+{
+	struct causal_cmd *cz = calloc(1, sizeof(*cz));
+
+	if (!cz)
+		return NULL;
+	cz->runs = 1;
+	cz->speedup = -1;
+	cz->mode = (struct rec_mode){
+		.name = "causal",
+		.options = causal_options,
+		.option = causal_option,
+		.debug_slots = causal_debug_slots,
+		.check = causal_check,
+		.usage = causal_usage,
+		.usage_own_section = true,
+		.enabled = causal_enabled,
+		.start = causal_start,
+		.spawn_flags = causal_spawn_flags,
+		.runs = causal_runs,
+		.tick_ns = causal_tick_ns,
+		.header = causal_header,
+		.session = causal_session,
+		.run_begin = causal_run_begin,
+		.run_end = causal_run_end,
+		.thread_new = causal_thread_new,
+		.thread_exiting = causal_thread_exiting,
+		.thread_gone = causal_thread_gone,
+		.exec = causal_exec,
+		.process_exit = causal_process_exit,
+		.sample = causal_sample,
+		.context_switch = causal_switch,
+		.block = causal_block,
+		.wakeup = causal_wakeup,
+		.own_breakpoint = causal_own_breakpoint,
+		.tick = causal_tick,
+		.flush = causal_flush,
+		.progress = causal_progress,
+		.end = causal_end,
+		.stop = causal_stop,
+		.bad_end = causal_bad_end,
+		.free = causal_free,
+	};
+	return &cz->mode;
 }

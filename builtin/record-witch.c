@@ -23,9 +23,10 @@
  * here, the unwinding of a snapshot about as much; the default period keeps
  * it under 5% (README, "Witch").
  */
-#include "builtin/record-witch.h"
+#include "builtin/record.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -71,6 +72,21 @@
 #define TRAP_BRKPT 1
 #endif
 
+struct witch_options {
+	unsigned kinds;      /* 1 << enum exp_witch_kind; 0: witch is off */
+	uint64_t period;     /* ns of task-clock (or events of a precise event); 0: default */
+	double fp_precision; /* relative */
+	bool exact;          /* --witch-exact */
+	bool by_insns;       /* --witch-weight instructions (else time) */
+	bool weight_given;   /* --witch-weight was given */
+	unsigned slots;      /* debug registers for witch per thread (4 - breakpoint progress points) */
+};
+
+/* The ids of its options. */
+enum {
+	WITCH_OPT_KINDS, WITCH_OPT_PERIOD, WITCH_OPT_FP, WITCH_OPT_EXACT, WITCH_OPT_WEIGHT,
+	WITCH_NOPTS
+};
 /* A watch armed before its sampled access ran: what it watches and the
  * instruction it waits for. */
 struct wt_pending {
@@ -101,6 +117,7 @@ struct wt_thread {
 };
 
 struct rec_witch {
+	struct rec_mode mode;        /* first: the recorder's view */
 	struct witch_options o;
 	struct rep_writer *w;
 	struct exp_profile *prof;
@@ -124,12 +141,12 @@ struct rec_witch {
 
 /* ---- options -------------------------------------------------------------- */
 
-void witch_options_init(struct witch_options *o)
+static void witch_options_init(struct witch_options *o)
 {
 	*o = (struct witch_options){ .fp_precision = EXP_WEXACT_PRECISION, .slots = 4 };
 }
 
-int witch_option(struct witch_options *o, int opt, const char *arg)
+static int witch_option(struct witch_options *o, int opt, const char *arg)
 {
 	char *end;
 
@@ -202,7 +219,7 @@ int witch_option(struct witch_options *o, int opt, const char *arg)
 	}
 }
 
-int witch_options_check(const struct witch_options *o)
+static int witch_options_check(const struct witch_options *o)
 {
 	if (!o->kinds && (o->period || o->exact || o->weight_given)) {
 		pr_err("--witch-period, --witch-exact and --witch-weight need --witch dead,silent,load");
@@ -211,7 +228,7 @@ int witch_options_check(const struct witch_options *o)
 	return 0;
 }
 
-void witch_usage(FILE *f)
+static void witch_usage(FILE *f)
 {
 	fputs("      --witch LIST      watch memory accesses for waste (WITCH): dead (stores\n"
 	      "                        overwritten unread), silent (stores of the value already\n"
@@ -229,24 +246,15 @@ void witch_usage(FILE *f)
 
 /* ---- set-up ----------------------------------------------------------------- */
 
-int witch_new(const struct witch_options *o, struct rep_writer *w, struct exp_profile *prof,
-	      struct rec_witch **out)
+/* Sets up witch for a run recorded into w with profile contexts from prof.
+ * Returns 0 or -errno after an error message. */
+static int witch_start(struct rec_witch *x, struct rep_writer *w, struct exp_profile *prof)
 {
-	struct rec_witch *x;
+	const struct witch_options *o = &x->o;
 	int err;
 
-	*out = NULL;
-	if (!o->kinds)
-		return 0;
-	x = calloc(1, sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	x->o = *o;
 	x->w = w;
 	x->prof = prof;
-	psup_u64map_init(&x->threads);
-	psup_u64map_init(&x->fds);
-	psup_u64map_init(&x->exact_ctx);
 	x->rng = psup_rand_seed();
 	if (o->exact) {
 		err = exp_wexact_new(o->fp_precision, &x->exact);
@@ -271,10 +279,8 @@ int witch_new(const struct witch_options *o, struct rep_writer *w, struct exp_pr
 	}
 	if (err < 0) {
 		pr_err("cannot set up witch: %s", strerror(-err));
-		witch_free(x);
 		return err;
 	}
-	*out = x;
 	return 0;
 }
 
@@ -288,7 +294,7 @@ static void thread_free(struct rec_witch *x, struct wt_thread *t)
 	free(t);
 }
 
-void witch_free(struct rec_witch *x)
+static void witch_free(struct rec_witch *x)
 {
 	if (!x)
 		return;
@@ -303,7 +309,7 @@ void witch_free(struct rec_witch *x)
 	free(x);
 }
 
-void witch_session(struct rec_witch *x, struct sup_session *s)
+static void witch_session(struct rec_witch *x, struct sup_session *s)
 {
 	sigset_t own;
 
@@ -315,7 +321,7 @@ void witch_session(struct rec_witch *x, struct sup_session *s)
 	sup_session_set_own_signals(s, &own);
 }
 
-int witch_write_config(struct rec_witch *x)
+static int witch_write_config(struct rec_witch *x)
 {
 	char kinds[32] = "";
 
@@ -374,7 +380,7 @@ static int program_entry(pid_t pid, uint64_t *entry)
 	return err;
 }
 
-void witch_thread_new(struct rec_witch *x, pid_t tid, pid_t pid)
+static void witch_thread_new(struct rec_witch *x, pid_t tid, pid_t pid)
 {
 	struct wt_thread *t = calloc(1, sizeof(*t));
 	uint64_t *v;
@@ -430,7 +436,7 @@ void witch_thread_new(struct rec_witch *x, pid_t tid, pid_t pid)
 static void exact_flush_thread(struct rec_witch *x, struct wt_thread *t);
 
 
-void witch_thread_gone(struct rec_witch *x, pid_t tid)
+static void witch_thread_gone(struct rec_witch *x, pid_t tid)
 {
 	struct wt_thread *t = thread_find(x, tid);
 
@@ -442,7 +448,7 @@ void witch_thread_gone(struct rec_witch *x, pid_t tid)
 	thread_free(x, t);
 }
 
-void witch_exec(struct rec_witch *x, pid_t pid)
+static void witch_exec(struct rec_witch *x, pid_t pid)
 {
 	/* The threads were reported gone (their watches forgotten: the kernel
 	 * cleared the debug registers); addresses mean something else now. */
@@ -1150,7 +1156,7 @@ static int on_exact_step(struct rec_witch *x, struct sym_space *sp, struct wt_th
 
 /* ---- the hook ---------------------------------------------------------------- */
 
-int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int sig)
+static int witch_signal_stop(struct rec_witch *x, struct sym_space *sp, pid_t tid, int sig)
 {
 	struct wt_thread *t = thread_find(x, tid);
 	siginfo_t si;
@@ -1309,7 +1315,7 @@ static int write_exact(struct rec_witch *x)
 	return 0;
 }
 
-int witch_tick(struct rec_witch *x)
+static int witch_tick(struct rec_witch *x)
 {
 	uint64_t now = psup_now_ns();
 
@@ -1327,7 +1333,7 @@ int witch_tick(struct rec_witch *x)
 	return 0;
 }
 
-int witch_finish(struct rec_witch *x, bool quiet)
+static int witch_finish(struct rec_witch *x, bool quiet)
 {
 	int err;
 
@@ -1375,7 +1381,145 @@ int witch_finish(struct rec_witch *x, bool quiet)
 	return err ? err : x->err;
 }
 
-void witch_set_attach(struct rec_witch *x, bool attach)
+/* ---- the recorder's mode ------------------------------------------------------ */
+
+static struct rec_witch *to_witch(struct rec_mode *m)
 {
-	x->attach = attach;
+	return (struct rec_witch *)m;
 }
+
+static const struct rec_option witch_mode_options[] = {
+	{ "witch", required_argument, 0, WITCH_OPT_KINDS },
+	{ "witch-period", required_argument, 0, WITCH_OPT_PERIOD },
+	{ "witch-fp-precision", required_argument, 0, WITCH_OPT_FP },
+	{ "witch-exact", no_argument, 0, WITCH_OPT_EXACT },
+	{ "witch-weight", required_argument, 0, WITCH_OPT_WEIGHT },
+	{ NULL, 0, 0, 0 },
+};
+
+static int witch_mode_option(struct rec_mode *m, int id, const char *arg, bool attach)
+{
+	(void)attach;
+	return witch_option(&to_witch(m)->o, id, arg) ? 2 : -1;
+}
+
+static int witch_mode_check(struct rec_mode *m, bool attach, unsigned free_slots)
+{
+	struct witch_options *o = &to_witch(m)->o;
+
+	(void)attach;
+	/* x86 has 4 debug registers per thread: breakpoint progress points
+	 * first, witch's watchpoints get the rest */
+	o->slots = free_slots;
+	if (o->kinds && !o->slots) {
+		pr_err("--witch: the progress points (-p, --latency) take all 4 debug registers; "
+		       "use --sampled-progress or psup.h points for some of them");
+		return 2;
+	}
+	if (witch_options_check(o))
+		return 2;
+	return -1;
+}
+
+static void witch_mode_usage(FILE *f, bool attach)
+{
+	(void)attach;
+	witch_usage(f);
+}
+
+static bool witch_mode_enabled(const struct rec_mode *m)
+{
+	return ((const struct rec_witch *)m)->o.kinds != 0;
+}
+
+static int witch_mode_start(struct rec_mode *m, const struct rec_env *env)
+{
+	struct rec_witch *x = to_witch(m);
+
+	/* exact mode steps from the attach */
+	x->attach = env->attach;
+	return witch_start(x, env->w, env->prof);
+}
+
+/* The session exists, before its first thread is reported. */
+static int witch_mode_header(struct rec_mode *m, struct sup_session *s)
+{
+	witch_session(to_witch(m), s);
+	return witch_write_config(to_witch(m));
+}
+
+static int witch_mode_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid,
+				 pid_t parent, bool new_process)
+{
+	(void)sp;
+	(void)parent;
+	(void)new_process;
+	witch_thread_new(to_witch(m), tid, pid);
+	return 0;
+}
+
+static int witch_mode_thread_gone(struct rec_mode *m, pid_t tid, bool exited, uint64_t time)
+{
+	(void)exited;
+	(void)time;
+	witch_thread_gone(to_witch(m), tid);
+	return 0;
+}
+
+static void witch_mode_exec(struct rec_mode *m, struct sym_space *sp, pid_t pid)
+{
+	(void)sp;
+	witch_exec(to_witch(m), pid);
+}
+
+static int witch_mode_signal_stop(struct rec_mode *m, struct sym_space *sp, pid_t tid, int sig)
+{
+	return witch_signal_stop(to_witch(m), sp, tid, sig);
+}
+
+static int witch_mode_tick(struct rec_mode *m, uint64_t now)
+{
+	(void)now;
+	return witch_tick(to_witch(m));
+}
+
+static int witch_mode_finish(struct rec_mode *m, bool quiet)
+{
+	return witch_finish(to_witch(m), quiet);
+}
+
+static void witch_mode_free(struct rec_mode *m)
+{
+	witch_free(to_witch(m));
+}
+
+struct rec_mode *rec_witch_new(void)
+{
+	struct rec_witch *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	witch_options_init(&x->o);
+	psup_u64map_init(&x->threads);
+	psup_u64map_init(&x->fds);
+	psup_u64map_init(&x->exact_ctx);
+	x->mode = (struct rec_mode){
+		.name = "witch",
+		.options = witch_mode_options,
+		.option = witch_mode_option,
+		.check = witch_mode_check,
+		.usage = witch_mode_usage,
+		.enabled = witch_mode_enabled,
+		.start = witch_mode_start,
+		.header = witch_mode_header,
+		.thread_new = witch_mode_thread_new,
+		.thread_gone = witch_mode_thread_gone,
+		.exec = witch_mode_exec,
+		.signal_stop = witch_mode_signal_stop,
+		.tick = witch_mode_tick,
+		.finish = witch_mode_finish,
+		.free = witch_mode_free,
+	};
+	return &x->mode;
+}
+

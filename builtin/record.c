@@ -1,14 +1,13 @@
 /*
- * psup run / psup attach: wire the supervisor's thread events to the
- * sampler's per-thread rings, the rings' samples through unwinding and
- * symbols into the profile, and the profile into records.
+ * The recorder of psup run / psup attach: one event hub that wires the
+ * supervisor's thread events to the sampler's per-thread rings, the rings'
+ * samples through unwinding and symbols, and drives the modes (record.h)
+ * with the results; the calling contexts and the thread records are its
+ * own. It calls no mode by name.
  */
-#include "builtin/builtin.h"
-#include "builtin/record-witch.h"
-#include "builtin/record-causal.h"
+#include "builtin/record.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/hash.h"
@@ -75,9 +72,7 @@ struct rec {
 	bool quiet;
 	struct rep_writer *w;
 	struct smp_event *ev;
-	struct exp_profile *prof;
-	struct exp_tstate *ts;
-	struct exp_par *par;        /* idleness and lock blame */
+	struct exp_profile *prof;   /* calling contexts, and the samples' counts */
 	unsigned cpus;              /* CPUs the program may use */
 	struct sup_session *sup;
 	struct psup_u64map threads; /* tid -> struct rec_thread * */
@@ -97,15 +92,23 @@ struct rec {
 	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
 	unsigned records_pending;   /* threads whose record waits */
-	struct rec_witch *witch;    /* --witch (cmd-witch.c), NULL when off */
+	struct rec_mode **modes;    /* in the order their hooks are called */
+	unsigned nmodes;
+	bool own_writer;            /* w is closed (and removed on abort) here */
+	struct sup_hooks hooks;
 	/* The last thread reported gone, and when (before its events were
 	 * closed): a process ends right after its leader's reaping. */
 	pid_t last_gone;
 	uint64_t last_gone_ns;
 };
 
+/* Every mode m of r that has hook h: for_each_mode(r, m, h) { ... }. */
+#define for_each_mode(r, m, h)                                                          \
+	for (struct rec_mode **m##_it = (r)->modes, *m;                                 \
+	     m##_it < (r)->modes + (r)->nmodes && ((m = *m##_it), 1); m##_it++)          \
+		if (m->h)
+
 static int write_header(struct rec *r, pid_t pid);
-static void rec_abort(struct rec *r);
 
 static void rec_write_failed(struct rec *r, int err)
 {
@@ -117,7 +120,8 @@ static void rec_write_failed(struct rec *r, int err)
 	else
 		pr_err("cannot write %s: %s; profiling stops, the program runs on", r->path, strerror(-err));
 	/* Never harm the target for our own failure: let it go. */
-	cmd_causal_stop();
+	for_each_mode(r, m, stop)
+		m->stop(m);
 	if (r->sup)
 		sup_session_request_stop(r->sup);
 }
@@ -212,14 +216,12 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		r->pcs[0] = u->ip;
 		n = 1;
 	}
-	cmd_causal_sample(p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, s->time, s->period, s->cpu);
-	/* Any failure here (a write, or memory for a record whose id is now
-	 * taken) would leave later records pointing at nothing: stop. */
-	int64_t node = exp_profile_add(r->prof, p ? p->sp : NULL, s->pid, s->tid, r->pcs, n, flags);
-	if (node < 0)
-		rec_write_failed(r, (int)node);
-	else if (node > 0)
-		rec_write_failed(r, exp_par_sample(r->par, s->tid, s->time, (uint64_t)node));
+	struct rec_sample rs = {
+		.pid = s->pid, .tid = s->tid, .sp = p ? p->sp : NULL, .pcs = r->pcs, .n = n,
+		.time = s->time, .period = s->period, .cpu = s->cpu, .flags = flags,
+	};
+	for_each_mode(r, m, sample)
+		rec_write_failed(r, m->sample(m, &rs));
 }
 
 /* A CPU ring holds every task's samples: only the traced threads' count. */
@@ -256,9 +258,8 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 {
 	struct rec *r = arg;
 
-	exp_tstate_switch(r->ts, sw->tid, sw->time, sw->out, sw->preempt);
-	rec_write_failed(r, exp_par_switch(r->par, sw->tid, sw->time, sw->out, sw->preempt));
-	cmd_causal_switch(sw->tid, sw->out, sw->preempt, sw->time, sw->cpu);
+	for_each_mode(r, m, context_switch)
+		rec_write_failed(r, m->context_switch(m, sw));
 }
 
 /* What a thread blocks on, from the function it entered the kernel in,
@@ -292,12 +293,9 @@ static void on_block(void *arg, const struct smp_block *b)
 	if (v)
 		*v = raw ? BLOCK_RAW_SYSCALL : (uint64_t)kind + 1;
 out:
-	exp_tstate_block(r->ts, b->tid, kind);
 	/* The futex word: the first argument, after the number for syscall(2). */
-	if (kind == EXP_BLOCK_FUTEX) {
-		rec_write_failed(r, exp_par_block_futex(r->par, b->pid, b->tid, b->time, raw ? si : di));
-		cmd_causal_block_futex(b->tid);
-	}
+	for_each_mode(r, m, block)
+		rec_write_failed(r, m->block(m, b, kind, kind == EXP_BLOCK_FUTEX ? (raw ? si : di) : 0));
 }
 
 /* A traced thread woke another: if the wakee waited in a futex, the wait
@@ -312,8 +310,6 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 	if (!thread_find(r, wk->wakee_tid) || r->write_err)
 		return;
 	/* Every wakeup has an unsampled record; a sampled twin adds a stack. */
-	if (!wk->sampled)
-		cmd_causal_wakeup(wk->tid, wk->wakee_tid, wk->time);
 	if (wk->sampled && !(wk->have_regs && p && p->sp && r->unwind))
 		return; /* no context to add: its unsampled twin reports it */
 	if (wk->sampled) {
@@ -336,7 +332,8 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 			return;
 		node = (uint64_t)ctx;
 	}
-	rec_write_failed(r, exp_par_wake(r->par, wk->tid, wk->wakee_tid, wk->time, node));
+	for_each_mode(r, m, wakeup)
+		rec_write_failed(r, m->wakeup(m, wk, node));
 }
 
 static void drain_thread(struct rec *r, struct rec_thread *t)
@@ -365,81 +362,12 @@ static void on_cpu_ring(void *arg, int fd)
 			pr_debug("drain of CPU ring %u failed", i);
 }
 
-static void read_comm(pid_t tid, char *buf, size_t len)
-{
-	char path[64], *c;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
-	buf[0] = '\0';
-	if (psup_read_file(path, &c, NULL) == 0) {
-		snprintf(buf, len, "%s", c);
-		buf[strcspn(buf, "\n")] = '\0';
-		free(c);
-	}
-}
-
 static void on_thread_ring(void *arg, int fd)
 {
 	struct rec_thread *t = arg;
 
 	(void)fd;
 	drain_thread(t->r, t);
-}
-
-/*
- * A thread starts running (run mode: it is about to). One found by an attach
- * may be asleep: /proc says so, and its system call says on what.
- */
-static void start_thread_state(struct rec *r, pid_t tid)
-{
-	enum exp_block_kind kind = EXP_BLOCK_OTHER;
-	bool blocked = false;
-	char path[64], *buf;
-
-	if (!strcmp(r->mode, "attach")) {
-		snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-		if (psup_read_file(path, &buf, NULL) == 0) {
-			const char *st = strrchr(buf, ')');
-			blocked = st && (st[2] == 'S' || st[2] == 'D');
-			free(buf);
-		}
-		snprintf(path, sizeof(path), "/proc/%d/syscall", tid);
-		if (blocked && psup_read_file(path, &buf, NULL) == 0) {
-			switch (atoi(buf)) {
-			case SYS_futex:
-				kind = EXP_BLOCK_FUTEX;
-				break;
-			case SYS_nanosleep:
-			case SYS_clock_nanosleep:
-			case SYS_pause:
-			case SYS_rt_sigtimedwait:
-				kind = EXP_BLOCK_SLEEP;
-				break;
-			case SYS_read:
-			case SYS_write:
-			case SYS_poll:
-			case SYS_ppoll:
-			case SYS_select:
-			case SYS_pselect6:
-			case SYS_epoll_wait:
-			case SYS_epoll_pwait:
-			case SYS_recvfrom:
-			case SYS_recvmsg:
-			case SYS_accept:
-			case SYS_accept4:
-			case SYS_connect:
-				kind = EXP_BLOCK_IO;
-				break;
-			default:
-				break;
-			}
-			free(buf);
-		}
-	}
-	uint64_t now = psup_now_ns();
-	if (exp_tstate_thread_start(r->ts, tid, now, blocked, kind) < 0)
-		pr_debug("no state for thread %d", tid);
-	rec_write_failed(r, exp_par_thread_start(r->par, tid, now, !blocked));
 }
 
 /*
@@ -457,7 +385,7 @@ static struct rec_snapshot *snapshot_creator(struct rec *r, pid_t parent)
 	struct rec_snapshot *c;
 	int n;
 
-	if (!pt || !r->unwind)
+	if (!pt || !r->unwind || !r->sup)
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -572,11 +500,8 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	 * sup_spawn()/sup_attach(), once the pid is known. */
 	if (!r->header_written) {
 		rec_write_failed(r, write_header(r, pid));
-		if (r->witch) {
-			witch_set_attach(r->witch, !strcmp(r->mode, "attach"));
-			witch_session(r->witch, r->sup);
-			rec_write_failed(r, witch_write_config(r->witch));
-		}
+		for_each_mode(r, m, header)
+			rec_write_failed(r, m->header(m, r->sup));
 	}
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
@@ -593,11 +518,12 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->r = r;
 	t->tid = tid;
 	t->pid = pid;
-	err = smp_thread_open(r->ev, tid, ring_pages_for(r), &t->st);
+	err = r->ev ? smp_thread_open(r->ev, tid, ring_pages_for(r), &t->st) : -ENODEV;
 	r->threads_seen++;
 	if (err < 0) {
-		/* -ESRCH: the thread is already gone, nothing was missed. */
-		if (err != -ESRCH) {
+		/* -ESRCH: the thread is already gone, nothing was missed.
+		 * -ENODEV: a recorder without a sampler (rec_new_bare()). */
+		if (err != -ESRCH && err != -ENODEV) {
 			r->open_failures++;
 			pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
 		}
@@ -605,17 +531,15 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
 		pr_warn("cannot watch the ring of thread %d", tid);
 	}
-	if (r->witch)
-		witch_thread_new(r->witch, tid, pid);
-	start_thread_state(r, tid);
-	read_comm(tid, t->comm, sizeof(t->comm));
+	sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
 	t->created = psup_now_ns();
 	t->creator = snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
 	struct rec_proc *cp = proc_find(r, pid);
-	cmd_causal_thread_new(cp ? cp->sp : NULL, tid, pid, parent, new_process);
+	for_each_mode(r, m, thread_new)
+		rec_write_failed(r, m->thread_new(m, cp ? cp->sp : NULL, tid, pid, parent, new_process));
 }
 
 static void thread_close(struct rec *r, struct rec_thread *t)
@@ -628,35 +552,12 @@ static void thread_close(struct rec *r, struct rec_thread *t)
 	}
 }
 
-static void write_thread_times(struct rec *r, pid_t tid, bool exited, uint64_t now)
-{
-	struct exp_thread_times et;
-
-	if (exp_tstate_thread_end(r->ts, tid, now, exited, &et) < 0)
-		return;
-	struct rep_thread_times tt = {
-		.running = et.running,
-		.runnable = et.runnable,
-		.blocked_futex = et.blocked[EXP_BLOCK_FUTEX],
-		.blocked_io = et.blocked[EXP_BLOCK_IO],
-		.blocked_sleep = et.blocked[EXP_BLOCK_SLEEP],
-		.blocked_other = et.blocked[EXP_BLOCK_OTHER],
-	};
-	rec_write_failed(r, rep_write_thread_times(r->w, tid, now, &tt));
-}
-
 static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 {
 	struct rec *r = arg;
-	struct user_regs_struct regs;
 
-	cmd_causal_thread_exiting(tid, pid);
-	/* Its fs base is its struct pthread, whose tid word a join waits on:
-	 * the kernel's wakeup of the joiner comes after this thread's events
-	 * are gone (experiments/parallel.c blames the join on the exit). */
-	if (r->par && sup_thread_regs(r->sup, tid, &regs) == 0)
-		rec_write_failed(r, exp_par_thread_exiting(r->par, pid, tid, psup_now_ns(),
-							   regs.fs_base));
+	for_each_mode(r, m, thread_exiting)
+		rec_write_failed(r, m->thread_exiting(m, tid, pid));
 }
 
 static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
@@ -677,14 +578,13 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	drain_cpus(r);
 	if (t->record_pending)
 		thread_record(r, t);
-	if (r->witch)
-		witch_thread_gone(r->witch, tid);
-	rec_write_failed(r, cmd_causal_thread_gone(tid, exited, now));
+	for_each_mode(r, m, thread_gone)
+		rec_write_failed(r, m->thread_gone(m, tid, exited, now));
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	free(t);
-	write_thread_times(r, tid, exited, now);
-	rec_write_failed(r, exp_par_thread_end(r->par, tid, now));
+	for_each_mode(r, m, thread_drained)
+		rec_write_failed(r, m->thread_drained(m, tid, exited, now));
 	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
 	rec_write_failed(r, rep_write_thread_end(r->w, tid, now));
 }
@@ -706,9 +606,8 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	if (p)
 		psup_u64map_clear(&p->block_kinds); /* addresses of the old image */
 	exp_profile_forget_process(r->prof, pid);
-	if (r->witch)
-		witch_exec(r->witch, pid);
-	cmd_causal_exec(p ? p->sp : NULL, pid);
+	for_each_mode(r, m, exec)
+		m->exec(m, p ? p->sp : NULL, pid);
 	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
 }
 
@@ -718,7 +617,10 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 	/* The process ended when its leader was reaped, just before. */
 	uint64_t now = r->last_gone == pid ? r->last_gone_ns : psup_now_ns();
 
-	rec_write_failed(r, cmd_causal_process_exit(pid, r->sup && pid == sup_session_pid(r->sup), now));
+	bool root = r->sup && pid == sup_session_pid(r->sup);
+
+	for_each_mode(r, m, process_exit)
+		rec_write_failed(r, m->process_exit(m, pid, root, now));
 	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, now));
 	proc_drop(r, pid);
 }
@@ -728,15 +630,14 @@ static void flush(struct rec *r)
 	/* idleness and lock records name nodes the profile wrote already */
 	if (!r->write_err)
 		rec_write_failed(r, exp_profile_flush(r->prof));
-	if (!r->write_err)
-		rec_write_failed(r, exp_par_flush(r->par));
-	if (!r->write_err)
-		rec_write_failed(r, cmd_causal_flush());
+	for_each_mode(r, m, flush)
+		if (!r->write_err)
+			rec_write_failed(r, m->flush(m));
 	r->last_flush_ns = psup_now_ns();
 }
 
 /* Causal profiling needs every sample taken so far before it decides
- * what a thread owes at a synchronization call (cmd-causal.c). */
+ * what a thread owes at a synchronization call (record-causal.c). */
 static void drain_all(void *arg)
 {
 	struct rec *r = arg;
@@ -753,16 +654,13 @@ static void on_tick(void *arg)
 	uint64_t now = psup_now_ns();
 
 	thread_records_pending(r);
-	if (r->witch && !r->write_err)
-		rec_write_failed(r, witch_tick(r->witch));
 	/* Threads that sample slowly never reach the ring's watermark. Every
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
 	drain_all(r);
-	if (!r->write_err)
-		rec_write_failed(r, exp_par_advance(r->par, now));
-	if (!r->write_err)
-		rec_write_failed(r, cmd_causal_tick(now));
+	for_each_mode(r, m, tick)
+		if (!r->write_err)
+			rec_write_failed(r, m->tick(m, now));
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
 		interval = REC_FLUSH_MIN_NS;
@@ -773,220 +671,20 @@ static void on_tick(void *arg)
 	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
 		r->last_progress_ns = now;
 		unsigned n = sup_session_nthreads(r->sup);
+		char more[128] = "";
+		for_each_mode(r, m, progress)
+			m->progress(m, more + strlen(more), sizeof(more) - strlen(more));
 		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s%s",
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
-			      n, n == 1 ? "" : "s", cmd_causal_progress(),
-			      r->lost ? ", samples lost" : "");
+			      n, n == 1 ? "" : "s", more, r->lost ? ", samples lost" : "");
 	}
-}
-
-struct rec_options {
-	const char *output;
-	bool force;
-	const char *event;
-	uint64_t period;
-	unsigned jitter;
-	bool no_unwind;
-	bool no_lock_blame;
-	bool per_thread;
-	bool no_follow;
-	uint64_t duration_ns;
-	struct witch_options witch;
-};
-
-static void usage_run(FILE *f)
-{
-	fputs("usage: psup run [options] [--] COMMAND [ARGS...]\n"
-	      "\n"
-	      "Runs COMMAND under psup, sampling every thread of it and of its child\n"
-	      "processes, and writes a record for `psup report`. Nothing is preloaded or\n"
-	      "relinked. psup exits with COMMAND's exit status (or dies of its signal).\n"
-	      "\n", f);
-}
-
-static void usage_attach(FILE *f)
-{
-	fputs("usage: psup attach [options] PID\n"
-	      "\n"
-	      "Samples every thread of the running process PID, including threads it\n"
-	      "creates later, until it exits, Ctrl-C, SIGTERM or --duration; then detaches\n"
-	      "and leaves it running as before.\n"
-	      "\n", f);
-}
-
-static void usage_common(FILE *f, bool attach)
-{
-	fputs("options:\n"
-	      "  -o, --output FILE     record file (default psup.cbor; never overwritten\n"
-	      "                        unless --force)\n"
-	      "  -f, --force           overwrite FILE if it exists\n"
-	      "  -e, --event NAME      sampling event: task-clock (default), cpu-clock, or a\n"
-	      "                        hardware event through libpfm4 where the machine has a PMU\n"
-	      "  -c, --period N        sampling period, in ns for clock events (default\n"
-	      "                        1000000 = 1 ms), in events otherwise\n"
-	      "      --jitter PCT      randomize each period by up to +-PCT% (default 10; 0 off)\n"
-	      "      --no-call-graph   record the sampled instruction only, no unwinding\n"
-	      "      --no-lock-blame   no wakeup events: futex waits are not blamed on the\n"
-	      "                        threads that ended them (cheaper for programs that\n"
-	      "                        switch threads 10^5 times a second)\n"
-	      "      --sample-per-thread  one sampling timer per thread instead of one per\n"
-	      "                        CPU (the default when permitted: root or CAP_PERFMON)\n", f);
-	witch_usage(f);
-	if (attach)
-		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
-	else
-		fputs("      --no-follow-forks sample the first process only, not its children\n", f);
-	cmd_causal_usage(f, attach);
-	fputs("  -q, --quiet           no progress line, only errors\n"
-	      "  -v, --verbose         debug messages (-vv: every ptrace stop too)\n"
-	      "  -h, --help            this help\n", f);
-}
-
-/* Returns -1 to go on, or an exit status. */
-static int parse_options(int argc, char **argv, bool attach, struct rec_options *o)
-{
-	enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_NO_LOCKS, OPT_PER_THREAD,
-	       OPT_WITCH = 300 };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "period", required_argument, NULL, 'c' },
-		{ "jitter", required_argument, NULL, OPT_JITTER },
-		{ "no-call-graph", no_argument, NULL, OPT_NO_CG },
-		{ "no-lock-blame", no_argument, NULL, OPT_NO_LOCKS },
-		{ "sample-per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "no-follow-forks", no_argument, NULL, OPT_NO_FOLLOW },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "witch", required_argument, NULL, OPT_WITCH + WITCH_OPT_KINDS },
-		{ "witch-period", required_argument, NULL, OPT_WITCH + WITCH_OPT_PERIOD },
-		{ "witch-fp-precision", required_argument, NULL, OPT_WITCH + WITCH_OPT_FP },
-		{ "witch-exact", no_argument, NULL, OPT_WITCH + WITCH_OPT_EXACT },
-		{ "witch-weight", required_argument, NULL, OPT_WITCH + WITCH_OPT_WEIGHT },
-		CMD_CAUSAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *cmd = attach ? "attach" : "run";
-	int c;
-	long v;
-
-	*o = (struct rec_options){ .output = "psup.cbor", .event = "task-clock", .jitter = 10 };
-	witch_options_init(&o->witch);
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the command's name, so its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:fe:c:d:qvhp:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = true;
-			break;
-		case 'e':
-			o->event = optarg;
-			break;
-		case 'c': {
-			char *end;
-			errno = 0;
-			unsigned long long p = strtoull(optarg, &end, 10);
-			if (*end || errno || !p || optarg[0] == '-') {
-				pr_err("invalid period '%s': expected a positive integer", optarg);
-				return 2;
-			}
-			o->period = p;
-			break;
-		}
-		case OPT_JITTER:
-			if (psup_parse_long(optarg, 0, 50, &v) < 0) {
-				pr_err("invalid jitter '%s': expected a percentage from 0 to 50", optarg);
-				return 2;
-			}
-			o->jitter = (unsigned)v;
-			break;
-		case OPT_NO_CG:
-			o->no_unwind = true;
-			break;
-		case OPT_NO_LOCKS:
-			o->no_lock_blame = true;
-			break;
-		case OPT_PER_THREAD:
-			o->per_thread = true;
-			break;
-		case OPT_NO_FOLLOW:
-			if (attach)
-				goto unknown;
-			o->no_follow = true;
-			break;
-		case 'd': {
-			char *end;
-			if (!attach)
-				goto unknown;
-			errno = 0;
-			double d = strtod(optarg, &end);
-			if (*end || errno || !(d > 0) || d > 1e7) {
-				pr_err("invalid duration '%s': expected seconds, e.g. 10 or 2.5", optarg);
-				return 2;
-			}
-			o->duration_ns = (uint64_t)(d * 1e9);
-			break;
-		}
-		case 'q':
-			psup_log_level = PSUP_LOG_ERR;
-			break;
-		case 'v':
-			if (psup_log_level < PSUP_LOG_TRACE)
-				psup_log_level++;
-			break;
-		case 'h':
-			if (attach)
-				usage_attach(stdout);
-			else
-				usage_run(stdout);
-			usage_common(stdout, attach);
-			return 0;
-		case ':':
-			pr_err("option '%s' needs a value; see 'psup %s --help'", argv[optind - 1], cmd);
-			return 2;
-		case OPT_WITCH + WITCH_OPT_KINDS:
-		case OPT_WITCH + WITCH_OPT_PERIOD:
-		case OPT_WITCH + WITCH_OPT_FP:
-		case OPT_WITCH + WITCH_OPT_EXACT:
-		case OPT_WITCH + WITCH_OPT_WEIGHT:
-			if (witch_option(&o->witch, c - OPT_WITCH, optarg))
-				return 2;
-			break;
-		default:
-			if (cmd_causal_is_option(c)) {
-				int rc = cmd_causal_option(c, optarg, attach);
-				if (rc >= 0)
-					return rc;
-				break;
-			}
-		unknown:
-			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
-			return 2;
-		}
-	}
-	/* x86 has 4 debug registers per thread: breakpoint progress points
-	 * first, witch's watchpoints get the rest */
-	o->witch.slots = 4 - cmd_causal_debug_slots();
-	if (o->witch.kinds && !o->witch.slots) {
-		pr_err("--witch: the progress points (-p, --latency) take all 4 debug registers; "
-		       "use --sampled-progress or psup.h points for some of them");
-		return 2;
-	}
-	if (witch_options_check(&o->witch))
-		return 2;
-	return cmd_causal_check(attach);
 }
 
 static int open_output(struct rec *r, const struct rec_options *o)
 {
 	int err = rep_writer_open(o->output, o->force ? REP_WRITER_FORCE : 0, &r->w);
+
+	r->own_writer = err == 0;
 
 	if (err == -EEXIST) {
 		pr_err("%s already exists; use -o FILE for another name, or --force to overwrite it",
@@ -1007,10 +705,10 @@ static int write_header(struct rec *r, pid_t pid)
 		.pid = pid,
 		.wall_ns = psup_wall_ns(),
 		.mono_ns = r->start_ns,
-		.event = smp_event_name(r->ev),
-		.period = smp_event_period(r->ev),
-		.jitter_pct = smp_event_jitter(r->ev),
-		.clock_event = smp_event_is_clock(r->ev),
+		.event = r->ev ? smp_event_name(r->ev) : "none",
+		.period = r->ev ? smp_event_period(r->ev) : 0,
+		.jitter_pct = r->ev ? smp_event_jitter(r->ev) : 0,
+		.clock_event = r->ev && smp_event_is_clock(r->ev),
 		.hw_pmu = smp_have_hw_pmu(),
 		.per_cpu = r->ncpu_rings > 0,
 		.hostname = host,
@@ -1019,8 +717,7 @@ static int write_header(struct rec *r, pid_t pid)
 
 	gethostname(host, sizeof(host) - 1);
 	r->header_written = true;
-	int err = rep_write_header(r->w, &h);
-	return err < 0 ? err : cmd_causal_header();
+	return rep_write_header(r->w, &h);
 }
 
 static void finish(struct rec *r, const char *reason)
@@ -1029,10 +726,9 @@ static void finish(struct rec *r, const char *reason)
 	struct rep_end e;
 
 	drain_cpus(r);
-	if (!r->write_err)
-		rec_write_failed(r, exp_par_advance(r->par, UINT64_MAX));
-	if (r->witch && !r->write_err)
-		rec_write_failed(r, witch_finish(r->witch, r->quiet));
+	for_each_mode(r, m, finish)
+		if (!r->write_err)
+			rec_write_failed(r, m->finish(m, r->quiet));
 	flush(r);
 	exp_profile_stats(r->prof, &st);
 	e = (struct rep_end){
@@ -1042,8 +738,9 @@ static void finish(struct rec *r, const char *reason)
 		.lost = r->lost,
 		.unwind_failures = r->unwind_failures,
 	};
-	if (!r->write_err)
-		rec_write_failed(r, cmd_causal_finish());
+	for_each_mode(r, m, end)
+		if (!r->write_err)
+			rec_write_failed(r, m->end(m));
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_end(r->w, &e));
 	psup_progress_end();
@@ -1139,12 +836,12 @@ static void rec_release(struct rec *r)
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
 	close_cpu_rings(r);
-	witch_free(r->witch);
+	for (unsigned i = 0; i < r->nmodes; i++)
+		rec_mode_free(r->modes[i]);
+	free(r->modes);
 	exp_profile_free(r->prof);
-	exp_par_free(r->par);
-	exp_tstate_free(r->ts);
-	cmd_causal_release();
 	smp_event_free(r->ev);
+	free(r);
 }
 
 static int rec_setup(struct rec *r, const struct rec_options *o)
@@ -1185,11 +882,6 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	err = exp_tstate_new(&r->ts);
-	if (err < 0) {
-		pr_err("out of memory");
-		return err;
-	}
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
 				     .context_switch = on_switch, .block = on_block,
 				     .wakeup = on_wakeup, .arg = r };
@@ -1205,71 +897,103 @@ static int on_signal_stop(void *arg, pid_t tid, int sig)
 	struct rec_thread *t = thread_find(r, tid);
 	struct rec_proc *p = t ? proc_find(r, t->pid) : NULL;
 
-	return witch_signal_stop(r->witch, p ? p->sp : NULL, tid, sig);
+	for_each_mode(r, m, signal_stop) {
+		int action = m->signal_stop(m, p ? p->sp : NULL, tid, sig);
+		if (action)
+			return action;
+	}
+	return SUP_SIGNAL_DELIVER;
 }
 
 static bool on_own_breakpoint(void *arg, pid_t tid, uint64_t addr)
 {
-	(void)arg;
-	return cmd_causal_own_breakpoint(tid, addr);
+	struct rec *r = arg;
+
+	for_each_mode(r, m, own_breakpoint)
+		if (m->own_breakpoint(m, tid, addr))
+			return true;
+	return false;
 }
 
-static const struct sup_hooks *rec_hooks(struct rec *r)
+const struct sup_hooks *rec_hooks(struct rec *r)
 {
-	static struct sup_hooks h;
+	bool signals = false;
 
-	h = (struct sup_hooks){
+	for_each_mode(r, m, signal_stop)
+		signals = true;
+	r->hooks = (struct sup_hooks){
 		.thread_new = on_thread_new,
 		.thread_gone = on_thread_gone,
 		.exec = on_exec,
 		.process_exit = on_process_exit,
 		.arg = r,
-		.signal_stop = r->witch ? on_signal_stop : NULL,
+		.signal_stop = signals ? on_signal_stop : NULL,
 		.thread_exiting = on_thread_exiting,
 		.own_breakpoint = on_own_breakpoint,
 	};
-	return &h;
+	return &r->hooks;
 }
 
-/* Mirror the target's end (rule 14): its exit status, or its fatal signal
- * re-raised, so a shell shows "Segmentation fault" as it would without psup. */
-static int mirror_exit(const struct sup_result *res)
+const struct smp_sink *rec_sink(struct rec *r)
 {
-	if (!res->signal)
-		return res->status & 0xff;
-	struct rlimit no_core = { 0, 0 };
-	sigset_t set;
-
-	setrlimit(RLIMIT_CORE, &no_core);
-	signal(res->signal, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, res->signal);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	fflush(NULL);
-	raise(res->signal);
-	return 128 + res->signal;
+	return &r->sink;
 }
 
-/* One perf fd per thread: programs with a thousand threads exceed the usual
- * soft limit of 1024. Raised to the hard limit in psup only (a spawned
- * target keeps its own). */
-static void raise_fd_limit(void)
+/* The modes' start, once the record file is open. */
+static int start_modes(struct rec *r)
 {
-	struct rlimit rl;
+	struct rec_env env = {
+		.w = r->w,
+		.prof = r->prof,
+		.period = r->ev ? smp_event_period(r->ev) : 1000000,
+		.clock = !r->ev || smp_event_is_clock(r->ev),
+		.attach = !strcmp(r->mode, "attach"),
+		.wakeups = r->wakeups,
+		.cpus = r->cpus,
+		.drain = drain_all,
+		.drain_arg = r,
+	};
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+	for_each_mode(r, m, start)
+		if (m->start(m, &env) < 0)
+			return -1;
+	return 0;
+}
+
+static struct rec *rec_alloc(const char *mode, struct rec_mode **modes, unsigned n)
+{
+	struct rec *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->modes = calloc(n ? n : 1, sizeof(*r->modes));
+	if (!r || !r->modes) {
+		free(r);
+		for (unsigned i = 0; i < n; i++)
+			rec_mode_free(modes[i]);
+		pr_err("out of memory");
+		return NULL;
 	}
+	memcpy(r->modes, modes, n * sizeof(*modes));
+	r->nmodes = n;
+	r->mode = mode;
+	psup_u64map_init(&r->threads);
+	psup_u64map_init(&r->procs);
+	return r;
 }
 
 /* Everything both commands do before the supervisor starts. Returns 0, or
  * an exit status after cleaning up. */
-static int rec_start(struct rec *r, const struct rec_options *o, const char *mode, pid_t pid)
+int rec_new(const struct rec_options *o, const char *mode, pid_t pid, struct rec_mode **modes,
+	    unsigned n, struct rec **out)
 {
 	cpu_set_t cpus;
+	struct rec *r;
 	int err;
 
+	*out = NULL;
+	r = rec_alloc(mode, modes, n);
+	if (!r)
+		return 1;
 	/* Idleness's n (Tallent, section 2.1): the CPUs the program may run
 	 * on; a run's child inherits psup's. */
 	CPU_ZERO(&cpus);
@@ -1281,43 +1005,146 @@ static int rec_start(struct rec *r, const struct rec_options *o, const char *mod
 		rec_release(r);
 		return 1;
 	}
-	r->mode = mode;
 	err = exp_profile_new(r->w, &r->prof);
-	if (err == 0)
-		err = exp_par_new(r->w, r->cpus, &r->par);
 	if (err < 0) {
 		pr_err("cannot set up the profile: %s", strerror(-err));
 		rec_abort(r);
 		return 1;
 	}
-	if (cmd_causal_setup(r->w, smp_event_period(r->ev), smp_event_is_clock(r->ev),
-			     !strcmp(mode, "attach"), r->wakeups) < 0) {
+	if (start_modes(r) < 0) {
 		rec_abort(r);
 		return 1;
 	}
-	cmd_causal_set_drain(drain_all, r);
 	r->start_ns = r->last_flush_ns = psup_now_ns();
-	if (witch_new(&o->witch, r->w, r->prof, &r->witch) < 0) {
-		rec_abort(r);
-		return 1;
-	}
+	*out = r;
 	return 0;
 }
 
-/* Before any record that matters: drop the file, it would only mislead. */
-static void rec_abort(struct rec *r)
+int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes, unsigned n,
+		 struct rec **out)
 {
-	rep_writer_close(r->w);
-	unlink(r->path);
+	struct rec *r = rec_alloc(mode, modes, n);
+	int err;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->w = w;
+	r->path = "(test)";
+	r->unwind = true;
+	r->quiet = true;
+	r->cpus = 1;
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
+				     .context_switch = on_switch, .block = on_block,
+				     .wakeup = on_wakeup, .arg = r };
+	err = exp_profile_new(r->w, &r->prof);
+	if (err == 0 && start_modes(r) < 0)
+		err = -EINVAL;
+	if (err < 0) {
+		rec_release(r);
+		return err;
+	}
+	r->start_ns = r->last_flush_ns = psup_now_ns();
+	*out = r;
+	return 0;
+}
+
+void rec_set_argv(struct rec *r, char *const *argv)
+{
+	r->argv = argv;
+}
+
+int rec_spawn(struct rec *r, char *const argv[], bool follow_forks, char *why, size_t whylen)
+{
+	unsigned flags = follow_forks ? SUP_SPAWN_FOLLOW_FORKS : 0;
+	int err;
+
+	for_each_mode(r, m, spawn_flags)
+		flags |= m->spawn_flags(m);
+	err = sup_spawn(argv, flags, rec_hooks(r), &r->sup, why, whylen);
+	if (err < 0)
+		return err;
+	for_each_mode(r, m, session)
+		m->session(m, r->sup);
+	return 0;
+}
+
+int rec_attach(struct rec *r, pid_t pid, char *why, size_t whylen)
+{
+	int err = sup_attach(pid, rec_hooks(r), &r->sup, why, whylen);
+
+	if (err < 0)
+		return err;
+	for_each_mode(r, m, session)
+		m->session(m, r->sup);
+	return 0;
+}
+
+struct sup_session *rec_session(struct rec *r)
+{
+	return r->sup;
+}
+
+void rec_session_end(struct rec *r)
+{
+	sup_session_free(r->sup);
+	r->sup = NULL;
+}
+
+int rec_run_begin(struct rec *r)
+{
+	for_each_mode(r, m, run_begin)
+		rec_write_failed(r, m->run_begin(m));
+	return r->write_err;
+}
+
+int rec_run_end(struct rec *r)
+{
+	for_each_mode(r, m, run_end)
+		rec_write_failed(r, m->run_end(m));
+	return r->write_err;
+}
+
+unsigned rec_runs(struct rec *r)
+{
+	unsigned runs = 1;
+
+	for_each_mode(r, m, runs)
+		if (m->runs(m) > runs)
+			runs = m->runs(m);
+	return runs;
+}
+
+bool rec_failed(const struct rec *r)
+{
+	return r->write_err != 0;
+}
+
+bool rec_quiet(const struct rec *r)
+{
+	return r->quiet;
+}
+
+/* Before any record that matters: drop the file, it would only mislead. */
+void rec_abort(struct rec *r)
+{
+	sup_session_free(r->sup);
+	r->sup = NULL;
+	if (r->own_writer) {
+		rep_writer_close(r->w);
+		unlink(r->path);
+	}
 	rec_release(r);
 }
 
-static void rec_loop(struct rec *r, struct sup_result *res)
+void rec_loop(struct rec *r, struct sup_result *res)
 {
+	uint64_t tick = REC_TICK_NS;
 	int err;
 
-	uint64_t tick = cmd_causal_tick_ns() ? cmd_causal_tick_ns() : REC_TICK_NS;
-
+	for_each_mode(r, m, tick_ns)
+		if (m->tick_ns(m) && m->tick_ns(m) < tick)
+			tick = m->tick_ns(m);
 	if (sup_session_set_tick(r->sup, tick, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	for (unsigned i = 0; i < r->ncpu_rings; i++)
@@ -1330,127 +1157,29 @@ static void rec_loop(struct rec *r, struct sup_result *res)
 }
 
 /* Writes the last records and frees everything. Returns 0 or -errno. */
-static int rec_end(struct rec *r, const char *reason)
+int rec_end(struct rec *r, const char *reason, bool *bad_end)
 {
-	int err;
+	int err = 0;
 
 	/* Threads still traced (an error path) are detached first: their
 	 * last records go before the end record. */
 	sup_session_free(r->sup);
 	r->sup = NULL;
 	finish(r, reason);
-	err = rep_writer_close(r->w);
+	*bad_end = false;
+	for_each_mode(r, m, bad_end)
+		*bad_end |= m->bad_end(m);
+	if (r->own_writer)
+		err = rep_writer_close(r->w);
 	if (err < 0 && !r->write_err)
 		pr_err("cannot write %s: %s", r->path, strerror(-err));
+	err = err < 0 ? err : r->write_err;
 	rec_release(r);
-	return err < 0 ? err : r->write_err;
+	return err;
 }
 
-int cmd_run(int argc, char **argv)
+void rec_mode_free(struct rec_mode *m)
 {
-	struct rec_options o;
-	struct rec r = { 0 };
-	struct sup_result res;
-	char why[512];
-	int ret, err;
-
-	ret = parse_options(argc, argv, false, &o);
-	if (ret >= 0)
-		return ret;
-	if (optind >= argc) {
-		pr_err("no command to run; usage: psup run [options] [--] COMMAND [ARGS...]");
-		return 2;
-	}
-	ret = rec_start(&r, &o, "run", 0);
-	if (ret)
-		return ret;
-	r.argv = argv + optind;
-	/* Causal --runs N: the same session settings, N runs (cmd-causal.c). */
-	for (unsigned run = 1;; run++) {
-	rec_write_failed(&r, cmd_causal_run_begin());
-	err = sup_spawn(argv + optind,
-			(o.no_follow ? 0 : SUP_SPAWN_FOLLOW_FORKS) | cmd_causal_spawn_flags(),
-			rec_hooks(&r), &r.sup, why, sizeof(why));
-	if (err < 0) {
-		pr_err("cannot run '%s': %s", argv[optind], why);
-		rec_abort(&r);
-		return 1;
-	}
-	cmd_causal_session(r.sup);
-	/* The child has its environment and limits: psup's own may change
-	 * now. No debuginfod network queries while resolving symbols. */
-	unsetenv("DEBUGINFOD_URLS");
-	raise_fd_limit();
-	rec_loop(&r, &res);
-	rec_write_failed(&r, cmd_causal_run_end());
-	if (run >= cmd_causal_runs() || res.exec_errno || !res.exited || res.signal || r.write_err)
-		break;
-	sup_session_free(r.sup);
-	r.sup = NULL;
-	}
-	if (res.exec_errno) {
-		psup_progress_end();
-		pr_err("cannot run '%s': %s", argv[optind], strerror(res.exec_errno));
-		sup_session_free(r.sup);
-		rec_abort(&r);
-		return res.exec_errno == ENOENT || res.exec_errno == ENOTDIR ? 127 : 126;
-	}
-	pid_t pid = sup_session_pid(r.sup);
-	rec_end(&r, res.detached && !res.exited ? res.reason : "exit");
-	if (!res.exited) {
-		/* psup stopped profiling early (an error) and detached: the
-		 * program runs on as psup's child; its end is still ours to
-		 * mirror. */
-		int status;
-		while (waitpid(pid, &status, 0) < 0)
-			if (errno != EINTR)
-				return 1;
-		res.exited = true;
-		res.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-		res.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	}
-	if (cmd_causal_bad_end())
-		return 1; /* the causal options named nothing the program has */
-	return mirror_exit(&res);
-}
-
-int cmd_attach(int argc, char **argv)
-{
-	struct rec_options o;
-	struct rec r = { 0 };
-	struct sup_result res;
-	char why[512];
-	long pid;
-	int ret, err;
-
-	ret = parse_options(argc, argv, true, &o);
-	if (ret >= 0)
-		return ret;
-	if (optind != argc - 1) {
-		pr_err("expected one PID; usage: psup attach [options] PID");
-		return 2;
-	}
-	if (psup_parse_long(argv[optind], 1, INT_MAX, &pid) < 0) {
-		pr_err("invalid pid '%s'", argv[optind]);
-		return 2;
-	}
-	ret = rec_start(&r, &o, "attach", (pid_t)pid);
-	if (ret)
-		return ret;
-	unsetenv("DEBUGINFOD_URLS"); /* no network queries for symbols */
-	raise_fd_limit();
-	err = sup_attach((pid_t)pid, rec_hooks(&r), &r.sup, why, sizeof(why));
-	if (err < 0) {
-		pr_err("%s", why);
-		rec_abort(&r);
-		return 1;
-	}
-	cmd_causal_session(r.sup);
-	sup_session_set_duration(r.sup, o.duration_ns);
-	if (!r.quiet)
-		pr_info("attached to %ld (%u threads); Ctrl-C detaches", pid, sup_session_nthreads(r.sup));
-	rec_loop(&r, &res);
-	cmd_causal_run_end(); /* the session's statistics, before it goes */
-	ret = rec_end(&r, res.detached ? "detach" : "exit") < 0 ? 1 : 0;
-	return cmd_causal_bad_end() ? 1 : ret;
+	if (m && m->free)
+		m->free(m);
 }

@@ -233,6 +233,17 @@ int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask);
  * /proc/TID/status: the thread need not be stopped. Either may be NULL.
  * 0 or -errno. */
 int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked);
+
+/* /proc of a thread psup need not hold (supervisor/procfs.c); 0 or -errno
+ * (-ENOENT: gone). The state letter of /proc/TID/stat (R, S, D, ...). */
+int sup_proc_state(pid_t tid, char *state);
+/* The state letter of the text of a /proc/TID/stat ('?' when malformed). */
+char sup_proc_stat_state(const char *stat);
+/* The number of the system call a sleeping thread is in (/proc/TID/syscall;
+ * -1 when it sleeps outside one; a running thread's reads as 0). */
+int sup_proc_syscall_nr(pid_t tid, long *nr);
+/* Its name (/proc/TID/comm, without the newline), "" when unknown. */
+int sup_proc_comm(pid_t tid, char *buf, size_t len);
 /* Whether the session is detaching (or killing) every thread. */
 bool sup_session_is_stopping(const struct sup_session *s);
 /* Exact mode: from now on every resume of tid (after any stop) is a

@@ -1,9 +1,14 @@
 #include "symbols/symbols.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
 
 /*
  * /proc/PID/maps, one line per mapping, as the kernel's show_map_vma() prints it:
@@ -177,4 +182,57 @@ void sym_maps_free(struct sym_map *maps, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(maps[i].path);
 	free(maps);
+}
+
+int sym_maps_file_base(pid_t pid, dev_t dev, ino_t ino, uint64_t *base)
+{
+	struct sym_map *maps;
+	char path[64], *text;
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	err = psup_read_file(path, &text, NULL);
+	if (err < 0)
+		return err;
+	err = sym_maps_parse(text, &maps, &n, NULL);
+	free(text);
+	if (err < 0)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < n && err; i++) {
+		const struct sym_map *m = &maps[i];
+		struct stat st;
+
+		/* The device in maps is the filesystem's own (an overlay's
+		 * upper one, say): the file itself says whether it is the one. */
+		if (m->offset != 0 || m->path[0] != '/' || m->deleted || m->inode != (uint64_t)ino)
+			continue;
+		if (stat(m->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+			*base = m->start;
+			err = 0;
+		}
+	}
+	sym_maps_free(maps, n);
+	return err;
+}
+
+int sym_own_symbol(const char *lib, const char *name, uint64_t *offset, dev_t *dev, ino_t *ino)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD), *f = NULL;
+	struct stat st;
+	Dl_info di;
+	int err = -ENOENT;
+
+	if (h)
+		f = dlsym(h, name);
+	if (f && dladdr(f, &di) && di.dli_fname && di.dli_fbase && stat(di.dli_fname, &st) == 0) {
+		*offset = (uint64_t)((uintptr_t)f - (uintptr_t)di.dli_fbase);
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+		err = 0;
+	}
+	if (h)
+		dlclose(h);
+	return err;
 }

@@ -36,6 +36,14 @@ struct sym_map {
  * (1-based) set for a line that does not parse. */
 int sym_maps_parse(const char *text, struct sym_map **out, size_t *n, size_t *bad_line);
 void sym_maps_free(struct sym_map *maps, size_t n);
+/* Where pid maps the file (dev, ino) at offset 0, read from /proc/PID/maps
+ * (the file at each mapping's path is stat'ed: the device maps names may
+ * be an overlay's). 0 with *base set, -ENOENT when not mapped, or -errno. */
+int sym_maps_file_base(pid_t pid, dev_t dev, ino_t ino, uint64_t *base);
+/* Symbol name of library lib as psup itself has it loaded (dlopen with
+ * RTLD_NOLOAD): its offset from the file's load base, and the file's
+ * device and inode. 0 or -ENOENT. */
+int sym_own_symbol(const char *lib, const char *name, uint64_t *offset, dev_t *dev, ino_t *ino);
 
 /* One frame of a resolved address. frames[0] is the innermost: for an
  * address inside inlined code, the inlined callee; the last frame is the
