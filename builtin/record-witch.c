@@ -5,7 +5,7 @@
  *  sample: the thread's witch event overflows and signals the thread; at the
  *    signal-delivery stop the next access of a watched kind is found (the
  *    instruction about to run, or one a few instructions ahead whose
- *    address the code lets compute: predict(); else the thread is stepped
+ *    address the code lets compute: sym_flow_predict(); else the thread is stepped
  *    to it), its effective address computed from the registers, and the
  *    sample counted in its calling context; when the reservoir (section
  *    4.1) picks it, a debug register is armed at once (a perf breakpoint
@@ -135,7 +135,7 @@ struct rec_witch {
 	bool attach;
 	int err;
 	uint64_t open_failures;
-	uint64_t predicted;          /* samples whose access predict() found */
+	uint64_t predicted;          /* samples whose access sym_flow_predict() found */
 	uint64_t rng;                /* which accesses a sample looks for */
 };
 
@@ -633,63 +633,8 @@ static void sample_weights(struct rec_witch *x, struct wt_thread *t,
 	}
 }
 
-static bool is_call(const uint8_t *c, unsigned len);
-static bool overlaps(uint64_t a, unsigned alen, uint64_t b, unsigned blen);
 static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
 			const struct sym_insn *insn);
-
-/*
- * The access a few instructions ahead of rip, when its address can be
- * computed already: the shortest way there (sym_flow_path) makes no call,
- * and the registers the access is addressed with are known when it comes
- * (sym_insn_advance runs the adds, leas and movs of the way on a copy of
- * the registers). *insn gets it decoded with those, *pc its address. Saves
- * the steps to it (a stop each); when the program goes another way, the
- * watch armed for it starts at whatever touches those bytes first
- * (on_first_trap).
- */
-static bool predict(const struct sym_code *code, const uint64_t *path, unsigned n,
-		    const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn)
-{
-	struct user_regs_struct r = *regs;
-	struct sym_insn in;
-	struct sym_access seen[WITCH_SEEK_MAX * SYM_INSN_MAX_ACCESS];
-	unsigned nseen = 0;
-	uint32_t unknown = 0;
-
-	if (n < 2)
-		return false;
-	for (unsigned i = 0; i + 1 < n; i++) {
-		size_t off = path[i] - code->base;
-		r.rip = path[i];
-		if (is_call(code->bytes + off, (unsigned)(code->len - off < 16 ? code->len - off : 16)) ||
-		    sym_insn_decode(code->bytes + off, code->len - off, &r, &in) < 0)
-			return false;
-		/* what the way touches, with the registers of its turn (an
-		 * access through an unknown register may be anywhere) */
-		for (unsigned j = 0; j < in.naccess; j++) {
-			if (in.gpr_address & unknown)
-				return false;
-			if (nseen < sizeof(seen) / sizeof(seen[0]))
-				seen[nseen++] = in.access[j];
-		}
-		if (sym_insn_advance(code->bytes + off, code->len - off, &r, &unknown) < 0)
-			return false;
-	}
-	size_t off = path[n - 1] - code->base;
-	r.rip = path[n - 1];
-	if (sym_insn_decode(code->bytes + off, code->len - off, &r, &in) < 0 ||
-	    (in.gpr_address & unknown) || (in.flags & SYM_INSN_STRING))
-		return false;
-	/* an access on the way to the same bytes would be the first trap */
-	for (unsigned i = 0; i < nseen; i++)
-		for (unsigned j = 0; j < in.naccess; j++)
-			if (overlaps(seen[i].addr, seen[i].size, in.access[j].addr, in.access[j].size))
-				return false;
-	*insn = in;
-	*pc = path[n - 1];
-	return true;
-}
 
 /* The sample at the instruction about to run (or, seeking, the next one). */
 static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t)
@@ -746,7 +691,7 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 	bool wanted = insn.naccess && accesses_wanted(t->mask, &insn);
 	if (!wanted && !t->seek && !x->ev.mem_event && !syscall) {
 		/* The way to the next access: the sample is taken there at
-		 * once when its address can be computed (predict()), else
+		 * once when its address can be computed (sym_flow_predict()), else
 		 * the thread is stepped there, with slack for the way the
 		 * program really goes. */
 		uint8_t buf[2 * WITCH_CODE];
@@ -756,7 +701,7 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 				      ? sym_flow_path(&cw, regs.rip, t->mask, WITCH_LOOK, &regs,
 						      path, WITCH_SEEK_MAX + 1)
 				      : 0;
-		wanted = predict(&cw, path, np, &regs, &pc, &insn);
+		wanted = sym_flow_predict(&cw, path, np, &regs, &pc, &insn);
 		if (wanted)
 			x->predicted++;
 		else
@@ -820,7 +765,7 @@ static void disarm(struct rec_witch *x, struct wt_thread *t, unsigned slot)
  * trap is then that access (or whatever touches those bytes first), which
  * leaves the value the watch starts from (on_first_trap). One stop, the
  * trap, where stepping over the access and arming after it took one too,
- * and none to reach an access predict() saw ahead.
+ * and none to reach an access sym_flow_predict() saw ahead.
  */
 static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
 			const struct sym_insn *insn)
@@ -884,26 +829,6 @@ static void cancel_seek(struct rec_witch *x, struct wt_thread *t)
 
 /* ---- traps ----------------------------------------------------------------- */
 
-static bool overlaps(uint64_t a, unsigned alen, uint64_t b, unsigned blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
-/* A call instruction (its implicit access is the pushed return address). */
-static bool is_call(const uint8_t *c, unsigned len)
-{
-	unsigned i = 0;
-
-	while (i < len && ((c[i] >= 0x40 && c[i] <= 0x4f) || c[i] == 0x66 || c[i] == 0x67 ||
-			   c[i] == 0xf2 || c[i] == 0xf3 || c[i] == 0x2e || c[i] == 0x3e))
-		i++;
-	if (i >= len)
-		return false;
-	if (c[i] == 0xe8)
-		return true;
-	return c[i] == 0xff && i + 1 < len && ((c[i + 1] >> 3) & 7) == 2;
-}
-
 /*
  * What the trapping access did: a data watchpoint traps after the
  * instruction, so the instruction is the one ending at the trap's ip. x86
@@ -925,7 +850,7 @@ static unsigned touching(const struct sym_insn *insn, uint64_t waddr, unsigned w
 	unsigned f = 0;
 
 	for (unsigned i = 0; i < insn->naccess; i++)
-		if (overlaps(insn->access[i].addr, insn->access[i].size, waddr, wlen))
+		if (sym_flow_overlaps(insn->access[i].addr, insn->access[i].size, waddr, wlen))
 			f |= insn->access[i].flags;
 	return f;
 }
@@ -953,8 +878,8 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 	    (insn.flags & SYM_INSN_STRING)) {
 		for (unsigned i = 0; i < insn.naccess; i++) {
 			const struct sym_access *a = &insn.access[i];
-			if (overlaps(a->addr - a->size, a->size, waddr, wlen) ||
-			    overlaps(a->addr + a->size, a->size, waddr, wlen))
+			if (sym_flow_overlaps(a->addr - a->size, a->size, waddr, wlen) ||
+			    sym_flow_overlaps(a->addr + a->size, a->size, waddr, wlen))
 				flags |= a->flags;
 		}
 		if (flags) {
@@ -966,9 +891,9 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 		r.rip = regs->rip - k;
 		if (sym_insn_decode(code + 16 - k, k, &r, &insn) < 0 || insn.length != k)
 			continue;
-		if (is_call(code + 16 - k, k)) {
+		if (sym_flow_is_call(code + 16 - k, k)) {
 			/* ip after a call: the callee's ret read the slot. */
-			if (overlaps(regs->rsp - 8, 8, waddr, wlen)) {
+			if (sym_flow_overlaps(regs->rsp - 8, 8, waddr, wlen)) {
 				*pc = regs->rip - k;
 				return EXP_WITCH_READ;
 			}
@@ -1016,12 +941,12 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 		return guess;
 	}
 	/* A call: ip at the callee, the return address just pushed. */
-	if (overlaps(regs->rsp, 8, waddr, wlen)) {
+	if (sym_flow_overlaps(regs->rsp, 8, waddr, wlen)) {
 		uint64_t ra;
 		if (sup_thread_read(x->sup, t->tid, regs->rsp, &ra, 8) == 8 &&
 		    sup_thread_read(x->sup, t->tid, ra - 16, code, 16) == 16) {
 			for (unsigned k = 2; k <= 7; k++)
-				if (is_call(code + 16 - k, k)) {
+				if (sym_flow_is_call(code + 16 - k, k)) {
 					*pc = ra - k;
 					return EXP_WITCH_WRITE;
 				}

@@ -237,3 +237,76 @@ unsigned sym_flow_gap(const struct sym_code *code, uint64_t at, unsigned mask, u
 	*cyclic = false;
 	return sym_flow_distance(code, at, mask, look, regs);
 }
+
+bool sym_flow_overlaps(uint64_t a, unsigned alen, uint64_t b, unsigned blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* A call instruction (its implicit access is the pushed return address). */
+bool sym_flow_is_call(const uint8_t *c, unsigned len)
+{
+	unsigned i = 0;
+
+	while (i < len && ((c[i] >= 0x40 && c[i] <= 0x4f) || c[i] == 0x66 || c[i] == 0x67 ||
+			   c[i] == 0xf2 || c[i] == 0xf3 || c[i] == 0x2e || c[i] == 0x3e))
+		i++;
+	if (i >= len)
+		return false;
+	if (c[i] == 0xe8)
+		return true;
+	return c[i] == 0xff && i + 1 < len && ((c[i + 1] >> 3) & 7) == 2;
+}
+
+/*
+ * The access a few instructions ahead of rip, when its address can be
+ * computed already: the shortest way there (sym_flow_path) makes no call,
+ * and the registers the access is addressed with are known when it comes
+ * (sym_insn_advance runs the adds, leas and movs of the way on a copy of
+ * the registers). *insn gets it decoded with those, *pc its address. Saves
+ * the steps to it (a stop each); when the program goes another way, the
+ * watch armed for it starts at whatever touches those bytes first
+ * (builtin/record-witch.c, on_first_trap()).
+ */
+bool sym_flow_predict(const struct sym_code *code, const uint64_t *path, unsigned n,
+			const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn)
+{
+	struct user_regs_struct r = *regs;
+	struct sym_insn in;
+	struct sym_access seen[SYM_FLOW_LOOK * SYM_INSN_MAX_ACCESS];
+	unsigned nseen = 0;
+	uint32_t unknown = 0;
+
+	if (n < 2)
+		return false;
+	for (unsigned i = 0; i + 1 < n; i++) {
+		size_t off = path[i] - code->base;
+		r.rip = path[i];
+		if (sym_flow_is_call(code->bytes + off, (unsigned)(code->len - off < 16 ? code->len - off : 16)) ||
+		    sym_insn_decode(code->bytes + off, code->len - off, &r, &in) < 0)
+			return false;
+		/* what the way touches, with the registers of its turn (an
+		 * access through an unknown register may be anywhere) */
+		for (unsigned j = 0; j < in.naccess; j++) {
+			if (in.gpr_address & unknown)
+				return false;
+			if (nseen < sizeof(seen) / sizeof(seen[0]))
+				seen[nseen++] = in.access[j];
+		}
+		if (sym_insn_advance(code->bytes + off, code->len - off, &r, &unknown) < 0)
+			return false;
+	}
+	size_t off = path[n - 1] - code->base;
+	r.rip = path[n - 1];
+	if (sym_insn_decode(code->bytes + off, code->len - off, &r, &in) < 0 ||
+	    (in.gpr_address & unknown) || (in.flags & SYM_INSN_STRING))
+		return false;
+	/* an access on the way to the same bytes would be the first trap */
+	for (unsigned i = 0; i < nseen; i++)
+		for (unsigned j = 0; j < in.naccess; j++)
+			if (sym_flow_overlaps(seen[i].addr, seen[i].size, in.access[j].addr, in.access[j].size))
+				return false;
+	*insn = in;
+	*pc = path[n - 1];
+	return true;
+}

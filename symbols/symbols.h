@@ -258,6 +258,17 @@ unsigned sym_flow_path(const struct sym_code *code, uint64_t at, unsigned mask, 
  * *cyclic = false. 0 when neither is found within look. */
 unsigned sym_flow_gap(const struct sym_code *code, uint64_t at, unsigned mask, unsigned look,
 		      const struct user_regs_struct *regs, bool *cyclic);
+/* Whether [a, a + alen) and [b, b + blen) share a byte. */
+bool sym_flow_overlaps(uint64_t a, unsigned alen, uint64_t b, unsigned blen);
+/* Whether the bytes c[0..len) begin with a call instruction (its implicit
+ * access is the pushed return address). */
+bool sym_flow_is_call(const uint8_t *c, unsigned len);
+/* The access at the end of path[0..n) (sym_flow_path()) when its address
+ * can be computed at path[0] with regs: no call on the way, the way's
+ * adds, leas and movs run on a copy of regs, no access of the way to the
+ * same bytes. *insn gets it decoded, *pc its address. */
+bool sym_flow_predict(const struct sym_code *code, const uint64_t *path, unsigned n,
+		      const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn);
 /* ---- lookup: from FILE:LINE or FUNCTION to code (symbols/lookup.c) ---- */
 
 enum sym_spec_kind { SYM_SPEC_LINE, SYM_SPEC_FUNCTION };

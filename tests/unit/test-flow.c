@@ -89,6 +89,63 @@ static void test_path(void)
 	CHECK_EQ_INT(sym_flow_path(&code, BASE + 0x0, W, SYM_FLOW_LOOK, &regs, path, 8), 0);
 }
 
+/* The helpers witch's sampling uses (moved from builtin/record-witch.c). */
+static void test_is_call_overlaps(void)
+{
+	static const uint8_t rel[] = { 0xe8, 0x04, 0x00, 0x00, 0x00 };
+	static const uint8_t ind[] = { 0xff, 0xd0 };       /* call *%rax */
+	static const uint8_t rex_ind[] = { 0x41, 0xff, 0xd3 }; /* call *%r11 */
+	static const uint8_t jmp_ind[] = { 0xff, 0xe0 };   /* jmp *%rax */
+	static const uint8_t prefixes[] = { 0x66, 0x67 };
+
+	CHECK(sym_flow_is_call(rel, sizeof(rel)));
+	CHECK(sym_flow_is_call(ind, sizeof(ind)));
+	CHECK(sym_flow_is_call(rex_ind, sizeof(rex_ind)));
+	CHECK(!sym_flow_is_call(jmp_ind, sizeof(jmp_ind)));
+	CHECK(!sym_flow_is_call(prefixes, sizeof(prefixes)));
+	CHECK(!sym_flow_is_call(ind, 1));
+	CHECK(sym_flow_overlaps(0x1000, 4, 0x1003, 4));
+	CHECK(!sym_flow_overlaps(0x1000, 4, 0x1004, 4));
+	CHECK(!sym_flow_overlaps(0x1004, 4, 0x1000, 4));
+	CHECK(sym_flow_overlaps(0x1000, 8, 0x1002, 1));
+}
+
+static void test_predict(void)
+{
+	struct user_regs_struct r = regs;
+	struct sym_insn insn;
+	uint64_t path[8], pc = 0;
+	unsigned n;
+
+	/* "one" from its first add: the store after the back edge is at rax
+	 * + 4 (the add on the way runs on a copy of the registers) */
+	r.rax = 0x10000;
+	r.rdi = 0x20000;
+	n = sym_flow_path(&code, BASE + 0x2, W, SYM_FLOW_LOOK, &r, path, 8);
+	CHECK_EQ_INT(n, 5);
+	CHECK(sym_flow_predict(&code, path, n, &r, &pc, &insn));
+	CHECK_EQ_INT(pc, BASE + 0x0);
+	CHECK_EQ_INT(insn.naccess, 1);
+	CHECK_EQ_INT(insn.access[0].addr, 0x10004);
+	CHECK_EQ_INT(r.rax, 0x10000); /* the caller's registers are left alone */
+	/* a path of one instruction: nothing ahead to predict */
+	CHECK(!sym_flow_predict(&code, path, 1, &r, &pc, &insn));
+	/* "two": the way stores to (%rax); the access at its end, (%rsi),
+	 * is predicted unless it touches the same bytes (that store would
+	 * be the first trap) */
+	path[0] = BASE + 0xe;
+	path[1] = BASE + 0x10;
+	r.rsi = 0x10010;
+	CHECK(sym_flow_predict(&code, path, 2, &r, &pc, &insn));
+	CHECK_EQ_INT(insn.access[0].addr, 0x10010);
+	r.rsi = 0x10002;
+	CHECK(!sym_flow_predict(&code, path, 2, &r, &pc, &insn));
+	/* a call on the way: its push is an access the walk does not see */
+	path[0] = BASE + 0x40;
+	path[1] = BASE + 0x45;
+	CHECK(!sym_flow_predict(&code, path, 2, &r, &pc, &insn));
+}
+
 static void test_gap(void)
 {
 	/* one store in a 5-instruction loop */
@@ -119,6 +176,8 @@ int main(void)
 	regs.rcx = 3;
 	test_distance();
 	test_path();
+	test_is_call_overlaps();
+	test_predict();
 	test_gap();
 	return tap_done();
 }
