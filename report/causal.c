@@ -10,6 +10,7 @@
 #include "common/hash.h"
 #include "common/util.h"
 #include "report/report-internal.h"
+#include "report/json.h"
 
 /*
  * The causal profile (Coz, Curtsinger & Berger, SOSP 2015, sections 2-3.4):

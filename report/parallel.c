@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report/report-internal.h"
+#include "report/json.h"
 
 /*
  * Parallel efficiency (Tallent & Mellor-Crummey 2009, section 2): work,

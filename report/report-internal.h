@@ -349,14 +349,6 @@ uint32_t rep_ctree_child(const struct rep_ctree *t, uint32_t node, const char *f
 
 /* ---- shared by the views (views.c) -------------------------------------- */
 
-/* JSON output: a string (escaped; NULL is null; bytes that are not UTF-8
- * become U+FFFD), and "key": value pairs after a comma unless *first. */
-void rep_json_str(FILE *out, const char *s);
-void rep_json_key(FILE *out, bool *first, const char *key);
-void rep_json_kstr(FILE *out, bool *first, const char *key, const char *val);
-void rep_json_ku64(FILE *out, bool *first, const char *key, uint64_t v);
-void rep_json_kpct(FILE *out, bool *first, const char *key, double v);
-void rep_json_kbool(FILE *out, bool *first, const char *key, bool v);
 /* The last component of path (path itself when it ends in '/'). */
 const char *rep_base_name(const char *path);
 

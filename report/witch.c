@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/report-internal.h"
+#include "report/json.h"
 
 #define W_KINDS 3
 #define W_KIND_COUNTERS 10
