@@ -2,6 +2,10 @@
 #include "supervisor/supervisor.h"
 
 #include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
@@ -25,9 +29,47 @@ static void check(int status, enum sup_stop_kind kind, int sig)
 	CHECK_EQ_INT(st.sig, sig);
 }
 
+/* /proc of a thread (supervisor/procfs.c): the state after the last ')'
+ * of a name that may hold any byte, the name, the system call slept in. */
+static void test_procfs(void)
+{
+	char comm[16], state = 0;
+	long nr = 0;
+	pid_t child;
+
+	CHECK_EQ_INT(sup_proc_stat_state("1234 (app) S 1 1234"), 'S');
+	CHECK_EQ_INT(sup_proc_stat_state("1234 (a) R (b) D 1 1234"), 'D');
+	CHECK_EQ_INT(sup_proc_stat_state("1234 (x y) R 1"), 'R');
+	CHECK_EQ_INT(sup_proc_stat_state("1234 (app)"), '?');
+	CHECK_EQ_INT(sup_proc_stat_state("no parenthesis"), '?');
+	CHECK(sup_proc_state(getpid(), &state) == 0);
+	CHECK_EQ_INT(state, 'R');
+	CHECK(sup_proc_comm(getpid(), comm, sizeof(comm)) == 0);
+	CHECK(!strcmp(comm, "test-supervisor"));
+	CHECK(sup_proc_state(-1, &state) < 0);
+	CHECK(sup_proc_comm(-1, comm, sizeof(comm)) < 0 && comm[0] == '\0');
+	child = fork();
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	CHECK(child > 0);
+	/* asleep in pause() within a few seconds, however loaded the machine */
+	for (int i = 0; i < 500 && !(sup_proc_state(child, &state) == 0 && state == 'S'); i++)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	CHECK_EQ_INT(state, 'S');
+	for (int i = 0; i < 500 && !(sup_proc_syscall_nr(child, &nr) == 0 && nr == SYS_pause); i++)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	CHECK_EQ_INT(nr, SYS_pause);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	struct sup_stop st;
+
+	test_procfs();
 
 	sup_stop_classify(W_EXITCODE(3, 0), &st);
 	CHECK_EQ_INT(st.kind, SUP_STOP_EXITED);

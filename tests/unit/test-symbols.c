@@ -2,7 +2,9 @@
  * process. */
 #include "symbols/symbols.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -201,8 +203,35 @@ static void test_demangle(void)
 	CHECK(sym_demangle(NULL) == NULL);
 }
 
+/* Where a process maps a file (the unlock address of causal profiling): in
+ * this process, libc's load base as the dynamic loader knows it. */
+static void test_file_base(void)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, "pthread_mutex_unlock") : NULL;
+	uint64_t base = 0, off = 0;
+	struct stat st;
+	Dl_info di;
+	dev_t dev;
+	ino_t ino;
+
+	CHECK(f && dladdr(f, &di) && di.dli_fname && stat(di.dli_fname, &st) == 0);
+	CHECK(sym_maps_file_base(getpid(), st.st_dev, st.st_ino, &base) == 0);
+	CHECK_EQ_INT(base, (uint64_t)(uintptr_t)di.dli_fbase);
+	CHECK(sym_own_symbol("libc.so.6", "pthread_mutex_unlock", &off, &dev, &ino) == 0);
+	CHECK(dev == st.st_dev && ino == st.st_ino);
+	CHECK_EQ_INT(base + off, (uint64_t)(uintptr_t)f);
+	/* a file not mapped, a symbol not there, a process not there */
+	CHECK(sym_maps_file_base(getpid(), st.st_dev, (ino_t)1, &base) == -ENOENT);
+	CHECK(sym_own_symbol("libc.so.6", "no_such_symbol_psup", &off, &dev, &ino) == -ENOENT);
+	CHECK(sym_maps_file_base(-1, st.st_dev, st.st_ino, &base) < 0);
+	if (h)
+		dlclose(h);
+}
+
 int main(void)
 {
+	test_file_base();
 	test_demangle();
 	test_good();
 	test_bad();
