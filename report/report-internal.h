@@ -383,6 +383,12 @@ extern const char rep_overhead_default[];
  * malloc'ed, p->nnodes entries; the caller frees it. 0 or -ENOMEM.
  */
 int rep_overhead_flags(const struct rep_profile *p, const char *patterns, bool **out);
+/* Whether two threads of one run that have samples were alive at the same
+ * time (thread to thread_end; the run's start and end where unknown): only
+ * then is there parallelism for the efficiency view to read. A program
+ * that ran one thread at a time (an exec replaces the thread, it does not
+ * overlap it) has idleness too, but no parallel structure to improve. */
+bool rep_profile_parallel(const struct rep_profile *p);
 /* The efficiency summary and lock-blame views. 0 or -ENOMEM. */
 int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 			const struct rep_options *o, FILE *out);

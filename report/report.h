@@ -242,6 +242,12 @@ int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *ou
 int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		  const struct rep_tree_options *t, FILE *out);
 
+/* Copies the JSON text buf (len bytes, e.g. what rep_print() wrote for
+ * REP_FORMAT_JSON) to out indented for people: one member or element per
+ * line, two spaces per level, empty objects and arrays kept as {} and [].
+ * Strings are copied as they are. 0 or -EIO. */
+int rep_json_pretty(const char *buf, size_t len, FILE *out);
+
 /* ---- causal profiles (Coz) -------------------------------------------- */
 
 /*
