@@ -1141,7 +1141,7 @@ out:
 /* The symbols the recorder found for image, 0 when unknown. */
 static uint32_t image_symbols(const struct agg *a, uint32_t image)
 {
-	uint64_t *slot = psup_u64map_find((struct psup_u64map *)&a->dbg_ix, image);
+	uint64_t *slot = psup_u64map_find(&a->dbg_ix, image);
 
 	return slot ? a->dbg[*slot - 1].symbols : 0;
 }
