@@ -73,7 +73,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 # true only while nothing else runs (tests/scenarios/causal-lib.sh).
 meson test -C build --print-errorlogs --num-processes 1 --suite causal-accuracy --logbase accuracy || status=1
 
-# One closing line over the three runs, in the form CI reads.
+# One closing line over the three runs, in the form CI reads, after one line
+# for each skipped test with its reason: on a machine this script set up, a
+# skip is something the set-up missed.
 python3 - build/meson-logs/testlog.json build-san/meson-logs/testlog.json build/meson-logs/accuracy.json <<'PY'
 import json, sys
 counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -83,11 +85,14 @@ for path in sys.argv[1:]:
     except OSError:
         continue
     for line in lines:
-        r = json.loads(line).get("result", "")
+        t = json.loads(line)
+        r = t.get("result", "")
         if r == "OK" or r == "EXPECTEDFAIL":
             counts["passed"] += 1
         elif r == "SKIP":
             counts["skipped"] += 1
+            why = [l for l in (t.get("stdout") or "").splitlines() if "skip" in l.lower()]
+            print(f"skipped: {t.get('name', '?')} ({path.split('/')[0]}): {why[-1] if why else 'no reason given'}")
         else:
             counts["failed"] += 1
 print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
