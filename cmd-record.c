@@ -60,12 +60,13 @@ struct rec_thread {
 	uint64_t created;
 	char comm[16];
 	struct rec_snapshot *creator;
+	uint64_t probe_running_ns; /* when /proc last found it running */
 };
 
 struct rec_proc {
 	pid_t pid;
 	struct sym_space *sp;
-	struct psup_u64map block_kinds; /* user ip -> enum exp_block_kind + 1 */
+	struct psup_u64map block_kinds; /* user ip -> exp_block_site_kind()'s word */
 };
 
 struct rec {
@@ -261,41 +262,80 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 	cmd_causal_switch(sw->tid, sw->out, sw->preempt, sw->time, sw->cpu);
 }
 
-/* What a thread blocks on, from the function it entered the kernel in,
- * symbolized once per address and process. The cache holds kind + 1, or
- * BLOCK_RAW_SYSCALL for syscall(2) itself, whose arguments tell each time. */
-#define BLOCK_RAW_SYSCALL ((uint64_t)EXP_BLOCK_KINDS + 1)
+/* What a thread blocks on: the system call it made at the block sample's
+ * IP, learned per address and process (exp_block_site_kind()). */
+struct block_probe {
+	struct rec *r;
+	struct rec_proc *p;
+	const struct smp_block *b;
+};
+
+/* A thread found running is not read again for a while: a ring drained at
+ * once holds many of its samples. */
+#define BLOCK_PROBE_RUNNING_NS (1000ULL * 1000ULL)
+
+static long block_probe_nr(void *arg)
+{
+	const struct block_probe *bp = arg;
+	struct rec_thread *t = thread_find(bp->r, bp->b->tid);
+	uint64_t now = psup_now_ns();
+	struct sup_syscall sc;
+	int err;
+
+	if (t && t->probe_running_ns && now - t->probe_running_ns < BLOCK_PROBE_RUNNING_NS)
+		return EXP_BLOCK_NR_NOT_NOW;
+	err = sup_thread_syscall(bp->b->pid, bp->b->tid, &sc);
+	if (err == -EAGAIN && t)
+		t->probe_running_ns = now;
+	if (err < 0 || sc.pc != bp->b->regs[SMP_REG_IP])
+		return EXP_BLOCK_NR_UNKNOWN;
+	return sc.nr;
+}
+
+static enum exp_block_kind block_probe_name(void *arg, bool *raw)
+{
+	const struct block_probe *bp = arg;
+	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	struct sym_loc loc;
+
+	if (sym_space_resolve(bp->p->sp, bp->b->regs[SMP_REG_IP], false, &loc) < 0)
+		return kind;
+	for (unsigned i = 0; i < loc.nframes && kind == EXP_BLOCK_OTHER; i++)
+		kind = exp_block_kind_of(loc.frames[i].function, 0, 0);
+	*raw = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall");
+	return kind;
+}
+
+static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
+{
+	const struct block_probe *bp = arg;
+	uint64_t ip = bp->b->regs[SMP_REG_IP], from = ip > len ? ip - len : 0;
+
+	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+		return (size_t)(ip - from);
+	from = ip & ~4095ULL; /* the page before may be unmapped */
+	if (from != ip && sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+		return (size_t)(ip - from);
+	return 0;
+}
 
 static void on_block(void *arg, const struct smp_block *b)
 {
 	struct rec *r = arg;
 	struct rec_proc *p = proc_find(r, b->pid);
 	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
+	struct block_probe bp = { r, p, b };
+	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
-	struct sym_loc loc;
-	bool raw = false;
 	uint64_t *v;
 
-	if (!b->have_regs || !p || !p->sp || !ip)
-		goto out;
-	v = psup_u64map_upsert(&p->block_kinds, ip, NULL);
-	if (v && *v) {
-		raw = *v == BLOCK_RAW_SYSCALL;
-		kind = raw ? exp_block_kind_of("syscall", di, si) : (enum exp_block_kind)(*v - 1);
-		goto out;
-	}
-	if (sym_space_resolve(p->sp, ip, false, &loc) < 0)
-		goto out;
-	for (unsigned i = 0; i < loc.nframes && kind == EXP_BLOCK_OTHER; i++)
-		kind = exp_block_kind_of(loc.frames[i].function, di, si);
-	raw = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall");
-	if (v)
-		*v = raw ? BLOCK_RAW_SYSCALL : (uint64_t)kind + 1;
-out:
+	if (b->have_regs && p && p->sp && ip && (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
+		kind = exp_block_site_kind(v, di, si, &probe);
 	exp_tstate_block(r->ts, b->tid, kind);
-	/* The futex word: the first argument, after the number for syscall(2). */
+	/* The futex word: the first argument (syscall(2) has moved it there
+	 * too before entering the kernel). */
 	if (kind == EXP_BLOCK_FUTEX) {
-		rec_write_failed(r, exp_par_block_futex(r->par, b->pid, b->tid, b->time, raw ? si : di));
+		rec_write_failed(r, exp_par_block_futex(r->par, b->pid, b->tid, b->time, di));
 		cmd_causal_block_futex(b->tid);
 	}
 }
@@ -393,6 +433,7 @@ static void on_thread_ring(void *arg, int fd)
 static void start_thread_state(struct rec *r, pid_t tid)
 {
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	struct sup_syscall sc;
 	bool blocked = false;
 	char path[64], *buf;
 
@@ -403,38 +444,8 @@ static void start_thread_state(struct rec *r, pid_t tid)
 			blocked = st && (st[2] == 'S' || st[2] == 'D');
 			free(buf);
 		}
-		snprintf(path, sizeof(path), "/proc/%d/syscall", tid);
-		if (blocked && psup_read_file(path, &buf, NULL) == 0) {
-			switch (atoi(buf)) {
-			case SYS_futex:
-				kind = EXP_BLOCK_FUTEX;
-				break;
-			case SYS_nanosleep:
-			case SYS_clock_nanosleep:
-			case SYS_pause:
-			case SYS_rt_sigtimedwait:
-				kind = EXP_BLOCK_SLEEP;
-				break;
-			case SYS_read:
-			case SYS_write:
-			case SYS_poll:
-			case SYS_ppoll:
-			case SYS_select:
-			case SYS_pselect6:
-			case SYS_epoll_wait:
-			case SYS_epoll_pwait:
-			case SYS_recvfrom:
-			case SYS_recvmsg:
-			case SYS_accept:
-			case SYS_accept4:
-			case SYS_connect:
-				kind = EXP_BLOCK_IO;
-				break;
-			default:
-				break;
-			}
-			free(buf);
-		}
+		if (blocked && sup_thread_syscall(tid, tid, &sc) == 0)
+			kind = exp_block_kind_of_nr(sc.nr);
 	}
 	uint64_t now = psup_now_ns();
 	if (exp_tstate_thread_start(r->ts, tid, now, blocked, kind) < 0)

@@ -233,6 +233,16 @@ int sup_thread_sigmask(struct sup_session *s, pid_t tid, uint64_t *mask);
  * /proc/TID/status: the thread need not be stopped. Either may be NULL.
  * 0 or -errno. */
 int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked);
+/* The system call a thread is blocked in, from /proc/PID/task/TID/syscall
+ * (the thread need not be stopped; psup must be allowed to trace it). */
+struct sup_syscall {
+	long nr;          /* -1: blocked, but not in a system call (a fault) */
+	uint64_t args[6]; /* as the thread passed them (nr >= 0) */
+	uint64_t sp, pc;  /* pc: the user address it entered the kernel from */
+};
+/* 0, -EAGAIN when the thread is running or runnable (nothing to tell), or
+ * -errno (-ENOENT: gone). */
+int sup_thread_syscall(pid_t pid, pid_t tid, struct sup_syscall *out);
 /* Whether the session is detaching (or killing) every thread. */
 bool sup_session_is_stopping(const struct sup_session *s);
 /* Exact mode: from now on every resume of tid (after any stop) is a
