@@ -313,9 +313,11 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 
 	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);
-	from = ip & ~4095ULL; /* the page before may be unmapped */
-	if (from != ip && sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
-		return (size_t)(ip - from);
+	if ((ip & ~4095ULL) > from) { /* the page before may be unmapped */
+		from = ip & ~4095ULL;
+		if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+			return (size_t)(ip - from);
+	}
 	return 0;
 }
 
@@ -588,6 +590,11 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 			witch_session(r->witch, r->sup);
 			rec_write_failed(r, witch_write_config(r->witch));
 		}
+		/* Run mode: psup's own child before its exec, in psup's code.
+		 * The program starts at the exec, where this thread is
+		 * reported again: until then nothing is sampled or recorded. */
+		if (!strcmp(r->mode, "run"))
+			return;
 	}
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;

@@ -373,7 +373,7 @@ static enum site_state site_first(const struct exp_block_probe *probe, enum exp_
 	if (raw)
 		return SITE_VARIES;
 	n = probe->code_before(probe->arg, code, sizeof(code));
-	if (!n)
+	if (!n || n > sizeof(code))
 		return SITE_GUESS; /* unreadable: /proc may tell */
 	*nr = exp_block_nr_from_code(code, n);
 	if (*nr == EXP_BLOCK_NOT_SYSCALL)
