@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/user.h>
 
 #include "common/log.h"
@@ -67,36 +66,6 @@ static void profile_session(struct rec_mode *m, struct sup_session *s)
 	to_profile(m)->sup = s;
 }
 
-/* What a thread found asleep by an attach waits for: its system call. */
-static enum exp_block_kind blocked_kind(long nr)
-{
-	switch (nr) {
-	case SYS_futex:
-		return EXP_BLOCK_FUTEX;
-	case SYS_nanosleep:
-	case SYS_clock_nanosleep:
-	case SYS_pause:
-	case SYS_rt_sigtimedwait:
-		return EXP_BLOCK_SLEEP;
-	case SYS_read:
-	case SYS_write:
-	case SYS_poll:
-	case SYS_ppoll:
-	case SYS_select:
-	case SYS_pselect6:
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-	case SYS_recvfrom:
-	case SYS_recvmsg:
-	case SYS_accept:
-	case SYS_accept4:
-	case SYS_connect:
-		return EXP_BLOCK_IO;
-	default:
-		return EXP_BLOCK_OTHER;
-	}
-}
-
 /*
  * A thread starts running (run mode: it is about to). One found by an attach
  * may be asleep: /proc says so, and its system call says on what.
@@ -106,18 +75,17 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 {
 	struct rec_profile *pf = to_profile(m);
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	struct sup_syscall sc;
 	bool blocked = false;
 	char state;
-	long nr;
 
 	(void)sp;
-	(void)pid;
 	(void)parent;
 	(void)new_process;
 	if (pf->attach) {
 		blocked = sup_proc_state(tid, &state) == 0 && (state == 'S' || state == 'D');
-		if (blocked && sup_proc_syscall_nr(tid, &nr) == 0)
-			kind = blocked_kind(nr);
+		if (blocked && sup_thread_syscall(pid, tid, &sc) == 0)
+			kind = exp_block_kind_of_nr(sc.nr);
 	}
 	uint64_t now = psup_now_ns();
 	if (exp_tstate_thread_start(pf->ts, tid, now, blocked, kind) < 0)

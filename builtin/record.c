@@ -57,12 +57,13 @@ struct rec_thread {
 	uint64_t created;
 	char comm[16];
 	struct rec_snapshot *creator;
+	uint64_t probe_running_ns; /* when /proc last found it running */
 };
 
 struct rec_proc {
 	pid_t pid;
 	struct sym_space *sp;
-	struct psup_u64map block_kinds; /* user ip -> enum exp_block_kind + 1 */
+	struct psup_u64map block_kinds; /* user ip -> exp_block_site_kind()'s word */
 };
 
 struct rec {
@@ -262,40 +263,81 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 		rec_write_failed(r, m->context_switch(m, sw));
 }
 
-/* What a thread blocks on, from the function it entered the kernel in,
- * symbolized once per address and process. The cache holds kind + 1, or
- * BLOCK_RAW_SYSCALL for syscall(2) itself, whose arguments tell each time. */
-#define BLOCK_RAW_SYSCALL ((uint64_t)EXP_BLOCK_KINDS + 1)
+/* What a thread blocks on: the system call it made at the block sample's
+ * IP, learned per address and process (exp_block_site_kind()). */
+struct block_probe {
+	struct rec *r;
+	struct rec_proc *p;
+	const struct smp_block *b;
+};
+
+/* A thread found running is not read again for a while: a ring drained at
+ * once holds many of its samples. */
+#define BLOCK_PROBE_RUNNING_NS (1000ULL * 1000ULL)
+
+static long block_probe_nr(void *arg)
+{
+	const struct block_probe *bp = arg;
+	struct rec_thread *t = thread_find(bp->r, bp->b->tid);
+	uint64_t now = psup_now_ns();
+	struct sup_syscall sc;
+	int err;
+
+	if (t && t->probe_running_ns && now - t->probe_running_ns < BLOCK_PROBE_RUNNING_NS)
+		return EXP_BLOCK_NR_NOT_NOW;
+	err = sup_thread_syscall(bp->b->pid, bp->b->tid, &sc);
+	if (err == -EAGAIN && t)
+		t->probe_running_ns = now;
+	if (err < 0 || sc.pc != bp->b->regs[SMP_REG_IP])
+		return EXP_BLOCK_NR_UNKNOWN;
+	return sc.nr;
+}
+
+static enum exp_block_kind block_probe_name(void *arg, bool *raw)
+{
+	const struct block_probe *bp = arg;
+	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	struct sym_loc loc;
+
+	if (sym_space_resolve(bp->p->sp, bp->b->regs[SMP_REG_IP], false, &loc) < 0)
+		return kind;
+	for (unsigned i = 0; i < loc.nframes && kind == EXP_BLOCK_OTHER; i++)
+		kind = exp_block_kind_of(loc.frames[i].function, 0, 0);
+	*raw = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall");
+	return kind;
+}
+
+static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
+{
+	const struct block_probe *bp = arg;
+	uint64_t ip = bp->b->regs[SMP_REG_IP], from = ip > len ? ip - len : 0;
+
+	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+		return (size_t)(ip - from);
+	if ((ip & ~4095ULL) > from) { /* the page before may be unmapped */
+		from = ip & ~4095ULL;
+		if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+			return (size_t)(ip - from);
+	}
+	return 0;
+}
 
 static void on_block(void *arg, const struct smp_block *b)
 {
 	struct rec *r = arg;
 	struct rec_proc *p = proc_find(r, b->pid);
 	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
+	struct block_probe bp = { r, p, b };
+	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
-	struct sym_loc loc;
-	bool raw = false;
 	uint64_t *v;
 
-	if (!b->have_regs || !p || !p->sp || !ip)
-		goto out;
-	v = psup_u64map_upsert(&p->block_kinds, ip, NULL);
-	if (v && *v) {
-		raw = *v == BLOCK_RAW_SYSCALL;
-		kind = raw ? exp_block_kind_of("syscall", di, si) : (enum exp_block_kind)(*v - 1);
-		goto out;
-	}
-	if (sym_space_resolve(p->sp, ip, false, &loc) < 0)
-		goto out;
-	for (unsigned i = 0; i < loc.nframes && kind == EXP_BLOCK_OTHER; i++)
-		kind = exp_block_kind_of(loc.frames[i].function, di, si);
-	raw = loc.nframes && loc.frames[0].function && !strcmp(loc.frames[0].function, "syscall");
-	if (v)
-		*v = raw ? BLOCK_RAW_SYSCALL : (uint64_t)kind + 1;
-out:
-	/* The futex word: the first argument, after the number for syscall(2). */
+	if (b->have_regs && p && p->sp && ip && (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
+		kind = exp_block_site_kind(v, di, si, &probe);
+	/* The futex word: the first argument (syscall(2) has moved it there
+	 * too before entering the kernel). */
 	for_each_mode(r, m, block)
-		rec_write_failed(r, m->block(m, b, kind, kind == EXP_BLOCK_FUTEX ? (raw ? si : di) : 0));
+		rec_write_failed(r, m->block(m, b, kind, kind == EXP_BLOCK_FUTEX ? di : 0));
 }
 
 /* A traced thread woke another: if the wakee waited in a futex, the wait
@@ -502,6 +544,11 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		rec_write_failed(r, write_header(r, pid));
 		for_each_mode(r, m, header)
 			rec_write_failed(r, m->header(m, r->sup));
+		/* Run mode: psup's own child before its exec, in psup's code.
+		 * The program starts at the exec, where this thread is
+		 * reported again: until then nothing is sampled or recorded. */
+		if (!strcmp(r->mode, "run"))
+			return;
 	}
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;

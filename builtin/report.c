@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "builtin/builtin.h"
 #include "common/log.h"
@@ -45,6 +46,8 @@ static const char report_usage[] =
 	"                      for trees in text and markdown, 0 in json)\n"
 	"  --depth N           levels of the top-down and bottom-up trees (default:\n"
 	"                      12 for text and markdown, 256 for json; 0 means all)\n"
+	"  --pretty            indent json for people (the default when stdout is a\n"
+	"                      terminal; pipes and files get one compact line)\n"
 	"  -o, --output FILE   write the report to FILE instead of stdout\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -95,9 +98,31 @@ static int parse_views(const char *arg, unsigned *views)
 	return 0;
 }
 
+/* The JSON report, indented: rendered compact into memory first, since the
+ * views write it in many pieces. 0, -ENOMEM or -EIO. */
+static int print_pretty(const struct rep_profile *p, const struct rep_options *o,
+			const struct rep_tree_options *t, FILE *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc;
+
+	if (!mem)
+		return -ENOMEM;
+	rc = rep_print_ext(p, o, t, mem);
+	if (fclose(mem) != 0 && !rc)
+		rc = -ENOMEM;
+	if (!rc)
+		rc = rep_json_pretty(buf, len, out);
+	free(buf);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT, OPT_DEPTH, OPT_OVERHEAD };
+	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT, OPT_DEPTH, OPT_OVERHEAD,
+	       OPT_PRETTY };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "view", required_argument, NULL, OPT_VIEW },
@@ -105,6 +130,7 @@ int cmd_report(int argc, char **argv)
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "overhead", required_argument, NULL, OPT_OVERHEAD },
+		{ "pretty", no_argument, NULL, OPT_PRETTY },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -116,7 +142,7 @@ int cmd_report(int argc, char **argv)
 	char *const *files;
 	const char *output = NULL;
 	struct rep_profile *p = NULL;
-	bool top_set = false, min_set = false, depth_set = false;
+	bool top_set = false, min_set = false, depth_set = false, pretty = false;
 	FILE *out = stdout;
 	char err[512];
 	int c, rc, nfiles, status = 1;
@@ -192,6 +218,9 @@ int cmd_report(int argc, char **argv)
 			}
 			opt.overhead = optarg;
 			break;
+		case OPT_PRETTY:
+			pretty = true;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -255,7 +284,14 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = rep_print_ext(p, &opt, &topt, out);
+	/* A person reads a terminal; scripts (jq, tests) read pipes and files,
+	 * which keep the compact single line. */
+	if (opt.format == REP_FORMAT_JSON && !output && isatty(STDOUT_FILENO))
+		pretty = true;
+	if (opt.format == REP_FORMAT_JSON && pretty)
+		rc = print_pretty(p, &opt, &topt, out);
+	else
+		rc = rep_print_ext(p, &opt, &topt, out);
 	if (output && fclose(out) != 0 && !rc)
 		rc = -errno;
 	if (rc) {

@@ -102,6 +102,56 @@ int exp_tstate_thread_end(struct exp_tstate *ts, pid_t tid, uint64_t time, bool 
 /* What a thread that entered the kernel in function blocks on; arg0 and
  * arg1 are its first two argument registers (for syscall(2) itself). */
 enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint64_t arg1);
+/* What system call nr (x86-64) blocks on. */
+enum exp_block_kind exp_block_kind_of_nr(long nr);
+
+/*
+ * A blocking site: a user address where threads of one process entered the
+ * kernel before a switch-out (a block sample's IP). What they block on is
+ * the system call made there, whatever library made it; perf's registers
+ * lack its number (AX is -ENOSYS at entry), so a site learns it once:
+ *  - from its code: a syscall instruction just before it, and the number
+ *    the instructions before that load into eax (glibc's wrappers, Go's
+ *    runtime, musl); no syscall instruction: a preemption or a fault in
+ *    user code, never asked again;
+ *  - from /proc/PID/task/TID/syscall, while the thread is still blocked at
+ *    the site: for the first EXP_BLOCK_SITE_EAGER reads, then at one sample
+ *    in EXP_BLOCK_SITE_RECHECK (a lock-heavy program would pay a read per
+ *    switch). It confirms or corrects the code's number; a second number
+ *    later makes the site a raw syscall(2) wrapper;
+ *  - until then, from the names of the functions at the site.
+ * At a raw syscall(2) wrapper (also one named syscall), each wait is a
+ * futex wait by its arguments (address, op), else the call /proc reports,
+ * else the last one it reported.
+ */
+#define EXP_BLOCK_SITE_EAGER 16
+#define EXP_BLOCK_SITE_RECHECK 256
+#define EXP_BLOCK_CODE_BYTES 32
+/* Answers besides a system call number. */
+#define EXP_BLOCK_NR_UNKNOWN (-1L)  /* not known (/proc: not blocked there now) */
+#define EXP_BLOCK_NR_NOT_NOW (-2L)  /* not read: the thread is known to run now */
+#define EXP_BLOCK_NOT_SYSCALL (-3L) /* no syscall instruction there */
+struct exp_block_probe {
+	/* The number of the system call the sample's thread is blocked in at
+	 * the site's address now (/proc), EXP_BLOCK_NR_UNKNOWN or _NOT_NOW. */
+	long (*syscall_nr)(void *arg);
+	/* The kind the names of the functions at the site say (asked once);
+	 * *raw: the innermost is syscall(2) itself. */
+	enum exp_block_kind (*by_name)(void *arg, bool *raw);
+	/* Copies the n <= len bytes of code that end at the site into buf
+	 * (asked once); returns n, 0 when unreadable. */
+	size_t (*code_before)(void *arg, uint8_t *buf, size_t len);
+	void *arg;
+};
+/* The system call number the code before a site (code[0..len), ending at
+ * the site) loads into eax before its syscall instruction, or one of the
+ * answers above. */
+long exp_block_nr_from_code(const uint8_t *code, size_t len);
+/* The kind of one block sample at a site whose word is *site (0 at first;
+ * updated), arg0 and arg1 its first two argument registers (DI and SI:
+ * syscall(2) moves its arguments there before entering the kernel). */
+enum exp_block_kind exp_block_site_kind(uint64_t *site, uint64_t arg0, uint64_t arg1,
+					const struct exp_block_probe *probe);
 
 /*
  * Parallel efficiency (Tallent & Mellor-Crummey 2009, section 2.1) and lock

@@ -130,13 +130,14 @@ static int write_loc(struct exp_profile *p, uint64_t id, pid_t pid, uint64_t add
 		.nframes = sl ? sl->nframes : 0,
 		.frames = frames,
 	};
+	struct rep_loc_symbols ls = { sl ? sl->near : NULL, sl ? sl->symbols : NULL };
 
 	for (unsigned i = 0; i < l.nframes; i++) {
 		frames[i].function = sl->frames[i].function;
 		frames[i].file = sl->frames[i].file;
 		frames[i].line = sl->frames[i].line;
 	}
-	return rep_write_loc(p->w, &l);
+	return rep_write_loc_ext(p->w, &l, &ls);
 }
 
 /* The loc id of pc in process pid, symbolized and written when new. An

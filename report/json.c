@@ -5,6 +5,9 @@
  */
 #include "report/json.h"
 
+#include "report/report.h"
+
+#include <errno.h>
 #include <inttypes.h>
 
 /* Writes s as a JSON string: escapes, and U+FFFD for bytes that are not
@@ -95,4 +98,75 @@ void rep_json_kbool(FILE *out, bool *first, const char *key, bool v)
 {
 	rep_json_key(out, first, key);
 	fputs(v ? "true" : "false", out);
+}
+
+static void json_newline(FILE *out, unsigned depth)
+{
+	fputc('\n', out);
+	for (unsigned i = 0; i < depth; i++)
+		fputs("  ", out);
+}
+
+int rep_json_pretty(const char *buf, size_t len, FILE *out)
+{
+	unsigned depth = 0;
+	bool in_str = false, esc = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (in_str) {
+			fputc(c, out);
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_str = true;
+			fputc(c, out);
+			break;
+		case '{':
+		case '[': {
+			/* the next byte that is not blank: an empty one stays {} */
+			size_t j = i + 1;
+
+			while (j < len && (buf[j] == ' ' || buf[j] == '\n'))
+				j++;
+			fputc(c, out);
+			if (j < len && (buf[j] == '}' || buf[j] == ']')) {
+				fputc(buf[j], out);
+				i = j;
+				break;
+			}
+			json_newline(out, ++depth);
+			break;
+		}
+		case '}':
+		case ']':
+			json_newline(out, depth ? --depth : 0);
+			fputc(c, out);
+			break;
+		case ',':
+			fputc(c, out);
+			json_newline(out, depth);
+			break;
+		case ':':
+			fputs(": ", out);
+			break;
+		case ' ':
+		case '\n':
+		case '\t':
+		case '\r':
+			break;
+		default:
+			fputc(c, out);
+		}
+	}
+	fputc('\n', out);
+	return fflush(out) != 0 || ferror(out) ? -EIO : 0;
 }

@@ -477,15 +477,22 @@ static int apply_thread(struct rep_loadctx *c, const struct rep_rec *r)
 	if (name)
 		t->name = (uint32_t)name;
 	t->ctx = rep_rec_has(r, REP_K_CTX) && r->u[REP_K_CTX] ? ctx : REP_NONE;
+	t->start = rep_rec_has(r, REP_K_TIME) ? r->u[REP_K_TIME] : 0;
+	t->end = 0;
 	return mark_pid(c, (uint64_t)t->pid);
 }
 
-/* Merges a location: "[image+0xoffset]" names an unknown function (so the
- * offset takes part in the identity only then), "[kernel]" all kernel code. */
+/* Merges a location: by image and frames; an address without a function
+ * also by its offset (an instruction-level view can tell them apart), while
+ * its name is the image's group (unknown_name), so the views by function and
+ * line have one row per group, not one per address. "[kernel]" is all
+ * kernel code. */
 struct loc_key {
 	uint32_t image;
 	const struct rep_mframe *frames;
 	uint32_t nframes;
+	bool unnamed;
+	uint64_t offset;
 };
 
 static bool loc_eq(const void *ctx, uint32_t row, const void *key)
@@ -494,7 +501,8 @@ static bool loc_eq(const void *ctx, uint32_t row, const void *key)
 	const struct loc_key *k = key;
 	const struct rep_mloc *l = &p->locs[row];
 
-	return l->image == k->image && l->nframes == k->nframes &&
+	return l->image == k->image && l->nframes == k->nframes && l->unnamed == k->unnamed &&
+	       (!k->unnamed || l->offset == k->offset) &&
 	       memcmp(&p->frames[l->frames], k->frames, k->nframes * sizeof(*k->frames)) == 0;
 }
 
@@ -510,24 +518,47 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-static int64_t unknown_name(struct rep_profile *p, uint32_t image, uint64_t offset)
+/* Kernel and unmapped code: one location each, whatever the offset. */
+static bool whole_image_name(const char *img)
+{
+	return strcmp(img, "[kernel]") == 0 || strcmp(img, "[unknown]") == 0;
+}
+
+/*
+ * The name of code without a function. One row per address would flood the
+ * functions and lines views (a stripped program has thousands), so the
+ * address is named by its group: "[ls] after F" when the recorder found F,
+ * the function that ends last before it (in a stripped image, the nearest
+ * exported function; the code is NOT F's, hence "after" rather than "F" or
+ * "F+0x..", which would read as F's own code), else "[ls] (no symbols)" for
+ * an image without symbols (or not known to have some: older records) and
+ * "[ls] (unnamed code)" for code in an image that has symbols (a PLT stub,
+ * padding). The offset stays in the loc (rep_mloc.offset).
+ */
+static int64_t unknown_name(struct rep_profile *p, uint32_t image, struct rep_slice near,
+			    const char *symbols)
 {
 	const char *img = rep_str(p, image);
-	char buf[512];
-
 	const char *base = base_name(img);
 	size_t n = strlen(base);
+	char buf[1024];
 
-	/* no offset means anything there */
-	if (strcmp(img, "[kernel]") == 0 || strcmp(img, "[unknown]") == 0)
+	if (whole_image_name(img))
 		return intern_str(p, img);
-	/* "[vdso]" gives "[vdso+0x10]" */
+	/* "[vdso]" gives "[vdso] ..." */
 	if (n >= 2 && base[0] == '[' && base[n - 1] == ']') {
 		base++;
 		n -= 2;
 	}
-	snprintf(buf, sizeof(buf), "[%.*s+0x%llx]", (int)(n < 400 ? n : 400), base,
-		 (unsigned long long)offset);
+	if (n > 400)
+		n = 400;
+	if (near.p && near.len)
+		snprintf(buf, sizeof(buf), "[%.*s] after %.*s", (int)n, base,
+			 (int)(near.len < 400 ? near.len : 400), near.p);
+	else if (symbols && (!strcmp(symbols, "dwarf") || !strcmp(symbols, "symtab")))
+		snprintf(buf, sizeof(buf), "[%.*s] (unnamed code)", (int)n, base);
+	else
+		snprintf(buf, sizeof(buf), "[%.*s] (no symbols)", (int)n, base);
 	return intern_str(p, buf);
 }
 
@@ -538,7 +569,8 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 	struct loc_key key;
 	uint32_t first = p->nframes, nframes, row;
 	uint64_t h, *slot;
-	int64_t image, id, unknown = 0;
+	int64_t image, id, unknown = 0, symbols = 0;
+	char symbuf[16] = "";
 	bool created;
 	int rc;
 
@@ -557,6 +589,13 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 			: intern_str(p, "[unknown]");
 	if (image < 0)
 		return (int)image;
+	if (rep_rec_has(r, REP_K_SYMBOLS) && r->s[REP_K_SYMBOLS].len) {
+		struct rep_slice sy = r->s[REP_K_SYMBOLS];
+
+		if ((symbols = intern_slice(p, sy)) < 0)
+			return (int)symbols;
+		snprintf(symbuf, sizeof(symbuf), "%.*s", (int)(sy.len < 15 ? sy.len : 15), sy.p);
+	}
 	nframes = r->nframes ? (uint32_t)r->nframes : 1;
 	if (r->nframes > UINT32_MAX / 2 || p->nframes > UINT32_MAX - nframes)
 		return -ENOMEM;
@@ -573,7 +612,10 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 			id = intern_slice(p, rf->function);
 		} else {
 			if (!unknown)
-				unknown = unknown_name(p, (uint32_t)image, r->u[REP_K_OFFSET]);
+				unknown = unknown_name(p, (uint32_t)image,
+						       rep_rec_has(r, REP_K_NEAR) ? r->s[REP_K_NEAR]
+										  : (struct rep_slice){ 0 },
+						       symbuf[0] ? symbuf : NULL);
 			id = unknown;
 		}
 		if (id < 0)
@@ -592,6 +634,10 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 	key.image = (uint32_t)image;
 	key.frames = &p->frames[first];
 	key.nframes = nframes;
+	key.unnamed = unknown > 0 && !whole_image_name(rep_str(p, (uint32_t)image));
+	key.offset = key.unnamed ? r->u[REP_K_OFFSET] : 0;
+	if (key.unnamed)
+		h = hash_mix(h, key.offset);
 	row = rep_index_find(&p->loc_ix, h, loc_eq, p, &key);
 	if (row == REP_NONE) {
 		if (rep_grow32((void **)&p->locs, &p->locs_cap, p->nlocs, sizeof(*p->locs)))
@@ -608,6 +654,8 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 		l->frames = first;
 		l->nframes = nframes;
 		l->hash = h;
+		l->symbols = (uint32_t)symbols;
+		l->unnamed = key.unnamed;
 		if (rep_index_add(&p->loc_ix, h, p->nlocs, loc_rowhash, p))
 			return -ENOMEM;
 		row = p->nlocs++;
@@ -873,8 +921,11 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 			return rc;
 		if ((rc = thread_get(c, r->u[REP_K_TID], TG_FIND, &row)))
 			return rc;
-		if (row != REP_NONE)
+		if (row != REP_NONE) {
 			c->p->threads[row].ended = true;
+			if (rep_rec_has(r, REP_K_TIME))
+				c->p->threads[row].end = r->u[REP_K_TIME];
+		}
 		return 0;
 	case REP_REC_LOC:
 		return apply_loc(c, r);

@@ -225,6 +225,56 @@ static int regions_build(const struct rep_ctree *t, struct region **out, uint32_
 	return 0;
 }
 
+struct span {
+	uint32_t run;
+	uint64_t start, end;
+};
+
+static int cmp_span(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+
+	if (a->run != b->run)
+		return a->run < b->run ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+bool rep_profile_parallel(const struct rep_profile *p)
+{
+	struct span *sp = malloc((p->nthreads + 1) * sizeof(*sp));
+	uint32_t n = 0;
+	bool parallel = false;
+
+	if (!sp)
+		return true; /* say too much rather than hide the view */
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const struct rep_mthread *t = &p->threads[i];
+		const struct rep_run *r = &p->runs[t->run];
+		uint64_t run_end = r->complete && r->end_time ? r->end_time : r->last_time;
+
+		if (!t->samples)
+			continue;
+		sp[n].run = t->run;
+		sp[n].start = t->start ? t->start : r->mono_ns;
+		sp[n].end = t->end ? t->end : run_end;
+		if (sp[n].end < sp[n].start)
+			sp[n].end = sp[n].start;
+		n++;
+	}
+	qsort(sp, n, sizeof(*sp), cmp_span);
+	for (uint32_t i = 1; i < n && !parallel; i++) {
+		uint64_t end = sp[i - 1].end;
+
+		/* the latest end among the earlier threads of the run */
+		if (sp[i].run == sp[i - 1].run && sp[i].start < end)
+			parallel = true;
+		else if (sp[i].run == sp[i - 1].run && end > sp[i].end)
+			sp[i].end = end;
+	}
+	free(sp);
+	return parallel;
+}
+
 static uint32_t max_cpus(const struct rep_profile *p)
 {
 	uint32_t m = 0;
@@ -250,6 +300,7 @@ int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 	double work = (double)(root->inclusive - root->overhead_incl);
 	struct region *rg = NULL;
 	uint32_t nrg = 0, shown = 0, limit = o->top ? o->top : 10;
+	bool parallel = rep_profile_parallel(p);
 	int rc = regions_build(td, &rg, &nrg);
 
 	if (rc)
@@ -264,6 +315,7 @@ int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 		fputs(",\"efficiency\":{", out);
 		rep_json_ku64(out, &f, "cpus", max_cpus(p));
 		rep_json_kbool(out, &f, "measured", p->has_idleness);
+		rep_json_kbool(out, &f, "parallel", parallel);
 		rep_json_key(out, &f, "effort");
 		fprintf(out, "%.3f", effort);
 		rep_json_key(out, &f, "work");
@@ -274,23 +326,40 @@ int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 		rep_json_kpct(out, &f, "work_percent", work_pct);
 		rep_json_kpct(out, &f, "idleness_percent", idle_pct);
 		rep_json_kpct(out, &f, "overhead_percent", ovh_pct);
-		rep_json_kstr(out, &f, "reading", reading_key(idle_pct, ovh_pct));
+		rep_json_kstr(out, &f, "reading",
+			      parallel ? reading_key(idle_pct, ovh_pct) : NULL);
 		rep_json_key(out, &f, "regions");
 		fputc('[', out);
+		if (!parallel)
+			limit = 0;
 	} else {
 		const char *t = "Parallel efficiency";
-		char note[512];
+		bool md = o->format == REP_FORMAT_MARKDOWN;
 
-		snprintf(note, sizeof(note),
-			 "effort = work + idleness + overhead, in samples; idleness: what working "
-			 "threads owe to idle CPUs (%u CPUs); overhead: synchronization and thread "
-			 "management; high means idleness >= %.0f%% or overhead >= %.0f%% of a "
-			 "region's effort",
-			 max_cpus(p), IDLE_HIGH, OVERHEAD_HIGH);
-		if (o->format == REP_FORMAT_MARKDOWN)
-			fprintf(out, "### %s\n\n_%s_\n\n", t, note);
-		else
-			fprintf(out, "%s\n  (%s)\n", t, note);
+		fprintf(out, md ? "### %s\n\n" : "%s\n", t);
+		if (!parallel) {
+			/* Idleness is measured for every program, but advice on
+			 * granularity means nothing to one that never ran two
+			 * threads at once. */
+			fputs(md ? "_No two threads of the program worked at the same time: there is "
+				   "no parallelism to assess._\n\n"
+				 : "  (no two threads of the program worked at the same time: there is "
+				   "no parallelism to assess)\n\n",
+			      out);
+			free(rg);
+			return 0;
+		}
+		/* One plain sentence per term (Tallent & Mellor-Crummey, 2.1-2.2). */
+		fprintf(out,
+			"%seffort: the CPU time the program could have used while it ran: work + "
+			"idleness + overhead.\n"
+			"%sidleness: CPU time left unused because fewer threads worked than there "
+			"are CPUs (%u),%scharged to the code that was running meanwhile.\n"
+			"%soverhead: time spent synchronizing or managing threads (locks, waits, "
+			"thread creation).\n"
+			"%shigh: idleness >= %.0f%% or overhead >= %.0f%% of a function's effort.\n%s",
+			md ? "- " : "  ", md ? "- " : "  ", max_cpus(p), md ? " " : "\n    ",
+			md ? "- " : "  ", md ? "- " : "  ", IDLE_HIGH, OVERHEAD_HIGH, md ? "\n" : "");
 		if (!p->has_idleness) {
 			fputs(o->format == REP_FORMAT_MARKDOWN
 				      ? "_no idleness recorded (a recording from an older psup, or no "

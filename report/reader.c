@@ -345,6 +345,8 @@ static const struct {
 	[REP_K_BLOCKED_OTHER] = { "blocked_other", KK_UINT },
 	[REP_K_CPUS] = { "cpus", KK_UINT },
 	[REP_K_WEIGHTING] = { "weighting", KK_TEXT },
+	[REP_K_NEAR] = { "near", KK_TEXT },
+	[REP_K_SYMBOLS] = { "symbols", KK_TEXT },
 	[REP_K_WAIT_NS] = { "wait_ns", KK_UINT },
 	[REP_K_TRACED] = { "traced", KK_BOOL },
 };

@@ -323,7 +323,15 @@ int rep_write_thread_times(struct rep_writer *w, pid_t tid, uint64_t time,
 
 int rep_write_loc(struct rep_writer *w, const struct rep_loc *l)
 {
-	int err = rec_begin(w, l->build_id ? 8 : 7, "loc");
+	return rep_write_loc_ext(w, l, NULL);
+}
+
+int rep_write_loc_ext(struct rep_writer *w, const struct rep_loc *l,
+		      const struct rep_loc_symbols *s)
+{
+	const char *near = s && !l->nframes ? s->near : NULL;
+	const char *symbols = s ? s->symbols : NULL;
+	int err = rec_begin(w, 7 + !!l->build_id + !!near + !!symbols, "loc");
 
 	if (err)
 		return err;
@@ -345,6 +353,10 @@ int rep_write_loc(struct rep_writer *w, const struct rep_loc *l)
 		enc_text_or_null(w, f->file);
 		enc_uint(w, f->line);
 	}
+	if (near)
+		kv_text(w, "near", near);
+	if (symbols)
+		kv_text(w, "symbols", symbols);
 	return rec_end(w);
 }
 

@@ -84,7 +84,7 @@ enum rep_key {
 	REP_K_REASON, REP_K_SAMPLES, REP_K_LOST, REP_K_UNWIND_FAILURES,
 	REP_K_RUNNING, REP_K_RUNNABLE, REP_K_BLOCKED_FUTEX, REP_K_BLOCKED_IO,
 	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER, REP_K_CPUS, REP_K_WAIT_NS, REP_K_TRACED,
-	REP_K_WEIGHTING,
+	REP_K_WEIGHTING, REP_K_NEAR, REP_K_SYMBOLS,
 	REP_K_NKEYS
 };
 /* rep_rec.have is a bit per key */
@@ -131,6 +131,13 @@ struct rep_mloc {
 	uint32_t frames;     /* first of nframes in profile->frames */
 	uint32_t nframes;    /* >= 1, innermost first */
 	uint64_t hash;
+	/* string id of what the image offers ("dwarf", "symtab", "dynsym",
+	 * "none"), 0 when unknown (an older record, not an ELF image) */
+	uint32_t symbols;
+	/* no function: the name is the image's group ("[ls] (no symbols)",
+	 * "[libc.so.6] after memcpy"); the offset stays part of the identity,
+	 * so views by instruction can still tell addresses apart */
+	bool unnamed;
 };
 
 /* A calling-context tree node, merged by (parent, loc). */
@@ -145,6 +152,8 @@ struct rep_mthread {
 	uint32_t name;       /* string id or 0 */
 	uint64_t samples, lost;
 	bool ended;
+	/* mono ns of the thread record and of its thread_end, 0 when unknown */
+	uint64_t start, end;
 	/* thread_times records of the tid, summed; has_times: at least one */
 	bool has_times;
 	struct rep_thread_times times;
@@ -366,6 +375,12 @@ extern const char rep_overhead_default[];
  * malloc'ed, p->nnodes entries; the caller frees it. 0 or -ENOMEM.
  */
 int rep_overhead_flags(const struct rep_profile *p, const char *patterns, bool **out);
+/* Whether two threads of one run that have samples were alive at the same
+ * time (thread to thread_end; the run's start and end where unknown): only
+ * then is there parallelism for the efficiency view to read. A program
+ * that ran one thread at a time (an exec replaces the thread, it does not
+ * overlap it) has idleness too, but no parallel structure to improve. */
+bool rep_profile_parallel(const struct rep_profile *p);
 /* The efficiency summary and lock-blame views. 0 or -ENOMEM. */
 int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 			const struct rep_options *o, FILE *out);

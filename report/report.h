@@ -88,6 +88,19 @@ struct rep_loc {
 	const struct rep_frame *frames;
 };
 int rep_write_loc(struct rep_writer *w, const struct rep_loc *l);
+/* What a loc's image offers to symbolize it (docs/format.md, "loc"). Apart
+ * from rep_loc so that positional initializers of that one stay complete. */
+struct rep_loc_symbols {
+	/* no frames: the function that ends last before the address in its
+	 * section ("near"); NULL when none */
+	const char *near;
+	/* "dwarf", "symtab", "dynsym" or "none"; NULL when unknown (not an
+	 * ELF image) */
+	const char *symbols;
+};
+/* rep_write_loc() with s (NULL: none). */
+int rep_write_loc_ext(struct rep_writer *w, const struct rep_loc *l,
+		      const struct rep_loc_symbols *s);
 /* A calling-context tree node: a call path is a chain of nodes from a root
  * (parent 0, the outermost frame) to a leaf (the sampled instruction). */
 int rep_write_node(struct rep_writer *w, uint64_t id, uint64_t parent, uint64_t loc);
@@ -228,6 +241,12 @@ int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *ou
 /* Same, the tree views cut as t says (NULL: every level and node). */
 int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		  const struct rep_tree_options *t, FILE *out);
+
+/* Copies the JSON text buf (len bytes, e.g. what rep_print() wrote for
+ * REP_FORMAT_JSON) to out indented for people: one member or element per
+ * line, two spaces per level, empty objects and arrays kept as {} and [].
+ * Strings are copied as they are. 0 or -EIO. */
+int rep_json_pretty(const char *buf, size_t len, FILE *out);
 
 /* ---- causal profiles (Coz) -------------------------------------------- */
 

@@ -39,6 +39,14 @@ struct im_row {
 	uint64_t self;
 };
 
+/* An image on a sampled call path whose loc records say what symbols the
+ * recorder found for it (rep_mloc.symbols). */
+struct dbg_row {
+	uint32_t image, symbols;
+	uint64_t total;     /* samples with the image on the path, once each */
+	uint32_t stamp;
+};
+
 struct th_row {
 	uint32_t thread;
 	uint32_t top_fn; /* REP_NONE when the thread has no samples */
@@ -57,6 +65,9 @@ struct agg {
 	uint32_t nims, ims_cap;
 	struct psup_u64map im_ix;        /* image -> row + 1 */
 	struct th_row *ths;
+	struct dbg_row *dbg;
+	uint32_t ndbg, dbg_cap;
+	struct psup_u64map dbg_ix;       /* image -> row + 1 */
 	uint32_t *frame_fn, *frame_ln;   /* per profile frame: row, lazily */
 	uint64_t *node_self;
 	uint32_t *fn_order, *ln_order, *im_order, *th_order;
@@ -160,8 +171,39 @@ static uint32_t im_row_of(struct agg *a, uint32_t image)
 	return (uint32_t)(*slot - 1);
 }
 
+/* Counts a sample of c on loc l's image, once per stamp. 0 or -ENOMEM. */
+static int dbg_count(struct agg *a, const struct rep_mloc *l, uint64_t c, uint32_t stamp)
+{
+	uint64_t *slot;
+	bool created;
+	struct dbg_row *r;
+
+	if (!l->symbols)
+		return 0;
+	if (rep_grow32((void **)&a->dbg, &a->dbg_cap, a->ndbg, sizeof(*a->dbg)))
+		return -ENOMEM;
+	slot = psup_u64map_upsert(&a->dbg_ix, l->image, &created);
+	if (!slot)
+		return -ENOMEM;
+	if (created) {
+		r = &a->dbg[a->ndbg];
+		memset(r, 0, sizeof(*r));
+		r->image = l->image;
+		r->symbols = l->symbols;
+		*slot = ++a->ndbg;
+	}
+	r = &a->dbg[*slot - 1];
+	if (r->stamp != stamp) {
+		r->stamp = stamp;
+		r->total = rep_sat_add(r->total, c);
+	}
+	return 0;
+}
+
 static void agg_release(struct agg *a)
 {
+	free(a->dbg);
+	psup_u64map_release(&a->dbg_ix);
 	free(a->fns);
 	psup_u64map_release(&a->fn_ix);
 	free(a->lns);
@@ -260,6 +302,7 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 	a->p = p;
 	psup_u64map_init(&a->fn_ix);
 	psup_u64map_init(&a->im_ix);
+	psup_u64map_init(&a->dbg_ix);
 	rep_index_init(&a->ln_ix);
 	a->frame_fn = malloc((p->nframes + 1) * sizeof(uint32_t));
 	a->frame_ln = malloc((p->nframes + 1) * sizeof(uint32_t));
@@ -301,6 +344,8 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 		stamp++;
 		for (uint32_t m = n; m != REP_NONE; m = p->nodes[m].parent) {
 			l = &p->locs[p->nodes[m].loc];
+			if (dbg_count(a, l, c, stamp))
+				return -ENOMEM;
 			for (uint32_t f = l->frames; f < l->frames + l->nframes; f++) {
 				uint32_t fr = fn_row_of(a, f, l->image);
 				uint32_t lr = ln_row_of(a, f, l->image);
@@ -931,6 +976,115 @@ out:
 	return rc;
 }
 
+/* The symbols the recorder found for image, 0 when unknown. */
+static uint32_t image_symbols(const struct agg *a, uint32_t image)
+{
+	uint64_t *slot = psup_u64map_find(&a->dbg_ix, image);
+
+	return slot ? a->dbg[*slot - 1].symbols : 0;
+}
+
+static const char *symbols_meaning(const char *symbols)
+{
+	if (!strcmp(symbols, "symtab"))
+		return "no debug info: function names from its symbol table, no source lines";
+	if (!strcmp(symbols, "dynsym"))
+		return "stripped: only its exported functions have names, no source lines\n    "
+		       "(a row \"[image] after F\" is code without a name that follows F, not F)";
+	if (!strcmp(symbols, "none"))
+		return "stripped: no symbols at all, no source lines";
+	return NULL; /* "dwarf", or something newer */
+}
+
+static int cmp_dbg(const void *x, const void *y, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct dbg_row *r = &a->dbg[*(const uint32_t *)x], *s = &a->dbg[*(const uint32_t *)y];
+
+	if (r->total != s->total)
+		return r->total > s->total ? -1 : 1;
+	return strcmp(S(a, r->image), S(a, s->image));
+}
+
+/*
+ * Says which images that got samples lack debug info, what that costs, and
+ * once how to get it. The recorder looks the debug info up (in the file, by
+ * build-id, by .gnu_debuglink, through debuginfod), so it takes a new
+ * recording. libdw (elfutils >= 0.178, Debian 12's 0.188 included) asks
+ * debuginfod servers when DEBUGINFOD_URLS is set, through libdebuginfod.so.1,
+ * which Debian ships apart (libdebuginfod1).
+ */
+static int print_debug_info(const struct agg *a, const struct rep_options *o, FILE *out)
+{
+	uint32_t *idx = malloc((a->ndbg + 1) * sizeof(*idx)), n = 0;
+	const char *first = NULL;
+	bool md = o->format == REP_FORMAT_MARKDOWN, libc = false;
+
+	if (!idx)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < a->ndbg; i++) {
+		const char *img = S(a, a->dbg[i].image);
+
+		if (img[0] != '[' && a->dbg[i].total && symbols_meaning(S(a, a->dbg[i].symbols)))
+			idx[n++] = i;
+	}
+	if (!n) {
+		free(idx);
+		return 0;
+	}
+	qsort_r(idx, n, sizeof(*idx), cmp_dbg, (void *)a);
+	print_title(out, o->format, "Debug info",
+		    "images with samples that psup could not give source lines");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct dbg_row *r = &a->dbg[idx[i]];
+		const char *img = S(a, r->image), *base = rep_base_name(img);
+
+		if (!first)
+			first = img;
+		libc |= !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+		if (md) {
+			fputs("- ", out);
+			put_md_cell(out, base, true);
+		} else {
+			fputs("  ", out);
+			put_text(out, base, SIZE_MAX);
+		}
+		fprintf(out, " (on the path of %.1f%% of the samples):%s%s\n",
+			pct(r->total, a->total), md ? " " : "\n    ",
+			symbols_meaning(S(a, r->symbols)));
+	}
+	fputs(md ? "\n" : "", out);
+	fputs(md ? "To get them, install the images' debug symbols and record again: on Debian, "
+		   "the `-dbgsym` package of the package that ships the file ("
+		 : "  to get them, install the images' debug symbols and record again: on Debian,\n"
+		   "  the -dbgsym package of the package that ships the file\n  (",
+	      out);
+	if (md) {
+		char *cmd = NULL;
+
+		if (asprintf(&cmd, "dpkg -S %s", first) < 0) {
+			free(idx);
+			return -ENOMEM;
+		}
+		put_md_cell(out, cmd, true);
+		free(cmd);
+	} else {
+		fputs("dpkg -S ", out);
+		put_text(out, first, SIZE_MAX);
+	}
+	fputs(" names it)", out);
+	if (libc)
+		fputs(md ? ", `libc6-dbg` for libc" : ", libc6-dbg for libc", out);
+	fputs(md ? "; or record with `DEBUGINFOD_URLS` set (e.g. "
+		   "`https://debuginfod.debian.net`): libdw then downloads them by build-id "
+		   "(on Debian it needs `libdebuginfod1`).\n\n"
+		 : ";\n  or record with DEBUGINFOD_URLS set (e.g. https://debuginfod.debian.net):\n"
+		   "  libdw then downloads them by build-id (on Debian it needs libdebuginfod1)\n\n",
+	      out);
+	free(idx);
+	return 0;
+}
+
 static int view_images(const struct agg *a, const struct rep_options *o, FILE *out)
 {
 	static const struct col cols[] = {
@@ -960,6 +1114,7 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 			rep_json_ku64(out, &f, "samples", r->self);
 			rep_json_kpct(out, &f, "percent", pct(r->self, a->total));
 			rep_json_kpct(out, &f, "cum_percent", pct(cum, a->total));
+			rep_json_kstr(out, &f, "symbols", rep_str(a->p, image_symbols(a, r->image)));
 			fputc('}', out);
 		} else {
 			rc |= cell(&t, "%" PRIu64, r->self);
@@ -974,10 +1129,20 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 	} else if (!rc) {
 		print_title(out, o->format, "Images", "samples whose innermost frame is in the image");
 		print_table(out, o->format, &t, hidden);
+		rc = print_debug_info(a, o, out);
 	}
 	a->hidden[0] = hidden;
 	table_release(&t);
 	return rc ? -ENOMEM : 0;
+}
+
+/* Whether some row of the lines view has a source line. */
+static bool lines_known(const struct agg *a)
+{
+	for (uint32_t i = 0; i < a->nlns; i++)
+		if (a->lns[i].file && (a->lns[i].self || a->lns[i].total))
+			return true;
+	return false;
 }
 
 static int view_functions(const struct agg *a, const struct rep_options *o, FILE *out)
@@ -1098,6 +1263,15 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 	}
 	if (o->format == REP_FORMAT_JSON) {
 		fputc(']', out);
+	} else if (!rc && a->total && !lines_known(a)) {
+		/* a table of "-" says nothing: say why there are no lines */
+		print_title(out, o->format, "Lines", NULL);
+		fputs(o->format == REP_FORMAT_MARKDOWN
+			      ? "_no sampled code has source line information: its images have no "
+				"debug info (see Debug info under Images)_\n\n"
+			      : "  (no sampled code has source line information: its images have no "
+				"debug info; see Debug info under Images)\n\n",
+		      out);
 	} else if (!rc) {
 		print_title(out, o->format, "Lines",
 			    "self: samples at the line; total: with the calls made from it");
@@ -1277,6 +1451,14 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 				    "lifetime = running + wait (runnable, for a CPU) + "
 				    "blocked (futex, io, sleep, other)");
 			print_table(out, o->format, &st, 0);
+			fputs(o->format == REP_FORMAT_MARKDOWN
+				      ? "other: blocked in the kernel on something psup does not count "
+					"as a futex, I/O or a sleep (a page fault, or a call it does not "
+					"recognize).\n\n"
+				      : "  other: blocked in the kernel on something psup does not count "
+					"as a futex, I/O or a sleep\n    (a page fault, or a call it does not "
+					"recognize).\n\n",
+			      out);
 		}
 	}
 	a->hidden[3] = hidden;
@@ -1669,7 +1851,7 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 	memset(&bu, 0, sizeof(bu));
 	if (!opt.views) {
 		opt.views = REP_VIEW_DEFAULT;
-		if (p->has_idleness)
+		if (p->has_idleness && rep_profile_parallel(p))
 			opt.views |= REP_VIEW_EFFICIENCY;
 		if (p->nlocks)
 			opt.views |= REP_VIEW_LOCKS;

@@ -239,11 +239,18 @@ int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked);
 int sup_proc_state(pid_t tid, char *state);
 /* The state letter of the text of a /proc/TID/stat ('?' when malformed). */
 char sup_proc_stat_state(const char *stat);
-/* The number of the system call a sleeping thread is in (/proc/TID/syscall;
- * -1 when it sleeps outside one; a running thread's reads as 0). */
-int sup_proc_syscall_nr(pid_t tid, long *nr);
 /* Its name (/proc/TID/comm, without the newline), "" when unknown. */
 int sup_proc_comm(pid_t tid, char *buf, size_t len);
+/* The system call a thread is blocked in, from /proc/PID/task/TID/syscall
+ * (the thread need not be stopped; psup must be allowed to trace it). */
+struct sup_syscall {
+	long nr;          /* -1: blocked, but not in a system call (a fault) */
+	uint64_t args[6]; /* as the thread passed them (nr >= 0) */
+	uint64_t sp, pc;  /* pc: the user address it entered the kernel from */
+};
+/* 0, -EAGAIN when the thread is running or runnable (nothing to tell), or
+ * -errno (-ENOENT: gone). */
+int sup_thread_syscall(pid_t pid, pid_t tid, struct sup_syscall *out);
 /* Whether the session is detaching (or killing) every thread. */
 bool sup_session_is_stopping(const struct sup_session *s);
 /* Exact mode: from now on every resume of tid (after any stop) is a

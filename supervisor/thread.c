@@ -1,12 +1,14 @@
 #include "supervisor/supervisor-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -158,6 +160,7 @@ int sup_thread_sigstate(pid_t tid, uint64_t *pending, uint64_t *blocked)
 		*blocked = ps.sigblk;
 	return 0;
 }
+
 
 int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struct *regs,
 			void *stack, size_t len)

@@ -143,6 +143,7 @@ static void image_destroy(struct sym_image *img)
 	if (img->fd >= 0)
 		close(img->fd);
 	sym_strpool_release(&img->names);
+	free(img->near);
 	free(img->loads);
 	free(img->build_id);
 	free(img->path);
@@ -544,6 +545,41 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+static bool is_function_symbol(const GElf_Sym *sym)
+{
+	return (GELF_ST_TYPE(sym->st_info) == STT_FUNC ||
+		GELF_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) &&
+	       sym->st_shndx != SHN_UNDEF;
+}
+
+/* What the image offers (sym_loc.symbols). A full symbol table has local
+ * function symbols (every gcc-linked program has crtstuff's), an export
+ * table (.dynsym, what strip leaves) has none. Asking for the DWARF here
+ * is what makes libdw look for a separate debug file: by build-id, by
+ * .gnu_debuglink, and through debuginfod when DEBUGINFOD_URLS is set. */
+static const char *image_symbols_kind(struct sym_image *img)
+{
+	Dwarf_Addr dwbias;
+	bool exported = false;
+	int n;
+
+	if (dwfl_module_getdwarf(img->mod, &dwbias))
+		return "dwarf";
+	n = dwfl_module_getsymtab(img->mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+
+		if (!dwfl_module_getsym_info(img->mod, i, &sym, &addr, NULL, NULL, NULL) ||
+		    !is_function_symbol(&sym))
+			continue;
+		if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+			return "symtab";
+		exported = true;
+	}
+	return exported ? "dynsym" : "none";
+}
+
 /* One Dwfl per image, so that loading one image's DWARF never loads
  * another's. The module sits at its ELF addresses (base 0 added to p_vaddr);
  * mod_bias covers whatever libdwfl decides anyway. The separate debug file
@@ -576,6 +612,7 @@ static void image_load_dwfl(struct sym_image *img)
 	if (!dwfl_module_getelf(img->mod, &bias))
 		goto fail;
 	img->mod_bias = bias;
+	img->symbols = image_symbols_kind(img);
 	return;
 fail:
 	dwfl_end(img->dwfl);
@@ -695,6 +732,95 @@ out:
 	return n;
 }
 
+static int near_cmp(const void *x, const void *y)
+{
+	const struct sym_near *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The function symbols of the image's table, sorted, in ELF addresses. */
+static void image_load_near(struct sym_image *img)
+{
+	int n = dwfl_module_getsymtab(img->mod);
+	size_t k = 0;
+
+	img->near_tried = true;
+	if (n <= 1)
+		return;
+	img->near = calloc((size_t)n, sizeof(*img->near));
+	if (!img->near)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(img->mod, i, &sym, &addr, NULL, NULL,
+							   NULL);
+
+		if (!name || !*name || !is_function_symbol(&sym) || addr < img->mod_bias)
+			continue;
+		img->near[k].start = addr - img->mod_bias;
+		img->near[k].end = img->near[k].start + sym.st_size;
+		img->near[k].name = name;
+		k++;
+	}
+	qsort(img->near, k, sizeof(*img->near), near_cmp);
+	img->nnear = k;
+}
+
+/* The executable section around vaddr: [*lo, *hi). */
+static bool code_section_of(struct sym_image *img, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	Elf_Scn *scn = NULL;
+
+	if (!img->elf)
+		return false;
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (vaddr >= sh.sh_addr && vaddr - sh.sh_addr < sh.sh_size) {
+			*lo = sh.sh_addr;
+			*hi = sh.sh_addr + sh.sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* sym_loc.near: the function that ends last before vaddr in vaddr's
+ * section, when vaddr is in no function. A stripped program keeps only its
+ * exported functions, so this names a region ("after memcpy"), never the
+ * function the code belongs to: the report says "after". */
+static const char *near_symbol(struct sym_image *img, uint64_t vaddr)
+{
+	uint64_t lo, hi;
+	size_t a = 0, b;
+
+	if (!img->near_tried)
+		image_load_near(img);
+	if (!img->nnear || !code_section_of(img, vaddr, &lo, &hi))
+		return NULL;
+	b = img->nnear;
+	while (a < b) { /* the first symbol starting after vaddr */
+		size_t m = a + (b - a) / 2;
+
+		if (img->near[m].start <= vaddr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a == 0)
+		return NULL;
+	const struct sym_near *s = &img->near[a - 1];
+	/* in another section, or vaddr inside it (then it is not "near") */
+	if (s->start < lo || (s->end > vaddr && s->end != s->start))
+		return NULL;
+	return symbol_name(img, s->name);
+}
+
 int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
 {
 	Dwarf_Addr modaddr, dwbias = 0;
@@ -708,6 +834,7 @@ int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out
 		image_load_dwfl(img);
 	if (!img->mod)
 		return 0;
+	out->symbols = img->symbols;
 	modaddr = vaddr + img->mod_bias;
 	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
 	if (cudie)
@@ -717,8 +844,10 @@ int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out
 	/* No DWARF function here: the symbol table (.symtab of the file or of
 	 * its debug file, else .dynsym, else .gnu_debugdata). */
 	name = dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
-	if (!name || !*name)
+	if (!name || !*name) {
+		out->near = near_symbol(img, vaddr);
 		return 0;
+	}
 	out->frames[0].function = symbol_name(img, name);
 	out->frames[0].file = NULL;
 	out->frames[0].line = 0;

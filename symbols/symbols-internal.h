@@ -67,6 +67,19 @@ struct sym_image {
 	Dwfl_Module *mod;
 	uint64_t mod_bias; /* Dwfl module address - ELF vaddr */
 	struct sym_strpool names; /* demangled names */
+	/* sym_loc.symbols of the image, set with the Dwfl */
+	const char *symbols;
+	/* Function symbols sorted by address, for sym_loc.near; built on the
+	 * first address that has no symbol. */
+	bool near_tried;
+	struct sym_near *near;
+	size_t nnear;
+};
+
+struct sym_near {
+	uint64_t start, end;    /* Dwfl module addresses */
+	const char *name;       /* demangled, valid while the Dwfl is */
+	const char *section;    /* the section's name in its file */
 };
 
 /*

@@ -62,6 +62,16 @@ struct sym_loc {
 	uint64_t offset;      /* address in the image's ELF virtual addresses */
 	unsigned nframes;     /* 0 when no symbol is known */
 	struct sym_frame frames[SYM_MAX_FRAMES];
+	/* nframes 0 in an ELF image: the function symbol that ends last
+	 * before the address in its section (from .symtab, else .dynsym: for
+	 * a stripped image, the nearest exported function), NULL when none.
+	 * The address is NOT in that function; it only follows it. */
+	const char *near;
+	/* What the image offers to symbolize it: "dwarf" (debug info:
+	 * functions and lines), "symtab" (a full symbol table, no lines),
+	 * "dynsym" (exported symbols only), "none"; NULL when not an ELF
+	 * image (the kernel, an anonymous mapping). A static string. */
+	const char *symbols;
 };
 
 /* The address space of one process. Opaque. */

@@ -32,10 +32,30 @@ tagged_pids() {
 	done
 }
 
+# Whether pid is still a child of this shell: a background target that
+# ended and was reaped may have left its pid to an unrelated process.
+# (A zombie leader whose threads run on still names its parent.)
+is_our_child() { # pid
+	local st
+	read -r st 2>/dev/null <"/proc/$1/stat" || return 1
+	st=${st##*) } # after the command name: state ppid ...
+	st=${st#* }
+	[ "${st%% *}" = "$$" ]
+}
+
+# stop_bg PID: ends a background target the scenario no longer needs,
+# whether or not it is still running; never fails (a target that ended by
+# itself under load is not what the scenario checks).
+stop_bg() { # pid
+	is_our_child "$1" && kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 cleanup() {
 	local p
 	for p in "${BG_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
+		is_our_child "$p" && kill -KILL "$p" 2>/dev/null
 	done
 	rm -rf "$WORK"
 }

@@ -77,6 +77,5 @@ report_json --view locks,efficiency a.cbor >a.json
 jq_check a.json ".locks[0].holders[0].released_in.function == \"holder_critical\"" \
 	"attach: the wait is not blamed on holder_critical"
 jq_check a.json '.efficiency.measured == true' "attach: no idleness recorded"
-kill $BG 2>/dev/null
-wait $BG 2>/dev/null
+stop_bg $BG
 check_nothing_left

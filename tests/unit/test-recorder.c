@@ -207,8 +207,13 @@ int main(void)
 	const struct sup_hooks *h = rec_hooks(r);
 	const struct smp_sink *sink = rec_sink(r);
 
-	/* the first thread: the header first, then the thread */
+	/* the first thread: the header first, and in run mode nothing more
+	 * (psup's own child before its exec is not the program); the program's
+	 * thread is reported again at the exec */
 	h->thread_new(h->arg, me, me, 0, true);
+	CHECK(!strcmp(seen, "header s=0;"));
+	h->exec(h->arg, me, me);
+	h->thread_new(h->arg, me, me, 0, false);
 	struct smp_sample s = { .pid = me, .tid = me, .time = 1000, .period = 999, .cpu = 1,
 				.ip = 0x1234, .user = true };
 	sink->sample(sink->arg, &s);
@@ -232,7 +237,7 @@ int main(void)
 	h->thread_gone(h->arg, me, me, true);
 	h->process_exit(h->arg, me, 0, 0);
 	const char *want =
-		"header s=0;thread_new 1 1 0 1;"
+		"header s=0;thread_new 1 1 0 0;"
 		"sample n=1 pc=0x1234 t=1000 period=999 cpu=1 flags=0;"
 		"switch out=1 t=2000;block t=2000 kind=3 futex=0;wakeup t=3001 unsampled=1;"
 		"signal_stop 40;signal_stop 10;"

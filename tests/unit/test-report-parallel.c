@@ -207,7 +207,7 @@ int main(void)
 	/* The efficiency summary: effort 140 = work 80 + idleness 50 + overhead 10. */
 	struct rep_options o = { .format = REP_FORMAT_JSON, .views = REP_VIEW_EFFICIENCY };
 	s = render(p, &o);
-	CHECK(s && strstr(s, "\"efficiency\":{\"cpus\":2,\"measured\":true,\"effort\":140.000,"
+	CHECK(s && strstr(s, "\"efficiency\":{\"cpus\":2,\"measured\":true,\"parallel\":true,\"effort\":140.000,"
 			     "\"work\":80.000,\"idleness\":50.000,\"overhead\":10,") != NULL);
 	CHECK(s && strstr(s, "\"reading\":\"refine\"") != NULL);
 	free(s);

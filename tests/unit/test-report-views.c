@@ -24,7 +24,7 @@ static char tmpdir[] = "/tmp/psup-test-views-XXXXXX";
  *              _start -> main(app.c:12) -> c                         10
  *              _start -> main(app.c:14) -> f -> f -> f                4
  *                                          f (the outer one)          1
- *              [libx.so+0x1234] (a root without frames)               3
+ *              [libx.so] (no symbols) (a root without frames)               3
  * Thread 101:  start_thread -> worker                                60
  *              the node of b above                                    5
  * 120 samples. id_base renumbers every loc and node, as another run would.
@@ -170,7 +170,7 @@ static void test_top_down(const struct rep_profile *p, uint64_t k)
 	if (t.nodes[0].nchildren == 3) {
 		CHECK(!strcmp(rep_str(p, t.nodes[t.children[0]].function), "start_thread"));
 		CHECK(!strcmp(rep_str(p, t.nodes[t.children[1]].function), "_start"));
-		CHECK(!strcmp(rep_str(p, t.nodes[t.children[2]].function), "[libx.so+0x1234]"));
+		CHECK(!strcmp(rep_str(p, t.nodes[t.children[2]].function), "[libx.so] (no symbols)"));
 	}
 	CHECK_EQ_INT(incl(&t, path(&t, P("start_thread"), NULL)), 60 * k);
 	CHECK_EQ_INT(excl(&t, path(&t, P("start_thread", "worker"), NULL)), 60 * k);
@@ -201,7 +201,7 @@ static void test_top_down(const struct rep_profile *p, uint64_t k)
 	CHECK_EQ_INT(incl(&t, path(&t, P("_start", "main", "f", "f"), NULL)), 4 * k);
 	CHECK_EQ_INT(excl(&t, path(&t, P("_start", "main", "f", "f"), NULL)), 0);
 	CHECK_EQ_INT(excl(&t, path(&t, P("_start", "main", "f", "f", "f"), NULL)), 4 * k);
-	CHECK_EQ_INT(excl(&t, path(&t, P("[libx.so+0x1234]"), NULL)), 3 * k);
+	CHECK_EQ_INT(excl(&t, path(&t, P("[libx.so] (no symbols)"), NULL)), 3 * k);
 	CHECK_EQ_INT(check_sums(&t, false), 0);
 
 	{
@@ -326,7 +326,7 @@ static void test_output(const struct rep_profile *p)
 		CHECK(strstr(s, "      b  from app.c:20\n") != NULL);
 		CHECK(strstr(s, "        [kernel]  from app.c:30\n") == NULL);
 		CHECK(strstr(s, "helper (inlined)  from app.c:22\n") != NULL);
-		CHECK(strstr(s, "[libx.so+0x1234]\n") != NULL); /* 2.5% */
+		CHECK(strstr(s, "[libx.so] (no symbols)\n") != NULL); /* 2.5% */
 		CHECK(strstr(s, "subtree hidden") != NULL);
 		free(s);
 	}
@@ -451,6 +451,255 @@ static void test_large(void)
 	rep_profile_free(p);
 }
 
+/*
+ * A stripped program (issue 17): 40 addresses of /usr/bin/ls without a
+ * function, 30 of them after the exported "fts_open" and 10 before any, plus
+ * libc code named from its symbol table, and the kernel. Threads as asked:
+ * tid 7 alone, or tids 7 and 8 spinning at once (overlap) or one after the
+ * other (serial: 8 starts when 7 ends, as an exec replaces a thread).
+ */
+enum { T_ONE, T_OVERLAP, T_SERIAL };
+
+static int write_stripped(const char *path, int threads, bool lines, bool with_keys)
+{
+	static char *argv[] = { "ls", NULL };
+	struct rep_header h = {
+		.mode = "run", .argv = argv, .pid = 7, .wall_ns = 1, .mono_ns = 1000,
+		.event = "task-clock", .period = 1000000, .clock_event = true,
+		.hostname = "host", .cpus = 2,
+	};
+	struct rep_thread t7 = { 7, 7, 0, "ls", 1000, 0 };
+	struct rep_thread t8 = { 8, 7, threads == T_SERIAL ? 0 : 7, "ls2",
+				 threads == T_SERIAL ? 5000 : 2000, 0 };
+	struct rep_frame fmain = { "__libc_start_main", lines ? "libc-start.c" : NULL,
+				   lines ? 360 : 0 };
+	struct rep_loc root = { 1, 7, 0x7000, "/lib/libc.so.6", NULL, 0x7000, 1, &fmain };
+	struct rep_loc_symbols libc_sy = { NULL, "symtab" };
+	struct rep_loc kern = { 2, 7, 0xffffffff81000000ULL, "[kernel]", NULL, 0, 0, NULL };
+	struct rep_thread_times tt = { 400, 100, 0, 0, 0, 500 };
+	struct rep_end e = { 10000, "exit", 100, 0, 0 };
+	struct rep_writer *w;
+	uint64_t pairs[2], idle[2];
+	int rc;
+
+	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
+	if (rc)
+		return rc;
+	rc = rep_write_header(w, &h);
+	rc = rc ? rc : rep_write_thread(w, &t7);
+	if (threads == T_SERIAL)
+		rc = rc ? rc : rep_write_thread_end(w, 7, 5000);
+	if (threads != T_ONE)
+		rc = rc ? rc : rep_write_thread(w, &t8);
+	rc = rc ? rc : rep_write_loc_ext(w, &root, with_keys ? &libc_sy : NULL);
+	rc = rc ? rc : rep_write_node(w, 1, 0, 1);
+	rc = rc ? rc : rep_write_loc(w, &kern);
+	rc = rc ? rc : rep_write_node(w, 2, 1, 2);
+	pairs[0] = 2;
+	pairs[1] = 20;
+	rc = rc ? rc : rep_write_samples(w, 7, pairs, 1);
+	for (uint64_t i = 0; !rc && i < 40; i++) {
+		struct rep_loc l = { 10 + i, 7, 0x10000 + i * 16, "/usr/bin/ls", NULL,
+				     0x10000 + i * 16, 0, NULL };
+		struct rep_loc_symbols sy = { i < 30 ? "fts_open" : NULL, "dynsym" };
+
+		rc = rep_write_loc_ext(w, &l, with_keys ? &sy : NULL);
+		rc = rc ? rc : rep_write_node(w, 10 + i, 1, 10 + i);
+		pairs[0] = 10 + i;
+		pairs[1] = 2;
+		idle[0] = 10 + i;
+		idle[1] = 2000000; /* one idle CPU per sample */
+		rc = rc ? rc : rep_write_samples(w, threads != T_ONE && i % 2 ? 8 : 7, pairs, 1);
+		rc = rc ? rc : rep_write_idleness(w, threads != T_ONE && i % 2 ? 8 : 7, idle, 1);
+	}
+	rc = rc ? rc : rep_write_thread_times(w, 7, 9000, &tt);
+	rc = rc ? rc : rep_write_end(w, &e);
+	if (rc) {
+		rep_writer_close(w);
+		return rc;
+	}
+	return rep_writer_close(w);
+}
+
+static struct rep_profile *load_stripped(int threads, bool lines, bool with_keys)
+{
+	struct rep_profile *p = NULL;
+	char file[256], err[512];
+
+	snprintf(file, sizeof(file), "%s/stripped.cbor", tmpdir);
+	CHECK_EQ_INT(write_stripped(file, threads, lines, with_keys), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+	return p;
+}
+
+static size_t count(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; s && (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* Code without a function: one row per group, the addresses kept. */
+static void test_unnamed(void)
+{
+	struct rep_profile *p = load_stripped(T_ONE, true, true);
+	struct rep_options o = { .format = REP_FORMAT_TEXT,
+				 .views = REP_VIEW_FUNCTIONS | REP_VIEW_LINES };
+	char *s = render(p, &o);
+
+	CHECK(s && !strstr(s, "+0x"));
+	CHECK(s && strstr(s, "    60  60.0%   60.0%   60.0%  [ls] after fts_open"));
+	CHECK(s && strstr(s, "    20  20.0%  100.0%   20.0%  [ls] (no symbols)"));
+	CHECK(s && strstr(s, "    60  60.0%     60   60.0%  -                 [ls] after fts_open\n"));
+	free(s);
+	/* 42 locations: every address of ls stays one (for views by
+	 * instruction), though the views group them */
+	CHECK_EQ_INT(p->nlocs, 42);
+	o.format = REP_FORMAT_JSON;
+	s = render(p, &o);
+	CHECK(s && count(s, "\"function\":\"[ls] after fts_open\"") == 2); /* functions, lines */
+	CHECK(s && count(s, "{\"function\":") == 4);
+	CHECK(s && json_valid(s));
+	free(s);
+	rep_profile_free(p);
+
+	/* records from before "near" and "symbols": one group per image */
+	p = load_stripped(T_ONE, true, false);
+	o.format = REP_FORMAT_TEXT;
+	s = render(p, &o);
+	CHECK(s && !strstr(s, "+0x") && !strstr(s, "after"));
+	CHECK(s && strstr(s, "    80  80.0%   80.0%   80.0%  [ls] (no symbols)"));
+	free(s);
+	o.views = REP_VIEW_IMAGES;
+	s = render(p, &o);
+	CHECK(s && !strstr(s, "Debug info")); /* unknown: nothing to say */
+	free(s);
+	rep_profile_free(p);
+}
+
+/* Images say which have no debug info, and once how to get it. */
+static void test_debug_info(void)
+{
+	struct rep_profile *p = load_stripped(T_ONE, true, true);
+	struct rep_options o = { .format = REP_FORMAT_TEXT, .views = REP_VIEW_IMAGES };
+	char *s = render(p, &o);
+
+	CHECK(s && strstr(s, "Debug info -- "));
+	CHECK(s && strstr(s, "\n  ls (on the path of 80.0% of the samples):\n    stripped: only its "
+			     "exported functions have names"));
+	CHECK(s && strstr(s, "\n  libc.so.6 (on the path of 100.0% of the samples):\n    no debug "
+			     "info: function names from its symbol table"));
+	/* ordered by share: libc (on every path) first */
+	CHECK(s && strstr(s, "  libc.so.6 (") < strstr(s, "  ls ("));
+	CHECK(s && count(s, "DEBUGINFOD_URLS") == 1 && count(s, "-dbgsym") == 1);
+	CHECK(s && strstr(s, "dpkg -S /lib/libc.so.6") && strstr(s, "libc6-dbg for libc"));
+	free(s);
+	o.format = REP_FORMAT_MARKDOWN;
+	s = render(p, &o);
+	CHECK(s && strstr(s, "### Debug info") && strstr(s, "- `ls` (on the path of 80.0%"));
+	free(s);
+	o.format = REP_FORMAT_JSON;
+	s = render(p, &o);
+	CHECK(s && strstr(s, "\"image\":\"/usr/bin/ls\",\"samples\":80,\"percent\":80.0000,"
+			     "\"cum_percent\":80.0000,\"symbols\":\"dynsym\"}"));
+	CHECK(s && strstr(s, "\"image\":\"[kernel]\",\"samples\":20,\"percent\":20.0000,"
+			     "\"cum_percent\":100.0000,\"symbols\":null}"));
+	free(s);
+	rep_profile_free(p);
+}
+
+/* A lines table of nothing but "-" is one line saying why. */
+static void test_no_lines(void)
+{
+	struct rep_profile *p = load_stripped(T_ONE, false, true);
+	struct rep_options o = { .format = REP_FORMAT_TEXT, .views = REP_VIEW_LINES };
+	char *s = render(p, &o);
+
+	CHECK(s && strstr(s, "Lines\n  (no sampled code has source line information"));
+	CHECK(s && !strstr(s, "  -  ") && !strstr(s, "total%"));
+	free(s);
+	o.format = REP_FORMAT_MARKDOWN;
+	s = render(p, &o);
+	CHECK(s && strstr(s, "### Lines\n\n_no sampled code has source line information") &&
+	      !strstr(s, "|"));
+	free(s);
+	/* JSON keeps its rows */
+	o.format = REP_FORMAT_JSON;
+	s = render(p, &o);
+	CHECK(s && count(s, "\"file\":null,\"line\":null") == 4);
+	free(s);
+	rep_profile_free(p);
+	/* one line of source is enough for the table */
+	p = load_stripped(T_ONE, true, true);
+	o.format = REP_FORMAT_TEXT;
+	s = render(p, &o);
+	CHECK(s && strstr(s, "libc-start.c:360") && !strstr(s, "no sampled code"));
+	free(s);
+	rep_profile_free(p);
+}
+
+/* No advice on parallelism for a program that never ran two threads at
+ * once; the terms explained where there is some. */
+static void test_serial(void)
+{
+	static const struct {
+		int threads;
+		bool parallel;
+	} cases[] = { { T_ONE, false }, { T_SERIAL, false }, { T_OVERLAP, true } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rep_profile *p = load_stripped(cases[i].threads, true, true);
+		struct rep_options o = { .format = REP_FORMAT_TEXT };
+		bool par = cases[i].parallel;
+		char *s = render(p, &o); /* the default views */
+
+		CHECK_EQ_INT(rep_profile_parallel(p), par);
+		CHECK(s && !strstr(s, "Parallel efficiency") == !par);
+		CHECK(s && !strstr(s, "granularity") == !par);
+		/* the thread states explain "other" */
+		CHECK(s && strstr(s, "  other: blocked in the kernel on something psup does not count"));
+		free(s);
+		o.views = REP_VIEW_EFFICIENCY;
+		s = render(p, &o);
+		CHECK(s && !strstr(s, "no two threads of the program worked at the same time") == par);
+		CHECK(s && !strstr(s, "  effort: the CPU time") == !par);
+		CHECK(s && !strstr(s, "  idleness: CPU time left unused") == !par);
+		CHECK(s && !strstr(s, "  overhead: time spent synchronizing") == !par);
+		CHECK(s && !strstr(s, "whole program") == !par);
+		free(s);
+		o.format = REP_FORMAT_JSON;
+		s = render(p, &o);
+		CHECK(s && strstr(s, par ? "\"parallel\":true" : "\"parallel\":false"));
+		CHECK(s && !strstr(s, "\"reading\":null") == par);
+		free(s);
+		rep_profile_free(p);
+	}
+}
+
+/* rep_json_pretty: indented, the same JSON. */
+static void test_json_pretty(void)
+{
+	static const char in[] = "{\"a\":[1,{\"s\":\"x,{y}[\\\"]:\"},[],{}],\"b\":null}\n";
+	static const char want[] = "{\n  \"a\": [\n    1,\n    {\n      \"s\": \"x,{y}[\\\"]:\"\n"
+				   "    },\n    [],\n    {}\n  ],\n  \"b\": null\n}\n";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_EQ_INT(rep_json_pretty(in, strlen(in), f), 0);
+	fclose(f);
+	CHECK(buf && !strcmp(buf, want));
+	if (buf && strcmp(buf, want))
+		fprintf(stderr, "got:\n%s", buf);
+	free(buf);
+}
+
 int main(void)
 {
 	struct rep_profile *p = NULL;
@@ -491,6 +740,11 @@ int main(void)
 	rep_profile_free(p);
 
 	test_large();
+	test_unnamed();
+	test_debug_info();
+	test_no_lines();
+	test_serial();
+	test_json_pretty();
 
 	{
 		char cmd[300];

@@ -34,7 +34,7 @@ static void check(int status, enum sup_stop_kind kind, int sig)
 static void test_procfs(void)
 {
 	char comm[16], state = 0;
-	long nr = 0;
+	struct sup_syscall sc = { .nr = 0 };
 	pid_t child;
 
 	CHECK_EQ_INT(sup_proc_stat_state("1234 (app) S 1 1234"), 'S');
@@ -58,9 +58,9 @@ static void test_procfs(void)
 	for (int i = 0; i < 500 && !(sup_proc_state(child, &state) == 0 && state == 'S'); i++)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	CHECK_EQ_INT(state, 'S');
-	for (int i = 0; i < 500 && !(sup_proc_syscall_nr(child, &nr) == 0 && nr == SYS_pause); i++)
+	for (int i = 0; i < 500 && !(sup_thread_syscall(child, child, &sc) == 0 && sc.nr == SYS_pause); i++)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-	CHECK_EQ_INT(nr, SYS_pause);
+	CHECK_EQ_INT(sc.nr, SYS_pause);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 }
