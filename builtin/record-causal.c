@@ -71,6 +71,7 @@ struct causal_cmd {
 	struct exp_progress *pp;
 	struct exp_causal *eng;
 	struct sup_session *sup;
+	const struct rec_causal_sup *ops; /* the supervisor's functions (a test's fake) */
 	uint64_t period_ns;
 	bool failed;
 	bool filter;             /* run mode: seccomp interception */
@@ -792,12 +793,12 @@ static void causal_session(struct rec_mode *m, struct sup_session *s)
 	if (!cz->enabled || !cz->eng)
 		return;
 	cz->sup = s;
-	cz->root = sup_session_pid(s);
+	cz->root = cz->ops->session_pid(s);
 	/* Holds end on a timer: psup's own timers without the default 50 us
 	 * of slack (set after the spawn, so the program keeps its own). */
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
 		pr_debug("timer slack: %s", strerror(errno));
-	sup_session_set_pause_hooks(s, &h);
+	cz->ops->set_pause_hooks(s, &h);
 }
 
 /* ---- recorder events ------------------------------------------------- */
@@ -955,11 +956,11 @@ static int causal_wakeup(struct rec_mode *m, const struct smp_wakeup *wk, uint64
 /* Only a thread on a CPU or waiting for one is paused: the switch records
  * lag by a few ms, so /proc says the last word (an interrupt reaching a
  * thread blocked meanwhile is let go at its stop anyway). */
-static bool is_runnable(pid_t tid)
+static bool is_runnable(struct causal_cmd *cz, pid_t tid)
 {
 	char state;
 
-	return sup_proc_state(tid, &state) == 0 && state == 'R';
+	return cz->ops->proc_state(tid, &state) == 0 && state == 'R';
 }
 
 /* The processes' symbol spaces from slot *i of cz->spaces on: the next
@@ -1035,9 +1036,9 @@ static int causal_tick(struct rec_mode *m, uint64_t now)
 		while (exp_progress_check(cz->pp, now, msg, sizeof(msg)) > 0)
 			pr_warn("%s", msg);
 	}
-	sup_session_pause_stats(cz->sup, &cz->ps_cur);
+	cz->ops->pause_stats(cz->sup, &cz->ps_cur);
 	/* Detaching (causal_thread_gone): no experiment, no pause. */
-	if (sup_session_is_stopping(cz->sup))
+	if (cz->ops->is_stopping(cz->sup))
 		return 0;
 	check_rate(cz, now);
 	if (!cz->root_exec_seen)
@@ -1058,9 +1059,9 @@ static int causal_tick(struct rec_mode *m, uint64_t now)
 		traps_update(cz, now);
 	n = exp_causal_pause_candidates(cz->eng, tids, MAX_CANDIDATES);
 	for (unsigned i = 0; i < n; i++) {
-		if (sup_thread_is_held(cz->sup, tids[i]) || !is_runnable(tids[i]))
+		if (cz->ops->is_held(cz->sup, tids[i]) || !is_runnable(cz, tids[i]))
 			continue;
-		err = sup_thread_pause(cz->sup, tids[i]);
+		err = cz->ops->pause(cz->sup, tids[i]);
 		if (err < 0 && err != -EALREADY)
 			pr_trace("pause of %d: %s", tids[i], strerror(-err));
 	}
@@ -1108,7 +1109,7 @@ static int causal_run_end(struct rec_mode *m)
 		return 0;
 	/* The session is freed after this: keep its statistics. */
 	if (cz->sup) {
-		sup_session_pause_stats(cz->sup, &cz->ps_cur);
+		cz->ops->pause_stats(cz->sup, &cz->ps_cur);
 		add_stats(&cz->ps_done, &cz->ps_cur);
 		memset(&cz->ps_cur, 0, sizeof(cz->ps_cur));
 		cz->sup = NULL;
@@ -1257,6 +1258,21 @@ static unsigned causal_debug_slots(struct rec_mode *m)
 	return n < 4 ? n : 4;
 }
 
+static const struct rec_causal_sup real_sup = {
+	.session_pid = sup_session_pid,
+	.set_pause_hooks = sup_session_set_pause_hooks,
+	.pause_stats = sup_session_pause_stats,
+	.is_stopping = sup_session_is_stopping,
+	.is_held = sup_thread_is_held,
+	.pause = sup_thread_pause,
+	.proc_state = sup_proc_state,
+};
+
+void rec_causal_set_sup(struct rec_mode *m, const struct rec_causal_sup *sup)
+{
+	to_causal(m)->ops = sup ? sup : &real_sup;
+}
+
 struct rec_mode *rec_causal_new(void)
 {
 	struct causal_cmd *cz = calloc(1, sizeof(*cz));
@@ -1265,6 +1281,7 @@ struct rec_mode *rec_causal_new(void)
 		return NULL;
 	cz->runs = 1;
 	cz->speedup = -1;
+	cz->ops = &real_sup;
 	cz->mode = (struct rec_mode){
 		.name = "causal",
 		.options = causal_options,

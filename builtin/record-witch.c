@@ -318,7 +318,9 @@ static void witch_session(struct rec_witch *x, struct sup_session *s)
 	sigaddset(&own, SIGTRAP);
 	if (!x->o.exact)
 		sigaddset(&own, smp_witch_signal());
-	sup_session_set_own_signals(s, &own);
+	/* none: the recorder fed by hand (rec_new_bare()) */
+	if (s)
+		sup_session_set_own_signals(s, &own);
 }
 
 static int witch_write_config(struct rec_witch *x)

@@ -180,6 +180,23 @@ struct rec_mode *rec_witch_new(void);
 /* Frees m through its free hook; NULL does nothing. */
 void rec_mode_free(struct rec_mode *m);
 
+/* What the causal mode asks of the supervisor's session (its pauses and
+ * their hooks, and /proc for whether a thread runs): the supervisor's own
+ * functions unless a unit test gives a fake (rec_causal_set_sup, before the
+ * session hook; NULL: the supervisor's again). */
+struct sup_pause_hooks;
+struct sup_pause_stats;
+struct rec_causal_sup {
+	pid_t (*session_pid)(const struct sup_session *s);
+	void (*set_pause_hooks)(struct sup_session *s, const struct sup_pause_hooks *h);
+	void (*pause_stats)(const struct sup_session *s, struct sup_pause_stats *out);
+	bool (*is_stopping)(const struct sup_session *s);
+	bool (*is_held)(struct sup_session *s, pid_t tid);
+	int (*pause)(struct sup_session *s, pid_t tid);
+	int (*proc_state)(pid_t tid, char *state);
+};
+void rec_causal_set_sup(struct rec_mode *m, const struct rec_causal_sup *sup);
+
 /* How the recorder samples (psup run/attach's common options). */
 struct rec_options {
 	const char *output;         /* record file */
