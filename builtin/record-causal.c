@@ -1140,7 +1140,7 @@ static int causal_end(struct rec_mode *m)
 		(unsigned long long)st.dropped, st.lines);
 	/* What a pause costs beyond what was asked (the excess, subtracted
 	 * from later pauses) and how long an interrupt takes to stop a thread:
-	 * the numbers README's cost section quotes. */
+	 * the numbers docs/performance.md quotes ("What causal mode costs"). */
 	if (ps.requests || ps.seccomp_stops)
 		pr_info("causal: %llu pauses (%llu of them held on, %.1f ms held, %+.1f us excess per "
 			"pause, %.1f us from interrupt to stop, %llu found blocked), %llu intercepted "

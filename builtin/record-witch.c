@@ -21,7 +21,7 @@
  *
  * Everything runs inside a ptrace stop of the thread: a stop costs tens of us
  * here, the unwinding of a snapshot about as much; the default period keeps
- * it under 5% (README, "Witch").
+ * it under 5% (docs/performance.md, "Witch: overhead and accuracy").
  */
 #include "builtin/record.h"
 
@@ -45,7 +45,7 @@
 /* 10 ms of task-clock between samples: 100 samples a second per busy
  * thread, each costing a stop (+ the steps to the access and over it, and a
  * trap, when watched): a few percent of CPU on memory-bound loops on these
- * VMs (README, "Witch"; tests/bench/witch.py). */
+ * VMs (docs/performance.md, "Witch: overhead and accuracy"; tests/bench/witch.py). */
 #define WITCH_DEFAULT_PERIOD_NS 10000000ULL
 #define WITCH_MAX_FRAMES 128
 #define WITCH_STACK 8192
@@ -611,7 +611,7 @@ static bool code_around(struct rec_witch *x, struct wt_thread *t, uint64_t rip,
  * up to the difference in time per instruction. That difference is large
  * where the accesses are the cost (a store-bound loop runs a store a cycle
  * however many instructions surround it): there time weighs better, hence
- * the default (README, "Time-weighted samples"). The unit is a gap of
+ * the default (docs/witch.md, "Time-weighted samples"). The unit is a gap of
  * WITCH_LOOK instructions, which is also what a gap not found within
  * WITCH_LOOK counts as: weights are 1 to WITCH_LOOK, so the byte counts
  * keep their resolution.

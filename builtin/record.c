@@ -824,7 +824,7 @@ static void close_cpu_rings(struct rec *r)
  * or perf_event_paranoid <= 0), with a ring per CPU; the threads' own
  * events then only count. A per-thread sampling timer is stopped and
  * started at every context switch of its thread, which costs a program that
- * switches often (README, "Performance"). Otherwise, or with
+ * switches often (docs/performance.md, "Programs that switch threads often"). Otherwise, or with
  * --sample-per-thread, each thread samples itself as before.
  */
 static void open_cpu_rings(struct rec *r)

@@ -19,7 +19,7 @@
  * speedup, with a bootstrap confidence interval per point, ranked by the
  * slope of a least-squares fit.
  *
- * The statistics, exactly (docs/format.md and the README say the same):
+ * The statistics, exactly (docs/format.md and docs/causal.md say the same):
  *
  *  - Experiments with the same line, point and speedup are pooled by adding
  *    visits and effective durations (Coz section 2, "Producing a causal

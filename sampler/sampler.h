@@ -106,7 +106,7 @@ bool smp_event_is_clock(const struct smp_event *ev);
  * but no timer. A per-thread clock's timer is stopped at each switch-out and
  * started at each switch-in, which on these VMs reprograms the local APIC
  * timer, a VM exit, every time: a futex ping-pong ran 2.15x native with
- * per-thread sampling, 1.27x per CPU (README, "Performance"). The CPU
+ * per-thread sampling, 1.27x per CPU (docs/performance.md, "Programs that switch threads often"). The CPU
  * events need root, perf_event_paranoid <= 0 or
  * CAP_PERFMON; set this before opening any thread. -EINVAL: not a clock.
  */

@@ -110,7 +110,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	 * left running by the kernel, not killed. Test: t3055-vfork-wait. */
 	s->desc_opts = opts & ~PTRACE_O_EXITKILL;
 	/* ...except under the filter: descendants outliving a killed psup
-	 * would fail every intercepted call (ptrace-notes rule 4, scenario 3). */
+	 * would fail every intercepted call (ptrace-rules.md rule 4, scenario 3). */
 	if (filter)
 		s->desc_opts = opts;
 	if (hooks)

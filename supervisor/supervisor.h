@@ -9,7 +9,7 @@
  * detaches leaving nothing behind. The same loop waits on the perf ring fds
  * and timers other parts register, and on psup's own signals (signalfd).
  *
- * The rules it follows are shared/ptrace-notes.md; comments name them.
+ * The rules it follows are docs/ptrace-rules.md; comments name them.
  */
 
 #include <signal.h>
@@ -281,7 +281,7 @@ int sup_thread_debug_control(struct sup_session *s, pid_t tid, uint64_t *dr7);
  * Everything else runs untouched. Because such a filter makes the calls fail
  * with ENOSYS once nobody traces the process, a session with the filter never
  * detaches: it supervises every descendant until it exits (they are traced
- * with EXITKILL, so a killed psup takes them along: ptrace-notes scenario 3),
+ * with EXITKILL, so a killed psup takes them along: ptrace-rules.md scenario 3),
  * and a stop request (a write error) only stops profiling, not tracing.
  */
 

@@ -3,7 +3,7 @@
  * Thread churn: each round creates two threads that each do ITERS dependent
  * multiply-adds (default 200,000, ~0.3 ms) and joins them; a program made of
  * short tasks on fresh threads. What a profiler costs per thread creation
- * and exit shows here (tests/bench/overhead.py, README "Performance"). Prints
+ * and exit shows here (tests/bench/overhead.py, docs/performance.md). Prints
  * how long after its pthread_create the first thread started running, and
  * how much later the second one did (means over the rounds): under a tracer
  * that handles each creation in turn, the second start slips.

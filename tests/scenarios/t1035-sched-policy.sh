@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # psup answers stops at the lowest real-time priority while it traces
-# (README, How it works) and never passes it on: the program, and a child
+# (docs/notes.md, "How a recording works") and never passes it on: the program, and a child
 # it forks, keep the default policy. Without the privilege (not root) psup
 # keeps the default too.
 . "$(dirname "$0")/lib.sh"

@@ -40,7 +40,7 @@ check_fig1 bp.json "breakpoint point" 20
 
 if [ -x "$TARGETS/causal-figure1-psuph" ]; then
 	# A thread's creation and end cost about 1 ms under psup here (a round
-	# takes 4.3 ms against 2.1 natively; README, Limitations): b starts
+	# takes 4.3 ms against 2.1 natively; docs/causal.md, "Known limits"): b starts
 	# late and looks critical, at 5-19% in 6 runs of 10 s, and at
 	# 18.6-20.2% in 4 runs of 20 s since psup answers stops at real-time
 	# priority (which slows the churn by another ~8%). Up to 30% is

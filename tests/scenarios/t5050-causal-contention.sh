@@ -14,7 +14,7 @@
 # progress, which pausing threads at a 1 ms sample period can reproduce.
 # pthread's mutex lets an unlocking thread barge back in within
 # microseconds, which decides who waits at a scale no sampling profiler
-# sees (tests/bench/causal/README.md).
+# sees (tests/bench/causal/README.md, docs/causal.md).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/causal-lib.sh"
 cd "$WORK"

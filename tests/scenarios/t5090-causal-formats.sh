@@ -110,7 +110,7 @@ JS
 		fail "Coz's viewer rejects the --format coz profile"
 	fi
 	# Whether the consumer's line shows a gain is the engine's accuracy,
-	# asserted by t5020 (suite causal-accuracy, not yet reliable: README);
+	# asserted by t5020 (suite causal-accuracy, statistical: docs/causal.md);
 	# here the file need only be one the viewer reads and draws.
 	if [ $rc -eq 3 ]; then
 		note "Coz's viewer shows no gain for the consumer's line in this run"

@@ -22,7 +22,7 @@ share=$(wtime_share l2.cbor witch-listing2.c "$z" "$w")
 note "listing 2: dead $d%, pair (zero, rewrite) $p% of the waste, zeroing's time share $share%"
 # Half the stores counted; by time the zeroing loop's share of the two
 # loops' time (49-52% on one CPU, 43-45% on another, 53-60% on an AMD VM:
-# t6020, README), moved by the stops' effect on the loops' time
+# t6020, docs/performance.md), moved by the stops' effect on the loops' time
 # (witch-lib.sh): under a sanitizer build of psup, by much more.
 near_share "listing 2: dead fraction" "$d" "$share" 12 35
 in_range "$p" 90 100.01 || fail "listing 2: pair ($z, $w) has $p% of the waste, expected all"
@@ -86,7 +86,7 @@ p=$(wpair_pct s.json silent witch-silent.c "$ls" "$ls")
 c=$(wpair_pct s.json silent witch-silent.c "$lc" "$lc")
 note "silent stores: $f% (pair same $p%, changing $c%)"
 # Half the stores are silent; time-weighted (same[] computes i % 7 for each
-# store, changing[] does not), so more than half of the time: see README.
+# store, changing[] does not), so more than half of the time: see docs/witch.md.
 in_range "$f" 35 90 || fail "silent fraction $f%, expected 50-80 (time-weighted)"
 in_range "$p" 95 100.01 || fail "silent waste on (same, same) is $p%, expected all"
 in_range "$c" 0 1 || fail "silent waste on (changing, changing) is $c%, expected none"
@@ -100,7 +100,7 @@ l=$(wmark "$src/witch-search.c" search_load)
 p=$(wpair_pct ld.json load witch-search.c "$l" "$l")
 note "silent loads: $f% (pair search_load $p%)"
 # Counted, ~98% of the loads are silent; time-weighted less, since the one
-# load of count[] per search comes after a division (see README).
+# load of count[] per search comes after a division (see docs/witch.md).
 in_range "$f" 75 100.01 || fail "silent load fraction $f%, expected over 75"
 in_range "$p" 80 100.01 || fail "silent load waste on (search_load, search_load) is $p%"
 # Floats: equal within the precision (default 1%, the paper's): near[]

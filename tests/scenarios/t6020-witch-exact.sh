@@ -41,14 +41,14 @@ compare() { # name kind exact-args sampled-args [expected-sampled]
 
 # Listing 2: every zeroing store dead, every rewrite used, half of each by
 # count; by time, the zeroing loop's share of the two loops' samples. The
-# two loops run at the same speed on some CPUs (sampled 51.9%, README), not
+# two loops run at the same speed on some CPUs (sampled 51.9%, docs/performance.md), not
 # on others (zeroing 0.75x the rewrite's time: 43-45%, as the time share).
 l2_share() {
 	wtime_share "$1" witch-listing2.c "$(wmark "$SRCDIR/tests/targets/witch-listing2.c" l2_zero)" \
 		"$(wmark "$SRCDIR/tests/targets/witch-listing2.c" l2_rewrite)"
 }
 
-# Sampling is by time (README): the comparisons use programs whose wasted
+# Sampling is by time (docs/witch.md): the comparisons use programs whose wasted
 # and useful accesses take the same time each, where time-weighted and
 # counted fractions agree (witch-even runs one function for both; Listing 2
 # against its loops' time share), or are all of one

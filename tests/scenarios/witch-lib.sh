@@ -4,7 +4,7 @@
 # program runs slower for a while (its caches went to whatever ran during
 # the stop), longer the longer the stop. A sanitizer build of psup makes
 # every stop several times longer, which moved Listing 2's dead fraction
-# to 31-46% there (49-51% with the plain build, README). witch_sanitized
+# to 31-46% there (49-51% with the plain build, docs/witch.md). witch_sanitized
 # is true for such a build; accuracy bounds are the plain build's, and
 # under a sanitizer widen to check only that both sides are found.
 witch_sanitized() {

@@ -326,7 +326,7 @@ static void check_json_parses(const char *json)
  * --format coz output and computes the same throughput curves. For latency
  * it shows the opposite sign: it computes (W_0 - W_s) / W_0 and then negates
  * it for points it wants minimized, so a falling latency plots as a slowdown
- * (README, "Reading a causal profile"). Its latency also uses the number in
+ * (docs/causal.md, "Report formats, and Coz's viewer"). Its latency also uses the number in
  * flight at each experiment's end, not the mean over it, hence 20% at 100%
  * here where psup says 40%. And it applies no phase correction (b.c:20).
  */

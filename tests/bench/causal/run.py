@@ -133,7 +133,7 @@ def coz_curve(profile, path_line):
     Latency points: W = difference / (arrivals / duration), the difference
     averaged weighted by duration, as profile.js does; the speedup is
     (W_0 - W_s) / W_0, positive when the latency falls (the viewer then
-    negates it for display: README, "Reading a causal profile")."""
+    negates it for display: docs/causal.md, "Report formats, and Coz's viewer")."""
     data = {}
     exp = None
     with open(profile) as f:
