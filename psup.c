@@ -22,11 +22,13 @@ static void usage(FILE *f)
 {
 	fputs("usage: psup [--version] [--help] COMMAND [ARGS]\n\n"
 	      "psup profiles native Linux programs from outside: no relink, no preload.\n\n"
-	      "commands:\n", f);
+	      "commands:\n",
+	      f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fputs("\n'psup COMMAND --help' describes a command's options.\n"
-	      "example: psup run -- ./app args && psup report\n", f);
+	      "example: psup run -- ./app args && psup report\n",
+	      f);
 }
 
 int main(int argc, char **argv)

@@ -50,14 +50,14 @@ struct causal_spec {
 };
 
 struct causal_cmd {
-	struct rec_mode mode;    /* first: the recorder's view */
+	struct rec_mode mode; /* first: the recorder's view */
 	bool enabled;
 	bool attach;
 	unsigned runs;
-	bool runs_given;         /* --runs: end to end */
+	bool runs_given; /* --runs: end to end */
 	struct causal_spec specs[MAX_SPECS];
 	unsigned nspecs;
-	char *latency_dup[MAX_SPECS];  /* strings split from --latency, freed at release */
+	char *latency_dup[MAX_SPECS]; /* strings split from --latency, freed at release */
 	unsigned nlatency_dup;
 	const char *scope[MAX_SPECS];
 	unsigned nscope;
@@ -74,11 +74,11 @@ struct causal_cmd {
 	const struct rec_causal_sup *ops; /* the supervisor's functions (a test's fake) */
 	uint64_t period_ns;
 	bool failed;
-	bool filter;             /* run mode: seccomp interception */
-	bool no_intercept;       /* --no-intercept */
-	bool no_wake_stops;      /* --no-wake-stops */
-	bool wakeups;            /* every wakeup is recorded (who woke whom) */
-	bool clock;              /* sample periods are ns */
+	bool filter;        /* run mode: seccomp interception */
+	bool no_intercept;  /* --no-intercept */
+	bool no_wake_stops; /* --no-wake-stops */
+	bool wakeups;       /* every wakeup is recorded (who woke whom) */
+	bool clock;         /* sample periods are ns */
 	uint64_t rate_t0, rate_stops0;
 	bool warned_rate;
 	pid_t root;
@@ -90,7 +90,7 @@ struct causal_cmd {
 	void (*drain)(void *arg);
 	void *drain_arg;
 	bool draining;
-	bool bad_end;            /* check_end(cz) said the options named nothing */
+	bool bad_end; /* check_end(cz) said the options named nothing */
 	/* Pause statistics: of the ended sessions (--runs), and the current
 	 * one's as of the last tick (the session is freed before the end). */
 	struct sup_pause_stats ps_done, ps_cur;
@@ -100,7 +100,7 @@ struct causal_cmd {
 	struct psup_u64map unlock_at;
 	struct psup_u64map trap_fds; /* every trap fd opened + 1 -> 1: a signal of a
 				      * closed one may still be queued */
-	bool traps_failed;       /* the kernel refused one: no more tries */
+	bool traps_failed;           /* the kernel refused one: no more tries */
 	uint64_t last_unlock_scan;
 	/* pthread_mutex_unlock in psup's own libc (sym_own_symbol()): its
 	 * offset in the file (device, inode); 0 unknown, 1 found, -1 none */
@@ -148,9 +148,9 @@ static const struct rec_option causal_options[] = {
 
 struct unlock_trap {
 	pid_t tid, pid;
-	int fd;                  /* -1: none (not found yet, or refused) */
+	int fd; /* -1: none (not found yet, or refused) */
 	bool armed;
-	uint64_t retry_at;       /* mono ns: look at its signal mask again */
+	uint64_t retry_at; /* mono ns: look at its signal mask again */
 };
 
 /* A new thread blocks every signal until its start routine runs (glibc's
@@ -301,23 +301,27 @@ static void causal_usage(FILE *f, bool attach)
 	      "  -p, --progress SPEC   throughput progress point, FILE:LINE or FUNCTION\n"
 	      "                        (a hardware breakpoint counter; repeatable)\n"
 	      "      --latency B,E     latency between two points (Little's law)\n"
-	      "      --sampled-progress SPEC  progress counted from samples in SPEC\n", f);
+	      "      --sampled-progress SPEC  progress counted from samples in SPEC\n",
+	      f);
 	if (!attach)
 		fputs("      --runs N          end to end: run the program N times, one\n"
-		      "                        experiment per run, whole-program time\n", f);
+		      "                        experiment per run, whole-program time\n",
+		      f);
 	fputs("      --scope GLOB      source files experiments may speed up (default:\n"
 	      "                        every source of the main executable; repeatable)\n"
 	      "      --binary-scope GLOB  images experiments may speed up\n"
 	      "      --line FILE:LINE  always speed up this line\n"
 	      "      --speedup PCT     always this speedup (0..100, multiple of 5)\n"
-	      "      --experiment-ms N initial experiment length (default 10)\n", f);
+	      "      --experiment-ms N initial experiment length (default 10)\n",
+	      f);
 	if (!attach)
 		fputs("      --no-intercept    no seccomp stops at synchronization calls: blocked\n"
 		      "                        threads are credited from switch records (cheaper\n"
 		      "                        for futex-heavy programs, less exact)\n"
 		      "      --no-wake-stops   no stops at futex wakes: a woken thread takes over\n"
 		      "                        its waker's debt (cheaper for condvar hand-offs;\n"
-		      "                        see README for the programs it slows)\n", f);
+		      "                        see README for the programs it slows)\n",
+		      f);
 }
 
 static bool causal_enabled(const struct rec_mode *m)
@@ -427,11 +431,11 @@ static int causal_start(struct rec_mode *m, const struct rec_env *env)
 
 /* What a run without interception means for the predictions (the header's
  * note, after the mode that has none). */
-#define NO_INTERCEPTION                                                                     \
-	"no system call interception; threads woken from a futex are credited when they "   \
-	"run again (after the fact, from switch records), and delays are not executed "     \
-	"before wake-ups (the woken thread takes its waker's debt over when wakeups are "   \
-	"recorded), so predictions for lines whose threads hand work over through locks "   \
+#define NO_INTERCEPTION \
+	"no system call interception; threads woken from a futex are credited when they " \
+	"run again (after the fact, from switch records), and delays are not executed " \
+	"before wake-ups (the woken thread takes its waker's debt over when wakeups are " \
+	"recorded), so predictions for lines whose threads hand work over through locks " \
 	"are less exact"
 
 static int causal_header(struct rec_mode *m, struct sup_session *s)
@@ -446,9 +450,9 @@ static int causal_header(struct rec_mode *m, struct sup_session *s)
 		.syscall_crediting = cz->filter,
 		.period_ns = cz->period_ns,
 		.scope_lines = 0,
-		.note = cz->attach ? "attach mode: " NO_INTERCEPTION
+		.note = cz->attach    ? "attach mode: " NO_INTERCEPTION
 			: !cz->filter ? "--no-intercept: " NO_INTERCEPTION
-				     : NULL,
+				      : NULL,
 	};
 	return fail(cz, rep_write_causal_info(cz->w, &ci));
 }
@@ -546,7 +550,9 @@ static uint64_t unlock_address(struct causal_cmd *cz, pid_t pid)
 
 	if (!cz->unlock_ready)
 		cz->unlock_ready = sym_own_symbol("libc.so.6", "pthread_mutex_unlock", &cz->unlock_offset,
-						  &cz->unlock_dev, &cz->unlock_ino) == 0 ? 1 : -1;
+						  &cz->unlock_dev, &cz->unlock_ino) == 0
+					   ? 1
+					   : -1;
 	if (cz->unlock_ready < 0 || sym_maps_file_base(pid, cz->unlock_dev, cz->unlock_ino, &base) < 0)
 		return 0;
 	return base + cz->unlock_offset;
@@ -785,9 +791,13 @@ static void causal_session(struct rec_mode *m, struct sup_session *s)
 {
 	struct causal_cmd *cz = to_causal(m);
 	struct sup_pause_hooks h = {
-		.hold = hook_hold, .due = hook_due, .held = hook_held,
-		.syscall_enter = hook_enter, .syscall_exit = hook_exit,
-		.trap = cz->filter ? hook_trap : NULL, .arg = cz,
+		.hold = hook_hold,
+		.due = hook_due,
+		.held = hook_held,
+		.syscall_enter = hook_enter,
+		.syscall_exit = hook_exit,
+		.trap = cz->filter ? hook_trap : NULL,
+		.arg = cz,
 	};
 
 	if (!cz->enabled || !cz->eng)
@@ -1017,7 +1027,8 @@ static void check_rate(struct causal_cmd *cz, uint64_t now)
 	cz->warned_rate = true;
 	pr_warn("causal: %.0f synchronization and blocking calls/s intercepted, each a ptrace stop (tens to "
 		"hundreds of us on a VM): the program runs slower under psup; %s--no-intercept credits "
-		"blocked threads from switch records instead (cheaper, less exact)", rate,
+		"blocked threads from switch records instead (cheaper, less exact)",
+		rate,
 		cz->no_wake_stops ? "" : "--no-wake-stops lets the wakes run without a stop (see README), ");
 }
 
@@ -1167,7 +1178,8 @@ static bool check_end(struct causal_cmd *cz)
 	for (int i = 0; i < n && i < (int)cz->nspecs; i++) {
 		if (!vals[i].resolved) {
 			pr_err("progress point '%s' matches no code of the program (no such FILE:LINE or "
-			       "function in its images); see 'psup report' for the run", cz->specs[i].text);
+			       "function in its images); see 'psup report' for the run",
+			       cz->specs[i].text);
 			return true;
 		}
 	}
@@ -1180,7 +1192,8 @@ static bool check_end(struct causal_cmd *cz)
 	exp_causal_stats(cz->eng, &st);
 	if (cz->line && !st.fixed_line_seen) {
 		pr_err("--line %s: no sample of the program fell on that line (no such line in "
-		       "scope, or it never ran)", cz->line);
+		       "scope, or it never ran)",
+		       cz->line);
 		return true;
 	}
 	return false;

@@ -20,11 +20,11 @@
 #include "supervisor/supervisor.h"
 
 struct rec_profile {
-	struct rec_mode mode;       /* first: the recorder's view */
+	struct rec_mode mode; /* first: the recorder's view */
 	struct rep_writer *w;
-	struct exp_profile *prof;   /* the recorder's (not owned) */
+	struct exp_profile *prof; /* the recorder's (not owned) */
 	struct exp_tstate *ts;
-	struct exp_par *par;        /* idleness and lock blame */
+	struct exp_par *par; /* idleness and lock blame */
 	struct sup_session *sup;
 	bool attach;
 };
@@ -71,7 +71,7 @@ static void profile_session(struct rec_mode *m, struct sup_session *s)
  * may be asleep: /proc says so, and its system call says on what.
  */
 static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid,
-			       pid_t parent, bool new_process)
+			      pid_t parent, bool new_process)
 {
 	struct rec_profile *pf = to_profile(m);
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;

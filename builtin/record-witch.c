@@ -84,7 +84,11 @@ struct witch_options {
 
 /* The ids of its options. */
 enum {
-	WITCH_OPT_KINDS, WITCH_OPT_PERIOD, WITCH_OPT_FP, WITCH_OPT_EXACT, WITCH_OPT_WEIGHT,
+	WITCH_OPT_KINDS,
+	WITCH_OPT_PERIOD,
+	WITCH_OPT_FP,
+	WITCH_OPT_EXACT,
+	WITCH_OPT_WEIGHT,
 	WITCH_NOPTS
 };
 /* A watch armed before its sampled access ran: what it watches and the
@@ -99,25 +103,25 @@ struct wt_pending {
 struct wt_thread {
 	pid_t tid, pid;
 	struct smp_witch *ev;
-	bool blocked;                /* the thread blocks the signal: event off */
-	unsigned armed;              /* debug registers armed (bit per slot) */
+	bool blocked;                       /* the thread blocks the signal: event off */
+	unsigned armed;                     /* debug registers armed (bit per slot) */
 	struct smp_wp *wp[SUP_DEBUG_SLOTS]; /* the armed watchpoints */
-	unsigned pending;            /* armed, waiting for the sampled access (bit per slot) */
+	unsigned pending;                   /* armed, waiting for the sampled access (bit per slot) */
 	struct wt_pending pend[SUP_DEBUG_SLOTS];
-	unsigned seek;               /* steps taken looking for an access */
-	unsigned mask;               /* the accesses the sample under way looks for */
-	unsigned seek_max;           /* steps the look ahead allows */
+	unsigned seek;     /* steps taken looking for an access */
+	unsigned mask;     /* the accesses the sample under way looks for */
+	unsigned seek_max; /* steps the look ahead allows */
 	struct exp_witch_plan plan;
 	/* exact mode: the accesses of the instruction being stepped */
 	unsigned nexact;
 	struct exp_wexact_access exact[SYM_INSN_MAX_ACCESS];
-	uint8_t *exact_buf;          /* 2 * SYM_INSN_MAX_ACCESS * WITCH_EXACT_BUF */
+	uint8_t *exact_buf; /* 2 * SYM_INSN_MAX_ACCESS * WITCH_EXACT_BUF */
 	uint64_t exact_pc;
-	bool exact_waiting;          /* a breakpoint at the entry point is set */
+	bool exact_waiting; /* a breakpoint at the entry point is set */
 };
 
 struct rec_witch {
-	struct rec_mode mode;        /* first: the recorder's view */
+	struct rec_mode mode; /* first: the recorder's view */
 	struct witch_options o;
 	struct rep_writer *w;
 	struct exp_profile *prof;
@@ -126,8 +130,8 @@ struct rec_witch {
 	struct exp_wexact *exact;
 	struct smp_witch_config ev;
 	char event[64];
-	struct psup_u64map threads;  /* tid -> struct wt_thread * */
-	struct psup_u64map fds;      /* witch fds ever used + 1 -> 1 */
+	struct psup_u64map threads;   /* tid -> struct wt_thread * */
+	struct psup_u64map fds;       /* witch fds ever used + 1 -> 1 */
 	struct psup_u64map exact_ctx; /* exact: pid << 48 ^ pc -> node + 1 */
 	uint64_t pcs[WITCH_MAX_FRAMES];
 	uint8_t stack[WITCH_STACK];
@@ -135,8 +139,8 @@ struct rec_witch {
 	bool attach;
 	int err;
 	uint64_t open_failures;
-	uint64_t predicted;          /* samples whose access sym_flow_predict() found */
-	uint64_t rng;                /* which accesses a sample looks for */
+	uint64_t predicted; /* samples whose access sym_flow_predict() found */
+	uint64_t rng;       /* which accesses a sample looks for */
 };
 
 /* ---- options -------------------------------------------------------------- */
@@ -261,7 +265,10 @@ static int witch_start(struct rec_witch *x, struct rep_writer *w, struct exp_pro
 		snprintf(x->event, sizeof(x->event), "single-step");
 	} else {
 		struct exp_witch_config c = {
-			.kinds = o->kinds, .slots = o->slots, .fp_precision = o->fp_precision, .weight = 1,
+			.kinds = o->kinds,
+			.slots = o->slots,
+			.fp_precision = o->fp_precision,
+			.weight = 1,
 		};
 		x->ev.period = o->period ? o->period : WITCH_DEFAULT_PERIOD_NS;
 		x->ev.jitter_pct = 10;
@@ -343,7 +350,8 @@ static int witch_write_config(struct rec_witch *x)
 		.slots = x->o.exact ? 0 : x->o.slots,
 		.weight = x->ev.mem_event ? x->ev.period : 1,
 		.weighting = x->o.exact ? NULL : x->ev.mem_event ? "events"
-				 : x->o.by_insns ? "instructions" : "time",
+					 : x->o.by_insns         ? "instructions"
+								 : "time",
 	};
 	return rep_write_witch_config(x->w, &c);
 }
@@ -469,8 +477,7 @@ static void witch_exec(struct rec_witch *x, pid_t pid)
 static uint64_t context_of(struct rec_witch *x, struct sym_space *sp, struct wt_thread *t,
 			   const struct user_regs_struct *regs, uint64_t pc)
 {
-	struct smp_sample s = { .pid = t->pid, .tid = t->tid, .cpu = -1, .ip = regs->rip, .user = true,
-				.have_regs = true };
+	struct smp_sample s = { .pid = t->pid, .tid = t->tid, .cpu = -1, .ip = regs->rip, .user = true, .have_regs = true };
 	long n;
 	int k;
 
@@ -732,7 +739,9 @@ static int sample_here(struct rec_witch *x, struct sym_space *sp, struct wt_thre
 		if (!(a->flags & t->mask) || !sym_watch_range(a->addr, a->size, &waddr, &wlen))
 			continue;
 		acc[nacc++] = (struct exp_witch_access){
-			.addr = waddr, .size = a->size, .len = wlen,
+			.addr = waddr,
+			.size = a->size,
+			.len = wlen,
 			.flags = (a->flags & t->mask) | (insn.flags & (SYM_INSN_FP32 | SYM_INSN_FP64)),
 		};
 	}
@@ -798,8 +807,11 @@ static void arm_pending(struct rec_witch *x, struct wt_thread *t, uint64_t pc,
 		t->armed |= 1u << a->slot;
 		t->pending |= 1u << a->slot;
 		t->pend[a->slot] = (struct wt_pending){
-			.arm = *a, .pc = pc, .len = insn->length,
-			.string = insn->flags & SYM_INSN_STRING, .stack = insn->flags & SYM_INSN_STACK,
+			.arm = *a,
+			.pc = pc,
+			.len = insn->length,
+			.string = insn->flags & SYM_INSN_STRING,
+			.stack = insn->flags & SYM_INSN_STACK,
 		};
 	}
 	t->plan.narm = 0;
@@ -904,8 +916,13 @@ static unsigned trap_access(struct rec_witch *x, struct wt_thread *t,
 		unsigned f = touching(&insn, waddr, wlen);
 		/* push, pop and leave moved rsp (leave also rbp) after their
 		 * access: decode again with the registers they had before */
-		static const struct { int64_t dsp; bool rbp; } undo[] = {
-			{ 8, false }, { -8, false }, { 0, true },
+		static const struct {
+			int64_t dsp;
+			bool rbp;
+		} undo[] = {
+			{ 8, false },
+			{ -8, false },
+			{ 0, true },
 		};
 		for (unsigned u = 0; !f && (insn.flags & SYM_INSN_STACK) && u < 3; u++) {
 			struct user_regs_struct b = r;
@@ -1071,9 +1088,12 @@ static int on_exact_step(struct rec_witch *x, struct sym_space *sp, struct wt_th
 		if (sup_thread_read(x->sup, t->tid, a->addr, before, a->size) != (long)a->size)
 			continue;
 		*e = (struct exp_wexact_access){
-			.ctx = ctx, .addr = a->addr, .size = a->size,
+			.ctx = ctx,
+			.addr = a->addr,
+			.size = a->size,
 			.flags = a->flags | (insn.flags & (SYM_INSN_FP32 | SYM_INSN_FP64)),
-			.before = before, .after = before + WITCH_EXACT_BUF,
+			.before = before,
+			.after = before + WITCH_EXACT_BUF,
 		};
 		t->nexact++;
 	}
@@ -1272,8 +1292,8 @@ static int witch_finish(struct rec_witch *x, bool quiet)
 		if (!err && !quiet) {
 			for (unsigned k = 0; k < EXP_WITCH_KINDS; k++) {
 				static const enum exp_wexact_kind map[] = { EXP_WEXACT_DEAD_STORE,
-									     EXP_WEXACT_SILENT_STORE,
-									     EXP_WEXACT_SILENT_LOAD };
+									    EXP_WEXACT_SILENT_STORE,
+									    EXP_WEXACT_SILENT_LOAD };
 				struct exp_wexact_total tot;
 				if (!(x->o.kinds & (1u << k)))
 					continue;
@@ -1449,4 +1469,3 @@ struct rec_mode *rec_witch_new(void)
 	};
 	return &x->mode;
 }
-

@@ -69,12 +69,12 @@ struct rec_proc {
 struct rec {
 	const char *path;
 	bool unwind;
-	bool wakeups;   /* every wakeup is recorded (who woke whom) */
+	bool wakeups; /* every wakeup is recorded (who woke whom) */
 	bool quiet;
 	struct rep_writer *w;
 	struct smp_event *ev;
-	struct exp_profile *prof;   /* calling contexts, and the samples' counts */
-	unsigned cpus;              /* CPUs the program may use */
+	struct exp_profile *prof; /* calling contexts, and the samples' counts */
+	unsigned cpus;            /* CPUs the program may use */
 	struct sup_session *sup;
 	struct psup_u64map threads; /* tid -> struct rec_thread * */
 	uint64_t threads_seen;      /* threads ever opened (ring sizes) */
@@ -88,14 +88,14 @@ struct rec {
 	uint64_t samples, lost, unwind_failures, open_failures;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
-	const char *mode;           /* "run" or "attach", for the header */
-	char *const *argv;          /* run: the command */
+	const char *mode;  /* "run" or "attach", for the header */
+	char *const *argv; /* run: the command */
 	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
-	unsigned records_pending;   /* threads whose record waits */
-	struct rec_mode **modes;    /* in the order their hooks are called */
+	unsigned records_pending; /* threads whose record waits */
+	struct rec_mode **modes;  /* in the order their hooks are called */
 	unsigned nmodes;
-	bool own_writer;            /* w is closed (and removed on abort) here */
+	bool own_writer; /* w is closed (and removed on abort) here */
 	struct sup_hooks hooks;
 	/* The last thread reported gone, and when (before its events were
 	 * closed): a process ends right after its leader's reaping. */
@@ -104,9 +104,9 @@ struct rec {
 };
 
 /* Every mode m of r that has hook h: for_each_mode(r, m, h) { ... }. */
-#define for_each_mode(r, m, h)                                                          \
-	for (struct rec_mode **m##_it = (r)->modes, *m;                                 \
-	     m##_it < (r)->modes + (r)->nmodes && ((m = *m##_it), 1); m##_it++)          \
+#define for_each_mode(r, m, h) \
+	for (struct rec_mode **m##_it = (r)->modes, *m; \
+	     m##_it < (r)->modes + (r)->nmodes && ((m = *m##_it), 1); m##_it++) \
 		if (m->h)
 
 static int write_header(struct rec *r, pid_t pid);
@@ -218,8 +218,15 @@ static void on_sample(void *arg, const struct smp_sample *s)
 		n = 1;
 	}
 	struct rec_sample rs = {
-		.pid = s->pid, .tid = s->tid, .sp = p ? p->sp : NULL, .pcs = r->pcs, .n = n,
-		.time = s->time, .period = s->period, .cpu = s->cpu, .flags = flags,
+		.pid = s->pid,
+		.tid = s->tid,
+		.sp = p ? p->sp : NULL,
+		.pcs = r->pcs,
+		.n = n,
+		.time = s->time,
+		.period = s->period,
+		.cpu = s->cpu,
+		.flags = flags,
 	};
 	for_each_mode(r, m, sample)
 		rec_write_failed(r, m->sample(m, &rs));
@@ -356,8 +363,15 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 		return; /* no context to add: its unsampled twin reports it */
 	if (wk->sampled) {
 		struct smp_sample s = {
-			.pid = wk->pid, .tid = wk->tid, .time = wk->time, .cpu = -1, .ip = wk->regs[SMP_REG_IP],
-			.user = true, .have_regs = true, .stack = wk->stack, .stack_size = wk->stack_size,
+			.pid = wk->pid,
+			.tid = wk->tid,
+			.time = wk->time,
+			.cpu = -1,
+			.ip = wk->regs[SMP_REG_IP],
+			.user = true,
+			.have_regs = true,
+			.stack = wk->stack,
+			.stack_size = wk->stack_size,
 		};
 		int n;
 
@@ -439,8 +453,13 @@ static struct rec_snapshot *snapshot_creator(struct rec *r, pid_t parent)
 	}
 	c->pid = pt->pid;
 	c->s = (struct smp_sample){
-		.pid = pt->pid, .tid = parent, .ip = regs.rip, .user = true, .have_regs = true,
-		.stack = c->stack, .stack_size = (size_t)n,
+		.pid = pt->pid,
+		.tid = parent,
+		.ip = regs.rip,
+		.user = true,
+		.have_regs = true,
+		.stack = c->stack,
+		.stack_size = (size_t)n,
 	};
 	c->s.regs[SMP_REG_AX] = regs.rax;
 	c->s.regs[SMP_REG_BX] = regs.rbx;
@@ -482,8 +501,11 @@ static uint64_t creation_context(struct rec *r, const struct rec_snapshot *c)
 static void thread_record(struct rec *r, struct rec_thread *t)
 {
 	struct rep_thread rt = {
-		.tid = t->tid, .pid = t->pid, .parent = t->parent,
-		.name = t->comm[0] ? t->comm : NULL, .time = t->created,
+		.tid = t->tid,
+		.pid = t->pid,
+		.parent = t->parent,
+		.name = t->comm[0] ? t->comm : NULL,
+		.time = t->created,
 		.ctx = creation_context(r, t->creator),
 	};
 
@@ -677,9 +699,8 @@ static void flush(struct rec *r)
 	/* idleness and lock records name nodes the profile wrote already */
 	if (!r->write_err)
 		rec_write_failed(r, exp_profile_flush(r->prof));
-	for_each_mode(r, m, flush)
-		if (!r->write_err)
-			rec_write_failed(r, m->flush(m));
+	for_each_mode(r, m, flush) if (!r->write_err)
+		rec_write_failed(r, m->flush(m));
 	r->last_flush_ns = psup_now_ns();
 }
 
@@ -705,9 +726,8 @@ static void on_tick(void *arg)
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
 	drain_all(r);
-	for_each_mode(r, m, tick)
-		if (!r->write_err)
-			rec_write_failed(r, m->tick(m, now));
+	for_each_mode(r, m, tick) if (!r->write_err)
+		rec_write_failed(r, m->tick(m, now));
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
 		interval = REC_FLUSH_MIN_NS;
@@ -773,9 +793,8 @@ static void finish(struct rec *r, const char *reason)
 	struct rep_end e;
 
 	drain_cpus(r);
-	for_each_mode(r, m, finish)
-		if (!r->write_err)
-			rec_write_failed(r, m->finish(m, r->quiet));
+	for_each_mode(r, m, finish) if (!r->write_err)
+		rec_write_failed(r, m->finish(m, r->quiet));
 	flush(r);
 	exp_profile_stats(r->prof, &st);
 	e = (struct rep_end){
@@ -785,9 +804,8 @@ static void finish(struct rec *r, const char *reason)
 		.lost = r->lost,
 		.unwind_failures = r->unwind_failures,
 	};
-	for_each_mode(r, m, end)
-		if (!r->write_err)
-			rec_write_failed(r, m->end(m));
+	for_each_mode(r, m, end) if (!r->write_err)
+		rec_write_failed(r, m->end(m));
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_end(r->w, &e));
 	psup_progress_end();
@@ -841,14 +859,16 @@ static void open_cpu_rings(struct rec *r)
 	}
 	/* A quarter second of 1 kHz stack samples per CPU, as for the first
 	 * threads: the drain stalls while debug info loads. */
-	unsigned pages = !r->unwind ? 0 : n <= 16 ? 512 : 128;
+	unsigned pages = !r->unwind ? 0 : n <= 16 ? 512
+						  : 128;
 	for (long cpu = 0; cpu < n; cpu++) {
 		err = smp_cpu_open(r->ev, (int)cpu, pages, &r->cpu_rings[r->ncpu_rings]);
 		if (err == -ENODEV)
 			continue; /* offline */
 		if (err < 0) {
 			pr_debug("sampling per thread: per-CPU events need root, CAP_PERFMON or "
-				 "perf_event_paranoid <= 0 (CPU %ld: %s)", cpu, strerror(-err));
+				 "perf_event_paranoid <= 0 (CPU %ld: %s)",
+				 cpu, strerror(-err));
 			break;
 		}
 		r->ncpu_rings++;
@@ -909,7 +929,9 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	/* Wakeup samples (a tracepoint: root or CAP_PERFMON) blame futex
 	 * waits on the thread that ended them. */
 	static const unsigned extras[] = {
-		SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS, SMP_EVENT_BLOCKS, 0,
+		SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS,
+		SMP_EVENT_BLOCKS,
+		0,
 	};
 	for (size_t i = o->no_lock_blame ? 1 : 0; i < PSUP_ARRAY_SIZE(extras); i++) {
 		smp_event_free(r->ev);
@@ -929,9 +951,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
-				     .context_switch = on_switch, .block = on_block,
-				     .wakeup = on_wakeup, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .arg = r };
 	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
@@ -944,7 +964,8 @@ static int on_signal_stop(void *arg, pid_t tid, int sig)
 	struct rec_thread *t = thread_find(r, tid);
 	struct rec_proc *p = t ? proc_find(r, t->pid) : NULL;
 
-	for_each_mode(r, m, signal_stop) {
+	for_each_mode(r, m, signal_stop)
+	{
 		int action = m->signal_stop(m, p ? p->sp : NULL, tid, sig);
 		if (action)
 			return action;
@@ -956,9 +977,7 @@ static bool on_own_breakpoint(void *arg, pid_t tid, uint64_t addr)
 {
 	struct rec *r = arg;
 
-	for_each_mode(r, m, own_breakpoint)
-		if (m->own_breakpoint(m, tid, addr))
-			return true;
+	for_each_mode(r, m, own_breakpoint) if (m->own_breakpoint(m, tid, addr)) return true;
 	return false;
 }
 
@@ -1001,9 +1020,7 @@ static int start_modes(struct rec *r)
 		.drain_arg = r,
 	};
 
-	for_each_mode(r, m, start)
-		if (m->start(m, &env) < 0)
-			return -1;
+	for_each_mode(r, m, start) if (m->start(m, &env) < 0) return -1;
 	return 0;
 }
 
@@ -1081,9 +1098,7 @@ int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes
 	r->unwind = true;
 	r->quiet = true;
 	r->cpus = 1;
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost,
-				     .context_switch = on_switch, .block = on_block,
-				     .wakeup = on_wakeup, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .arg = r };
 	err = exp_profile_new(r->w, &r->prof);
 	if (err == 0 && start_modes(r) < 0)
 		err = -EINVAL;
@@ -1156,9 +1171,8 @@ unsigned rec_runs(struct rec *r)
 {
 	unsigned runs = 1;
 
-	for_each_mode(r, m, runs)
-		if (m->runs(m) > runs)
-			runs = m->runs(m);
+	for_each_mode(r, m, runs) if (m->runs(m) > runs)
+		runs = m->runs(m);
 	return runs;
 }
 
@@ -1189,9 +1203,8 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	uint64_t tick = REC_TICK_NS;
 	int err;
 
-	for_each_mode(r, m, tick_ns)
-		if (m->tick_ns(m) && m->tick_ns(m) < tick)
-			tick = m->tick_ns(m);
+	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
+		tick = m->tick_ns(m);
 	if (sup_session_set_tick(r->sup, tick, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	for (unsigned i = 0; i < r->ncpu_rings; i++)

@@ -35,13 +35,13 @@ struct rec_mode;
 
 /* What a mode gets when the record file is open (rec_mode.start). */
 struct rec_env {
-	struct rep_writer *w;       /* the record file (not owned) */
-	struct exp_profile *prof;   /* calling contexts: node ids every mode shares */
-	uint64_t period;            /* the sampling period; ns when clock */
-	bool clock;                 /* a time-based sampling event */
-	bool attach;                /* psup attach (else psup run) */
-	bool wakeups;               /* every wakeup reaches the wakeup hook */
-	unsigned cpus;              /* CPUs the program may use */
+	struct rep_writer *w;     /* the record file (not owned) */
+	struct exp_profile *prof; /* calling contexts: node ids every mode shares */
+	uint64_t period;          /* the sampling period; ns when clock */
+	bool clock;               /* a time-based sampling event */
+	bool attach;              /* psup attach (else psup run) */
+	bool wakeups;             /* every wakeup reaches the wakeup hook */
+	unsigned cpus;            /* CPUs the program may use */
 	/* drain(drain_arg) takes every sample of every ring in now (the
 	 * sample hooks run inside). */
 	void (*drain)(void *arg);
@@ -52,12 +52,12 @@ struct rec_env {
  * the return addresses; n may be 0 (nothing known in user space). */
 struct rec_sample {
 	pid_t pid, tid;
-	struct sym_space *sp;       /* pid's address space, NULL when unknown */
+	struct sym_space *sp; /* pid's address space, NULL when unknown */
 	const uint64_t *pcs;
 	unsigned n;
 	uint64_t time, period;
 	int cpu;
-	unsigned flags;             /* EXP_SAMPLE_* */
+	unsigned flags; /* EXP_SAMPLE_* */
 };
 
 /* An option of a mode: getopt's long name, has_arg and short letter (0:
@@ -79,7 +79,7 @@ struct rec_mode {
 	const char *name;
 
 	/* ---- options (builtin/run.c) ---- */
-	const struct rec_option *options;  /* ends with a NULL name */
+	const struct rec_option *options; /* ends with a NULL name */
 	/* One of its options. Returns -1 to go on, or an exit status (2)
 	 * after a one-line error. */
 	int (*option)(struct rec_mode *m, int id, const char *arg, bool attach);
@@ -199,14 +199,14 @@ void rec_causal_set_sup(struct rec_mode *m, const struct rec_causal_sup *sup);
 
 /* How the recorder samples (psup run/attach's common options). */
 struct rec_options {
-	const char *output;         /* record file */
-	bool force;                 /* overwrite it */
-	const char *event;          /* sampling event name */
-	uint64_t period;            /* 0: the event's default */
-	unsigned jitter;            /* percent */
-	bool no_unwind;             /* --no-call-graph */
-	bool no_lock_blame;         /* no wakeup events */
-	bool per_thread;            /* no per-CPU sampling */
+	const char *output; /* record file */
+	bool force;         /* overwrite it */
+	const char *event;  /* sampling event name */
+	uint64_t period;    /* 0: the event's default */
+	unsigned jitter;    /* percent */
+	bool no_unwind;     /* --no-call-graph */
+	bool no_lock_blame; /* no wakeup events */
+	bool per_thread;    /* no per-CPU sampling */
 };
 
 /*

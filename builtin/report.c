@@ -60,13 +60,19 @@ static int parse_views(const char *arg, unsigned *views)
 		const char *name;
 		unsigned bit;
 	} names[] = {
-		{ "summary", REP_VIEW_SUMMARY }, { "images", REP_VIEW_IMAGES },
-		{ "functions", REP_VIEW_FUNCTIONS }, { "lines", REP_VIEW_LINES },
-		{ "threads", REP_VIEW_THREADS }, { "top-down", REP_VIEW_TOP_DOWN },
-		{ "bottom-up", REP_VIEW_BOTTOM_UP }, { "efficiency", REP_VIEW_EFFICIENCY },
-		{ "locks", REP_VIEW_LOCKS }, { "causal", REP_VIEW_CAUSAL },
+		{ "summary", REP_VIEW_SUMMARY },
+		{ "images", REP_VIEW_IMAGES },
+		{ "functions", REP_VIEW_FUNCTIONS },
+		{ "lines", REP_VIEW_LINES },
+		{ "threads", REP_VIEW_THREADS },
+		{ "top-down", REP_VIEW_TOP_DOWN },
+		{ "bottom-up", REP_VIEW_BOTTOM_UP },
+		{ "efficiency", REP_VIEW_EFFICIENCY },
+		{ "locks", REP_VIEW_LOCKS },
+		{ "causal", REP_VIEW_CAUSAL },
 		{ "witch", REP_VIEW_WITCH },
-		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES }, { "all", REP_VIEW_ALL },
+		{ "flat", REP_VIEW_FUNCTIONS | REP_VIEW_LINES },
+		{ "all", REP_VIEW_ALL },
 	};
 	const char *s = arg;
 
@@ -121,7 +127,12 @@ static int print_pretty(const struct rep_profile *p, const struct rep_options *o
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_VIEW, OPT_TOP, OPT_MIN_PERCENT, OPT_DEPTH, OPT_OVERHEAD,
+	enum { OPT_FORMAT = 256,
+	       OPT_VIEW,
+	       OPT_TOP,
+	       OPT_MIN_PERCENT,
+	       OPT_DEPTH,
+	       OPT_OVERHEAD,
 	       OPT_PRETTY };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },

@@ -53,7 +53,8 @@ static void usage_run(FILE *f)
 	      "Runs COMMAND under psup, sampling every thread of it and of its child\n"
 	      "processes, and writes a record for `psup report`. Nothing is preloaded or\n"
 	      "relinked. psup exits with COMMAND's exit status (or dies of its signal).\n"
-	      "\n", f);
+	      "\n",
+	      f);
 }
 
 static void usage_attach(FILE *f)
@@ -63,7 +64,8 @@ static void usage_attach(FILE *f)
 	      "Samples every thread of the running process PID, including threads it\n"
 	      "creates later, until it exits, Ctrl-C, SIGTERM or --duration; then detaches\n"
 	      "and leaves it running as before.\n"
-	      "\n", f);
+	      "\n",
+	      f);
 }
 
 static void usage_common(FILE *f, bool attach, const struct run_options *o)
@@ -82,7 +84,8 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 	      "                        threads that ended them (cheaper for programs that\n"
 	      "                        switch threads 10^5 times a second)\n"
 	      "      --sample-per-thread  one sampling timer per thread instead of one per\n"
-	      "                        CPU (the default when permitted: root or CAP_PERFMON)\n", f);
+	      "                        CPU (the default when permitted: root or CAP_PERFMON)\n",
+	      f);
 	for (size_t i = 0; i < NMODES; i++)
 		if (!o->modes[i]->usage_own_section && o->modes[i]->usage)
 			o->modes[i]->usage(f, attach);
@@ -95,13 +98,19 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 			o->modes[i]->usage(f, attach);
 	fputs("  -q, --quiet           no progress line, only errors\n"
 	      "  -v, --verbose         debug messages (-vv: every ptrace stop too)\n"
-	      "  -h, --help            this help\n", f);
+	      "  -h, --help            this help\n",
+	      f);
 }
 
 /* getopt values of the modes' options: mode i's option id k is
  * OPT_MODE + i * OPT_MODE_SPAN + k (or its short letter). */
-enum { OPT_JITTER = 256, OPT_NO_CG, OPT_NO_FOLLOW, OPT_NO_LOCKS, OPT_PER_THREAD,
-       OPT_MODE = 512, OPT_MODE_SPAN = 64 };
+enum { OPT_JITTER = 256,
+       OPT_NO_CG,
+       OPT_NO_FOLLOW,
+       OPT_NO_LOCKS,
+       OPT_PER_THREAD,
+       OPT_MODE = 512,
+       OPT_MODE_SPAN = 64 };
 #define BASE_SHORTOPTS "+o:fe:c:d:qvh"
 #define MAX_LONGOPTS 64
 
@@ -153,7 +162,9 @@ static int build_options(const struct run_options *o, struct option *longopts, c
 			assert(n + 1 < MAX_LONGOPTS &&
 			       (opt->short_name || (opt->id >= 0 && opt->id < OPT_MODE_SPAN)));
 			longopts[n++] = (struct option){
-				opt->name, opt->has_arg, NULL,
+				opt->name,
+				opt->has_arg,
+				NULL,
 				opt->short_name ? opt->short_name : OPT_MODE + (int)i * OPT_MODE_SPAN + opt->id,
 			};
 			if (opt->short_name) {
@@ -273,7 +284,7 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 					return rc;
 				break;
 			}
-		unknown:
+unknown:
 			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
 			return 2;
 		}
@@ -375,22 +386,22 @@ int cmd_run(int argc, char **argv)
 	rec_set_argv(r, argv + optind);
 	/* Causal --runs N: the same session settings, N runs (record-causal.c). */
 	for (unsigned run = 1;; run++) {
-	rec_run_begin(r);
-	err = rec_spawn(r, argv + optind, !o.no_follow, why, sizeof(why));
-	if (err < 0) {
-		pr_err("cannot run '%s': %s", argv[optind], why);
-		rec_abort(r);
-		return 1;
-	}
-	/* The child has its environment and limits: psup's own may change
+		rec_run_begin(r);
+		err = rec_spawn(r, argv + optind, !o.no_follow, why, sizeof(why));
+		if (err < 0) {
+			pr_err("cannot run '%s': %s", argv[optind], why);
+			rec_abort(r);
+			return 1;
+		}
+		/* The child has its environment and limits: psup's own may change
 	 * now. No debuginfod network queries while resolving symbols. */
-	unsetenv("DEBUGINFOD_URLS");
-	raise_fd_limit();
-	rec_loop(r, &res);
-	rec_run_end(r);
-	if (run >= rec_runs(r) || res.exec_errno || !res.exited || res.signal || rec_failed(r))
-		break;
-	rec_session_end(r);
+		unsetenv("DEBUGINFOD_URLS");
+		raise_fd_limit();
+		rec_loop(r, &res);
+		rec_run_end(r);
+		if (run >= rec_runs(r) || res.exec_errno || !res.exited || res.signal || rec_failed(r))
+			break;
+		rec_session_end(r);
 	}
 	if (res.exec_errno) {
 		psup_progress_end();

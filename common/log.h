@@ -22,15 +22,15 @@ void psup_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 #define pr_err(...) psup_log(PSUP_LOG_ERR, __VA_ARGS__)
 #define pr_warn(...) psup_log(PSUP_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) psup_log(PSUP_LOG_INFO, __VA_ARGS__)
-#define pr_debug(...)                                                          \
-	do {                                                                   \
-		if (psup_log_level >= PSUP_LOG_DEBUG)                          \
-			psup_log(PSUP_LOG_DEBUG, __VA_ARGS__);                 \
+#define pr_debug(...) \
+	do { \
+		if (psup_log_level >= PSUP_LOG_DEBUG) \
+			psup_log(PSUP_LOG_DEBUG, __VA_ARGS__); \
 	} while (0)
-#define pr_trace(...)                                                          \
-	do {                                                                   \
-		if (psup_log_level >= PSUP_LOG_TRACE)                          \
-			psup_log(PSUP_LOG_TRACE, __VA_ARGS__);                 \
+#define pr_trace(...) \
+	do { \
+		if (psup_log_level >= PSUP_LOG_TRACE) \
+			psup_log(PSUP_LOG_TRACE, __VA_ARGS__); \
 	} while (0)
 
 /*

@@ -47,8 +47,8 @@
 struct cz_line {
 	char *file;
 	unsigned line;
-	uint64_t samples;  /* whole run */
-	uint64_t written;  /* samples at the last flush */
+	uint64_t samples; /* whole run */
+	uint64_t written; /* samples at the last flush */
 };
 
 /* Raises of a thread's count kept (its count as of a past time, for the
@@ -58,9 +58,11 @@ struct cz_line {
 
 struct cz_thread {
 	pid_t tid, pid;
-	uint64_t local;    /* delay units: samples in the line + pauses + credits */
+	uint64_t local; /* delay units: samples in the line + pauses + credits */
 	/* Its last raises by a hold or a credit: when, and the count before. */
-	struct { uint64_t time, before; } raises[RAISES];
+	struct {
+		uint64_t time, before;
+	} raises[RAISES];
 	unsigned rpos;
 	/* Its last wakeups by a thread of the program (the wakeup records),
 	 * not yet taken into account: when, and by whom. Coz's waker pays
@@ -68,16 +70,21 @@ struct cz_thread {
 	 * psup does not stop the wakes (--no-wake-stops, attach,
 	 * --no-intercept), the woken thread takes over what its waker still
 	 * owed then (resolve_wakes). */
-	struct { uint64_t time; pid_t waker; } wakes[WAKES];
+	struct {
+		uint64_t time;
+		pid_t waker;
+	} wakes[WAKES];
 	unsigned wpos;
 	uint64_t credit_blocked; /* when the block credited at credited_at began */
-	int64_t excess;    /* ns lost beyond what was asked (Coz's excess sleep) */
-	bool blocked;      /* switched out not preempted, or found in a call */
+	int64_t excess;          /* ns lost beyond what was asked (Coz's excess sleep) */
+	bool blocked;            /* switched out not preempted, or found in a call */
 	/* Crediting (Coz 3.4.2) from switch records: a blocking call seen
 	 * (WAIT_PENDING, since wait_t0), then the thread switched out not
 	 * preempted (WAIT_BLOCKED: it blocked, or attach's block sample said
 	 * futex), then its switch-in: credited as of that time. */
-	enum { WAIT_NONE, WAIT_PENDING, WAIT_BLOCKED } wait;
+	enum { WAIT_NONE,
+	       WAIT_PENDING,
+	       WAIT_BLOCKED } wait;
 	uint64_t wait_t0;
 	uint64_t last_in, last_out; /* times of its last switch records */
 	/* When it was last credited at a wake-up (0: never in this
@@ -102,15 +109,15 @@ struct cz_thread {
 	 * reached psup. */
 	uint64_t call_at, pre_global;
 	uint64_t carried;
-	uint64_t line_at;  /* time of its last sample in the selected line */
+	uint64_t line_at; /* time of its last sample in the selected line */
 	/* Its last preemption in the experiment: switched out runnable on
 	 * CPU pre_cpu at pre_out, back in at pre_in (0: not yet). Kept until
 	 * the next one: a line sample of the wait may reach psup after the
 	 * thread ran on and blocked. */
 	uint64_t pre_out, pre_in;
 	int pre_cpu;
-	bool pre_behind;   /* a line sample was taken there since */
-	bool defer;        /* at a blocking call's stop: do not pay there */
+	bool pre_behind; /* a line sample was taken there since */
+	bool defer;      /* at a blocking call's stop: do not pay there */
 };
 
 struct cz_proc {
@@ -129,7 +136,10 @@ struct cz_proc {
  * threads that can pay their remaining debt do, before the end is taken:
  * with samples reaching psup a few ms late, forgiving the last debts would
  * count delays (the paper's D) that were never inserted. */
-enum cz_state { CZ_IDLE, CZ_RUNNING, CZ_SETTLING, CZ_COOLOFF };
+enum cz_state { CZ_IDLE,
+		CZ_RUNNING,
+		CZ_SETTLING,
+		CZ_COOLOFF };
 /* Longest settling: a thread that keeps running without stopping (a stop
  * refused, an exit) must not hold the experiment open. */
 #define SETTLE_MAX_NS (20ULL * 1000000ULL)
@@ -147,18 +157,18 @@ struct exp_causal {
 	struct psup_u64map procs;    /* pid -> struct cz_proc * */
 	char *fixed_file;            /* --line, suffix */
 	unsigned fixed_lineno;
-	int64_t fixed_index;         /* its line index once seen, else -1 */
+	int64_t fixed_index; /* its line index once seen, else -1 */
 
 	uint32_t recent[RECENT];
 	unsigned nrecent, recent_pos;
 
 	enum cz_state state;
-	uint64_t length;             /* current experiment length */
+	uint64_t length; /* current experiment length */
 	uint64_t t_start, t_cool_end, t_settle;
-	int64_t sel;                 /* selected line index, -1 none */
+	int64_t sel; /* selected line index, -1 none */
 	unsigned speedup;
-	uint64_t delay_ns;           /* per unit during the experiment */
-	uint64_t global;             /* global delay count in the experiment */
+	uint64_t delay_ns; /* per unit during the experiment */
+	uint64_t global;   /* global delay count in the experiment */
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
 	struct exp_point_value start_vals[MAX_POINTS];
 	unsigned npoints;
@@ -170,9 +180,15 @@ struct exp_causal {
 	bool latency;
 	uint64_t t_flight;
 	double flight_prev[MAX_POINTS], flight_area[MAX_POINTS];
-	struct { uint64_t time, global; } hist[HIST];
+	struct {
+		uint64_t time, global;
+	} hist[HIST];
 	unsigned nhist, hpos;
-	struct { uint64_t time; int cpu; pid_t tid; } line_hist[LINE_HIST];
+	struct {
+		uint64_t time;
+		int cpu;
+		pid_t tid;
+	} line_hist[LINE_HIST];
 	unsigned nline_hist, line_hpos;
 
 	struct exp_causal_stats st;
@@ -217,7 +233,7 @@ uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int
 		*excess = 0;
 	} else if (*excess < 0) {
 		/* A hold that ended early: the shortfall is owed too. */
-		owed += (uint64_t)-*excess;
+		owed += (uint64_t) - *excess;
 		*excess = 0;
 	}
 	return owed;
@@ -1164,8 +1180,7 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 		const struct exp_point_value *s = start ? &start[i] : &zero, *e = &end[i];
 		uint64_t d = e->count >= s->count ? e->count - s->count : 0;
 		if (e->kind == EXP_POINT_THROUGHPUT) {
-			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_THROUGHPUT,
-							     .delta = d };
+			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_THROUGHPUT, .delta = d };
 			if (d < *min_delta)
 				*min_delta = d;
 			continue;

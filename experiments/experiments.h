@@ -69,9 +69,9 @@ void exp_profile_stats(const struct exp_profile *p, struct exp_profile_stats *ou
  * blocked, by what it blocked on. Fed from each thread's own ring, in order.
  */
 enum exp_block_kind {
-	EXP_BLOCK_FUTEX,  /* locks, condition variables, joins, semaphores */
-	EXP_BLOCK_IO,     /* read, write, poll, epoll, accept, ... */
-	EXP_BLOCK_SLEEP,  /* nanosleep, pause, sigtimedwait, ... */
+	EXP_BLOCK_FUTEX, /* locks, condition variables, joins, semaphores */
+	EXP_BLOCK_IO,    /* read, write, poll, epoll, accept, ... */
+	EXP_BLOCK_SLEEP, /* nanosleep, pause, sigtimedwait, ... */
 	EXP_BLOCK_OTHER,
 	EXP_BLOCK_KINDS
 };
@@ -212,11 +212,11 @@ int exp_par_advance(struct exp_par *x, uint64_t until);
 int exp_par_flush(struct exp_par *x);
 
 struct exp_par_stats {
-	uint64_t samples;     /* samples replayed */
-	uint64_t idle_micro;  /* their idleness, millionths of a sample */
-	uint64_t waits;       /* futex waits that ended */
-	uint64_t blamed;      /* of which a traced waker ended */
-	uint64_t sampled;     /* of which with the waker's context */
+	uint64_t samples;    /* samples replayed */
+	uint64_t idle_micro; /* their idleness, millionths of a sample */
+	uint64_t waits;      /* futex waits that ended */
+	uint64_t blamed;     /* of which a traced waker ended */
+	uint64_t sampled;    /* of which with the waker's context */
 };
 void exp_par_stats(const struct exp_par *x, struct exp_par_stats *out);
 
@@ -279,9 +279,9 @@ enum exp_wexact_flags {
 #define EXP_WEXACT_MAX_SIZE 4096u /* bytes of one access (fxsave is 512) */
 
 struct exp_wexact_access {
-	uint64_t ctx;  /* calling context of the instruction (any value) */
+	uint64_t ctx; /* calling context of the instruction (any value) */
 	uint64_t addr;
-	unsigned size; /* bytes, 1..EXP_WEXACT_MAX_SIZE */
+	unsigned size;  /* bytes, 1..EXP_WEXACT_MAX_SIZE */
 	unsigned flags; /* enum exp_wexact_flags: READ and/or WRITE, FP32/FP64 */
 	/* Memory at [addr, addr + size) before the instruction ran: the value
 	 * read by a load, the value overwritten by a store. Required. */
@@ -324,8 +324,8 @@ void exp_wexact_total(const struct exp_wexact *w, enum exp_wexact_kind kind,
 double exp_wexact_fraction(const struct exp_wexact_total *t);
 
 struct exp_wexact_pair {
-	uint64_t watch_ctx; /* the earlier access (first store, previous load) */
-	uint64_t trap_ctx;  /* the access that judged it */
+	uint64_t watch_ctx;  /* the earlier access (first store, previous load) */
+	uint64_t trap_ctx;   /* the access that judged it */
 	uint64_t waste, use; /* bytes */
 };
 
@@ -336,10 +336,10 @@ int exp_wexact_pairs(const struct exp_wexact *w, enum exp_wexact_kind kind,
 		     struct exp_wexact_pair **out, size_t *n);
 
 struct exp_wexact_stats {
-	uint64_t accesses;              /* calls that were counted */
+	uint64_t accesses; /* calls that were counted */
 	uint64_t bytes_loaded, bytes_stored;
-	uint64_t processes;             /* with a shadow now */
-	uint64_t shadow_bytes;          /* memory held by the shadows now */
+	uint64_t processes;    /* with a shadow now */
+	uint64_t shadow_bytes; /* memory held by the shadows now */
 };
 
 void exp_wexact_stats(const struct exp_wexact *w, struct exp_wexact_stats *out);
@@ -384,19 +384,19 @@ struct exp_witch_config {
 struct exp_witch_access {
 	uint64_t addr;
 	unsigned size, len;
-	unsigned flags;      /* enum exp_witch_access_flags */
+	unsigned flags; /* enum exp_witch_access_flags */
 };
 
 struct exp_witch_arm {
-	unsigned slot;       /* debug register */
+	unsigned slot; /* debug register */
 	enum exp_witch_kind kind;
 	uint64_t addr;
 	unsigned len;
-	bool readwrite;      /* RW watch (dead, load), else W (silent) */
+	bool readwrite; /* RW watch (dead, load), else W (silent) */
 };
 
 struct exp_witch_plan {
-	unsigned kinds;      /* analyses the sample counted for */
+	unsigned kinds; /* analyses the sample counted for */
 	unsigned narm;
 	struct exp_witch_arm arm[EXP_WITCH_KINDS];
 };
@@ -404,9 +404,9 @@ struct exp_witch_plan {
 /* The analyses' counters. */
 struct exp_witch_kind_stats {
 	uint64_t samples, armed, replaced, not_chosen, traps, waste_traps, use_traps;
-	uint64_t dropped;    /* load: traps that were stores (kept watching) */
-	uint64_t unknown;    /* traps whose access could not be told load or store */
-	uint64_t expired;    /* watches still armed when their thread ended */
+	uint64_t dropped; /* load: traps that were stores (kept watching) */
+	uint64_t unknown; /* traps whose access could not be told load or store */
+	uint64_t expired; /* watches still armed when their thread ended */
 };
 #define EXP_WITCH_KIND_COUNTERS 10
 
@@ -515,10 +515,10 @@ int exp_witch_flush(struct exp_witch *x);
 struct exp_progress;
 
 #define EXP_CAUSAL_DEFAULT_EXPERIMENT_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
-#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)        /* doubling cap */
-#define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL)      /* Coz: 10 ms */
-#define EXP_CAUSAL_MIN_VISITS 5                                 /* Coz: 5 */
-#define EXP_CAUSAL_PAUSE_MIN_NS (100000ULL) /* batch debts below 0.1 ms (a stop costs ~20 us) */
+#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)      /* doubling cap */
+#define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL)    /* Coz: 10 ms */
+#define EXP_CAUSAL_MIN_VISITS 5                               /* Coz: 5 */
+#define EXP_CAUSAL_PAUSE_MIN_NS (100000ULL)                   /* batch debts below 0.1 ms (a stop costs ~20 us) */
 
 struct exp_causal_config {
 	uint64_t period_ns;         /* mean sampling period (task ns) */
@@ -533,7 +533,7 @@ struct exp_causal_config {
 	unsigned nscope;
 	const char *const *binary_scope; /* image path globs; none: the main executable */
 	unsigned nbinary_scope;
-	uint64_t seed;              /* 0: random */
+	uint64_t seed; /* 0: random */
 };
 
 struct exp_causal;
@@ -652,15 +652,15 @@ int exp_causal_run_begin(struct exp_causal *c, uint64_t now);
 int exp_causal_run_end(struct exp_causal *c, uint64_t now);
 
 struct exp_causal_stats {
-	uint64_t experiments;   /* written */
-	uint64_t dropped;       /* cut short at the end and dropped */
+	uint64_t experiments; /* written */
+	uint64_t dropped;     /* cut short at the end and dropped */
 	uint64_t in_scope_samples, samples;
 	unsigned lines;         /* distinct in-scope lines seen */
 	uint64_t experiment_ns; /* current length */
 	bool running;
-	const char *file;       /* current experiment's line (NULL when none) */
+	const char *file; /* current experiment's line (NULL when none) */
 	unsigned line, speedup_pct;
-	bool fixed_line_seen;   /* --line: a sample fell on it */
+	bool fixed_line_seen; /* --line: a sample fell on it */
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 
@@ -695,7 +695,9 @@ uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int
  * gone included); the engine takes differences.
  */
 struct exp_progress;
-enum exp_point_kind { EXP_POINT_THROUGHPUT, EXP_POINT_BEGIN, EXP_POINT_END };
+enum exp_point_kind { EXP_POINT_THROUGHPUT,
+		      EXP_POINT_BEGIN,
+		      EXP_POINT_END };
 
 /* Caller frees with exp_progress_free() (closes every breakpoint fd). */
 int exp_progress_new(struct exp_progress **out);
@@ -747,7 +749,7 @@ struct exp_point_value {
 	const char *name; /* owned by pp, valid until exp_progress_free() */
 	enum exp_point_kind kind;
 	uint64_t count;
-	bool resolved;    /* CLI points: found in some process; psup.h: true */
+	bool resolved; /* CLI points: found in some process; psup.h: true */
 };
 /* Current cumulative counts of every point (breakpoint counters read now,
  * source-level counters read from the targets' memory now), in a stable

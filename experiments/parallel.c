@@ -22,15 +22,21 @@
 
 #define PAR_MICRO 1000000ULL /* idleness is kept in millionths of a sample */
 
-enum par_ev_kind { EV_START, EV_END, EV_SWITCH, EV_SAMPLE, EV_BLOCK, EV_WAKE, EV_EXITING };
+enum par_ev_kind { EV_START,
+		   EV_END,
+		   EV_SWITCH,
+		   EV_SAMPLE,
+		   EV_BLOCK,
+		   EV_WAKE,
+		   EV_EXITING };
 
 struct par_ev {
 	uint64_t time;
-	uint64_t seq;   /* arrival order: ties keep it */
-	uint64_t a;     /* sample: node; block: futex address; wake: waker node;
+	uint64_t seq; /* arrival order: ties keep it */
+	uint64_t a;   /* sample: node; block: futex address; wake: waker node;
 			   start/switch: working */
-	pid_t tid;      /* the thread the event is about (wake: the waker) */
-	pid_t other;    /* wake: the wakee; block: the pid; switch: out */
+	pid_t tid;    /* the thread the event is about (wake: the waker) */
+	pid_t other;  /* wake: the wakee; block: the pid; switch: out */
 	uint8_t kind;
 };
 
@@ -38,8 +44,8 @@ struct par_ev {
 struct par_thread {
 	pid_t tid;
 	bool working;
-	uint64_t last_node;  /* of its last sample */
-	bool ended;          /* its end was replayed: freed once written */
+	uint64_t last_node; /* of its last sample */
+	bool ended;         /* its end was replayed: freed once written */
 	/* The last wait a wakeup without context ended, for the sampled
 	 * report of the same wakeup that may follow. */
 	bool last_unsampled;
@@ -79,13 +85,13 @@ struct exp_par {
 	struct rep_writer *w;
 	unsigned ncpus;
 	unsigned nworking;
-	struct psup_u64map threads;   /* tid -> struct par_thread * */
+	struct psup_u64map threads; /* tid -> struct par_thread * */
 	struct par_ev *evs;
 	size_t nevs, cap;
 	uint64_t seq;
 	struct par_lock *locks;
 	size_t nlocks, locks_cap;
-	struct psup_u64map lock_ix;   /* hash of (pid, addr, node, exit) -> index + 1 */
+	struct psup_u64map lock_ix;       /* hash of (pid, addr, node, exit) -> index + 1 */
 	struct par_exit exits[PAR_EXITS]; /* the latest, a ring */
 	unsigned nexits;
 	uint64_t *pairs;
@@ -164,14 +170,12 @@ int exp_par_thread_exiting(struct exp_par *x, pid_t pid, pid_t tid, uint64_t tim
 {
 	if (!tcb)
 		return 0;
-	return push(x, &(struct par_ev){ .time = time, .a = tcb, .tid = tid, .other = pid,
-					 .kind = EV_EXITING });
+	return push(x, &(struct par_ev){ .time = time, .a = tcb, .tid = tid, .other = pid, .kind = EV_EXITING });
 }
 
 int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool out, bool preempt)
 {
-	return push(x, &(struct par_ev){ .time = time, .a = !out || preempt, .tid = tid,
-					 .other = out, .kind = EV_SWITCH });
+	return push(x, &(struct par_ev){ .time = time, .a = !out || preempt, .tid = tid, .other = out, .kind = EV_SWITCH });
 }
 
 int exp_par_sample(struct exp_par *x, pid_t tid, uint64_t time, uint64_t node)
@@ -183,14 +187,12 @@ int exp_par_sample(struct exp_par *x, pid_t tid, uint64_t time, uint64_t node)
 
 int exp_par_block_futex(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t addr)
 {
-	return push(x, &(struct par_ev){ .time = time, .a = addr, .tid = tid, .other = pid,
-					 .kind = EV_BLOCK });
+	return push(x, &(struct par_ev){ .time = time, .a = addr, .tid = tid, .other = pid, .kind = EV_BLOCK });
 }
 
 int exp_par_wake(struct exp_par *x, pid_t waker, pid_t wakee, uint64_t time, uint64_t node)
 {
-	return push(x, &(struct par_ev){ .time = time, .a = node, .tid = waker, .other = wakee,
-					 .kind = EV_WAKE });
+	return push(x, &(struct par_ev){ .time = time, .a = node, .tid = waker, .other = wakee, .kind = EV_WAKE });
 }
 
 static int cmp_ev(const void *p, const void *q)

@@ -29,7 +29,7 @@ struct exp_profile {
 	struct psup_u64map nodes;   /* parent << 32 | loc -> node id */
 	uint64_t next_loc, next_node;
 	uint64_t kernel_loc;
-	uint64_t *pairs;            /* flush buffer */
+	uint64_t *pairs; /* flush buffer */
 	size_t pairs_cap;
 	struct exp_profile_stats stats;
 };

@@ -58,7 +58,7 @@ struct prog_point {
 	bool resolved;
 	/* notes said once */
 	bool noted_line, noted_files, noted_missing, noted_nospace, noted_rate, noted_coz;
-	uint64_t nospace;     /* (thread, site) pairs without a debug register */
+	uint64_t nospace; /* (thread, site) pairs without a debug register */
 	/* visit rate */
 	uint64_t rate_count, rate_ns;
 };
@@ -80,7 +80,7 @@ struct prog_counter {
 
 struct prog_proc {
 	pid_t pid;
-	bool fresh;          /* exec'ed under psup: counters count from their initial values */
+	bool fresh; /* exec'ed under psup: counters count from their initial values */
 	bool have_generation;
 	uint64_t generation;
 	struct sym_lookup *lookups; /* per point (CLI points only), npoints_seen entries */
@@ -128,7 +128,7 @@ struct exp_progress {
 	struct prog_thread *threads;
 	unsigned nthreads, capthreads;
 	struct psup_u64map thread_index; /* tid -> index + 1 */
-	unsigned max_sites;               /* most sites seen in one process */
+	unsigned max_sites;              /* most sites seen in one process */
 	bool noted_coz_unusable;
 	char notes[NOTE_MAX][NOTE_LEN];
 	unsigned note_head, note_len;
@@ -768,7 +768,8 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 	if (images && !n && !skipped && !pp->noted_coz_unusable) {
 		pp->noted_coz_unusable = true;
 		note(pp, "pid %d includes Coz's coz.h, but psup found none of its COZ_ sites "
-			 "(they need -g): they are not counted", (int)pr->pid);
+			 "(they need -g): they are not counted",
+		     (int)pr->pid);
 	} else if (skipped && !pp->noted_coz_unusable) {
 		pp->noted_coz_unusable = true;
 		note(pp, "pid %d: %u of its coz.h COZ_ sites could not be identified (built with "
@@ -839,7 +840,7 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 		pr->coz[pr->ncoz] = cs->counter_addr;
 		pr->coz_key[pr->ncoz++] = coz_key(cs);
 		kind = cs->kind == 2 ? EXP_POINT_BEGIN : cs->kind == 3 ? EXP_POINT_END
-								 : EXP_POINT_THROUGHPUT;
+								       : EXP_POINT_THROUGHPUT;
 		idx = source_point(pp, cs->name, kind);
 		if (idx < 0) {
 			err = idx;
@@ -849,7 +850,8 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 			if (!pp->points[idx].noted_coz) {
 				pp->points[idx].noted_coz = true;
 				note(pp, "coz.h point %s in %s: no room for its counter after the "
-					 "image's data; not counted", cs->name, cs->image);
+					 "image's data; not counted",
+				     cs->name, cs->image);
 			}
 			continue;
 		}
@@ -865,7 +867,8 @@ static int proc_setup_coz(struct exp_progress *pp, struct prog_proc *pr, struct 
 			if (!pp->points[idx].noted_coz) {
 				pp->points[idx].noted_coz = true;
 				note(pp, "coz.h point %s in %s already has a counter (libcoz "
-					 "preloaded?); psup leaves it alone", cs->name, cs->image);
+					 "preloaded?); psup leaves it alone",
+				     cs->name, cs->image);
 			}
 			continue;
 		}

@@ -17,7 +17,9 @@
 #include "common/hash.h"
 #include "symbols/symbols.h"
 
-enum tstate { TS_RUNNING, TS_RUNNABLE, TS_BLOCKED };
+enum tstate { TS_RUNNING,
+	      TS_RUNNABLE,
+	      TS_BLOCKED };
 
 struct ts_thread {
 	enum tstate state;
@@ -182,15 +184,20 @@ static bool looks_like_futex_wait(uint64_t addr, uint64_t op)
 
 enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint64_t arg1)
 {
+	/* clang-format off */
 	static const char *const futex[] = {
 		"futex", "lll_lock", "lll_timedlock", "pthread_mutex", "pthread_cond",
 		"pthread_rwlock", "pthread_barrier", "pthread_join", "pthread_clockjoin",
 		"pthread_timedjoin", "sem_wait", "sem_timedwait", "sem_clockwait", NULL,
 	};
+	/* clang-format on */
+	/* clang-format off */
 	static const char *const sleep[] = {
 		"nanosleep", "clock_nanosleep", "usleep", "sleep", "pause", "sigsuspend",
 		"sigtimedwait", "sigwaitinfo", "rt_sigtimedwait", NULL,
 	};
+	/* clang-format on */
+	/* clang-format off */
 	static const char *const io[] = {
 		"read", "write", "pread", "pwrite", "preadv", "pwritev", "recv", "send",
 		"poll", "ppoll", "epoll_wait", "epoll_pwait", "select", "pselect",
@@ -198,6 +205,7 @@ enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint6
 		"splice", "sendfile", "io_getevents", "io_uring_enter", "msgrcv", "msgsnd",
 		"semop", "semtimedop", "flock", "fcntl", "ioctl", NULL,
 	};
+	/* clang-format on */
 	const char *f;
 
 	if (!function)
@@ -346,7 +354,7 @@ enum site_state {
 };
 
 #define SITE_NR_MAX 0xfffffL
-#define SITE_STATE(v) ((enum site_state)((v) & 0xf))
+#define SITE_STATE(v) ((enum site_state)((v)&0xf))
 #define SITE_NAME_KIND(v) ((enum exp_block_kind)(((v) >> 4) & 0xf))
 #define SITE_NR(v) ((long)(((v) >> 8) & SITE_NR_MAX) - 1)
 #define SITE_TRIES(v) ((unsigned)(((v) >> 28) & 0xff))

@@ -37,9 +37,9 @@ struct wx_line {
 	uint32_t store_ctx[WX_LINE_BYTES]; /* valid where has_store */
 	uint32_t load_ctx[WX_LINE_BYTES];  /* valid where has_load */
 	uint8_t load_val[WX_LINE_BYTES];   /* valid where has_load */
-	uint64_t has_store; /* bit b: byte b was stored */
-	uint64_t pending;   /* bit b: its last store is not judged yet (dead store) */
-	uint64_t has_load;  /* bit b: byte b was loaded */
+	uint64_t has_store;                /* bit b: byte b was stored */
+	uint64_t pending;                  /* bit b: its last store is not judged yet (dead store) */
+	uint64_t has_load;                 /* bit b: byte b was loaded */
 };
 
 struct wx_proc {
@@ -282,7 +282,8 @@ static bool wx_float_same(double a, double b, double precision)
 static bool wx_same_value(const uint8_t *prev, const uint8_t *now, const bool *judged,
 			  unsigned size, unsigned flags, double precision)
 {
-	unsigned esize = flags & EXP_WEXACT_FP64 ? 8 : flags & EXP_WEXACT_FP32 ? 4 : 1;
+	unsigned esize = flags & EXP_WEXACT_FP64 ? 8 : flags & EXP_WEXACT_FP32 ? 4
+									       : 1;
 
 	for (unsigned e = 0; e < size; e += esize) {
 		unsigned n = e + esize <= size ? esize : size - e;
@@ -539,8 +540,7 @@ void exp_wexact_stats(const struct exp_wexact *w, struct exp_wexact_stats *out)
 	for (size_t i = 0; i < w->nprocs; i++) {
 		const struct wx_proc *p = w->procs[i];
 
-		out->shadow_bytes += sizeof(*p) + p->nchunks * (WX_CHUNK_LINES * sizeof(struct wx_line) +
-								 sizeof(*p->chunks)) +
+		out->shadow_bytes += sizeof(*p) + p->nchunks * (WX_CHUNK_LINES * sizeof(struct wx_line) + sizeof(*p->chunks)) +
 				     p->line_of.cap * 2 * sizeof(uint64_t);
 	}
 }

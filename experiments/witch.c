@@ -17,13 +17,13 @@
 #include "report/report.h"
 
 struct wslot {
-	bool used;        /* armed (or being armed) */
-	bool live;        /* armed with its value read */
+	bool used; /* armed (or being armed) */
+	bool live; /* armed with its value read */
 	enum exp_witch_kind kind;
 	uint64_t addr;
-	unsigned len;     /* watched bytes (1, 2, 4, 8) */
-	unsigned bytes;   /* M: the sampled access's size (section 6.4) */
-	unsigned fp;      /* EXP_WITCH_FP32 / FP64 / 0 */
+	unsigned len;   /* watched bytes (1, 2, 4, 8) */
+	unsigned bytes; /* M: the sampled access's size (section 6.4) */
+	unsigned fp;    /* EXP_WITCH_FP32 / FP64 / 0 */
 	uint64_t ctx;
 	uint8_t value[8];
 };
@@ -46,7 +46,7 @@ struct wctx {
 struct wpair {
 	uint64_t watch, trap;
 	unsigned kind;
-	double waste, use;                 /* bytes, accumulated */
+	double waste, use;                   /* bytes, accumulated */
 	uint64_t waste_written, use_written; /* what records said so far */
 };
 
@@ -56,14 +56,14 @@ struct exp_witch {
 	unsigned nslots[EXP_WITCH_KINDS];
 	unsigned slots_of[EXP_WITCH_KINDS][EXP_WITCH_MAX_SLOTS];
 	uint64_t rng;
-	struct psup_u64map threads;   /* tid -> struct wthread * */
-	struct psup_u64map ctxs;      /* (ctx << 2 | kind) + 1 -> index + 1 in ctxv */
+	struct psup_u64map threads; /* tid -> struct wthread * */
+	struct psup_u64map ctxs;    /* (ctx << 2 | kind) + 1 -> index + 1 in ctxv */
 	struct wctx *ctxv;
 	size_t nctx, ctx_cap;
 	/* pairs: open addressing over pairv indices */
 	struct wpair *pairv;
 	size_t npairs, pairs_cap;
-	uint32_t *pair_slots;         /* index + 1, 0 empty */
+	uint32_t *pair_slots; /* index + 1, 0 empty */
 	size_t pair_slot_cap;
 	struct exp_witch_stats stats, stats_written;
 };
@@ -580,10 +580,16 @@ int exp_witch_flush(struct exp_witch *x)
 	for (unsigned k = 0; k < EXP_WITCH_KINDS; k++) {
 		const struct exp_witch_kind_stats *a = &x->stats.kind[k], *b = &x->stats_written.kind[k];
 		uint64_t v[EXP_WITCH_KIND_COUNTERS] = {
-			a->samples - b->samples, a->armed - b->armed, a->replaced - b->replaced,
-			a->not_chosen - b->not_chosen, a->traps - b->traps,
-			a->waste_traps - b->waste_traps, a->use_traps - b->use_traps,
-			a->dropped - b->dropped, a->unknown - b->unknown, a->expired - b->expired,
+			a->samples - b->samples,
+			a->armed - b->armed,
+			a->replaced - b->replaced,
+			a->not_chosen - b->not_chosen,
+			a->traps - b->traps,
+			a->waste_traps - b->waste_traps,
+			a->use_traps - b->use_traps,
+			a->dropped - b->dropped,
+			a->unknown - b->unknown,
+			a->expired - b->expired,
 		};
 		bool any = false;
 

@@ -63,21 +63,21 @@ struct psup_point_header {
 #define PSUP__KIND_BEGIN 2
 #define PSUP__KIND_END 3
 
-#define PSUP__POINT(kind_, name_)                                                          \
-	__asm__ __volatile__(".pushsection psup_points,\"aw\",@progbits\n\t"                \
-			     ".balign 8\n"                                                \
-			     "771:\n\t"                                                   \
-			     ".quad 0x31544e5050555350\n\t"                               \
-			     ".quad 0\n\t"                                                \
-			     ".long " PSUP__STR(kind_) "\n\t"                             \
-			     ".long 772f - 771b\n\t"                                      \
-			     ".asciz \"" name_ "\"\n"                                      \
-			     "772:\n\t"                                                   \
-			     ".balign 8\n\t"                                              \
-			     ".popsection\n\t"                                            \
-			     "lock {incq 771b+8(%%rip)|inc qword ptr [rip + 771b + 8]}"   \
-			     :                                                            \
-			     :                                                            \
+#define PSUP__POINT(kind_, name_) \
+	__asm__ __volatile__(".pushsection psup_points,\"aw\",@progbits\n\t" \
+			     ".balign 8\n" \
+			     "771:\n\t" \
+			     ".quad 0x31544e5050555350\n\t" \
+			     ".quad 0\n\t" \
+			     ".long " PSUP__STR(kind_) "\n\t" \
+						       ".long 772f - 771b\n\t" \
+						       ".asciz \"" name_ "\"\n" \
+						       "772:\n\t" \
+						       ".balign 8\n\t" \
+						       ".popsection\n\t" \
+						       "lock {incq 771b+8(%%rip)|inc qword ptr [rip + 771b + 8]}" \
+			     : \
+			     : \
 			     : "cc")
 
 /* One unit of work done here (throughput), named after the file and line. */

@@ -89,24 +89,24 @@
 /* ---- the loaded records ------------------------------------------------- */
 
 struct cz_point {
-	uint32_t name;            /* string id */
+	uint32_t name; /* string id */
 	enum rep_point_kind kind;
 };
 
 struct cz_pdelta {
-	uint32_t point;           /* row in points */
+	uint32_t point; /* row in points */
 	uint64_t delta, arrivals, departures;
 	int64_t in_flight;
-	double mean_in_flight;    /* measured over time; NAN: not recorded */
+	double mean_in_flight; /* measured over time; NAN: not recorded */
 };
 
 struct cz_exp {
-	uint32_t run;             /* profile run row */
-	uint32_t file, line;      /* string id (0: none), line */
+	uint32_t run;        /* profile run row */
+	uint32_t file, line; /* string id (0: none), line */
 	uint32_t speedup;
 	uint64_t time, duration, delay, delays, selected, total, pause, pauses;
 	bool e2e;
-	uint32_t first, npts;     /* into pds */
+	uint32_t first, npts; /* into pds */
 };
 
 struct cz_lsamples {
@@ -116,12 +116,12 @@ struct cz_lsamples {
 };
 
 struct cz_run {
-	uint32_t run;             /* profile run row */
+	uint32_t run; /* profile run row */
 	bool has_info;
-	uint32_t mode, note;      /* string ids */
+	uint32_t mode, note; /* string ids */
 	bool crediting;
 	uint64_t period_ns, scope_lines;
-	uint64_t ls_time;         /* time of the last line_samples record, 0: none */
+	uint64_t ls_time; /* time of the last line_samples record, 0: none */
 };
 
 /* A progress_totals entry: the latest per (run, point) wins. */
@@ -416,13 +416,13 @@ static int apply_info(struct rep_loadctx *c, struct rep_causal *cz, const struct
 		return -ENOMEM;
 	run->has_info = true;
 	id = rep_rec_has(r, REP_K_MODE) ? rep_strtab_intern(&c->p->strs, r->s[REP_K_MODE].p,
-							     r->s[REP_K_MODE].len)
+							    r->s[REP_K_MODE].len)
 					: 0;
 	if (id < 0)
 		return (int)id;
 	run->mode = (uint32_t)id;
 	id = rep_crec_has(cr, REP_CK_NOTE) ? rep_strtab_intern(&c->p->strs, cr->s[REP_CK_NOTE].p,
-								cr->s[REP_CK_NOTE].len)
+							       cr->s[REP_CK_NOTE].len)
 					   : 0;
 	if (id < 0)
 		return (int)id;
@@ -468,24 +468,24 @@ struct cz_obs {
 	uint32_t speedup;
 	uint32_t exp;
 	uint32_t pd;
-	bool low;                 /* fewer than CZ_MIN_VISITS visits: left out */
+	bool low; /* fewer than CZ_MIN_VISITS visits: left out */
 };
 
 struct cz_cpoint {
 	unsigned speedup;
-	double value, lo, hi;     /* program speedup, percent */
-	uint32_t n;               /* experiments */
+	double value, lo, hi; /* program speedup, percent */
+	uint32_t n;           /* experiments */
 };
 
 struct cz_curve {
 	uint32_t file, line, point;
 	enum rep_point_kind kind;
-	uint32_t nexp;            /* experiments used */
-	uint32_t nlow;            /* experiments left out: too few visits */
-	bool drawn;               /* else insufficient, why says why */
+	uint32_t nexp; /* experiments used */
+	uint32_t nlow; /* experiments left out: too few visits */
+	bool drawn;    /* else insufficient, why says why */
 	char why[160];
-	double factor;            /* phase correction */
-	double base_cv;           /* spread of the 0% experiments: sd / mean of
+	double factor;  /* phase correction */
+	double base_cv; /* spread of the 0% experiments: sd / mean of
 				     their periods (latencies); NAN under 2 */
 	double slope, slope_lo, slope_hi;
 	bool contention;
@@ -496,9 +496,9 @@ struct cz_curve {
 struct cz_analysis {
 	const struct rep_profile *p;
 	const struct rep_causal *cz;
-	struct cz_curve *curves;  /* drawn ones first, ranked by slope */
+	struct cz_curve *curves; /* drawn ones first, ranked by slope */
 	uint32_t ncurves, ndrawn, cap;
-	double *boot;             /* scratch */
+	double *boot; /* scratch */
 };
 
 static int obs_cmp(const void *a, const void *b)
@@ -533,8 +533,8 @@ static void sum_add(struct cz_sum *s, const struct cz_exp *e, const struct cz_pd
 	/* Measured over the experiment when recorded; else the mean of its
 	 * start and end values. */
 	double mean_in_flight = !isnan(d->mean_in_flight) ? d->mean_in_flight
-				: (double)d->in_flight +
-					  ((double)d->arrivals - (double)d->departures) / 2.0;
+							  : (double)d->in_flight +
+								    ((double)d->arrivals - (double)d->departures) / 2.0;
 
 	/* A recorded mean is signed (the delays taken out of a short
 	 * experiment's integral can exceed it by its noise) and summed as it
@@ -640,11 +640,12 @@ static double phase_factor(double t_obs, double s_obs, double s, double T)
 	if (t_obs <= 0 || s_obs <= 0 || s <= 0 || T <= 0)
 		return 1.0;
 	f = (t_obs / s_obs) * (s / T);
-	return f > 1.0 ? 1.0 : f < 0 ? 0 : f;
+	return f > 1.0 ? 1.0 : f < 0 ? 0
+				     : f;
 }
 
 struct cz_strata {
-	const struct cz_obs *o;   /* the curve's observations, by speedup */
+	const struct cz_obs *o; /* the curve's observations, by speedup */
 	uint32_t n;
 };
 
@@ -965,7 +966,8 @@ static const char *base_name(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;
 
-	return s && s[1] ? s + 1 : path ? path : "?";
+	return s && s[1] ? s + 1 : path ? path
+					: "?";
 }
 
 static const char *S(const struct cz_analysis *a, uint32_t id)
@@ -1045,8 +1047,8 @@ static void point_counts(const struct cz_analysis *a, uint32_t point, uint64_t *
 				if (d->point != point)
 					continue;
 				*visits = rep_sat_add(*visits, cz->points[point].kind == REP_POINT_LATENCY
-									 ? d->arrivals
-									 : d->delta);
+								       ? d->arrivals
+								       : d->delta);
 				*departures = rep_sat_add(*departures, d->departures);
 			}
 		}
@@ -1189,11 +1191,9 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 	fprintf(out, md ? "- experiments: %" PRIu32 "\n" : "  experiments   %" PRIu32 "\n", cz->nexps);
 	if (info) {
 		fmt_period(per, sizeof(per), info->period_ns);
-		fprintf(out, md ? "- mode: %s, delay crediting at synchronization calls: %s\n"
-				: "  mode          %s, delay crediting at synchronization calls: %s\n",
+		fprintf(out, md ? "- mode: %s, delay crediting at synchronization calls: %s\n" : "  mode          %s, delay crediting at synchronization calls: %s\n",
 			info->mode ? S(a, info->mode) : "?", info->crediting ? "yes" : "no");
-		fprintf(out, md ? "- sampling period: %s (delay = speedup x period)\n"
-				: "  period        %s (delay = speedup x period)\n",
+		fprintf(out, md ? "- sampling period: %s (delay = speedup x period)\n" : "  period        %s (delay = speedup x period)\n",
 			per);
 		fprintf(out, md ? "- lines in scope: %" PRIu64 "\n" : "  scope         %" PRIu64 " lines\n",
 			scope_lines(a, info));
@@ -1208,12 +1208,10 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 
 		point_counts(a, i, &visits, &departures);
 		if (pt->kind == REP_POINT_LATENCY)
-			fprintf(out, md ? "- progress point `%s` (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n"
-					: "    %s (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n",
+			fprintf(out, md ? "- progress point `%s` (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n" : "    %s (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n",
 				S(a, pt->name), visits, departures);
 		else
-			fprintf(out, md ? "- progress point `%s` (throughput): %" PRIu64 " visits\n"
-					: "    %s (throughput): %" PRIu64 " visits\n",
+			fprintf(out, md ? "- progress point `%s` (throughput): %" PRIu64 " visits\n" : "    %s (throughput): %" PRIu64 " visits\n",
 				S(a, pt->name), visits);
 	}
 	fputc('\n', out);
@@ -1255,8 +1253,7 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 					cv->contention ? "  CONTENTION: the curve falls" : "");
 		}
 		if (shown < a->ndrawn)
-			fprintf(out, md ? "\n_%" PRIu32 " more lines hidden (--top)_\n"
-					: "  (%" PRIu32 " more lines hidden: --top)\n",
+			fprintf(out, md ? "\n_%" PRIu32 " more lines hidden (--top)_\n" : "  (%" PRIu32 " more lines hidden: --top)\n",
 				a->ndrawn - shown);
 		fputc('\n', out);
 		detail = a->ndrawn < 5 ? a->ndrawn : 5;
@@ -1275,8 +1272,7 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 				fprintf(out, "  %" PRIu32 ". %s:%" PRIu32 "  (%s)  point %s (%s)\n", i + 1,
 					base_name(S(a, cv->file)), cv->line, S(a, cv->file),
 					S(a, cz->points[cv->point].name), kind_name(cv->kind));
-			fprintf(out, md ? "slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n\n"
-					: "    slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n",
+			fprintf(out, md ? "slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n\n" : "    slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n",
 				cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor,
 				cv->contention ? "; the curve falls: speeding this line up slows the program (contention)" : "");
 			if (cv->base_cv > CZ_NOISY_CV)
@@ -1446,7 +1442,7 @@ static void html_str(FILE *out, const char *s)
 
 #define SVG_W 520
 #define SVG_H 300
-#define SVG_L 60   /* left margin */
+#define SVG_L 60 /* left margin */
 #define SVG_R 20
 #define SVG_T 20
 #define SVG_B 45
@@ -1580,8 +1576,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 		html_str(out, S(a, cz->points[cv->point].name));
 		fprintf(out, "</code> (%s)</h2>\n<p><code>", kind_name(cv->kind));
 		html_str(out, S(a, cv->file));
-		fprintf(out, "</code><br>slope %+.3f (95%% CI %+.3f to %+.3f), %" PRIu32
-			     " experiments, phase correction &times;%.2f",
+		fprintf(out, "</code><br>slope %+.3f (95%% CI %+.3f to %+.3f), %" PRIu32 " experiments, phase correction &times;%.2f",
 			cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor);
 		if (cv->contention)
 			fputs(" <span class=\"contention\">contention: the curve falls</span>", out);
@@ -1641,8 +1636,7 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 				continue;
 			if (e->time > last)
 				last = e->time;
-			fprintf(out, "experiment\tselected=%s:%" PRIu32 "\tspeedup=%.2f\tduration=%" PRIu64
-				     "\tselected-samples=%" PRIu64 "\n",
+			fprintf(out, "experiment\tselected=%s:%" PRIu32 "\tspeedup=%.2f\tduration=%" PRIu64 "\tselected-samples=%" PRIu64 "\n",
 				e->file ? S(a, e->file) : "<none>", e->line, e->speedup / 100.0,
 				eff_duration(e), e->selected);
 			for (uint32_t j = 0; j < e->npts; j++) {
@@ -1650,8 +1644,7 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 				const struct cz_point *pt = &cz->points[d->point];
 
 				if (pt->kind == REP_POINT_LATENCY)
-					fprintf(out, "latency-point\tname=%s\tarrivals=%" PRIu64
-						     "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
+					fprintf(out, "latency-point\tname=%s\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
 						S(a, pt->name), d->arrivals, d->departures,
 						d->in_flight + (int64_t)d->arrivals - (int64_t)d->departures);
 				else

@@ -17,7 +17,7 @@
 struct ckey {
 	uint32_t parent, function, image, file, line;
 	bool inlined;
-	bool spawned;   /* a thread's outermost frame under its creation context */
+	bool spawned; /* a thread's outermost frame under its creation context */
 };
 
 static uint64_t ckey_hash(const struct ckey *k)
@@ -194,10 +194,10 @@ static int ctree_link(struct rep_ctree *t, bool by_exclusive)
 
 /* What one group of threads (those created at one context) adds up. */
 struct td_group {
-	uint32_t ctx;       /* profile node of the creation context, REP_NONE: none */
-	uint64_t *self;     /* profile node -> samples with it as the leaf */
-	uint64_t *idle;     /* profile node -> idleness, millionths */
-	uint32_t *list;     /* the profile nodes its samples need, ascending */
+	uint32_t ctx;   /* profile node of the creation context, REP_NONE: none */
+	uint64_t *self; /* profile node -> samples with it as the leaf */
+	uint64_t *idle; /* profile node -> idleness, millionths */
+	uint32_t *list; /* the profile nodes its samples need, ascending */
 	uint32_t nlist;
 };
 

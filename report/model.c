@@ -289,6 +289,7 @@ void rep_load_error(struct rep_loadctx *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* clang-format off */
 static const char *rec_names[] = {
 	[REP_REC_UNKNOWN] = "unknown", [REP_REC_HEADER] = "header",
 	[REP_REC_THREAD] = "thread", [REP_REC_THREAD_END] = "thread_end",
@@ -301,6 +302,7 @@ static const char *rec_names[] = {
 	[REP_REC_EXPERIMENT] = "experiment", [REP_REC_LINE_SAMPLES] = "line_samples",
 	[REP_REC_CAUSAL_INFO] = "causal_info", [REP_REC_PROGRESS_TOTALS] = "progress_totals",
 };
+/* clang-format on */
 
 static int need(struct rep_loadctx *c, const struct rep_rec *r, enum rep_key k,
 		const char *key)
@@ -362,12 +364,12 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 			run->argv[run->nargv++] = (uint32_t)id;
 		}
 	}
-#define TEXT(field, key)                                                        \
-	do {                                                                    \
-		id = rep_rec_has(r, key) ? intern_slice(p, r->s[key]) : 0;      \
-		if (id < 0)                                                     \
-			return (int)id;                                         \
-		run->field = (uint32_t)id;                                      \
+#define TEXT(field, key) \
+	do { \
+		id = rep_rec_has(r, key) ? intern_slice(p, r->s[key]) : 0; \
+		if (id < 0) \
+			return (int)id; \
+		run->field = (uint32_t)id; \
 	} while (0)
 	TEXT(mode, REP_K_MODE);
 	TEXT(event, REP_K_EVENT);
@@ -390,7 +392,9 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 	return mark_pid(c, (uint64_t)run->pid);
 }
 
-enum { TG_FIND, TG_GET, TG_NEW_IF_ENDED };
+enum { TG_FIND,
+       TG_GET,
+       TG_NEW_IF_ENDED };
 
 /* The thread row of tid in this run. TG_GET creates one when the tid is
  * unknown (an attach that missed the creation); TG_NEW_IF_ENDED also when the
@@ -841,8 +845,13 @@ static int apply_lock_waits(struct rep_loadctx *c, const struct rep_rec *r)
 		return -ENOMEM;
 	}
 	p->locks[p->nlocks] = (struct rep_mlock){
-		.run = c->run, .pid = (int)r->u[REP_K_PID], .addr = r->u[REP_K_ADDR], .ctx = ctx,
-		.traced = traced, .exit = exit, .waits = r->u[REP_K_COUNT],
+		.run = c->run,
+		.pid = (int)r->u[REP_K_PID],
+		.addr = r->u[REP_K_ADDR],
+		.ctx = ctx,
+		.traced = traced,
+		.exit = exit,
+		.waits = r->u[REP_K_COUNT],
 		.wait_ns = r->u[REP_K_WAIT_NS],
 	};
 	*slot = ++p->nlocks;

@@ -70,8 +70,16 @@ static bool patterns_match(const struct patterns *ps, const char *fn)
 static bool system_image(const char *image)
 {
 	static const char *const libs[] = {
-		"libc.so*", "libc-*.so", "libpthread*", "ld-linux*", "ld-*.so*", "libstdc++*",
-		"libgcc_s*", "\\[kernel\\]*", "\\[vdso\\]*", "linux-vdso*",
+		"libc.so*",
+		"libc-*.so",
+		"libpthread*",
+		"ld-linux*",
+		"ld-*.so*",
+		"libstdc++*",
+		"libgcc_s*",
+		"\\[kernel\\]*",
+		"\\[vdso\\]*",
+		"linux-vdso*",
 	};
 	const char *b;
 
@@ -124,7 +132,7 @@ int rep_overhead_flags(const struct rep_profile *p, const char *spec, bool **out
 /* ---- efficiency summary ------------------------------------------------------ */
 
 struct region {
-	uint32_t node;            /* a tree row of the function (its first) */
+	uint32_t node;                    /* a tree row of the function (its first) */
 	uint64_t samples, idle, overhead; /* inclusive; idle in millionths */
 };
 
@@ -166,7 +174,9 @@ static const char *reading_key(double idle_pct, double ovh_pct)
 {
 	bool hi = idle_pct >= IDLE_HIGH, ho = ovh_pct >= OVERHEAD_HIGH;
 
-	return !hi && !ho ? "tune_serial" : !hi ? "coarsen" : !ho ? "refine" : "change_strategy";
+	return !hi && !ho ? "tune_serial" : !hi ? "coarsen"
+				    : !ho       ? "refine"
+						: "change_strategy";
 }
 
 /* Per function, its inclusive metrics counted once per path: through its
@@ -434,7 +444,7 @@ int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 /* ---- lock blame ------------------------------------------------------------------ */
 
 struct lockrow {
-	uint32_t first;           /* index into sorted p->locks order */
+	uint32_t first; /* index into sorted p->locks order */
 	uint32_t n;
 	uint64_t waits, wait_ns;
 };
@@ -453,8 +463,12 @@ static int cmp_lock_entry(const void *x, const void *y, void *ctx)
 		return a->addr < b->addr ? -1 : 1;
 	/* sampled holders first, then exits of threads (joins), then traced
 	 * wakers without a context, then no traced waker */
-	int ka = a->exit ? 1 : a->ctx != REP_NONE ? 0 : a->traced ? 2 : 3;
-	int kb = b->exit ? 1 : b->ctx != REP_NONE ? 0 : b->traced ? 2 : 3;
+	int ka = a->exit ? 1 : a->ctx != REP_NONE ? 0
+		       : a->traced                ? 2
+						  : 3;
+	int kb = b->exit ? 1 : b->ctx != REP_NONE ? 0
+		       : b->traced                ? 2
+						  : 3;
 	if (ka != kb)
 		return ka < kb ? -1 : 1;
 	if (a->wait_ns != b->wait_ns)
@@ -600,12 +614,10 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 			rep_json_key(out, &f, "holders");
 			fputc('[', out);
 		} else if (o->format == REP_FORMAT_MARKDOWN) {
-			fprintf(out, "- lock `0x%" PRIx64 "` (pid %d): **%.3f s** waited in %" PRIu64
-				" waits (%.1f%%)\n", l0->addr, l0->pid, (double)lr->wait_ns / 1e9,
+			fprintf(out, "- lock `0x%" PRIx64 "` (pid %d): **%.3f s** waited in %" PRIu64 " waits (%.1f%%)\n", l0->addr, l0->pid, (double)lr->wait_ns / 1e9,
 				lr->waits, share);
 		} else {
-			fprintf(out, "  lock 0x%" PRIx64 " (pid %d): %.3f s waited in %" PRIu64
-				" waits, %.1f%% of all waits\n", l0->addr, l0->pid,
+			fprintf(out, "  lock 0x%" PRIx64 " (pid %d): %.3f s waited in %" PRIu64 " waits, %.1f%% of all waits\n", l0->addr, l0->pid,
 				(double)lr->wait_ns / 1e9, lr->waits, share);
 		}
 		for (uint32_t j = 0; j < lr->n; j++) {
@@ -655,12 +667,12 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 			fputs(o->format == REP_FORMAT_MARKDOWN ? "  - " : "    ", out);
 			fprintf(out, "%5.1f%%  %.3f s, %" PRIu64 " waits: ", hs, (double)ns / 1e9, waits);
 			if (l->ctx == REP_NONE) {
-				fputs(l->exit ? "(ended by the exit of a thread psup never sampled: "
-						"pthread_join)\n"
-					: l->traced ? "(released by traced threads, but no wakeup sample "
-						      "caught their context)\n"
-						    : "(no traced thread released it: timeouts, signals, "
-						      "threads psup does not see)\n",
+				fputs(l->exit     ? "(ended by the exit of a thread psup never sampled: "
+						    "pthread_join)\n"
+				      : l->traced ? "(released by traced threads, but no wakeup sample "
+						    "caught their context)\n"
+						  : "(no traced thread released it: timeouts, signals, "
+						    "threads psup does not see)\n",
 				      out);
 				continue;
 			}

@@ -26,12 +26,15 @@
 /* Parse results besides 0 and -errno. */
 #define R_TRUNC 1 /* the input ended inside an item */
 
+/* clang-format off */
 enum tok_kind {
 	TK_UINT, TK_NEGINT, TK_BYTES, TK_TEXT, TK_BYTES_INDEF, TK_TEXT_INDEF,
 	TK_ARRAY, TK_ARRAY_INDEF, TK_MAP, TK_MAP_INDEF, TK_TAG, TK_FLOAT,
 	TK_BOOL, TK_NULL, TK_UNDEF, TK_BREAK,
 };
+/* clang-format on */
 
+/* clang-format off */
 static const char *const tok_names[] = {
 	[TK_UINT] = "an unsigned integer", [TK_NEGINT] = "a negative integer",
 	[TK_BYTES] = "a byte string", [TK_TEXT] = "a text string",
@@ -41,11 +44,12 @@ static const char *const tok_names[] = {
 	[TK_TAG] = "a tag", [TK_FLOAT] = "a float", [TK_BOOL] = "a boolean",
 	[TK_NULL] = "null", [TK_UNDEF] = "undefined", [TK_BREAK] = "a break",
 };
+/* clang-format on */
 
 struct tok {
 	enum tok_kind kind;
-	uint64_t v;           /* integer, length, tag or boolean */
-	const char *p;        /* string bytes */
+	uint64_t v;    /* integer, length, tag or boolean */
+	const char *p; /* string bytes */
 };
 
 struct reader {
@@ -54,16 +58,16 @@ struct reader {
 	struct rep_loadctx *ctx;
 	struct rep_rec rec;
 	size_t argv_cap, frames_cap, counts_cap;
-	struct rep_crec crec;        /* rec.causal points here */
+	struct rep_crec crec; /* rec.causal points here */
 };
 
 /* ---- the token layer over cbor_stream_decode --------------------------- */
 
-#define TOKCB(fn, T, K)                                                        \
-	static void fn(void *c, T v)                                           \
-	{                                                                      \
-		((struct tok *)c)->kind = K;                                   \
-		((struct tok *)c)->v = (uint64_t)v;                            \
+#define TOKCB(fn, T, K) \
+	static void fn(void *c, T v) \
+	{ \
+		((struct tok *)c)->kind = K; \
+		((struct tok *)c)->v = (uint64_t)v; \
 	}
 TOKCB(cb_u8, uint8_t, TK_UINT)
 TOKCB(cb_u16, uint16_t, TK_UINT)
@@ -78,11 +82,11 @@ TOKCB(cb_map, size_t, TK_MAP)
 TOKCB(cb_tag, uint64_t, TK_TAG)
 TOKCB(cb_bool, bool, TK_BOOL)
 
-#define TOKSIMPLE(fn, K)                                                       \
-	static void fn(void *c)                                                \
-	{                                                                      \
-		((struct tok *)c)->kind = K;                                   \
-		((struct tok *)c)->v = 0;                                      \
+#define TOKSIMPLE(fn, K) \
+	static void fn(void *c) \
+	{ \
+		((struct tok *)c)->kind = K; \
+		((struct tok *)c)->v = 0; \
 	}
 TOKSIMPLE(cb_bytes_indef, TK_BYTES_INDEF)
 TOKSIMPLE(cb_text_indef, TK_TEXT_INDEF)
@@ -120,6 +124,7 @@ static void cb_text(void *c, cbor_data p, size_t n)
 
 /* libcbor 0.8 names the string callbacks confusingly: *_start are the
  * indefinite-length starts, the plain ones get a definite string's bytes. */
+/* clang-format off */
 static const struct cbor_callbacks tok_callbacks = {
 	.uint8 = cb_u8, .uint16 = cb_u16, .uint32 = cb_u32, .uint64 = cb_u64,
 	.negint8 = cb_n8, .negint16 = cb_n16, .negint32 = cb_n32, .negint64 = cb_n64,
@@ -131,6 +136,7 @@ static const struct cbor_callbacks tok_callbacks = {
 	.undefined = cb_undef, .null = cb_null, .boolean = cb_bool,
 	.indef_break = cb_break,
 };
+/* clang-format on */
 
 static int bad(struct reader *rd, const char *fmt, const char *arg)
 {
@@ -294,7 +300,13 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 
 /* ---- keys -------------------------------------------------------------- */
 
-enum key_kind { KK_TEXT, KK_UINT, KK_INT, KK_BOOL, KK_ARGV, KK_FRAMES, KK_COUNTS };
+enum key_kind { KK_TEXT,
+		KK_UINT,
+		KK_INT,
+		KK_BOOL,
+		KK_ARGV,
+		KK_FRAMES,
+		KK_COUNTS };
 
 static const struct {
 	const char *name;
@@ -355,17 +367,26 @@ static const struct {
 	const char *name;
 	enum rep_rec_type type;
 } types[] = {
-	{ "header", REP_REC_HEADER }, { "thread", REP_REC_THREAD },
-	{ "thread_end", REP_REC_THREAD_END }, { "loc", REP_REC_LOC },
-	{ "node", REP_REC_NODE }, { "samples", REP_REC_SAMPLES },
-	{ "lost", REP_REC_LOST }, { "exec", REP_REC_EXEC },
-	{ "exit", REP_REC_EXIT }, { "end", REP_REC_END },
-	{ "thread_times", REP_REC_THREAD_TIMES }, { "idleness", REP_REC_IDLENESS },
+	{ "header", REP_REC_HEADER },
+	{ "thread", REP_REC_THREAD },
+	{ "thread_end", REP_REC_THREAD_END },
+	{ "loc", REP_REC_LOC },
+	{ "node", REP_REC_NODE },
+	{ "samples", REP_REC_SAMPLES },
+	{ "lost", REP_REC_LOST },
+	{ "exec", REP_REC_EXEC },
+	{ "exit", REP_REC_EXIT },
+	{ "end", REP_REC_END },
+	{ "thread_times", REP_REC_THREAD_TIMES },
+	{ "idleness", REP_REC_IDLENESS },
 	{ "lock_waits", REP_REC_LOCK_WAITS },
-	{ "witch_config", REP_REC_WITCH_CONFIG }, { "witch_pairs", REP_REC_WITCH_PAIRS },
+	{ "witch_config", REP_REC_WITCH_CONFIG },
+	{ "witch_pairs", REP_REC_WITCH_PAIRS },
 	{ "witch_stats", REP_REC_WITCH_STATS },
-	{ "experiment", REP_REC_EXPERIMENT }, { "line_samples", REP_REC_LINE_SAMPLES },
-	{ "causal_info", REP_REC_CAUSAL_INFO }, { "progress_totals", REP_REC_PROGRESS_TOTALS },
+	{ "experiment", REP_REC_EXPERIMENT },
+	{ "line_samples", REP_REC_LINE_SAMPLES },
+	{ "causal_info", REP_REC_CAUSAL_INFO },
+	{ "progress_totals", REP_REC_PROGRESS_TOTALS },
 };
 
 static int ckey_lookup(const struct tok *t);

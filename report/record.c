@@ -17,10 +17,10 @@
  */
 struct rep_writer {
 	int fd;
-	int err;          /* first write error, returned from then on */
+	int err; /* first write error, returned from then on */
 	unsigned char *buf;
 	size_t len, cap;
-	bool nomem;       /* an encoding ran out of memory: drop the record */
+	bool nomem; /* an encoding ran out of memory: drop the record */
 };
 
 int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out)

@@ -74,6 +74,7 @@ enum rep_rec_type {
 };
 
 /* Keys of every record type; a key means the same thing in every record. */
+/* clang-format off */
 enum rep_key {
 	REP_K_TYPE, REP_K_FORMAT, REP_K_VERSION, REP_K_PSUP, REP_K_MODE, REP_K_ARGV,
 	REP_K_PID, REP_K_WALL_NS, REP_K_MONO_NS, REP_K_EVENT, REP_K_PERIOD,
@@ -87,14 +88,15 @@ enum rep_key {
 	REP_K_WEIGHTING, REP_K_NEAR, REP_K_SYMBOLS,
 	REP_K_NKEYS
 };
+/* clang-format on */
 /* rep_rec.have is a bit per key */
 _Static_assert(REP_K_NKEYS <= 128, "too many record keys for rep_rec.have");
 
 struct rep_rec {
 	enum rep_rec_type type;
-	unsigned __int128 have; /* bit rep_key for each key present (not null) */
-	uint64_t u[REP_K_NKEYS];             /* unsigned and bool values */
-	struct rep_slice s[REP_K_NKEYS];     /* text values */
+	unsigned __int128 have;          /* bit rep_key for each key present (not null) */
+	uint64_t u[REP_K_NKEYS];         /* unsigned and bool values */
+	struct rep_slice s[REP_K_NKEYS]; /* text values */
 	/* Arrays point into storage the reader reuses between records. */
 	struct rep_slice *argv;
 	size_t nargv;
@@ -117,19 +119,19 @@ static inline bool rep_rec_has(const struct rep_rec *r, enum rep_key k)
 #define REP_NONE UINT32_MAX
 
 struct rep_mframe {
-	uint32_t function;   /* string id; never 0 (unknown ones are named) */
-	uint32_t file;       /* string id, 0 when unknown */
+	uint32_t function; /* string id; never 0 (unknown ones are named) */
+	uint32_t file;     /* string id, 0 when unknown */
 	uint32_t line;
 };
 
 /* A merged location: identity is (image, frames) -- an unknown function is
  * named "[image+0xoffset]", which puts the offset into the identity. */
 struct rep_mloc {
-	uint32_t image;      /* string id, never 0 */
-	uint32_t build_id;   /* string id of the first build-id seen, or 0 */
+	uint32_t image;    /* string id, never 0 */
+	uint32_t build_id; /* string id of the first build-id seen, or 0 */
 	uint64_t offset;
-	uint32_t frames;     /* first of nframes in profile->frames */
-	uint32_t nframes;    /* >= 1, innermost first */
+	uint32_t frames;  /* first of nframes in profile->frames */
+	uint32_t nframes; /* >= 1, innermost first */
 	uint64_t hash;
 	/* string id of what the image offers ("dwarf", "symtab", "dynsym",
 	 * "none"), 0 when unknown (an older record, not an ELF image) */
@@ -142,14 +144,14 @@ struct rep_mloc {
 
 /* A calling-context tree node, merged by (parent, loc). */
 struct rep_mnode {
-	uint32_t parent;     /* node row, REP_NONE for a root */
+	uint32_t parent; /* node row, REP_NONE for a root */
 	uint32_t loc;
 };
 
 struct rep_mthread {
 	uint32_t run;
 	int tid, pid, parent;
-	uint32_t name;       /* string id or 0 */
+	uint32_t name; /* string id or 0 */
 	uint64_t samples, lost;
 	bool ended;
 	/* mono ns of the thread record and of its thread_end, 0 when unknown */
@@ -159,7 +161,7 @@ struct rep_mthread {
 	struct rep_thread_times times;
 	struct psup_u64map leaves; /* node row + 1 -> samples */
 	struct psup_u64map idle;   /* node row + 1 -> idleness, millionths of a sample */
-	uint32_t ctx;        /* node row of the creation context, REP_NONE if none */
+	uint32_t ctx;              /* node row of the creation context, REP_NONE if none */
 };
 
 /* Futex waits of one lock (process, address) that one context ended,
@@ -168,38 +170,38 @@ struct rep_mlock {
 	uint32_t run;
 	int pid;
 	uint64_t addr;
-	uint32_t ctx;        /* node row of the waker, REP_NONE when not sampled */
-	bool traced;         /* ctx REP_NONE: a traced thread woke them (between
+	uint32_t ctx; /* node row of the waker, REP_NONE when not sampled */
+	bool traced;  /* ctx REP_NONE: a traced thread woke them (between
 				wakeup samples), else nobody psup traced */
-	bool exit;           /* ended by the exit of a thread last sampled at ctx
+	bool exit;    /* ended by the exit of a thread last sampled at ctx
 				(pthread_join; record reason "exit") */
 	uint64_t waits, wait_ns;
 };
 
 struct rep_run {
-	uint32_t file;       /* string id of the file name */
-	uint32_t *argv;      /* string ids, nargv of them */
+	uint32_t file;  /* string id of the file name */
+	uint32_t *argv; /* string ids, nargv of them */
 	uint32_t nargv;
 	bool has_argv;
 	uint32_t mode, event, hostname, version, exec_path, end_reason;
 	uint64_t period, jitter, wall_ns, mono_ns, last_time, end_time;
 	bool clock, hw_pmu, per_cpu;
 	int pid;
-	bool complete;       /* an "end" record was read */
+	bool complete; /* an "end" record was read */
 	bool truncated;
-	size_t nrecords;     /* complete records read */
+	size_t nrecords; /* complete records read */
 	uint64_t samples, lost, unwind_failures, end_samples, end_lost;
-	bool exited;         /* an exit record of the root pid */
-	int exit_status;     /* -1 when none */
-	int exit_signal;     /* 0 when none */
+	bool exited;     /* an exit record of the root pid */
+	int exit_status; /* -1 when none */
+	int exit_signal; /* 0 when none */
 	uint32_t nthreads, nprocesses;
-	bool has_times;      /* a thread of the run has thread_times */
-	uint32_t cpus;       /* header's "cpus", 0 when absent */
-	bool has_idleness;   /* an idleness record was read */
+	bool has_times;    /* a thread of the run has thread_times */
+	uint32_t cpus;     /* header's "cpus", 0 when absent */
+	bool has_idleness; /* an idleness record was read */
 };
 
 struct rep_strtab {
-	char **strs;         /* id -> NUL-terminated copy; id 0 is NULL */
+	char **strs; /* id -> NUL-terminated copy; id 0 is NULL */
 	uint32_t *lens;
 	uint32_t len, cap;
 	struct rep_index ix;
@@ -216,7 +218,7 @@ struct rep_profile {
 
 	struct rep_mnode *nodes;
 	uint32_t nnodes, nodes_cap;
-	struct psup_u64map node_ix;   /* (parent+1) << 32 | (loc+1) -> row + 1 */
+	struct psup_u64map node_ix; /* (parent+1) << 32 | (loc+1) -> row + 1 */
 
 	struct rep_mthread *threads;
 	uint32_t nthreads, threads_cap;
@@ -225,12 +227,12 @@ struct rep_profile {
 	uint32_t nruns, runs_cap;
 
 	uint64_t samples;
-	uint64_t idle_micro;          /* all idleness, millionths of a sample */
+	uint64_t idle_micro; /* all idleness, millionths of a sample */
 	bool has_idleness;
 
 	struct rep_mlock *locks;
 	uint32_t nlocks, locks_cap;
-	struct psup_u64map lock_ix;   /* hash of (run, pid, addr, ctx) -> row + 1 */
+	struct psup_u64map lock_ix; /* hash of (run, pid, addr, ctx) -> row + 1 */
 
 	/* The last load stopped at a truncated record. */
 	bool last_truncated;
@@ -253,12 +255,12 @@ int64_t rep_strtab_intern(struct rep_strtab *t, const char *s, size_t len);
 /* The per-file state of a load (model.c). */
 struct rep_loadctx {
 	struct rep_profile *p;
-	uint32_t run;          /* REP_NONE until the header */
-	size_t index;          /* record number, from 0 */
-	struct psup_u64map locs;   /* file loc id -> loc row + 1 */
-	struct psup_u64map nodes;  /* file node id -> node row + 1 */
-	struct psup_u64map tids;   /* tid -> thread row + 1 */
-	struct psup_u64map pids;   /* pid -> 1 (counts processes) */
+	uint32_t run;             /* REP_NONE until the header */
+	size_t index;             /* record number, from 0 */
+	struct psup_u64map locs;  /* file loc id -> loc row + 1 */
+	struct psup_u64map nodes; /* file node id -> node row + 1 */
+	struct psup_u64map tids;  /* tid -> thread row + 1 */
+	struct psup_u64map pids;  /* pid -> 1 (counts processes) */
 	char *err;
 	size_t errlen;
 	const char *name;
@@ -316,10 +318,10 @@ struct rep_cnode {
 struct rep_ctree {
 	struct rep_cnode *nodes;
 	uint32_t n, cap;
-	uint32_t *children;  /* per node, sorted: see the builders */
-	uint32_t nfns;       /* distinct (function, image) pairs */
+	uint32_t *children; /* per node, sorted: see the builders */
+	uint32_t nfns;      /* distinct (function, image) pairs */
 	uint32_t max_depth;
-	uint64_t hidden;     /* bottom-up: nodes left out by the cuts */
+	uint64_t hidden; /* bottom-up: nodes left out by the cuts */
 	struct rep_index ix;
 	const struct rep_profile *p;
 };
@@ -411,6 +413,7 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 
 /* Keys of the causal records beyond the common ones ("type", "time", "mode",
  * "count" are read as rep_key). */
+/* clang-format off */
 enum rep_ckey {
 	REP_CK_FILE, REP_CK_LINE, REP_CK_SPEEDUP, REP_CK_DURATION, REP_CK_DELAY,
 	REP_CK_DELAYS, REP_CK_SELECTED_SAMPLES, REP_CK_TOTAL_SAMPLES, REP_CK_PAUSE,
@@ -418,6 +421,7 @@ enum rep_ckey {
 	REP_CK_PERIOD_NS, REP_CK_SCOPE_LINES, REP_CK_NOTE,
 	REP_CK_NKEYS
 };
+/* clang-format on */
 _Static_assert(REP_CK_NKEYS <= 64, "too many causal record keys");
 
 /* One progress point of an experiment record, as read. */
@@ -425,15 +429,15 @@ struct rep_rpoint {
 	struct rep_slice name, kind;
 	uint64_t delta, arrivals, departures;
 	int64_t in_flight;
-	int64_t mean_milli;  /* the seventh item, when have_mean */
+	int64_t mean_milli; /* the seventh item, when have_mean */
 	bool have_mean;
 };
 
 struct rep_crec {
-	uint64_t have;              /* 1 << rep_ckey per key present */
+	uint64_t have; /* 1 << rep_ckey per key present */
 	uint64_t u[REP_CK_NKEYS];
 	struct rep_slice s[REP_CK_NKEYS];
-	struct rep_rpoint *points;  /* reused between records by the reader */
+	struct rep_rpoint *points; /* reused between records by the reader */
 	size_t npoints, points_cap;
 };
 

@@ -35,28 +35,28 @@ int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out);
 int rep_writer_close(struct rep_writer *w);
 
 struct rep_header {
-	const char *mode;        /* "run" or "attach" */
-	char *const *argv;       /* the target command (run), NULL-terminated; may be NULL */
+	const char *mode;  /* "run" or "attach" */
+	char *const *argv; /* the target command (run), NULL-terminated; may be NULL */
 	pid_t pid;
-	uint64_t wall_ns;        /* CLOCK_REALTIME at start */
-	uint64_t mono_ns;        /* CLOCK_MONOTONIC at start (sample times use it) */
-	const char *event;       /* "task-clock" */
-	uint64_t period;         /* base period, in the event's unit */
+	uint64_t wall_ns;  /* CLOCK_REALTIME at start */
+	uint64_t mono_ns;  /* CLOCK_MONOTONIC at start (sample times use it) */
+	const char *event; /* "task-clock" */
+	uint64_t period;   /* base period, in the event's unit */
 	unsigned jitter_pct;
-	bool clock_event;        /* period is in ns */
+	bool clock_event; /* period is in ns */
 	bool hw_pmu;
-	bool per_cpu;            /* sampled by one cpu-clock event per CPU */
+	bool per_cpu; /* sampled by one cpu-clock event per CPU */
 	const char *hostname;
-	unsigned cpus;           /* CPUs the program may use (idleness's n); 0: unknown */
+	unsigned cpus; /* CPUs the program may use (idleness's n); 0: unknown */
 };
 int rep_write_header(struct rep_writer *w, const struct rep_header *h);
 
 struct rep_thread {
 	pid_t tid, pid;
-	pid_t parent;            /* creating thread, 0 when unknown (attach) */
-	const char *name;        /* comm, may be NULL */
-	uint64_t time;           /* mono ns */
-	uint64_t ctx;            /* node id of the creator's stack at clone, 0 if none */
+	pid_t parent;     /* creating thread, 0 when unknown (attach) */
+	const char *name; /* comm, may be NULL */
+	uint64_t time;    /* mono ns */
+	uint64_t ctx;     /* node id of the creator's stack at clone, 0 if none */
 };
 int rep_write_thread(struct rep_writer *w, const struct rep_thread *t);
 int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time);
@@ -73,18 +73,18 @@ int rep_write_thread_times(struct rep_writer *w, pid_t tid, uint64_t time,
 			   const struct rep_thread_times *t);
 
 struct rep_frame {
-	const char *function;    /* NULL when unknown */
-	const char *file;        /* NULL when unknown */
-	unsigned line;           /* 0 when unknown */
+	const char *function; /* NULL when unknown */
+	const char *file;     /* NULL when unknown */
+	unsigned line;        /* 0 when unknown */
 };
 struct rep_loc {
-	uint64_t id;             /* >= 1, unique in the file */
+	uint64_t id; /* >= 1, unique in the file */
 	pid_t pid;
 	uint64_t addr;
 	const char *image;
-	const char *build_id;    /* may be NULL */
+	const char *build_id; /* may be NULL */
 	uint64_t offset;
-	unsigned nframes;        /* innermost (inlined callee) first */
+	unsigned nframes; /* innermost (inlined callee) first */
 	const struct rep_frame *frames;
 };
 int rep_write_loc(struct rep_writer *w, const struct rep_loc *l);
@@ -124,9 +124,9 @@ int rep_write_exec(struct rep_writer *w, pid_t pid, const char *path, uint64_t t
 /* A process of the tree ended: status >= 0 for an exit, signal > 0 for a kill. */
 int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint64_t time);
 struct rep_end {
-	uint64_t time;           /* mono ns */
-	const char *reason;      /* "exit", "detach", "interrupted", "error" */
-	uint64_t samples, lost;  /* totals */
+	uint64_t time;          /* mono ns */
+	const char *reason;     /* "exit", "detach", "interrupted", "error" */
+	uint64_t samples, lost; /* totals */
 	uint64_t unwind_failures;
 };
 int rep_write_end(struct rep_writer *w, const struct rep_end *e);
@@ -216,10 +216,10 @@ enum rep_view_bits {
 
 struct rep_options {
 	enum rep_format format;
-	unsigned views;          /* rep_view_bits; 0 means REP_VIEW_DEFAULT */
-	unsigned top;            /* rows per table, and functions of the
+	unsigned views;     /* rep_view_bits; 0 means REP_VIEW_DEFAULT */
+	unsigned top;       /* rows per table, and functions of the
 				    bottom-up view; 0 means all */
-	double min_percent;      /* hide rows below this share */
+	double min_percent; /* hide rows below this share */
 	/* Parallel overhead: comma-separated glob patterns of function names
 	 * (NULL: the default list, see rep_overhead_flags); a leading '+'
 	 * adds to the default list instead of replacing it. */
@@ -229,8 +229,8 @@ struct rep_options {
 /* How much of the top-down and bottom-up trees to print. (Separate from
  * rep_options so that positional initializers of that one stay complete.) */
 struct rep_tree_options {
-	unsigned depth;          /* levels shown; 0 means all */
-	double min_percent;      /* hide subtrees below this share: of inclusive
+	unsigned depth;     /* levels shown; 0 means all */
+	double min_percent; /* hide subtrees below this share: of inclusive
 				    samples (top-down), of self samples
 				    (bottom-up) */
 };
@@ -258,15 +258,16 @@ int rep_json_pretty(const char *buf, size_t len, FILE *out);
  * into the causal view.
  */
 
-enum rep_point_kind { REP_POINT_THROUGHPUT, REP_POINT_LATENCY };
+enum rep_point_kind { REP_POINT_THROUGHPUT,
+		      REP_POINT_LATENCY };
 
 /* One progress point's change over one experiment. */
 struct rep_point_delta {
 	const char *name;
 	enum rep_point_kind kind;
-	uint64_t delta;            /* throughput: visits in the experiment */
+	uint64_t delta;                /* throughput: visits in the experiment */
 	uint64_t arrivals, departures; /* latency: BEGIN and END visits in the experiment */
-	int64_t in_flight_begin;   /* latency: arrivals - departures at experiment start */
+	int64_t in_flight_begin;       /* latency: arrivals - departures at experiment start */
 	/* latency: the time average of the requests in flight over the
 	 * experiment, when have_mean (written in thousandths) */
 	double mean_in_flight;
@@ -289,7 +290,7 @@ struct rep_experiment {
 				      of pauses, for the record */
 	unsigned npoints;
 	const struct rep_point_delta *points;
-	bool end_to_end;           /* --runs mode: duration_ns is the whole run */
+	bool end_to_end; /* --runs mode: duration_ns is the whole run */
 };
 
 /* Writes an "experiment" record. file may be NULL only for an end-to-end
@@ -305,11 +306,11 @@ int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned l
 			      uint64_t count, uint64_t time);
 
 struct rep_causal_info {
-	const char *mode;          /* "run" or "attach" */
-	bool syscall_crediting;    /* seccomp-based delay crediting in use */
-	uint64_t period_ns;        /* sampling period: delay = speedup x period */
-	unsigned scope_lines;      /* source lines in scope */
-	const char *note;          /* e.g. the attach caveat; may be NULL */
+	const char *mode;       /* "run" or "attach" */
+	bool syscall_crediting; /* seccomp-based delay crediting in use */
+	uint64_t period_ns;     /* sampling period: delay = speedup x period */
+	unsigned scope_lines;   /* source lines in scope */
+	const char *note;       /* e.g. the attach caveat; may be NULL */
 };
 int rep_write_causal_info(struct rep_writer *w, const struct rep_causal_info *ci);
 /* Cumulative counts of every progress point since the start of the run (the

@@ -43,7 +43,7 @@ struct im_row {
  * recorder found for it (rep_mloc.symbols). */
 struct dbg_row {
 	uint32_t image, symbols;
-	uint64_t total;     /* samples with the image on the path, once each */
+	uint64_t total; /* samples with the image on the path, once each */
 	uint32_t stamp;
 };
 
@@ -57,21 +57,21 @@ struct agg {
 	uint64_t total;
 	struct fn_row *fns;
 	uint32_t nfns, fns_cap;
-	struct psup_u64map fn_ix;        /* name << 32 | image -> row + 1 */
+	struct psup_u64map fn_ix; /* name << 32 | image -> row + 1 */
 	struct ln_row *lns;
 	uint32_t nlns, lns_cap;
 	struct rep_index ln_ix;
 	struct im_row *ims;
 	uint32_t nims, ims_cap;
-	struct psup_u64map im_ix;        /* image -> row + 1 */
+	struct psup_u64map im_ix; /* image -> row + 1 */
 	struct th_row *ths;
 	struct dbg_row *dbg;
 	uint32_t ndbg, dbg_cap;
-	struct psup_u64map dbg_ix;       /* image -> row + 1 */
-	uint32_t *frame_fn, *frame_ln;   /* per profile frame: row, lazily */
+	struct psup_u64map dbg_ix;     /* image -> row + 1 */
+	uint32_t *frame_fn, *frame_ln; /* per profile frame: row, lazily */
 	uint64_t *node_self;
 	uint32_t *fn_order, *ln_order, *im_order, *th_order;
-	size_t *hidden;                  /* rows hidden per view, for JSON */
+	size_t *hidden; /* rows hidden per view, for JSON */
 };
 
 static uint32_t fn_row_of(struct agg *a, uint32_t frame, uint32_t image)
@@ -791,7 +791,8 @@ static void warnings_build(const struct agg *a, const struct totals *t, struct w
 		warn_add(w, s);
 	if ((lostp > 1.0 || (!a->total && t->lost)) &&
 	    asprintf(&s, "%" PRIu64 " samples were lost (%.1f%% of samples): the ring buffers "
-		     "overflowed; a longer --period loses fewer", t->lost, lostp) >= 0)
+			 "overflowed; a longer --period loses fewer",
+		     t->lost, lostp) >= 0)
 		warn_add(w, s);
 	for (uint32_t i = 0; i < p->nruns; i++) {
 		if (p->runs[i].complete)
@@ -814,8 +815,12 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 	const struct rep_run *r0 = p->nruns ? &p->runs[0] : NULL;
 	static const struct col kv_cols[] = { { "", 0, 0 }, { "", 0, 0 } };
 	static const struct col run_cols[] = {
-		{ "run", C_RIGHT, 0 },      { "file", C_PATH, 24 },    { "ended", 0, 44 },
-		{ "duration", C_RIGHT, 0 }, { "samples", C_RIGHT, 0 }, { "lost", C_RIGHT, 0 },
+		{ "run", C_RIGHT, 0 },
+		{ "file", C_PATH, 24 },
+		{ "ended", 0, 44 },
+		{ "duration", C_RIGHT, 0 },
+		{ "samples", C_RIGHT, 0 },
+		{ "lost", C_RIGHT, 0 },
 	};
 	struct table kv = { kv_cols, 2, NULL, 0, 0 }, runs = { run_cols, 6, NULL, 0, 0 };
 	struct warnings warn;
@@ -1088,7 +1093,9 @@ static int print_debug_info(const struct agg *a, const struct rep_options *o, FI
 static int view_images(const struct agg *a, const struct rep_options *o, FILE *out)
 {
 	static const struct col cols[] = {
-		{ "samples", C_RIGHT, 0 }, { "percent", C_RIGHT, 0 }, { "cum%", C_RIGHT, 0 },
+		{ "samples", C_RIGHT, 0 },
+		{ "percent", C_RIGHT, 0 },
+		{ "cum%", C_RIGHT, 0 },
 		{ "image", C_PATH | C_CODE, 64 },
 	};
 	struct table t = { cols, 4, NULL, 0, 0 };
@@ -1148,9 +1155,12 @@ static bool lines_known(const struct agg *a)
 static int view_functions(const struct agg *a, const struct rep_options *o, FILE *out)
 {
 	static const struct col cols[] = {
-		{ "self", C_RIGHT, 0 },           { "self%", C_RIGHT, 0 },
-		{ "cum%", C_RIGHT, 0 },           { "total%", C_RIGHT, 0 },
-		{ "function", C_CODE, 32 },       { "image", C_CODE, 12 },
+		{ "self", C_RIGHT, 0 },
+		{ "self%", C_RIGHT, 0 },
+		{ "cum%", C_RIGHT, 0 },
+		{ "total%", C_RIGHT, 0 },
+		{ "function", C_CODE, 32 },
+		{ "image", C_CODE, 12 },
 		{ "source", C_CODE | C_PATH, 16 },
 	};
 	struct table t = { cols, 7, NULL, 0, 0 };
@@ -1209,8 +1219,11 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 static int view_lines(const struct agg *a, const struct rep_options *o, FILE *out)
 {
 	static const struct col cols[] = {
-		{ "self", C_RIGHT, 0 },       { "self%", C_RIGHT, 0 }, { "total", C_RIGHT, 0 },
-		{ "total%", C_RIGHT, 0 },     { "line", C_CODE | C_PATH, 26 },
+		{ "self", C_RIGHT, 0 },
+		{ "self%", C_RIGHT, 0 },
+		{ "total", C_RIGHT, 0 },
+		{ "total%", C_RIGHT, 0 },
+		{ "line", C_CODE | C_PATH, 26 },
 		{ "function", C_CODE, 30 },
 	};
 	struct table t = { cols, 6, NULL, 0, 0 };
@@ -1295,7 +1308,7 @@ static bool have_times(const struct rep_profile *p)
 static uint64_t times_blocked(const struct rep_thread_times *t)
 {
 	return rep_sat_add(rep_sat_add(t->blocked_futex, t->blocked_io),
-		       rep_sat_add(t->blocked_sleep, t->blocked_other));
+			   rep_sat_add(t->blocked_sleep, t->blocked_other));
 }
 
 /* The thread's lifetime as the recorder accounted it: the sum of the states. */
@@ -1375,17 +1388,21 @@ static int states_row(struct table *t, bool multi, const struct agg *a,
  */
 static int view_threads(const struct agg *a, const struct rep_options *o, FILE *out)
 {
+	/* clang-format off */
 	static const struct col cols[] = {
 		{ "run", C_RIGHT, 0 },     { "tid", C_RIGHT, 0 },      { "pid", C_RIGHT, 0 },
 		{ "name", C_CODE, 16 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
 		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE, 36 },
 	};
+	/* clang-format on */
+	/* clang-format off */
 	static const struct col scols[] = {
 		{ "run", C_RIGHT, 0 },      { "tid", C_RIGHT, 0 },     { "name", C_CODE, 16 },
 		{ "lifetime", C_RIGHT, 0 }, { "running", C_RIGHT, 0 }, { "run%", C_RIGHT, 0 },
 		{ "wait%", C_RIGHT, 0 },    { "blocked%", C_RIGHT, 0 }, { "futex%", C_RIGHT, 0 },
 		{ "io%", C_RIGHT, 0 },      { "sleep%", C_RIGHT, 0 },  { "other%", C_RIGHT, 0 },
 	};
+	/* clang-format on */
 	const struct rep_profile *p = a->p;
 	bool multi = p->nruns > 1, times = have_times(p);
 	/* the run column only when there are several runs */
@@ -1476,8 +1493,8 @@ struct tree_view {
 	const struct rep_ctree *t;
 	bool bottom_up;
 	FILE *out;
-	int numw;          /* width of the sample columns */
-	bool parallel;     /* with idleness: show idle% and ovh% (bottom-up: of self) */
+	int numw;      /* width of the sample columns */
+	bool parallel; /* with idleness: show idle% and ovh% (bottom-up: of self) */
 };
 
 /* A share of the total effort (samples + idleness): x in millionths of a
@@ -1642,7 +1659,7 @@ static int64_t tree_walk(const struct tree_view *v)
 {
 	struct frame {
 		uint32_t node, next, printed;
-	} *st;
+	} * st;
 	const struct rep_ctree *t = v->t;
 	size_t sp = 0;
 	int64_t hidden = 0;

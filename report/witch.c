@@ -21,16 +21,20 @@
 static const char *const kind_names[W_KINDS] = { "dead", "silent", "load" };
 static const char *const kind_titles[W_KINDS] = { "dead stores", "silent stores", "silent loads" };
 /* The order of a kind's witch_stats counts (docs/format.md). */
+/* clang-format off */
 static const char *const kind_counters[W_KIND_COUNTERS] = {
 	"samples", "armed", "replaced", "not_chosen", "traps",
 	"waste_traps", "use_traps", "dropped", "unknown_traps", "expired",
 };
+/* clang-format on */
 /* The order of the "all" witch_stats counts. */
+/* clang-format off */
 static const char *const all_counters[W_ALL_COUNTERS] = {
 	"in_syscall", "no_access", "unwatchable", "undecodable", "unreadable",
 	"step_interrupted", "signal_blocked", "stray_trap",
 	"samples", "no_debug_register", "arm_failed", "signals",
 };
+/* clang-format on */
 
 struct wpair {
 	uint32_t watch, trap; /* node rows, REP_NONE when unknown */
@@ -184,7 +188,8 @@ static void apply_config(struct rep_witch *w, const struct rep_rec *r)
 		snprintf(weighting, sizeof(weighting), "%.*s", (int)wt->len, wt->p);
 	else
 		snprintf(weighting, sizeof(weighting), "%s",
-			 exact ? "" : r->u[REP_K_CLOCK] ? "time" : "events");
+			 exact ? "" : r->u[REP_K_CLOCK] ? "time"
+							: "events");
 	/* Which analyses ran: they show even when nothing was sampled. */
 	for (int k = 0; k < W_KINDS; k++) {
 		const struct rep_slice *s = &r->s[REP_K_NAME];
@@ -343,8 +348,7 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 		fprintf(out, ",\"period\":%" PRIu64 ",\"clock\":%s,\"exact\":%s,\"weighting\":",
 			w->period, w->clock ? "true" : "false", w->exact ? "true" : "false");
 		rep_json_str(out, w->have_config && w->weighting[0] ? w->weighting : NULL);
-		fprintf(out, ",\"fp_precision\":%.6f,\"debug_registers\":%" PRIu64
-			     ",\"runs\":%u,\"mixed\":%s}",
+		fprintf(out, ",\"fp_precision\":%.6f,\"debug_registers\":%" PRIu64 ",\"runs\":%u,\"mixed\":%s}",
 			(double)w->fp_ppm / 1e6, w->slots, w->runs, w->mixed ? "true" : "false");
 		firstk = false;
 	} else if (md) {
@@ -353,22 +357,21 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 		fputs("\nwitch: wasted memory accesses\n", out);
 	}
 	if (!json && w->have_config && w->exact) {
-		fprintf(out, md ? "Exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%.\n"
-				: "  exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%\n",
+		fprintf(out, md ? "Exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%.\n" : "  exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%\n",
 			(double)w->fp_ppm / 1e4);
 	} else if (!json && w->have_config) {
-		fprintf(out, md ? "%s %s, every %" PRIu64 "%s%s; %" PRIu64
-				  " debug register(s) per thread; floats equal within %.2f%%.\n"
-				: "  %s %s, every %" PRIu64 "%s%s; %" PRIu64
-				  " debug register(s) per thread; floats equal within %.2f%%\n",
+		fprintf(out, md ? "%s %s, every %" PRIu64 "%s%s; %" PRIu64 " debug register(s) per thread; floats equal within %.2f%%.\n" : "  %s %s, every %" PRIu64 "%s%s; %" PRIu64 " debug register(s) per thread; floats equal within %.2f%%\n",
 			w->exact ? "exact (every access, single-stepped):" : "sampled by", w->event,
 			w->period, w->clock ? " ns" : " events",
 			!strcmp(w->weighting, "instructions") ? " (weighted by instructions per access: see README)"
-			: !strcmp(w->weighting, "time") ? " (time-weighted: see README)" : "", w->slots,
+			: !strcmp(w->weighting, "time")       ? " (time-weighted: see README)"
+							      : "",
+			w->slots,
 			(double)w->fp_ppm / 1e4);
 		if (w->mixed)
 			fputs(md ? "Runs with different witch settings are merged.\n"
-				 : "  runs with different witch settings are merged\n", out);
+				 : "  runs with different witch settings are merged\n",
+			      out);
 	}
 	for (int k = 0; k < W_KINDS; k++) {
 		const struct wkind *wk = &w->kinds[k];
@@ -390,8 +393,7 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 			order[i] = &wk->v[i];
 		qsort(order, wk->n, sizeof(*order), cmp_waste);
 		if (json) {
-			fprintf(out, "%s\"%s\":{\"fraction\":%.6f,\"wasted_bytes\":%" PRIu64
-				     ",\"total_bytes\":%" PRIu64 ",\"counters\":{",
+			fprintf(out, "%s\"%s\":{\"fraction\":%.6f,\"wasted_bytes\":%" PRIu64 ",\"total_bytes\":%" PRIu64 ",\"counters\":{",
 				firstk ? "" : ",", kind_names[k], total ? (double)waste / (double)total : 0.0,
 				waste, total);
 			for (int i = 0; i < W_KIND_COUNTERS; i++)
@@ -399,16 +401,15 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 			fputs("},\"pairs\":[", out);
 			firstk = false;
 		} else if (md) {
-			fprintf(out, "\n#### %s: %.1f%% wasted\n\n%" PRIu64 " of %" PRIu64
-				     " bytes judged were wasted (%" PRIu64 " samples, %" PRIu64 " traps).\n\n",
+			fprintf(out, "\n#### %s: %.1f%% wasted\n\n%" PRIu64 " of %" PRIu64 " bytes judged were wasted (%" PRIu64 " samples, %" PRIu64 " traps).\n\n",
 				kind_titles[k], pct(waste, total), waste, total, wk->counters[0],
 				wk->counters[4]);
 			if (waste)
 				fputs("| # | share | bytes | watch context | trap context |\n"
-				      "|---|------:|------:|---|---|\n", out);
+				      "|---|------:|------:|---|---|\n",
+				      out);
 		} else {
-			fprintf(out, "\n  %s: %.1f%% wasted (%" PRIu64 " of %" PRIu64
-				     " bytes judged; %" PRIu64 " samples, %" PRIu64 " traps)\n",
+			fprintf(out, "\n  %s: %.1f%% wasted (%" PRIu64 " of %" PRIu64 " bytes judged; %" PRIu64 " samples, %" PRIu64 " traps)\n",
 				kind_titles[k], pct(waste, total), waste, total, wk->counters[0],
 				wk->counters[4]);
 		}
@@ -424,8 +425,7 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 				break;
 			shown++;
 			if (json) {
-				fprintf(out, "%s{\"bytes\":%" PRIu64 ",\"use_bytes\":%" PRIu64
-					     ",\"share\":%.6f,\"watch\":",
+				fprintf(out, "%s{\"bytes\":%" PRIu64 ",\"use_bytes\":%" PRIu64 ",\"share\":%.6f,\"watch\":",
 					i ? "," : "", pr->waste, pr->use, waste ? (double)pr->waste / (double)waste : 0.0);
 				print_path_json(p, pr->watch, out);
 				fputs(",\"trap\":", out);
@@ -459,8 +459,7 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 		uint64_t sk = 0;
 		for (int i = 0; i < 8; i++)
 			sk += w->all[i];
-		fprintf(out, md ? "\n%" PRIu64 " sampling signals, %" PRIu64 " samples used; skipped:"
-				: "\n  %" PRIu64 " sampling signals, %" PRIu64 " samples used; skipped:",
+		fprintf(out, md ? "\n%" PRIu64 " sampling signals, %" PRIu64 " samples used; skipped:" : "\n  %" PRIu64 " sampling signals, %" PRIu64 " samples used; skipped:",
 			w->all[11], w->all[8]);
 		for (int i = 0; i < 8; i++)
 			if (w->all[i])

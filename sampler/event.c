@@ -44,7 +44,7 @@ static const struct {
 };
 
 static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			    int group, unsigned long flags)
+				int group, unsigned long flags)
 {
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
@@ -314,10 +314,10 @@ static int wakeup_tp_lookup(uint64_t *id, uint32_t *off, uint32_t *size)
 }
 
 static pthread_once_t wakeup_tp_once = PTHREAD_ONCE_INIT;
-static int wakeup_tp_err;         /* 0: usable */
+static int wakeup_tp_err; /* 0: usable */
 static uint64_t wakeup_tp_id;
 static uint32_t wakeup_tp_pid_off;
-static bool wakeup_tp_found;      /* described in tracefs (the open may fail) */
+static bool wakeup_tp_found; /* described in tracefs (the open may fail) */
 
 static void wakeup_tp_init(void)
 {
@@ -365,8 +365,7 @@ static void why_wakeups_failed(int err, const char **why)
 			 "run as root");
 	else if (err == -EINVAL && !wakeup_tp_found)
 		snprintf(why_buf, sizeof(why_buf),
-			 "wakeups: cannot parse the format of "
-			 SMP_WAKEUP_TRACEPOINT);
+			 "wakeups: cannot parse the format of " SMP_WAKEUP_TRACEPOINT);
 	else if (err == -EACCES || err == -EPERM)
 		snprintf(why_buf, sizeof(why_buf),
 			 "wakeups: tracepoint raw data refused (needs "
@@ -641,7 +640,7 @@ int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
 			 ev->name);
 		ev->attr.exclude_kernel = 1;
 		fd = (int)sys_perf_event_open(&ev->attr, 0, -1, -1,
-					  PERF_FLAG_FD_CLOEXEC);
+					      PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0) {
 		err = -errno;

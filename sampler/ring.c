@@ -26,15 +26,15 @@
 struct smp_thread {
 	const struct smp_event *ev; /* borrowed: outlives the thread */
 	pid_t tid;
-	int fd;                     /* the main event: owns the ring */
+	int fd;                             /* the main event: owns the ring */
 	int block_fd, wake_fd, wake_all_fd; /* -1 unless asked for; output into fd's ring */
-	uint64_t wakeups_at_change;  /* stats.wakeups at the last wakeup period change */
-	void *map;                  /* metadata page + data pages */
+	uint64_t wakeups_at_change;         /* stats.wakeups at the last wakeup period change */
+	void *map;                          /* metadata page + data pages */
 	size_t map_len;
 	uint8_t *data;
-	size_t data_size;           /* a power of two */
-	uint64_t tail;              /* our copy of data_tail */
-	uint8_t *bounce;            /* records that wrap are copied here */
+	size_t data_size; /* a power of two */
+	uint64_t tail;    /* our copy of data_tail */
+	uint8_t *bounce;  /* records that wrap are copied here */
 	size_t bounce_size;
 	uint64_t rng;
 	struct smp_parse_ctx ctx;
@@ -340,7 +340,7 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			s.period = count - ctx->last_count;
 		else if (ev->is_clock && ctx->cur_period)
 			s.period = s.time < ctx->switch_time ? ctx->prev_period
-							      : ctx->cur_period;
+							     : ctx->cur_period;
 		ctx->last_count = count;
 		ctx->count_valid = have_count;
 	}
@@ -480,7 +480,7 @@ int smp_ring_walk(const struct smp_event *ev, const uint8_t *data, size_t size,
 }
 
 static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			    int group, unsigned long flags)
+				int group, unsigned long flags)
 {
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
@@ -549,7 +549,7 @@ static int ring_open(const struct smp_event *ev, struct perf_event_attr attr, pi
 		 * while the other half still has room. */
 		attr.wakeup_watermark = (uint32_t)(ring_pages * page / 2);
 		t->fd = (int)sys_perf_event_open(&attr, pid, cpu, -1,
-					     PERF_FLAG_FD_CLOEXEC);
+						 PERF_FLAG_FD_CLOEXEC);
 		if (t->fd < 0) {
 			err = -errno;
 			goto fail;

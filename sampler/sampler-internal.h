@@ -28,19 +28,19 @@
 #define SMP_WAKEUP_FIELD "pid"
 
 struct smp_event {
-	char *name;             /* canonical name, heap */
+	char *name;                  /* canonical name, heap */
 	struct perf_event_attr attr; /* everything smp_thread_open() passes */
 	/* SMP_EVENT_BLOCKS / SMP_EVENT_WAKEUPS: opened beside attr on the
 	 * same thread, output redirected into its ring. */
 	struct perf_event_attr block_attr;
 	struct perf_event_attr wake_attr;     /* 1 in ~SMP_WAKEUP_PERIOD, with stack */
 	struct perf_event_attr wake_all_attr; /* every wakeup, who woke whom only */
-	uint32_t wake_pid_off;  /* offset of the wakee's pid in the raw data */
-	uint64_t period;        /* base period */
+	uint32_t wake_pid_off;                /* offset of the wakee's pid in the raw data */
+	uint64_t period;                      /* base period */
 	unsigned jitter_pct;
-	unsigned flags;         /* enum smp_event_flags */
+	unsigned flags; /* enum smp_event_flags */
 	bool is_clock;
-	bool per_cpu;           /* sampled by smp_cpu_open(); threads only count */
+	bool per_cpu; /* sampled by smp_cpu_open(); threads only count */
 };
 
 /* A ring's parsing state, carried from record to record: each sample's
@@ -48,13 +48,13 @@ struct smp_event {
  * after a loss it falls back to the period in effect at the sample's time,
  * since hrtimer events report a stale PERF_SAMPLE_PERIOD. */
 struct smp_parse_ctx {
-	pid_t tid;              /* owner of the ring, for LOST records; 0: trailer */
-	uint64_t cur_period;    /* set at switch_time */
-	uint64_t prev_period;   /* in effect before switch_time */
-	uint64_t switch_time;   /* CLOCK_MONOTONIC ns of the last period change */
-	uint64_t last_count;    /* the event's count at the previous sample */
-	bool count_valid;       /* last_count is usable (no loss since) */
-	bool by_period;         /* a CPU's ring: the count runs on in idle time
+	pid_t tid;            /* owner of the ring, for LOST records; 0: trailer */
+	uint64_t cur_period;  /* set at switch_time */
+	uint64_t prev_period; /* in effect before switch_time */
+	uint64_t switch_time; /* CLOCK_MONOTONIC ns of the last period change */
+	uint64_t last_count;  /* the event's count at the previous sample */
+	bool count_valid;     /* last_count is usable (no loss since) */
+	bool by_period;       /* a CPU's ring: the count runs on in idle time
 				 * (whose samples are dropped), so the weight is
 				 * the period in effect, never the count's delta */
 	/* PERF_SAMPLE_IDENTIFIER of the ring's events (PERF_EVENT_IOC_ID),

@@ -25,6 +25,7 @@
 /* x86-64 user registers captured with each sample, in perf's
  * PERF_REG_X86_* numbering compacted to this order (the mask the sampler
  * requests is SMP_REGS_MASK). */
+/* clang-format off */
 enum smp_reg {
 	SMP_REG_AX, SMP_REG_BX, SMP_REG_CX, SMP_REG_DX, SMP_REG_SI, SMP_REG_DI,
 	SMP_REG_BP, SMP_REG_SP, SMP_REG_IP, SMP_REG_FLAGS,
@@ -32,6 +33,7 @@ enum smp_reg {
 	SMP_REG_R13, SMP_REG_R14, SMP_REG_R15,
 	SMP_NREGS
 };
+/* clang-format on */
 
 /* Bytes of user stack copied with each sample when SMP_EVENT_STACK is set
  * (PERF_SAMPLE_STACK_USER). 8 KiB holds the frames of a typical unwind without
@@ -60,8 +62,8 @@ enum smp_reg {
 struct smp_event;
 
 enum smp_event_flags {
-	SMP_EVENT_STACK = 1 << 0,     /* capture user regs + a user stack snapshot */
-	SMP_EVENT_SWITCHES = 1 << 1,  /* context-switch records (on/off CPU) */
+	SMP_EVENT_STACK = 1 << 0,    /* capture user regs + a user stack snapshot */
+	SMP_EVENT_SWITCHES = 1 << 1, /* context-switch records (on/off CPU) */
 	/* Two more events per thread, off by default, for blocked-time
 	 * analyses (parallel efficiency, lock blame: a waiter's blocked time
 	 * on a futex is handed to the context of the thread that woke it).
@@ -70,8 +72,8 @@ enum smp_event_flags {
 	 * block/wakeup callbacks. Both need kernel samples (they fire inside
 	 * the kernel, where exclude_kernel would drop every one of them):
 	 * root, CAP_PERFMON or perf_event_paranoid <= 1. */
-	SMP_EVENT_BLOCKS = 1 << 2,    /* one struct smp_block per switch-out */
-	SMP_EVENT_WAKEUPS = 1 << 3,   /* one struct smp_wakeup per wakeup */
+	SMP_EVENT_BLOCKS = 1 << 2,  /* one struct smp_block per switch-out */
+	SMP_EVENT_WAKEUPS = 1 << 3, /* one struct smp_wakeup per wakeup */
 };
 
 /*
@@ -132,12 +134,12 @@ bool smp_have_wakeup_tracepoint(void);
  * into a per-thread bounce buffer for records that wrap). */
 struct smp_sample {
 	pid_t pid, tid;
-	uint64_t time;      /* CLOCK_MONOTONIC ns */
-	int cpu;            /* where it was taken (-1: not known) */
+	uint64_t time; /* CLOCK_MONOTONIC ns */
+	int cpu;       /* where it was taken (-1: not known) */
 	uint64_t ip;
-	uint64_t period;    /* the weight of this sample, in the event's unit */
-	bool user;          /* ip is a user-space address */
-	bool have_regs;     /* regs[] valid (user regs at the sample) */
+	uint64_t period; /* the weight of this sample, in the event's unit */
+	bool user;       /* ip is a user-space address */
+	bool have_regs;  /* regs[] valid (user regs at the sample) */
 	uint64_t regs[SMP_NREGS];
 	const uint8_t *stack; /* user stack snapshot, starting at regs[SMP_REG_SP] */
 	size_t stack_size;    /* valid bytes (dyn_size) */
@@ -146,9 +148,9 @@ struct smp_sample {
 struct smp_switch {
 	pid_t pid, tid;
 	uint64_t time;
-	int cpu;       /* where it switched (-1: not known) */
-	bool out;      /* switched out (else in) */
-	bool preempt;  /* switched out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
+	int cpu;      /* where it switched (-1: not known) */
+	bool out;     /* switched out (else in) */
+	bool preempt; /* switched out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
 };
 
 /*
@@ -185,8 +187,8 @@ struct smp_switch {
  */
 struct smp_block {
 	pid_t pid, tid;
-	uint64_t time;      /* CLOCK_MONOTONIC ns, the switch-out */
-	bool have_regs;     /* false for a thread without user context */
+	uint64_t time;  /* CLOCK_MONOTONIC ns, the switch-out */
+	bool have_regs; /* false for a thread without user context */
 	uint64_t regs[SMP_NREGS];
 };
 
@@ -225,15 +227,15 @@ struct smp_block {
  * event with stacks and switch records (futex ping-pong, median of 5).
  */
 struct smp_wakeup {
-	pid_t pid, tid;       /* the waker: the task current at the wakeup */
+	pid_t pid, tid; /* the waker: the task current at the wakeup */
 	uint64_t time;
-	pid_t wakee_tid;      /* the thread woken (raw data's pid field) */
-	pid_t owner;          /* the thread whose ring this came from; 0 from
+	pid_t wakee_tid; /* the thread woken (raw data's pid field) */
+	pid_t owner;     /* the thread whose ring this came from; 0 from
 			       * smp_parse_record() */
-	bool sampled;         /* one of the wakeups that carry regs and stack
+	bool sampled;    /* one of the wakeups that carry regs and stack
 			       * (else only who woke whom, at every wakeup; a
 			       * sampled wakeup comes twice: once each way) */
-	bool have_regs;       /* user regs of the waker (false: kernel thread) */
+	bool have_regs;  /* user regs of the waker (false: kernel thread) */
 	uint64_t regs[SMP_NREGS];
 	const uint8_t *stack; /* the waker's user stack (SMP_EVENT_STACK) */
 	size_t stack_size;
@@ -246,8 +248,8 @@ struct smp_sink {
 	void (*lost)(void *arg, pid_t tid, uint64_t count);
 	void (*context_switch)(void *arg, const struct smp_switch *sw); /* may be NULL */
 	void *arg;
-	void (*block)(void *arg, const struct smp_block *b);             /* may be NULL */
-	void (*wakeup)(void *arg, const struct smp_wakeup *w);           /* may be NULL */
+	void (*block)(void *arg, const struct smp_block *b);   /* may be NULL */
+	void (*wakeup)(void *arg, const struct smp_wakeup *w); /* may be NULL */
 };
 
 /* One thread's sampling event and ring. Opaque. */
@@ -304,15 +306,15 @@ int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages,
 /* Counters of one thread's ring since smp_thread_open(), for records and
  * tests (wrapped counts the records copied through the bounce buffer). */
 struct smp_thread_stats {
-	uint64_t records;      /* every record parsed */
-	uint64_t samples;      /* PERF_RECORD_SAMPLE of the main event */
-	uint64_t blocks;       /* samples of SMP_EVENT_BLOCKS */
-	uint64_t wakeups;      /* samples of SMP_EVENT_WAKEUPS */
-	uint64_t lost;         /* samples lost (RECORD_LOST + RECORD_LOST_SAMPLES) */
-	uint64_t switches;     /* PERF_RECORD_SWITCH */
-	uint64_t wrapped;      /* records that wrapped around the ring's end */
-	uint64_t bad;          /* records refused by the parser (skipped) */
-	uint64_t period_sets;  /* successful PERF_EVENT_IOC_PERIOD calls */
+	uint64_t records;     /* every record parsed */
+	uint64_t samples;     /* PERF_RECORD_SAMPLE of the main event */
+	uint64_t blocks;      /* samples of SMP_EVENT_BLOCKS */
+	uint64_t wakeups;     /* samples of SMP_EVENT_WAKEUPS */
+	uint64_t lost;        /* samples lost (RECORD_LOST + RECORD_LOST_SAMPLES) */
+	uint64_t switches;    /* PERF_RECORD_SWITCH */
+	uint64_t wrapped;     /* records that wrapped around the ring's end */
+	uint64_t bad;         /* records refused by the parser (skipped) */
+	uint64_t period_sets; /* successful PERF_EVENT_IOC_PERIOD calls */
 };
 void smp_thread_get_stats(const struct smp_thread *t, struct smp_thread_stats *out);
 
@@ -347,9 +349,9 @@ const char *smp_open_strerror(int err);
  * comes from the event's ring instead (smp_witch_last_mem_sample()).
  */
 struct smp_witch_config {
-	uint64_t period;          /* ns of task-clock, or events of mem_attr */
-	unsigned jitter_pct;      /* randomization of each period, < 100 */
-	bool mem_event;           /* use mem_attr (smp_mem_event_find()) */
+	uint64_t period;     /* ns of task-clock, or events of mem_attr */
+	unsigned jitter_pct; /* randomization of each period, < 100 */
+	bool mem_event;      /* use mem_attr (smp_mem_event_find()) */
 	struct perf_event_attr mem_attr;
 };
 

@@ -22,8 +22,7 @@ const char *sup_attach_diagnose(pid_t pid, int err, char *buf, size_t len)
 	}
 	zombie = ps.state == 'Z' || ps.state == 'X';
 	if (err == -ESRCH || err == ESRCH) {
-		snprintf(buf, len, zombie ? "cannot attach to pid %d: it is a zombie (exited, not yet reaped)"
-					  : "cannot attach to pid %d: no such process", pid);
+		snprintf(buf, len, zombie ? "cannot attach to pid %d: it is a zombie (exited, not yet reaped)" : "cannot attach to pid %d: no such process", pid);
 		return buf;
 	}
 	if (ps.tracer > 0) {

@@ -290,7 +290,8 @@ static bool stray_debug_trap(struct sup_session *s, pid_t tid)
 		return false;
 	}
 	pr_debug("thread %d: a debug exception with no cause of the program's at %p (si_code %d): "
-		 "its SIGTRAP dropped", tid, si.si_addr, si.si_code);
+		 "its SIGTRAP dropped",
+		 tid, si.si_addr, si.si_code);
 	return true;
 }
 
@@ -556,7 +557,10 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 static void wait_all(struct sup_session *s)
 {
 	enum { BATCH = 256 };
-	struct { pid_t tid; int status; } pend[BATCH];
+	struct {
+		pid_t tid;
+		int status;
+	} pend[BATCH];
 
 	for (;;) {
 		size_t n = 0;

@@ -296,7 +296,7 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 			args[i] = info.seccomp.args[i];
 		if (s->pause_hooks.syscall_enter)
 			want_exit = s->pause_hooks.syscall_enter(s->pause_hooks.arg, t->tid,
-								  (int)info.seccomp.nr, args);
+								 (int)info.seccomp.nr, args);
 		t->sysexit_nr = (int)info.seccomp.nr;
 	}
 	if (want_exit)

@@ -33,15 +33,20 @@
 /* Futex commands that can block the caller, and those that wake another
  * thread (left out of the filter when the engine learns who woke whom from
  * wakeup records instead: SUP_SPAWN_CAUSAL_NO_WAKES). */
+/* clang-format off */
 static const unsigned futex_waits[] = {
 	FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2,
 };
+/* clang-format on */
+/* clang-format off */
 static const unsigned futex_wakes[] = {
 	FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP, FUTEX_UNLOCK_PI,
 	FUTEX_WAKE_BITSET, FUTEX_CMP_REQUEUE_PI,
 };
+/* clang-format on */
 
 /* Other calls that stop, whatever their arguments. */
+/* clang-format off */
 static const int other_calls[] = {
 	SYS_futex_waitv, SYS_exit, SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
 	SYS_rt_tgsigqueueinfo, SYS_rt_sigtimedwait, SYS_rt_sigsuspend,
@@ -57,6 +62,7 @@ static const int other_calls[] = {
 	SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait, SYS_read, SYS_readv, SYS_recvfrom,
 	SYS_recvmsg, SYS_accept, SYS_accept4, SYS_wait4, SYS_waitid,
 };
+/* clang-format on */
 
 #define NOTHER PSUP_ARRAY_SIZE(other_calls)
 

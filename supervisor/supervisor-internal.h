@@ -8,11 +8,11 @@
 #include "common/hash.h"
 
 enum sup_thread_flags {
-	SUP_THREAD_SEEN_STOP = 1 << 0,   /* its first ptrace stop has arrived */
-	SUP_THREAD_DETACHING = 1 << 1,   /* interrupted; detach at its next stop */
-	SUP_THREAD_EXITING = 1 << 2,     /* passed PTRACE_EVENT_EXIT */
-	SUP_THREAD_REPORTED = 1 << 3,    /* thread_new hook called */
-	SUP_THREAD_STEPPING = 1 << 4,    /* resume with PTRACE_SINGLESTEP (witch exact mode) */
+	SUP_THREAD_SEEN_STOP = 1 << 0, /* its first ptrace stop has arrived */
+	SUP_THREAD_DETACHING = 1 << 1, /* interrupted; detach at its next stop */
+	SUP_THREAD_EXITING = 1 << 2,   /* passed PTRACE_EVENT_EXIT */
+	SUP_THREAD_REPORTED = 1 << 3,  /* thread_new hook called */
+	SUP_THREAD_STEPPING = 1 << 4,  /* resume with PTRACE_SINGLESTEP (witch exact mode) */
 	/* pause.c */
 	SUP_THREAD_PAUSE_PENDING = 1 << 5, /* interrupted for a pause, stop to come */
 	SUP_THREAD_HELD = 1 << 6,          /* held stopped until hold_until */
@@ -21,8 +21,8 @@ enum sup_thread_flags {
 
 struct sup_thread {
 	pid_t tid;
-	pid_t pid;     /* thread group */
-	pid_t parent;  /* creator, 0 when unknown */
+	pid_t pid;    /* thread group */
+	pid_t parent; /* creator, 0 when unknown */
 	unsigned flags;
 	unsigned own_signal_waits; /* detaching: resumes to let psup's signal come */
 	int drain_sig;             /* unblock this signal at the next stop (control.c) */
@@ -34,10 +34,10 @@ struct sup_thread {
 	siginfo_t si;
 	bool si_valid;
 	/* pause.c */
-	uint64_t pause_t0;   /* mono ns: interrupt request (or seccomp stop seen) */
-	uint64_t hold_until; /* mono ns, SUP_THREAD_HELD */
-	uint64_t hold_asked; /* ns the hold hook asked for */
-	int sysexit_nr;      /* SUP_THREAD_SYSEXIT: the call whose exit is awaited */
+	uint64_t pause_t0;    /* mono ns: interrupt request (or seccomp stop seen) */
+	uint64_t hold_until;  /* mono ns, SUP_THREAD_HELD */
+	uint64_t hold_asked;  /* ns the hold hook asked for */
+	int sysexit_nr;       /* SUP_THREAD_SYSEXIT: the call whose exit is awaited */
 	bool held_at_seccomp; /* resume a hold with the call's own request */
 };
 
@@ -57,8 +57,8 @@ struct sup_watch {
 
 struct sup_session {
 	bool attach_mode;
-	long desc_opts;             /* run mode: ptrace options of descendant processes */
-	pid_t root;                 /* the target process */
+	long desc_opts; /* run mode: ptrace options of descendant processes */
+	pid_t root;     /* the target process */
 	struct sup_hooks hooks;
 
 	struct psup_u64map threads; /* tid -> struct sup_thread * */
@@ -75,12 +75,12 @@ struct sup_session {
 	struct psup_u64map watches; /* fd + 1 -> struct sup_watch * */
 	sigset_t old_mask;          /* psup's mask before the loop blocked its signals */
 
-	int exec_err_fd;            /* run mode: child's close-on-exec error pipe */
+	int exec_err_fd; /* run mode: child's close-on-exec error pipe */
 	bool exec_seen;
 	bool stop_requested;
-	bool stopping;              /* detaching (attach) or killing (run) */
+	bool stopping; /* detaching (attach) or killing (run) */
 	const char *stop_reason;
-	uint64_t stop_deadline;     /* mono ns: give up detaching then */
+	uint64_t stop_deadline; /* mono ns: give up detaching then */
 	bool done;
 	struct sup_result result;
 	/* Signals psup's own events may have queued for a thread (witch:
@@ -90,10 +90,10 @@ struct sup_session {
 	bool have_own_signals;
 
 	/* pause.c: causal profiling */
-	bool causal_filter;          /* run mode with psup's seccomp filter: never detach */
+	bool causal_filter; /* run mode with psup's seccomp filter: never detach */
 	struct sup_pause_hooks pause_hooks;
-	int pausefd;                 /* timerfd: the earliest hold deadline */
-	pid_t *held;                 /* tids held (unordered) */
+	int pausefd; /* timerfd: the earliest hold deadline */
+	pid_t *held; /* tids held (unordered) */
 	size_t nheld, capheld;
 	struct sup_pause_stats pstats;
 };
@@ -110,9 +110,9 @@ struct sup_process *sup_process_get(struct sup_session *s, pid_t pid);
 /* What psup needs of /proc/TID/status. */
 struct sup_proc_status {
 	pid_t tgid, ppid, tracer;
-	long uid;   /* real uid, -1 when unknown */
-	char state; /* R S D T t Z X ... */
-	bool signal_pending; /* SigPnd or ShdPnd not empty */
+	long uid;                /* real uid, -1 when unknown */
+	char state;              /* R S D T t Z X ... */
+	bool signal_pending;     /* SigPnd or ShdPnd not empty */
 	uint64_t sigpnd, sigblk; /* the thread's own pending and blocked signals */
 };
 /* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */

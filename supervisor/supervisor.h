@@ -21,27 +21,27 @@
 /* ---- wait-status classification (pure; unit-tested) -------------------- */
 
 enum sup_stop_kind {
-	SUP_STOP_EXITED,       /* WIFEXITED */
-	SUP_STOP_KILLED,       /* WIFSIGNALED */
-	SUP_STOP_SIGNAL,       /* signal-delivery-stop: sig is to be injected */
-	SUP_STOP_GROUP,        /* group-stop (PTRACE_EVENT_STOP with a stop signal) */
-	SUP_STOP_EVENT_STOP,   /* PTRACE_EVENT_STOP with SIGTRAP: interrupt, new thread, notify */
+	SUP_STOP_EXITED,     /* WIFEXITED */
+	SUP_STOP_KILLED,     /* WIFSIGNALED */
+	SUP_STOP_SIGNAL,     /* signal-delivery-stop: sig is to be injected */
+	SUP_STOP_GROUP,      /* group-stop (PTRACE_EVENT_STOP with a stop signal) */
+	SUP_STOP_EVENT_STOP, /* PTRACE_EVENT_STOP with SIGTRAP: interrupt, new thread, notify */
 	SUP_STOP_CLONE,
 	SUP_STOP_FORK,
 	SUP_STOP_VFORK,
 	SUP_STOP_VFORK_DONE,
 	SUP_STOP_EXEC,
-	SUP_STOP_EXIT,         /* PTRACE_EVENT_EXIT */
+	SUP_STOP_EXIT, /* PTRACE_EVENT_EXIT */
 	SUP_STOP_SECCOMP,
-	SUP_STOP_SYSCALL,      /* syscall-stop (PTRACE_O_TRACESYSGOOD) */
+	SUP_STOP_SYSCALL, /* syscall-stop (PTRACE_O_TRACESYSGOOD) */
 	SUP_STOP_UNKNOWN,
 };
 
 struct sup_stop {
 	enum sup_stop_kind kind;
-	int sig;      /* the signal: delivered, group-stop signal, or killing signal */
-	int status;   /* exit status for SUP_STOP_EXITED */
-	bool core;    /* core dumped, for SUP_STOP_KILLED */
+	int sig;    /* the signal: delivered, group-stop signal, or killing signal */
+	int status; /* exit status for SUP_STOP_EXITED */
+	bool core;  /* core dumped, for SUP_STOP_KILLED */
 };
 
 void sup_stop_classify(int wstatus, struct sup_stop *out);
@@ -99,8 +99,8 @@ enum sup_signal_action {
 };
 
 enum sup_spawn_flags {
-	SUP_SPAWN_FOLLOW_FORKS = 1 << 0, /* trace child processes too */
-	SUP_SPAWN_CAUSAL_FILTER = 1 << 1, /* install sup_seccomp's filter (see the causal section) */
+	SUP_SPAWN_FOLLOW_FORKS = 1 << 0,    /* trace child processes too */
+	SUP_SPAWN_CAUSAL_FILTER = 1 << 1,   /* install sup_seccomp's filter (see the causal section) */
 	SUP_SPAWN_CAUSAL_NO_WAKES = 1 << 2, /* ... without the futex wakes (waits only) */
 };
 
@@ -147,13 +147,13 @@ int sup_session_run(struct sup_session *s);
 void sup_session_request_stop(struct sup_session *s);
 
 struct sup_result {
-	bool exited;       /* the root process ended (status or signal valid) */
-	int status;        /* exit status */
-	int signal;        /* killing signal, 0 if it exited */
+	bool exited; /* the root process ended (status or signal valid) */
+	int status;  /* exit status */
+	int signal;  /* killing signal, 0 if it exited */
 	bool core;
-	bool detached;     /* attach mode: psup detached, the target runs on */
+	bool detached;      /* attach mode: psup detached, the target runs on */
 	const char *reason; /* "exit", "detach", "duration", "interrupted" */
-	int exec_errno;    /* run mode: errno of a failed execve, else 0 */
+	int exec_errno;     /* run mode: errno of a failed execve, else 0 */
 };
 void sup_session_result(const struct sup_session *s, struct sup_result *out);
 pid_t sup_session_pid(const struct sup_session *s);
@@ -201,9 +201,9 @@ long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf,
 #define SUP_DEBUG_SLOTS 4
 
 enum sup_watch_kind {
-	SUP_WATCH_EXEC = 0,       /* trap before executing addr (len must be 1) */
-	SUP_WATCH_WRITE = 1,      /* trap after a write */
-	SUP_WATCH_READWRITE = 3,  /* trap after a read or a write (x86 has no read-only) */
+	SUP_WATCH_EXEC = 0,      /* trap before executing addr (len must be 1) */
+	SUP_WATCH_WRITE = 1,     /* trap after a write */
+	SUP_WATCH_READWRITE = 3, /* trap after a read or a write (x86 has no read-only) */
 };
 
 /* Arms slot (0-3) on [addr, addr + len): len is 1, 2, 4 or 8 and addr must
@@ -332,16 +332,16 @@ int sup_thread_pause(struct sup_session *s, pid_t tid);
 bool sup_thread_is_held(struct sup_session *s, pid_t tid);
 
 struct sup_pause_stats {
-	uint64_t requests;      /* sup_thread_pause() calls that interrupted */
-	uint64_t holds;         /* stops held (interrupt and seccomp), and extensions */
-	uint64_t extended;      /* holds extended as they ran out (held hook) */
-	uint64_t skipped;       /* interrupt stops found inside a system call */
-	uint64_t held_ns;       /* total asked hold time */
-	uint64_t lost_ns;       /* total time lost by held threads */
-	uint64_t interrupt_ns;  /* total latency from interrupt request to its stop */
-	uint64_t seccomp_stops; /* intercepted calls (psup's filter) */
+	uint64_t requests;        /* sup_thread_pause() calls that interrupted */
+	uint64_t holds;           /* stops held (interrupt and seccomp), and extensions */
+	uint64_t extended;        /* holds extended as they ran out (held hook) */
+	uint64_t skipped;         /* interrupt stops found inside a system call */
+	uint64_t held_ns;         /* total asked hold time */
+	uint64_t lost_ns;         /* total time lost by held threads */
+	uint64_t interrupt_ns;    /* total latency from interrupt request to its stop */
+	uint64_t seccomp_stops;   /* intercepted calls (psup's filter) */
 	uint64_t seccomp_foreign; /* stops of the program's own filter (ENOSYS) */
-	uint64_t trap_stops;    /* traps of the pause hooks (sup_pause_hooks.trap) */
+	uint64_t trap_stops;      /* traps of the pause hooks (sup_pause_hooks.trap) */
 };
 void sup_session_pause_stats(const struct sup_session *s, struct sup_pause_stats *out);
 

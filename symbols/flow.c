@@ -269,7 +269,7 @@ bool sym_flow_is_call(const uint8_t *c, unsigned len)
  * (builtin/record-witch.c, on_first_trap()).
  */
 bool sym_flow_predict(const struct sym_code *code, const uint64_t *path, unsigned n,
-			const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn)
+		      const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn)
 {
 	struct user_regs_struct r = *regs;
 	struct sym_insn in;

@@ -292,8 +292,7 @@ int sym_insn_decode(const uint8_t *code, size_t len, const struct user_regs_stru
 	if (in.mnemonic == ZYDIS_MNEMONIC_CLZERO) {
 		uint64_t a = in.address_width == 32 ? (uint32_t)regs->rax : regs->rax;
 
-		out->access[0] = (struct sym_access){ .addr = a & ~63ULL, .size = 64,
-						      .flags = SYM_ACCESS_WRITE };
+		out->access[0] = (struct sym_access){ .addr = a & ~63ULL, .size = 64, .flags = SYM_ACCESS_WRITE };
 		out->naccess = 1;
 		return 0;
 	}
@@ -451,7 +450,8 @@ int sym_insn_advance(const uint8_t *code, size_t len, struct user_regs_struct *r
 	const ZydisDecodedOperand *dst = &ops[0];
 	/* regs is the caller's to change: the slot is writable */
 	unsigned long long *slot = dst->type == ZYDIS_OPERAND_TYPE_REGISTER
-					   ? (unsigned long long *)insn_reg_slot(dst->reg.value, regs) : NULL;
+					   ? (unsigned long long *)insn_reg_slot(dst->reg.value, regs)
+					   : NULL;
 	/* 64-bit results, or 32-bit ones (zero-extended); only the
 	 * destination written (no implied rdx, rsp) */
 	if (slot && (dst->size == 64 || dst->size == 32) &&

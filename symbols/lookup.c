@@ -1211,7 +1211,7 @@ static bool die_addr(Dwarf_Die *die, uint64_t *addr)
 
 struct coz_ctx {
 	struct lk_image *li;
-	Dwarf_Die func;    /* the subprogram being walked */
+	Dwarf_Die func; /* the subprogram being walked */
 	bool have_func;
 	uint64_t vbias; /* DWARF address -> ELF vaddr */
 	const char *cu_name;

@@ -265,10 +265,15 @@ struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mappi
 		err = sym_image_get_vdso(sp->pid, m->start, m->end, &img);
 	} else if (m->path[0] == '/') {
 		struct sym_map map = {
-			.start = m->start, .end = m->end, .offset = m->offset,
-			.inode = m->inode, .dev_major = (unsigned)(m->dev >> 32),
-			.dev_minor = (unsigned)m->dev, .prot = m->prot,
-			.path = (char *)m->path, .deleted = m->deleted,
+			.start = m->start,
+			.end = m->end,
+			.offset = m->offset,
+			.inode = m->inode,
+			.dev_major = (unsigned)(m->dev >> 32),
+			.dev_minor = (unsigned)m->dev,
+			.prot = m->prot,
+			.path = (char *)m->path,
+			.deleted = m->deleted,
 		};
 
 		err = sym_image_get_file(sp->pid, &map, &img);

@@ -42,14 +42,14 @@ struct sym_load {
 struct sym_image {
 	struct sym_image *next; /* global cache list */
 	unsigned refs;
-	char *path;             /* as mapped (without " (deleted)"), or "[vdso]" */
+	char *path; /* as mapped (without " (deleted)"), or "[vdso]" */
 	uint64_t dev, inode;
 	bool is_vdso;
-	char *build_id;         /* lowercase hex or NULL */
+	char *build_id; /* lowercase hex or NULL */
 
 	int fd;
-	Elf *elf;               /* NULL when not ELF */
-	const uint8_t *data;    /* raw file bytes (elf_rawfile) */
+	Elf *elf;            /* NULL when not ELF */
+	const uint8_t *data; /* raw file bytes (elf_rawfile) */
 	size_t size;
 	uint16_t e_type;
 	struct sym_load *loads;
@@ -65,7 +65,7 @@ struct sym_image {
 	bool dwfl_tried;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	uint64_t mod_bias; /* Dwfl module address - ELF vaddr */
+	uint64_t mod_bias;        /* Dwfl module address - ELF vaddr */
 	struct sym_strpool names; /* demangled names */
 	/* sym_loc.symbols of the image, set with the Dwfl */
 	const char *symbols;
@@ -77,9 +77,9 @@ struct sym_image {
 };
 
 struct sym_near {
-	uint64_t start, end;    /* Dwfl module addresses */
-	const char *name;       /* demangled, valid while the Dwfl is */
-	const char *section;    /* the section's name in its file */
+	uint64_t start, end; /* Dwfl module addresses */
+	const char *name;    /* demangled, valid while the Dwfl is */
+	const char *section; /* the section's name in its file */
 };
 
 /*

@@ -172,8 +172,8 @@ enum sym_insn_flags {
 #define SYM_GPR_RSP (1u << 4)
 
 struct sym_insn {
-	unsigned length;  /* bytes of the instruction */
-	unsigned flags;   /* enum sym_insn_flags */
+	unsigned length; /* bytes of the instruction */
+	unsigned flags;  /* enum sym_insn_flags */
 	/* the registers it writes (explicit or implied: rsp of push, rdx of
 	 * mul) and those its memory operands are addressed with; set for
 	 * every instruction, also those that access nothing */
@@ -281,7 +281,8 @@ bool sym_flow_predict(const struct sym_code *code, const uint64_t *path, unsigne
 		      const struct user_regs_struct *regs, uint64_t *pc, struct sym_insn *insn);
 /* ---- lookup: from FILE:LINE or FUNCTION to code (symbols/lookup.c) ---- */
 
-enum sym_spec_kind { SYM_SPEC_LINE, SYM_SPEC_FUNCTION };
+enum sym_spec_kind { SYM_SPEC_LINE,
+		     SYM_SPEC_FUNCTION };
 
 /* A place in the program as a user names it. */
 struct sym_spec {
@@ -328,7 +329,7 @@ struct sym_code_range {
  * need not be loaded).
  */
 struct sym_lookup {
-	uint64_t *sites;   /* sorted, distinct */
+	uint64_t *sites; /* sorted, distinct */
 	size_t nsites, capsites;
 	struct sym_code_range *ranges; /* sorted, merged */
 	size_t nranges, capranges;
@@ -353,11 +354,11 @@ uint64_t sym_space_generation(const struct sym_space *sp);
 
 /* An allocated ELF section of an image mapped by a space. */
 struct sym_section {
-	const char *image;    /* path; lives as long as the space */
-	uint64_t image_id;    /* the same for the same loaded image */
-	uint64_t addr;        /* process address of the section */
-	uint64_t vaddr;       /* its ELF address */
-	const uint8_t *data;  /* the section's bytes in the file (initial values) */
+	const char *image;   /* path; lives as long as the space */
+	uint64_t image_id;   /* the same for the same loaded image */
+	uint64_t addr;       /* process address of the section */
+	uint64_t vaddr;      /* its ELF address */
+	const uint8_t *data; /* the section's bytes in the file (initial values) */
 	size_t size;
 };
 
@@ -380,11 +381,11 @@ int sym_space_sections(struct sym_space *sp, const char *name, struct sym_sectio
  * "_coz_get_counter" are skipped cheaply.
  */
 struct sym_coz_site {
-	const char *image;          /* lives as long as the space */
+	const char *image; /* lives as long as the space */
 	uint64_t image_id;
-	uint64_t counter_addr;      /* process address of `_counter` */
-	uint64_t initialized_addr;  /* of `_initialized` (1 byte) */
-	unsigned kind;              /* 1 throughput, 2 begin, 3 end */
+	uint64_t counter_addr;     /* process address of `_counter` */
+	uint64_t initialized_addr; /* of `_initialized` (1 byte) */
+	unsigned kind;             /* 1 throughput, 2 begin, 3 end */
 	char name[128];
 	/* Free bytes of the image's address space where counters can go:
 	 * after its bss (16-byte aligned) to the end of that page. */

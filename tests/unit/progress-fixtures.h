@@ -284,7 +284,8 @@ static inline void pf_build(void)
 			exit(2);
 	fx_write(pf_dir, "pl.map", "PL_1 { global: *; };\n");
 	if (fx_run("cd %s && cc -O2 -g -shared -fPIC -DPL_VERSIONED -Wl,--version-script=pl.map " PF_INC
-		   "pl.c -o libpl.so", pf_dir))
+		   "pl.c -o libpl.so",
+		   pf_dir))
 		exit(2);
 	if (fx_run("cd %s && cc -O2 -g " PF_INC "pff.c -o pff", pf_dir))
 		exit(2);

@@ -9,25 +9,25 @@
 
 static int tap_failures, tap_checks;
 
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		tap_checks++;                                                  \
-		if (!(cond)) {                                                 \
-			tap_failures++;                                        \
+#define CHECK(cond) \
+	do { \
+		tap_checks++; \
+		if (!(cond)) { \
+			tap_failures++; \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-		}                                                              \
+				__LINE__, #cond); \
+		} \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                     \
-	do {                                                                   \
-		long long _a = (long long)(a), _b = (long long)(b);            \
-		tap_checks++;                                                  \
-		if (_a != _b) {                                                \
-			tap_failures++;                                        \
-			fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n",  \
-				__FILE__, __LINE__, #a, _a, _b);               \
-		}                                                              \
+#define CHECK_EQ_INT(a, b) \
+	do { \
+		long long _a = (long long)(a), _b = (long long)(b); \
+		tap_checks++; \
+		if (_a != _b) { \
+			tap_failures++; \
+			fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
+				__FILE__, __LINE__, #a, _a, _b); \
+		} \
 	} while (0)
 
 static inline int tap_done(void)

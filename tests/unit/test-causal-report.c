@@ -138,8 +138,7 @@ static size_t nbounds;
 
 static int write_file(const char *path, bool with_info)
 {
-	struct rep_header h = { .mode = "run", .pid = 42, .mono_ns = START, .event = "task-clock",
-				.period = MS, .clock_event = true };
+	struct rep_header h = { .mode = "run", .pid = 42, .mono_ns = START, .event = "task-clock", .period = MS, .clock_event = true };
 	struct rep_causal_info ci = { "run", true, MS, 123, NULL };
 	struct rep_writer *w;
 	uint64_t delays = 0;
@@ -150,13 +149,13 @@ static int write_file(const char *path, bool with_info)
 	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
 	if (rc)
 		return rc;
-#define W(call)                                                                \
-	do {                                                                   \
-		rc = (call);                                                   \
-		if (rc)                                                        \
-			goto out;                                              \
-		if (nbounds < 128 && stat(path, &st) == 0)                     \
-			bounds[nbounds++] = (size_t)st.st_size;                \
+#define W(call) \
+	do { \
+		rc = (call); \
+		if (rc) \
+			goto out; \
+		if (nbounds < 128 && stat(path, &st) == 0) \
+			bounds[nbounds++] = (size_t)st.st_size; \
 	} while (0)
 	W(rep_write_header(w, &h));
 	if (with_info)
@@ -166,11 +165,20 @@ static int write_file(const char *path, bool with_info)
 		struct rep_point_delta pd = { s->point, s->latency ? REP_POINT_LATENCY : REP_POINT_THROUGHPUT,
 					      s->delta, s->arrivals, s->departures, s->in_flight, 0, false };
 		struct rep_experiment e = {
-			.time = START + i + 1, .file = s->file, .line = s->line,
-			.speedup_pct = s->speedup, .duration_ns = s->duration, .delay_ns = s->delay,
-			.delays = s->delay / (MS / 2), .selected_samples = s->selected,
-			.total_samples = 1000, .pause_ns = s->delay, .pauses = 3,
-			.npoints = s->point ? 1 : 0, .points = &pd, .end_to_end = s->e2e,
+			.time = START + i + 1,
+			.file = s->file,
+			.line = s->line,
+			.speedup_pct = s->speedup,
+			.duration_ns = s->duration,
+			.delay_ns = s->delay,
+			.delays = s->delay / (MS / 2),
+			.selected_samples = s->selected,
+			.total_samples = 1000,
+			.pause_ns = s->delay,
+			.pauses = 3,
+			.npoints = s->point ? 1 : 0,
+			.points = &pd,
+			.end_to_end = s->e2e,
 		};
 
 		delays += s->delay;
@@ -181,9 +189,15 @@ static int write_file(const char *path, bool with_info)
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(l_means); i++) {
 		struct rep_point_delta pd = { "req", REP_POINT_LATENCY, 0, 100, 100, 10, l_means[i].mean, true };
 		struct rep_experiment e = {
-			.time = START + PSUP_ARRAY_SIZE(exps) + i + 1, .file = "/src/l.c", .line = 35,
-			.speedup_pct = l_means[i].speedup, .duration_ns = 1 * S_, .total_samples = 1000,
-			.pauses = 3, .npoints = 1, .points = &pd,
+			.time = START + PSUP_ARRAY_SIZE(exps) + i + 1,
+			.file = "/src/l.c",
+			.line = 35,
+			.speedup_pct = l_means[i].speedup,
+			.duration_ns = 1 * S_,
+			.total_samples = 1000,
+			.pauses = 3,
+			.npoints = 1,
+			.points = &pd,
 		};
 
 		W(rep_write_experiment(w, &e));
@@ -620,8 +634,7 @@ static void test_schema(void)
 {
 	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
 	struct rep_point_delta pd = { "x", REP_POINT_THROUGHPUT, 1, 0, 0, 0, 0, false };
-	struct rep_experiment e = { .time = START + 1, .file = "/a.c", .line = 1, .speedup_pct = 105,
-				    .duration_ns = 10, .npoints = 1, .points = &pd };
+	struct rep_experiment e = { .time = START + 1, .file = "/a.c", .line = 1, .speedup_pct = 105, .duration_ns = 10, .npoints = 1, .points = &pd };
 	char path[300], err[256];
 	struct rep_profile *p;
 	struct rep_writer *w;

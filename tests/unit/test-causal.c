@@ -114,7 +114,10 @@ static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runn
 static void test_engine(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 7,
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 50,
+		.seed = 7,
 	};
 	struct exp_causal *c;
 	struct exp_causal_stats st;
@@ -201,7 +204,7 @@ static void test_engine(void)
 		CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 0);
 		samples(c, sp, b, 6);
 		t1 = psup_now_ns();
-		exp_causal_switch(c, a, false, false, t1, -1);     /* woken */
+		exp_causal_switch(c, a, false, false, t1, -1); /* woken */
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 		/* A wait that returns at once (no switch-out): no credit. */
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, psup_now_ns()));
@@ -256,7 +259,7 @@ static void test_engine(void)
 	CHECK(st.running);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 11 * MS), 0);
 	exp_causal_stats(c, &st);
-	CHECK(st.running); /* a still owes 2 ms: settling */
+	CHECK(st.running);     /* a still owes 2 ms: settling */
 	samples(c, sp, b, 10); /* no longer counted (time 0: now) */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
 	exp_causal_held(c, a, 2 * MS, 2 * MS);
@@ -311,7 +314,10 @@ static void test_engine(void)
 static void test_line_runners(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 100, .seed = 7,
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 100,
+		.seed = 7,
 	};
 	struct sym_space *sp;
 	pid_t tids[8];
@@ -349,7 +355,10 @@ static void test_line_runners(void)
 static void test_preempt_credit(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 20 * MS, .fixed_speedup = 100, .seed = 7,
+		.period_ns = MS,
+		.experiment_ns = 20 * MS,
+		.fixed_speedup = 100,
+		.seed = 7,
 	};
 	struct sym_space *sp;
 	pid_t tids[8];
@@ -388,16 +397,16 @@ static void test_preempt_credit(void)
 	exp_causal_switch(c, d, true, true, now + 7 * MS, 1);
 	exp_causal_switch(c, d, false, false, now + 9 * MS, 1);
 	exp_causal_switch(c, d, true, false, now + 9 * MS + 10, 1);
-	line_sample(c, sp, a, now + 8 * MS, 1);      /* a 6, global 6: d 6 */
-	line_sample(c, sp, b, now + 8 * MS + 5, 1);  /* b 4: d capped at 6 */
-	line_sample(c, sp, a, now + 10 * MS, 0);     /* a 7, global 7 */
+	line_sample(c, sp, a, now + 8 * MS, 1);     /* a 6, global 6: d 6 */
+	line_sample(c, sp, b, now + 8 * MS + 5, 1); /* b 4: d capped at 6 */
+	line_sample(c, sp, a, now + 10 * MS, 0);    /* a 7, global 7 */
 	exp_causal_switch(c, d, false, false, now + 11 * MS, 1);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), MS);
 	exp_causal_held(c, d, MS, MS);
 	/* A CPU not known credits nothing: e, preempted again, owes all. */
 	exp_causal_switch(c, e, false, false, now + 9 * MS, 2);
 	exp_causal_switch(c, e, true, true, now + 10 * MS, -1);
-	line_sample(c, sp, a, now + 11 * MS, -1);    /* global 8 */
+	line_sample(c, sp, a, now + 11 * MS, -1); /* global 8 */
 	exp_causal_switch(c, e, false, false, now + 12 * MS, 2);
 	CHECK_EQ_INT(exp_causal_hold(c, e, false), 8 * MS);
 	exp_causal_held(c, e, 8 * MS, 8 * MS);
@@ -411,7 +420,10 @@ static void test_preempt_credit(void)
 static void test_switch_credit(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 9,
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 50,
+		.seed = 9,
 	};
 	struct exp_causal *c;
 	struct sym_space *sp;
@@ -456,7 +468,10 @@ static void test_switch_credit(void)
 static void test_late_credit(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 50 * MS, .fixed_speedup = 50, .seed = 11,
+		.period_ns = MS,
+		.experiment_ns = 50 * MS,
+		.fixed_speedup = 50,
+		.seed = 11,
 	};
 	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
 	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
@@ -519,7 +534,10 @@ static void test_late_credit(void)
 static void test_unlock_trap(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 50 * MS, .fixed_speedup = 50, .seed = 13,
+		.period_ns = MS,
+		.experiment_ns = 50 * MS,
+		.fixed_speedup = 50,
+		.seed = 13,
 	};
 	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
 	uint64_t cond_args[6] = { 0x2000, FUTEX_WAIT_BITSET_PRIVATE, 0, 0, 0, ~0ULL };
@@ -617,7 +635,10 @@ static void line_then_wait(struct exp_causal *c, struct sym_space *sp, pid_t run
 static void test_wait_across_experiments(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 10 * MS, .fixed_speedup = 50, .seed = 17,
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 50,
+		.seed = 17,
 	};
 	struct exp_causal_stats st;
 	struct exp_causal *c;
@@ -656,7 +677,10 @@ static void test_wait_across_experiments(void)
 static void test_wake_inherit(void)
 {
 	struct exp_causal_config cfg = {
-		.period_ns = MS, .experiment_ns = 100 * MS, .fixed_speedup = 100, .seed = 23,
+		.period_ns = MS,
+		.experiment_ns = 100 * MS,
+		.fixed_speedup = 100,
+		.seed = 23,
 	};
 	struct exp_causal *c;
 	struct sym_space *sp;

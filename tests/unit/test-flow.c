@@ -14,6 +14,7 @@
 #define R SYM_ACCESS_READ
 #define W SYM_ACCESS_WRITE
 
+/* clang-format off */
 static const uint8_t text[] = {
 	/* one:  0: mov %edx,(%rax)   2: add $4,%rax   6: add $1,%edx
 	 *       9: cmp %rdi,%rax     c: jne 0 */
@@ -33,6 +34,7 @@ static const uint8_t text[] = {
 	/* call: 40: call 49  45: dec %ecx  47: jne 40   f: 49: ret */
 	0xe8, 0x04, 0x00, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xf7, 0xc3,
 };
+/* clang-format on */
 
 static struct user_regs_struct regs;
 static const struct sym_code code = { text, sizeof(text), BASE };
@@ -93,9 +95,9 @@ static void test_path(void)
 static void test_is_call_overlaps(void)
 {
 	static const uint8_t rel[] = { 0xe8, 0x04, 0x00, 0x00, 0x00 };
-	static const uint8_t ind[] = { 0xff, 0xd0 };       /* call *%rax */
+	static const uint8_t ind[] = { 0xff, 0xd0 };           /* call *%rax */
 	static const uint8_t rex_ind[] = { 0x41, 0xff, 0xd3 }; /* call *%r11 */
-	static const uint8_t jmp_ind[] = { 0xff, 0xe0 };   /* jmp *%rax */
+	static const uint8_t jmp_ind[] = { 0xff, 0xe0 };       /* jmp *%rax */
 	static const uint8_t prefixes[] = { 0x66, 0x67 };
 
 	CHECK(sym_flow_is_call(rel, sizeof(rel)));

@@ -16,7 +16,7 @@
 static struct user_regs_struct regs;
 static struct sym_insn in;
 
-#define BYTES(...) (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
+#define BYTES(...) (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
 
 static int decode(const uint8_t *code, size_t len)
 {
@@ -24,14 +24,14 @@ static int decode(const uint8_t *code, size_t len)
 }
 
 /* Checks access i of the last decode; the line of the caller is reported. */
-#define CHECK_ACCESS(i, a, s, f)                                               \
-	do {                                                                   \
-		CHECK((unsigned)(i) < in.naccess);                             \
-		if ((unsigned)(i) < in.naccess) {                              \
-			CHECK_EQ_INT(in.access[i].addr, (a));                  \
-			CHECK_EQ_INT(in.access[i].size, (s));                  \
-			CHECK_EQ_INT(in.access[i].flags, (f));                 \
-		}                                                              \
+#define CHECK_ACCESS(i, a, s, f) \
+	do { \
+		CHECK((unsigned)(i) < in.naccess); \
+		if ((unsigned)(i) < in.naccess) { \
+			CHECK_EQ_INT(in.access[i].addr, (a)); \
+			CHECK_EQ_INT(in.access[i].size, (s)); \
+			CHECK_EQ_INT(in.access[i].flags, (f)); \
+		} \
 	} while (0)
 
 #define R SYM_ACCESS_READ
@@ -441,8 +441,8 @@ static void test_no_access(void)
 
 static void test_undecodable(void)
 {
-	static const uint8_t too_long[17] = {0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
-					     0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x90};
+	static const uint8_t too_long[17] = { 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+					      0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x90 };
 
 	/* push %es does not exist in 64-bit mode */
 	CHECK_EQ_INT(decode(BYTES(0x06)), -EINVAL);
@@ -551,7 +551,7 @@ static void test_random_bytes(void)
  * not inflate it), printed, not asserted. */
 static void bench(void)
 {
-	static const uint8_t code[] = {0x8b, 0x44, 0x8b, 0xf0}; /* mov -0x10(%rbx,%rcx,4),%eax */
+	static const uint8_t code[] = { 0x8b, 0x44, 0x8b, 0xf0 }; /* mov -0x10(%rbx,%rcx,4),%eax */
 	struct timespec t0, t1;
 	unsigned n = 200000, ok = 0;
 	double ns;

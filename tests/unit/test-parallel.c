@@ -16,8 +16,12 @@
 #define M 1000000ULL /* a sample, in millionths */
 
 static const struct rep_header header = {
-	.mode = "run", .pid = 100, .event = "task-clock", .period = 1000000,
-	.clock_event = true, .cpus = 2,
+	.mode = "run",
+	.pid = 100,
+	.event = "task-clock",
+	.period = 1000000,
+	.clock_event = true,
+	.cpus = 2,
 };
 
 int main(void)

@@ -12,7 +12,11 @@
 #include "tests/unit/tap.h"
 
 static const struct rep_header header = {
-	.mode = "run", .pid = 100, .event = "task-clock", .period = 1000000, .clock_event = true,
+	.mode = "run",
+	.pid = 100,
+	.event = "task-clock",
+	.period = 1000000,
+	.clock_event = true,
 };
 
 static char *report_json(const char *path, const char *views)

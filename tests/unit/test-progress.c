@@ -260,9 +260,11 @@ static void run_c_variant(const struct pf_variant *v)
 		char why[128];
 
 		CHECK_EQ_INT(exp_progress_add(pp, "work", EXP_POINT_BEGIN, "w", false, why,
-					      sizeof(why)), 0);
+					      sizeof(why)),
+			     0);
 		CHECK_EQ_INT(exp_progress_add(pp, "other", EXP_POINT_END, "w", false, why,
-					      sizeof(why)), 0);
+					      sizeof(why)),
+			     0);
 	}
 	if (pf_start(&c, v->name, N, true)) {
 		CHECK(!"fixture start");
@@ -571,7 +573,8 @@ static void check_api(void)
 
 	CHECK_EQ_INT(exp_progress_new(&pp), 0);
 	CHECK_EQ_INT(exp_progress_add(pp, "main.c:", EXP_POINT_THROUGHPUT, NULL, false, why,
-				      sizeof(why)), -EINVAL);
+				      sizeof(why)),
+		     -EINVAL);
 	CHECK(strstr(why, "main.c:") != NULL);
 	CHECK_EQ_INT(exp_progress_add(pp, "", EXP_POINT_THROUGHPUT, NULL, false, why, sizeof(why)),
 		     -EINVAL);

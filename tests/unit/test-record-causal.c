@@ -201,8 +201,8 @@ static struct {
 	bool have_hooks;
 	pid_t paused[16];
 	unsigned npaused;
-	pid_t held;          /* sup_thread_is_held says yes of it */
-	pid_t sleeping;      /* /proc says 'S' of it, 'R' of the others */
+	pid_t held;     /* sup_thread_is_held says yes of it */
+	pid_t sleeping; /* /proc says 'S' of it, 'R' of the others */
 	bool stopping;
 } fake;
 
@@ -252,9 +252,13 @@ static int f_proc_state(pid_t tid, char *state)
 }
 
 static const struct rec_causal_sup fake_sup = {
-	.session_pid = f_session_pid, .set_pause_hooks = f_set_pause_hooks,
-	.pause_stats = f_pause_stats, .is_stopping = f_is_stopping, .is_held = f_is_held,
-	.pause = f_pause, .proc_state = f_proc_state,
+	.session_pid = f_session_pid,
+	.set_pause_hooks = f_set_pause_hooks,
+	.pause_stats = f_pause_stats,
+	.is_stopping = f_is_stopping,
+	.is_held = f_is_held,
+	.pause = f_pause,
+	.proc_state = f_proc_state,
 };
 
 static bool paused(pid_t tid)
@@ -268,8 +272,7 @@ static bool paused(pid_t tid)
 /* A sample of tid at pc, taken at time, as the rings hand it to the hub. */
 static void sample_at(const struct smp_sink *sink, pid_t tid, void *pc, uint64_t time)
 {
-	struct smp_sample s = { .pid = getpid(), .tid = tid, .time = time, .period = MS, .cpu = 0,
-				.ip = (uint64_t)(uintptr_t)pc, .user = true };
+	struct smp_sample s = { .pid = getpid(), .tid = tid, .time = time, .period = MS, .cpu = 0, .ip = (uint64_t)(uintptr_t)pc, .user = true };
 
 	sink->sample(sink->arg, &s);
 }
@@ -323,15 +326,13 @@ static void test_run(void)
 	const struct sup_hooks *h = rec_hooks(r);
 	const struct smp_sink *sink = rec_sink(r);
 
-	/* the program's first thread (its header), then the session */
+	/* the first thread (the header; in run mode psup's own child until
+	 * its exec, which no mode sees), then the session */
 	h->thread_new(h->arg, me, me, 0, true);
 	cm->session(cm, FAKE_SESSION);
 	CHECK(fake.have_hooks);
 	/* no unlock traps without interception */
 	CHECK(fake.have_hooks && fake.hooks.trap == NULL && fake.hooks.hold && fake.hooks.held);
-	h->thread_new(h->arg, b, me, me, false);
-	h->thread_new(h->arg, c, me, me, false);
-	h->thread_new(h->arg, d, me, me, false);
 
 	/* Before the root's exec its image is psup's: no experiment. */
 	t = psup_now_ns();
@@ -341,9 +342,14 @@ static void test_run(void)
 	CHECK(!strcmp(progress, ", 0 experiments"));
 	CHECK_EQ_INT(fake.npaused, 0);
 
-	/* The exec: the next tick starts an experiment on the sampled line
-	 * at 50%. */
+	/* The exec: the program's thread is reported anew, and its threads
+	 * follow; the next tick starts an experiment on the sampled line at
+	 * 50%. */
 	h->exec(h->arg, me, me);
+	h->thread_new(h->arg, me, me, 0, false);
+	h->thread_new(h->arg, b, me, me, false);
+	h->thread_new(h->arg, c, me, me, false);
+	h->thread_new(h->arg, d, me, me, false);
 	sample_at(sink, me, causal_the_line, t + 3 * MS);
 	CHECK_EQ_INT(cm->tick(cm, t + 4 * MS), 0);
 	CHECK_EQ_INT(fake.npaused, 0);

@@ -114,7 +114,9 @@ static void test_options(void)
 
 	/* the witch-* options need --witch */
 	static const char *const alone[][2] = {
-		{ "witch-period", "20000" }, { "witch-exact", NULL }, { "witch-weight", "instructions" },
+		{ "witch-period", "20000" },
+		{ "witch-exact", NULL },
+		{ "witch-weight", "instructions" },
 	};
 	for (unsigned i = 0; i < 3; i++) {
 		m = rec_witch_new();
@@ -243,8 +245,7 @@ static void test_exact(void)
 	CHECK(rec_new_bare(w, "run", &wm, 1, &r) == 0);
 	/* the headers as the hub writes them at the first thread (a thread
 	 * of exact mode needs a session to step it) */
-	struct rep_header hdr = { .mode = "run", .pid = getpid(), .event = "task-clock",
-				  .period = 1000000, .clock_event = true };
+	struct rep_header hdr = { .mode = "run", .pid = getpid(), .event = "task-clock", .period = 1000000, .clock_event = true };
 	CHECK_EQ_INT(rep_write_header(w, &hdr), 0);
 	CHECK_EQ_INT(wm->header(wm, NULL), 0);
 	capture_begin();

@@ -39,9 +39,17 @@ static int write_profile(const char *path, int variant)
 {
 	static char *argv[] = { "./app", "--n", "3", NULL };
 	struct rep_header h = {
-		.mode = "run", .argv = argv, .pid = variant ? 200 : 100, .wall_ns = 5,
-		.mono_ns = 1000, .event = "task-clock", .period = 1000000, .jitter_pct = 10,
-		.clock_event = true, .hw_pmu = false, .hostname = "host",
+		.mode = "run",
+		.argv = argv,
+		.pid = variant ? 200 : 100,
+		.wall_ns = 5,
+		.mono_ns = 1000,
+		.event = "task-clock",
+		.period = 1000000,
+		.jitter_pct = 10,
+		.clock_event = true,
+		.hw_pmu = false,
+		.hostname = "host",
 	};
 	int pid = variant ? 200 : 100;
 	struct rep_thread t1 = { pid, pid, 0, "app", 1000, 0 };
@@ -79,12 +87,12 @@ static int write_profile(const char *path, int variant)
 	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
 	if (rc)
 		return rc;
-#define W(call)                                                                \
-	do {                                                                   \
-		rc = (call);                                                   \
-		if (rc)                                                        \
-			goto out;                                              \
-		note_bound(path);                                              \
+#define W(call) \
+	do { \
+		rc = (call); \
+		if (rc) \
+			goto out; \
+		note_bound(path); \
 	} while (0)
 	W(rep_write_header(w, &h));
 	W(rep_write_thread(w, &t1));
@@ -415,7 +423,8 @@ static void test_truncation(const char *path)
 			CHECK_EQ_INT(rep_profile_truncated(p, &nrec), !at_bound);
 			CHECK_EQ_INT(nrec, at_bound ? b + 1 : b);
 			CHECK_EQ_INT(rep_print(p, &(struct rep_options){ REP_FORMAT_TEXT, 0, 0, 0, NULL },
-					       devnull), 0);
+					       devnull),
+				     0);
 			if (!at_bound && n == len - 1) {
 				char *txt = render(p, REP_FORMAT_TEXT, REP_VIEW_SUMMARY, 0);
 
@@ -437,9 +446,12 @@ static size_t mark_structure(const uint8_t *buf, size_t len, bool *structural)
 
 	while (pos < len) {
 		struct cbor_decoder_result r = cbor_stream_decode(buf + pos, len - pos,
-								   &cbor_empty_callbacks, NULL);
+								  &cbor_empty_callbacks, NULL);
 		uint8_t info = buf[pos] & 0x1f;
-		size_t head = 1 + (info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0);
+		size_t head = 1 + (info == 24 ? 1 : info == 25 ? 2
+					    : info == 26       ? 4
+					    : info == 27       ? 8
+							       : 0);
 
 		if (r.status != CBOR_DECODER_FINISHED || r.read == 0)
 			break;
@@ -534,8 +546,9 @@ static void test_garbage(uint64_t *seed, long *cases)
 			uint64_t r = psup_rand_next(seed);
 
 			/* bias toward CBOR heads that matter: maps, arrays, text */
-			buf[j] = (uint8_t)(r % 3 == 0 ? (0xa0 | (r >> 8) % 0x1c)
-				 : r % 3 == 1 ? (0x60 | (r >> 8) % 0x1c) : r >> 16);
+			buf[j] = (uint8_t)(r % 3 == 0   ? (0xa0 | (r >> 8) % 0x1c)
+					   : r % 3 == 1 ? (0x60 | (r >> 8) % 0x1c)
+							: r >> 16);
 		}
 		load_any(buf, n);
 		++*cases;
@@ -556,9 +569,21 @@ static void e_need(struct enc *e, size_t k)
 		e->b = realloc(e->b, e->cap);
 	}
 }
-static void e_map(struct enc *e, size_t n) { e_need(e, 9); e->n += cbor_encode_map_start(n, e->b + e->n, 9); }
-static void e_arr(struct enc *e, size_t n) { e_need(e, 9); e->n += cbor_encode_array_start(n, e->b + e->n, 9); }
-static void e_uint(struct enc *e, uint64_t v) { e_need(e, 9); e->n += cbor_encode_uint(v, e->b + e->n, 9); }
+static void e_map(struct enc *e, size_t n)
+{
+	e_need(e, 9);
+	e->n += cbor_encode_map_start(n, e->b + e->n, 9);
+}
+static void e_arr(struct enc *e, size_t n)
+{
+	e_need(e, 9);
+	e->n += cbor_encode_array_start(n, e->b + e->n, 9);
+}
+static void e_uint(struct enc *e, uint64_t v)
+{
+	e_need(e, 9);
+	e->n += cbor_encode_uint(v, e->b + e->n, 9);
+}
 static void e_str(struct enc *e, const char *s)
 {
 	size_t l = strlen(s);
@@ -641,24 +666,37 @@ static void test_schema_rules(void)
 	/* a node whose parent is itself: no cycles */
 	e_header(&e, 1, false);
 	e_map(&e, 4);
-	e_str(&e, "type"); e_str(&e, "loc");
-	e_str(&e, "id"); e_uint(&e, 1);
-	e_str(&e, "image"); e_str(&e, "/bin/x");
-	e_str(&e, "frames"); e_arr(&e, 0);
+	e_str(&e, "type");
+	e_str(&e, "loc");
+	e_str(&e, "id");
+	e_uint(&e, 1);
+	e_str(&e, "image");
+	e_str(&e, "/bin/x");
+	e_str(&e, "frames");
+	e_arr(&e, 0);
 	e_map(&e, 4);
-	e_str(&e, "type"); e_str(&e, "node");
-	e_str(&e, "id"); e_uint(&e, 5);
-	e_str(&e, "parent"); e_uint(&e, 5);
-	e_str(&e, "loc"); e_uint(&e, 1);
+	e_str(&e, "type");
+	e_str(&e, "node");
+	e_str(&e, "id");
+	e_uint(&e, 5);
+	e_str(&e, "parent");
+	e_uint(&e, 5);
+	e_str(&e, "loc");
+	e_uint(&e, 1);
 	CHECK_EQ_INT(load_enc(&e, err, sizeof(err)), -EINVAL);
 	check_err(err, "hand: record 3: ");
 
 	/* a sample of an undefined node */
 	e_header(&e, 1, false);
 	e_map(&e, 3);
-	e_str(&e, "type"); e_str(&e, "samples");
-	e_str(&e, "tid"); e_uint(&e, 9);
-	e_str(&e, "counts"); e_arr(&e, 2); e_uint(&e, 77); e_uint(&e, 1);
+	e_str(&e, "type");
+	e_str(&e, "samples");
+	e_str(&e, "tid");
+	e_uint(&e, 9);
+	e_str(&e, "counts");
+	e_arr(&e, 2);
+	e_uint(&e, 77);
+	e_uint(&e, 1);
 	CHECK_EQ_INT(load_enc(&e, err, sizeof(err)), -EINVAL);
 	check_err(err, "hand: record 2: ");
 	CHECK(strstr(err, "77") != NULL);
@@ -670,6 +708,7 @@ static void test_schema_rules(void)
 		char *out;
 
 		e_header(&e, 1, false);
+		/* clang-format off */
 		for (int i = 1; i <= 2; i++) {
 			e_map(&e, i == 1 ? 4 : 3);
 			e_str(&e, "type"); e_str(&e, "loc");
@@ -687,6 +726,7 @@ static void test_schema_rules(void)
 			e_str(&e, "tid"); e_uint(&e, 1);
 			e_str(&e, "counts"); e_arr(&e, 2); e_uint(&e, (uint64_t)i); e_uint(&e, 1);
 		}
+		/* clang-format on */
 		rep_profile_new(&p);
 		CHECK_EQ_INT(rep_profile_load_buf(p, e.b, e.n, "hand", err, sizeof(err)), 0);
 		out = render(p, REP_FORMAT_JSON, REP_VIEW_FUNCTIONS, 0);
@@ -699,16 +739,20 @@ static void test_schema_rules(void)
 	/* a known key of the wrong type */
 	e_header(&e, 1, false);
 	e_map(&e, 3);
-	e_str(&e, "type"); e_str(&e, "lost");
-	e_str(&e, "tid"); e_str(&e, "nine");
-	e_str(&e, "count"); e_uint(&e, 1);
+	e_str(&e, "type");
+	e_str(&e, "lost");
+	e_str(&e, "tid");
+	e_str(&e, "nine");
+	e_str(&e, "count");
+	e_uint(&e, 1);
 	CHECK_EQ_INT(load_enc(&e, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "tid") != NULL);
 
 	/* deep nesting in an unknown key: refused, without recursing 100000 deep */
 	e_header(&e, 1, false);
 	e_map(&e, 2);
-	e_str(&e, "type"); e_str(&e, "x");
+	e_str(&e, "type");
+	e_str(&e, "x");
 	e_str(&e, "deep");
 	for (int i = 0; i < 100000; i++)
 		e_arr(&e, 1);
@@ -724,7 +768,8 @@ static void test_schema_rules(void)
 
 		e_header(&e, 1, false);
 		e_map(&e, 2);
-		e_str(&e, "type"); e_str(&e, "samples");
+		e_str(&e, "type");
+		e_str(&e, "samples");
 		e_str(&e, "counts");
 		e_need(&e, 9);
 		e.b[e.n++] = 0x9b; /* array, 8-byte length */
@@ -998,7 +1043,8 @@ static void test_thread_times(void)
 		e_map(&e, 2);
 		e_str(&e, "type");
 		e_str(&e, "thread_times");
-		e_str(&e, bad == 0 ? "running" : bad == 1 ? "tid" : "runnable");
+		e_str(&e, bad == 0 ? "running" : bad == 1 ? "tid"
+							  : "runnable");
 		if (bad == 2)
 			e_str(&e, "lots");
 		else

@@ -176,13 +176,25 @@ static struct rec_mode *fake_new(void)
 	struct fake *f = calloc(1, sizeof(*f));
 
 	f->mode = (struct rec_mode){
-		.name = "fake", .start = f_start, .header = f_header, .thread_new = f_thread_new,
-		.thread_exiting = f_thread_exiting, .thread_gone = f_thread_gone,
-		.thread_drained = f_thread_drained, .process_exit = f_process_exit,
-		.sample = f_sample, .context_switch = f_switch, .block = f_block,
-		.wakeup = f_wakeup, .signal_stop = f_signal_stop,
-		.own_breakpoint = f_own_breakpoint, .flush = f_flush, .finish = f_finish,
-		.end = f_end, .bad_end = f_bad_end, .free = f_free,
+		.name = "fake",
+		.start = f_start,
+		.header = f_header,
+		.thread_new = f_thread_new,
+		.thread_exiting = f_thread_exiting,
+		.thread_gone = f_thread_gone,
+		.thread_drained = f_thread_drained,
+		.process_exit = f_process_exit,
+		.sample = f_sample,
+		.context_switch = f_switch,
+		.block = f_block,
+		.wakeup = f_wakeup,
+		.signal_stop = f_signal_stop,
+		.own_breakpoint = f_own_breakpoint,
+		.flush = f_flush,
+		.finish = f_finish,
+		.end = f_end,
+		.bad_end = f_bad_end,
+		.free = f_free,
 	};
 	return &f->mode;
 }
@@ -214,8 +226,7 @@ int main(void)
 	CHECK(!strcmp(seen, "header s=0;"));
 	h->exec(h->arg, me, me);
 	h->thread_new(h->arg, me, me, 0, false);
-	struct smp_sample s = { .pid = me, .tid = me, .time = 1000, .period = 999, .cpu = 1,
-				.ip = 0x1234, .user = true };
+	struct smp_sample s = { .pid = me, .tid = me, .time = 1000, .period = 999, .cpu = 1, .ip = 0x1234, .user = true };
 	sink->sample(sink->arg, &s);
 	struct smp_switch sw = { .tid = me, .time = 2000, .out = true, .cpu = 1 };
 	sink->context_switch(sink->arg, &sw);

@@ -33,8 +33,14 @@
 static int write_profile(const char *path)
 {
 	struct rep_header h = {
-		.mode = "run", .pid = 100, .wall_ns = 1, .mono_ns = 1000, .event = "task-clock",
-		.period = 1000000, .clock_event = true, .cpus = 2,
+		.mode = "run",
+		.pid = 100,
+		.wall_ns = 1,
+		.mono_ns = 1000,
+		.event = "task-clock",
+		.period = 1000000,
+		.clock_event = true,
+		.cpus = 2,
 	};
 	struct rep_frame f_start[] = { { "_start", "start.S", 5 } };
 	struct rep_frame f_main[] = { { "main", "app.c", 10 } };
@@ -67,11 +73,13 @@ static int write_profile(const char *path)
 		{ 14, 100, 0x7060, libc, NULL, 0x7060, 1, f_wake },
 	};
 	/* node id, parent, loc */
+	/* clang-format off */
 	static const uint64_t nodes[][3] = {
 		{ 1, 0, 1 },   { 2, 1, 2 },   { 3, 2, 3 },   { 4, 2, 4 },  { 5, 4, 5 },
 		{ 6, 5, 6 },   { 7, 2, 7 },   { 8, 7, 8 },   { 9, 8, 9 },  { 10, 0, 10 },
 		{ 11, 10, 11 }, { 12, 11, 3 }, { 13, 11, 12 }, { 14, 11, 13 }, { 15, 14, 14 },
 	};
+	/* clang-format on */
 	struct rep_thread t1 = { 100, 100, 0, "app", 1000, 0 };
 	struct rep_thread t2 = { 101, 100, 100, "worker", 2000, 9 };
 	uint64_t s1[] = { 3, 40, 6, 10 }, i1[] = { 3, 40 * M, 6, 10 * M };

@@ -33,8 +33,14 @@ static int write_profile(const char *path, uint64_t id_base)
 {
 	static char *argv[] = { "./app", NULL };
 	struct rep_header h = {
-		.mode = "run", .argv = argv, .pid = 100, .wall_ns = 1, .mono_ns = 1000,
-		.event = "task-clock", .period = 1000000, .clock_event = true,
+		.mode = "run",
+		.argv = argv,
+		.pid = 100,
+		.wall_ns = 1,
+		.mono_ns = 1000,
+		.event = "task-clock",
+		.period = 1000000,
+		.clock_event = true,
 		.hostname = "host",
 	};
 	struct rep_thread t1 = { 100, 100, 0, "app", 1000, 0 };
@@ -67,11 +73,13 @@ static int write_profile(const char *path, uint64_t id_base)
 		{ B + 13, 100, 0x9234, "/usr/lib/libx.so", NULL, 0x1234, 0, NULL },
 	};
 	/* node id, parent, loc */
+	/* clang-format off */
 	uint64_t nodes[][3] = {
 		{ 1, 0, 1 },  { 2, 1, 2 },   { 3, 2, 5 },  { 4, 3, 6 },   { 5, 1, 3 },
 		{ 6, 5, 7 },  { 7, 2, 8 },   { 8, 1, 4 },  { 9, 8, 9 },   { 10, 9, 9 },
 		{ 11, 10, 9 }, { 12, 4, 12 }, { 13, 0, 13 }, { 14, 0, 10 }, { 15, 14, 11 },
 	};
+	/* clang-format on */
 	uint64_t s1[] = { B + 4, 30, B + 12, 2, B + 7, 5, B + 6, 10, B + 11, 4, B + 9, 1, B + 13, 3 };
 	uint64_t s2[] = { B + 15, 60, B + 4, 5 };
 	struct rep_end e = { 10000, "exit", 120, 0, 0 };
@@ -223,7 +231,8 @@ static void test_top_down(const struct rep_profile *p, uint64_t k)
 		CHECK_EQ_INT(excl(&bu, path(&bu, P("[kernel]", "b"), ((uint32_t[]){ 0, 30 }))),
 			     2 * k);
 		CHECK_EQ_INT(excl(&bu, path(&bu, P("helper", "a", "main"),
-					  ((uint32_t[]){ 0, 22, 10 }))), 5 * k);
+					    ((uint32_t[]){ 0, 22, 10 }))),
+			     5 * k);
 		CHECK_EQ_INT(excl(&bu, path(&bu, P("helper", "a"), NULL)), 5 * k);
 		/* recursion counted once, through the innermost f */
 		CHECK_EQ_INT(excl(&bu, path(&bu, P("f"), NULL)), 5 * k);
@@ -257,7 +266,7 @@ static void test_top_down(const struct rep_profile *p, uint64_t k)
 		CHECK_EQ_INT(rep_ctree_bottom_up(&bu, &t, 0, 4.0, 3), 0);
 		CHECK_EQ_INT(bu.nodes[0].nchildren, 3);
 		CHECK(path(&bu, P("c"), NULL) != REP_NONE);
-		CHECK(path(&bu, P("f"), NULL) == REP_NONE);     /* 4th */
+		CHECK(path(&bu, P("f"), NULL) == REP_NONE); /* 4th */
 		CHECK(path(&bu, P("[kernel]"), NULL) == REP_NONE);
 		CHECK_EQ_INT(excl(&bu, path(&bu, P("b", "a", "main", "_start"), NULL)), 35 * k);
 		/* 11 functions in all (8 cut), and nothing else cut */
@@ -341,8 +350,7 @@ static void test_output(const struct rep_profile *p)
 	free(s);
 
 	/* bottom-up text: --top counts functions */
-	o = (struct rep_options){ .format = REP_FORMAT_TEXT, .views = REP_VIEW_BOTTOM_UP,
-				  .top = 2 };
+	o = (struct rep_options){ .format = REP_FORMAT_TEXT, .views = REP_VIEW_BOTTOM_UP, .top = 2 };
 	t = (struct rep_tree_options){ .depth = 12, .min_percent = 1.0 };
 	s = fx_render_ext(p, &o, &t);
 	CHECK(s != NULL);
@@ -372,7 +380,8 @@ static void test_output(const struct rep_profile *p)
 /* A tree too deep for recursive walkers, and a wide one. */
 static void test_large(void)
 {
-	enum { DEPTH = 3000, WIDE = 4000 };
+	enum { DEPTH = 3000,
+	       WIDE = 4000 };
 	struct rep_frame fr = { "r", "r.c", 1 };
 	struct rep_loc l = { 1, 1, 0x10, "/bin/big", NULL, 0x10, 1, &fr };
 	struct rep_frame fw[WIDE];
@@ -458,15 +467,24 @@ static void test_large(void)
  * tid 7 alone, or tids 7 and 8 spinning at once (overlap) or one after the
  * other (serial: 8 starts when 7 ends, as an exec replaces a thread).
  */
-enum { T_ONE, T_OVERLAP, T_SERIAL };
+enum { T_ONE,
+       T_OVERLAP,
+       T_SERIAL };
 
 static int write_stripped(const char *path, int threads, bool lines, bool with_keys)
 {
 	static char *argv[] = { "ls", NULL };
 	struct rep_header h = {
-		.mode = "run", .argv = argv, .pid = 7, .wall_ns = 1, .mono_ns = 1000,
-		.event = "task-clock", .period = 1000000, .clock_event = true,
-		.hostname = "host", .cpus = 2,
+		.mode = "run",
+		.argv = argv,
+		.pid = 7,
+		.wall_ns = 1,
+		.mono_ns = 1000,
+		.event = "task-clock",
+		.period = 1000000,
+		.clock_event = true,
+		.hostname = "host",
+		.cpus = 2,
 	};
 	struct rep_thread t7 = { 7, 7, 0, "ls", 1000, 0 };
 	struct rep_thread t8 = { 8, 7, threads == T_SERIAL ? 0 : 7, "ls2",

@@ -106,7 +106,7 @@ static void make_block(struct buf *b, uint64_t id, bool regs, uint64_t time)
 	put64(b, id);
 	put64(b, (uint64_t)502 << 32 | 501);
 	put64(b, time);
-	put64(b, 1);                              /* cpu 1 */
+	put64(b, 1); /* cpu 1 */
 	if (regs)
 		put_regs(b, 0x2000);
 	else
@@ -127,7 +127,7 @@ static void make_wakeup(struct buf *b, uint64_t id, bool stack,
 	put64(b, id);
 	put64(b, (uint64_t)602 << 32 | 601);
 	put64(b, time);
-	put64(b, 0);                              /* cpu 0 */
+	put64(b, 0); /* cpu 0 */
 	put32(b, raw_size);
 	for (uint32_t i = 0; i < raw_size; i++)
 		b->b[b->n + i] = 0xaa;
@@ -156,9 +156,9 @@ static void make_main(struct buf *b, uint64_t id, uint64_t time)
 	put64(b, 0x401234);
 	put64(b, (uint64_t)4321 << 32 | 1234);
 	put64(b, time);
-	put64(b, 1);                              /* cpu 1 */
+	put64(b, 1); /* cpu 1 */
 	put64(b, 1000000);
-	put64(b, time * 1000);                    /* read: the count */
+	put64(b, time * 1000); /* read: the count */
 	put_regs(b, 0x1000);
 	put64(b, 16);
 	for (int i = 0; i < 16; i++)
@@ -170,9 +170,7 @@ static void make_main(struct buf *b, uint64_t id, uint64_t time)
 static void check_truncations(const struct smp_event *ev, const struct buf *full)
 {
 	struct got g;
-	struct smp_sink sink = { .sample = got_sample, .lost = got_lost,
-				 .context_switch = got_switch, .arg = &g,
-				 .block = got_block, .wakeup = got_wakeup };
+	struct smp_sink sink = { .sample = got_sample, .lost = got_lost, .context_switch = got_switch, .arg = &g, .block = got_block, .wakeup = got_wakeup };
 	int refused = 0, tries = 0;
 
 	memset(&g, 0, sizeof(g));
@@ -265,9 +263,7 @@ static void test_synthetic(void)
 {
 	struct smp_event *ev = NULL, *nostack = NULL, *blocks_only = NULL;
 	struct got g;
-	struct smp_sink sink = { .sample = got_sample, .lost = got_lost,
-				 .context_switch = got_switch, .arg = &g,
-				 .block = got_block, .wakeup = got_wakeup };
+	struct smp_sink sink = { .sample = got_sample, .lost = got_lost, .context_switch = got_switch, .arg = &g, .block = got_block, .wakeup = got_wakeup };
 	struct buf b;
 
 	CHECK_EQ_INT(smp_event_new_unchecked("task-clock", 0, 10,
@@ -338,7 +334,7 @@ static void test_synthetic(void)
 	put64(&b, SMP_SYNTH_ID_WAKEUP);
 	put64(&b, 0);
 	put64(&b, 5);
-	put64(&b, 1);                             /* cpu */
+	put64(&b, 1); /* cpu */
 	put32(&b, 36);
 	memset(b.b + b.n, 0, 36);
 	b.b[b.n + 24] = 9;
@@ -414,10 +410,7 @@ static void test_synthetic(void)
 	/* With a thread's context: its ids, and the ring's owner. */
 	{
 		struct smp_thread_stats st;
-		struct smp_parse_ctx ctx = { .tid = 602, .id_main = 70,
-					     .id_block = 71, .id_wakeup = 72,
-					     .count_valid = true,
-					     .stats = &st };
+		struct smp_parse_ctx ctx = { .tid = 602, .id_main = 70, .id_block = 71, .id_wakeup = 72, .count_valid = true, .stats = &st };
 
 		memset(&st, 0, sizeof(st));
 		memset(&g, 0, sizeof(g));
@@ -550,10 +543,10 @@ static void test_format(void)
 
 /* Shared with the child (MAP_SHARED before fork: same address in both). */
 struct shared {
-	uint32_t turn;          /* the ping-pong futex: 0 = A's move, 1 = B's */
-	uint32_t go;            /* futex: the parent's start signal */
-	pid_t tid[2];           /* A (the child's main thread), B */
-	uint64_t ns;            /* the ping-pong's wall time */
+	uint32_t turn; /* the ping-pong futex: 0 = A's move, 1 = B's */
+	uint32_t go;   /* futex: the parent's start signal */
+	pid_t tid[2];  /* A (the child's main thread), B */
+	uint64_t ns;   /* the ping-pong's wall time */
 	int rounds;
 	int slept[2], eagain[2], failed[2], err[2]; /* FUTEX_WAIT's results */
 };
@@ -619,7 +612,7 @@ struct side {
 	pid_t tid, other;
 	int samples, blocks, block_di, block_regs, block_bad_tid;
 	int block_then_out, outs, ins;
-	int voluntary, vol_futex, preempted;        /* blocks, by their switch */
+	int voluntary, vol_futex, preempted; /* blocks, by their switch */
 	uint64_t last_block_regs[SMP_NREGS];
 	bool last_block_have_regs;
 	int woke, woke_other, woke_regs, woke_stack; /* tid == owner */
@@ -785,11 +778,7 @@ static int run_pingpong(const struct smp_event *ev, unsigned ring_pages,
 	for (int i = 0; i < 2; i++) {
 		r->side[i].tid = sh->tid[i];
 		r->side[i].other = sh->tid[!i];
-		sink[i] = (struct smp_sink){ .sample = r_sample, .lost = r_lost,
-					     .context_switch = r_switch,
-					     .arg = &r->side[i],
-					     .block = r_block,
-					     .wakeup = r_wakeup };
+		sink[i] = (struct smp_sink){ .sample = r_sample, .lost = r_lost, .context_switch = r_switch, .arg = &r->side[i], .block = r_block, .wakeup = r_wakeup };
 	}
 	for (int i = 0; i < 2 && ev; i++) {
 		fx_wait_sleeping(pid, sh->tid[i]);

@@ -31,7 +31,7 @@
 
 struct got {
 	int samples, lost_calls, switches, unknown;
-	struct smp_sample s;      /* the last sample (pointers copied out) */
+	struct smp_sample s; /* the last sample (pointers copied out) */
 	uint8_t stack[64];
 	uint64_t lost;
 	pid_t lost_tid;
@@ -80,8 +80,8 @@ static void make_sample(struct buf *b, uint16_t misc, bool regs,
 			size_t stack_bytes, uint64_t dyn, uint64_t time)
 {
 	put_hdr(b, PERF_RECORD_SAMPLE, misc);
-	put64(b, 0x401234);                       /* ip */
-	put64(b, (uint64_t)4321 << 32 | 1234);    /* pid 1234, tid 4321 */
+	put64(b, 0x401234);                    /* ip */
+	put64(b, (uint64_t)4321 << 32 | 1234); /* pid 1234, tid 4321 */
 	put64(b, time);
 	put64(b, (uint64_t)0xffffffff << 32 | 1); /* cpu 1, reserved */
 	put64(b, 1000000);                        /* period */
@@ -97,7 +97,7 @@ static void make_sample(struct buf *b, uint16_t misc, bool regs,
 			put64(b, dyn);
 	} else {
 		put64(b, PERF_SAMPLE_REGS_ABI_NONE);
-		put64(b, 0);                      /* no stack, no dyn_size */
+		put64(b, 0); /* no stack, no dyn_size */
 	}
 	fix_size(b);
 }
@@ -106,8 +106,7 @@ static void make_sample(struct buf *b, uint16_t misc, bool regs,
 static void check_truncations(const struct smp_event *ev, const struct buf *full)
 {
 	struct got g;
-	struct smp_sink sink = { .sample = got_sample, .lost = got_lost,
-				 .context_switch = got_switch, .arg = &g };
+	struct smp_sink sink = { .sample = got_sample, .lost = got_lost, .context_switch = got_switch, .arg = &g };
 	int refused = 0, tries = 0;
 
 	memset(&g, 0, sizeof(g));
@@ -132,8 +131,7 @@ static void test_synthetic(void)
 {
 	struct smp_event *ev = NULL, *ev_nostack = NULL;
 	struct got g;
-	struct smp_sink sink = { .sample = got_sample, .lost = got_lost,
-				 .context_switch = got_switch, .arg = &g };
+	struct smp_sink sink = { .sample = got_sample, .lost = got_lost, .context_switch = got_switch, .arg = &g };
 	struct buf b;
 
 	CHECK_EQ_INT(smp_event_new_unchecked("task-clock", 0, 10,
@@ -378,7 +376,8 @@ static void test_ring_walk(void)
 	struct smp_parse_ctx ctx = { .stats = &st };
 	struct seq q;
 	struct smp_sink sink = { .sample = seq_sample,
-				 .context_switch = seq_switch, .arg = &q };
+				 .context_switch = seq_switch,
+				 .arg = &q };
 	struct buf b;
 	uint64_t head, tail;
 	int n;
@@ -401,7 +400,7 @@ static void test_ring_walk(void)
 			put64(&b, 0x400000 + (uint64_t)i);
 			put64(&b, 1);
 			put64(&b, 100 + (uint64_t)i);
-			put64(&b, 0);             /* cpu */
+			put64(&b, 0); /* cpu */
 			put64(&b, 1000000);
 			put64(&b, 5000);
 		} else {
@@ -432,7 +431,7 @@ static void test_ring_walk(void)
 	q.n = 0;
 	put_hdr(&b, PERF_RECORD_SAMPLE, 0);
 	put64(&b, 1);
-	fix_size(&b);            /* 16 bytes: no tid, time, period, count */
+	fix_size(&b); /* 16 bytes: no tid, time, period, count */
 	ring_put(data, &head, &b);
 	put_hdr(&b, PERF_RECORD_SWITCH, 0);
 	put_trailer(&b, 1, 1, 555);
@@ -490,8 +489,8 @@ static void test_event_names(void)
 	CHECK_EQ_INT(ret, -ENOENT);
 	CHECK(ev == NULL);
 	CHECK(why && !strcmp(why, "unknown event 'no-such-event-xyz'; try "
-			     "task-clock, cpu-clock, or a libpfm4 name (see "
-			     "`showevtinfo`)"));
+				  "task-clock, cpu-clock, or a libpfm4 name (see "
+				  "`showevtinfo`)"));
 	ret = smp_event_new("", 0, 10, 0, &ev, &why);
 	CHECK(ret < 0 && why);
 	ret = smp_event_new("task-clock", 0, 100, 0, &ev, &why);
@@ -505,8 +504,8 @@ static void test_event_names(void)
 	} else {
 		CHECK(ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENODEV);
 		CHECK(why && !strcmp(why, "cycles: this machine has no hardware "
-				     "PMU (a virtual machine?); use task-clock "
-				     "or cpu-clock"));
+					  "PMU (a virtual machine?); use task-clock "
+					  "or cpu-clock"));
 		printf("# cycles refused: %s\n", why ? why : "(null)");
 	}
 	ev = NULL;
@@ -733,8 +732,7 @@ static int run_child(const struct smp_event *ev, unsigned ring_pages,
 		     struct smp_thread_stats *stats, uint64_t *drain_ns,
 		     int *drain_errors)
 {
-	struct smp_sink sink = { .sample = run_sample, .lost = run_lost,
-				 .context_switch = run_switch, .arg = r };
+	struct smp_sink sink = { .sample = run_sample, .lost = run_lost, .context_switch = run_switch, .arg = r };
 	struct smp_thread *t = NULL;
 	int go, status, err;
 	uint64_t deadline;
@@ -972,7 +970,8 @@ static void test_real_cpu(void)
 	struct cpu_run r = { .period_min = UINT64_MAX };
 	struct smp_sink cpu_sink = { .sample = cpu_sample, .arg = &r };
 	struct smp_sink thread_sink = { .sample = cpu_thread_sample,
-					.context_switch = cpu_switch, .arg = &r };
+					.context_switch = cpu_switch,
+					.arg = &r };
 	int n = 0, go, status = 0, ret;
 	const char *why = NULL;
 	pid_t pid;

@@ -164,12 +164,12 @@ static int verbose;
 /* ---- the fixture variants ---- */
 
 struct variant {
-	const char *name;  /* binary in dir */
-	bool stripped;     /* DWARF only in the debuglink file */
+	const char *name; /* binary in dir */
+	bool stripped;    /* DWARF only in the debuglink file */
 	bool build_id;
-	bool bad_debug;    /* the debuglink file does not match: must be refused */
-	bool deleted_dl;   /* unlink the dlopen'ed library before resolving */
-	bool cxx;          /* the C++ fixture (built only when c++ exists) */
+	bool bad_debug;  /* the debuglink file does not match: must be refused */
+	bool deleted_dl; /* unlink the dlopen'ed library before resolving */
+	bool cxx;        /* the C++ fixture (built only when c++ exists) */
 };
 
 static bool have_cxx;
@@ -197,32 +197,36 @@ static int build_fixtures(void)
 	if (have_cxx && fx_run("cd %s && c++ -O2 -g fxx.cc -o fxx", dir))
 		return -1;
 	if (fx_run("cd %s && cc -O2 -g -shared -fPIC lib.c -o libfx.so && "
-		"cc -O2 -g -shared -fPIC dl.c -o libfxdl.so && "
-		"cc -O2 -c nodebug.c -o nodebug.o", dir))
+		   "cc -O2 -g -shared -fPIC dl.c -o libfxdl.so && "
+		   "cc -O2 -c nodebug.c -o nodebug.o",
+		   dir))
 		return -1;
 	if (fx_run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_o2 && "
-		"cc -O0 -g fx.c nodebug.o %s -o fx_o0 && "
-		"cc -O2 -g -fno-pie -no-pie fx.c nodebug.o %s -o fx_nopie", dir, ld, ld, ld))
+		   "cc -O0 -g fx.c nodebug.o %s -o fx_o0 && "
+		   "cc -O2 -g -fno-pie -no-pie fx.c nodebug.o %s -o fx_nopie",
+		   dir, ld, ld, ld))
 		return -1;
 	/* Stripped of everything (no .symtab either): names can only come
 	 * from the debug file. */
 	if (fx_run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_s.full && "
-		"objcopy --only-keep-debug fx_s.full fx_s.debug && "
-		"objcopy --strip-all --add-gnu-debuglink=fx_s.debug fx_s.full fx_s", dir, ld))
+		   "objcopy --only-keep-debug fx_s.full fx_s.debug && "
+		   "objcopy --strip-all --add-gnu-debuglink=fx_s.debug fx_s.full fx_s",
+		   dir, ld))
 		return -1;
 	/* No build-id: the debuglink's CRC is the only check. */
 	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_crc.full && "
-		"objcopy --only-keep-debug fx_crc.full fx_crc.debug && "
-		"objcopy --strip-all --add-gnu-debuglink=fx_crc.debug fx_crc.full fx_crc",
-		dir, ld))
+		   "objcopy --only-keep-debug fx_crc.full fx_crc.debug && "
+		   "objcopy --strip-all --add-gnu-debuglink=fx_crc.debug fx_crc.full fx_crc",
+		   dir, ld))
 		return -1;
 	/* The link is made to a good file, which is then replaced by the
 	 * debug info of a different build (-O0): the CRC no longer matches. */
 	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_bad.full && "
-		"objcopy --only-keep-debug fx_bad.full fx_bad.debug && "
-		"objcopy --strip-all --add-gnu-debuglink=fx_bad.debug fx_bad.full fx_bad && "
-		"cc -O0 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_bad.other && "
-		"objcopy --only-keep-debug fx_bad.other fx_bad.debug", dir, ld, ld))
+		   "objcopy --only-keep-debug fx_bad.full fx_bad.debug && "
+		   "objcopy --strip-all --add-gnu-debuglink=fx_bad.debug fx_bad.full fx_bad && "
+		   "cc -O0 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_bad.other && "
+		   "objcopy --only-keep-debug fx_bad.other fx_bad.debug",
+		   dir, ld, ld))
 		return -1;
 	return 0;
 }
@@ -303,10 +307,12 @@ static int child_continue(struct child *c)
 
 		if (sscanf(line, "%31s %lx", name, &val) != 2)
 			continue;
+/* clang-format off */
 #define F(n) if (!strcmp(name, #n)) c->n = val;
 		F(fx_a) F(fx_b) F(fx_c) F(main) F(uses_helper) F(lib_func) F(nodebug_func)
 		F(dl_func) F(vdso) F(inl_ra) F(cxx)
 #undef F
+		/* clang-format on */
 	}
 	return wait_stop(c->pid, SIGSTOP);
 }
@@ -544,7 +550,7 @@ static void test_variant(const struct variant *v)
 
 	if (v->stripped) /* so names and lines can only come from the debug file */
 		CHECK(fx_run("! readelf -S %s/%s | grep -q -e debug_info -e '\\.symtab'", dir,
-			  v->name) == 0);
+			     v->name) == 0);
 	if (v->cxx) {
 		char *probe = sym_demangle("_ZN2ns5scaleEi");
 
@@ -657,7 +663,8 @@ static void test_variant(const struct variant *v)
 			frames += sym_space_unwind_sample(sp, &s, pcs_s, PSUP_ARRAY_SIZE(pcs_s));
 		getrusage(RUSAGE_SELF, &ru1);
 		fprintf(stderr, "# unwind_sample: %.2f us per unwind of %d frames (%d runs, "
-			"max rss +%ld KiB)\n", (double)(psup_now_ns() - t0) / 1000.0 / iters,
+				"max rss +%ld KiB)\n",
+			(double)(psup_now_ns() - t0) / 1000.0 / iters,
 			frames / iters, iters, ru1.ru_maxrss - ru0.ru_maxrss);
 		fuzz_unwind(sp, &s, &c);
 	}

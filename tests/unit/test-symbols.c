@@ -46,7 +46,7 @@ static void test_good(void)
 	CHECK(!m[1].deleted);
 	CHECK(!strcmp(m[2].path, "[heap]"));
 	CHECK_EQ_INT(m[2].prot, PROT_READ | PROT_WRITE);
-	CHECK(!strcmp(m[3].path, ""));        /* anonymous, one trailing space */
+	CHECK(!strcmp(m[3].path, "")); /* anonymous, one trailing space */
 	CHECK_EQ_INT(m[4].dev_major, 0x103);
 	CHECK_EQ_INT(m[4].dev_minor, 5);
 	CHECK(m[4].inode == 98765432109ULL);
@@ -69,16 +69,16 @@ static void test_bad(void)
 	} cases[] = {
 		{ "garbage\n", 1 },
 		{ "00400000-00401000 r-xp 00000000 08:01 1 /a\nnope\n", 2 },
-		{ "00400000 r-xp 00000000 08:01 1 /a\n", 1 },                 /* no end */
-		{ "00401000-00400000 r-xp 00000000 08:01 1 /a\n", 1 },        /* end < start */
-		{ "00400000-00401000 rzxp 00000000 08:01 1 /a\n", 1 },        /* perms */
-		{ "00400000-00401000 r-x 00000000 08:01 1 /a\n", 1 },         /* 3 perms */
-		{ "00400000-00401000 r-xp 0000000g 08:01 1 /a\n", 1 },        /* offset */
-		{ "00400000-00401000 r-xp 00000000 0801 1 /a\n", 1 },         /* dev */
-		{ "00400000-00401000 r-xp 00000000 08:01 x /a\n", 1 },        /* inode */
-		{ "00400000-00401000 r-xp 00000000 08:01 12/a\n", 1 },        /* no space */
-		{ "00400000-00401000 r-xp 00000000 08:01\n", 1 },             /* truncated */
-		{ "00400000-00401000 r-xp 00000000 08:01 1 /a\n\n", 2 },      /* empty line */
+		{ "00400000 r-xp 00000000 08:01 1 /a\n", 1 },                     /* no end */
+		{ "00401000-00400000 r-xp 00000000 08:01 1 /a\n", 1 },            /* end < start */
+		{ "00400000-00401000 rzxp 00000000 08:01 1 /a\n", 1 },            /* perms */
+		{ "00400000-00401000 r-x 00000000 08:01 1 /a\n", 1 },             /* 3 perms */
+		{ "00400000-00401000 r-xp 0000000g 08:01 1 /a\n", 1 },            /* offset */
+		{ "00400000-00401000 r-xp 00000000 0801 1 /a\n", 1 },             /* dev */
+		{ "00400000-00401000 r-xp 00000000 08:01 x /a\n", 1 },            /* inode */
+		{ "00400000-00401000 r-xp 00000000 08:01 12/a\n", 1 },            /* no space */
+		{ "00400000-00401000 r-xp 00000000 08:01\n", 1 },                 /* truncated */
+		{ "00400000-00401000 r-xp 00000000 08:01 1 /a\n\n", 2 },          /* empty line */
 		{ "1ffffffffffffffff-2ffffffffffffffff r-xp 0 08:01 1 /a\n", 1 }, /* > 64 bits */
 		{ "00400000-00401000 r-xp 00000000 08:01 99999999999999999999999 /a\n", 1 },
 	};

@@ -43,8 +43,12 @@ static int store_p(int proc, uint64_t ctx, uint64_t addr, unsigned size, const v
 {
 	uint8_t before[EXP_WEXACT_MAX_SIZE];
 	struct exp_wexact_access a = {
-		.ctx = ctx, .addr = addr, .size = size, .flags = EXP_WEXACT_WRITE | flags,
-		.before = before, .after = val,
+		.ctx = ctx,
+		.addr = addr,
+		.size = size,
+		.flags = EXP_WEXACT_WRITE | flags,
+		.before = before,
+		.after = val,
 	};
 
 	memcpy(before, at(proc, addr), size);
@@ -55,7 +59,10 @@ static int store_p(int proc, uint64_t ctx, uint64_t addr, unsigned size, const v
 static int load_p(int proc, uint64_t ctx, uint64_t addr, unsigned size, unsigned flags)
 {
 	struct exp_wexact_access a = {
-		.ctx = ctx, .addr = addr, .size = size, .flags = EXP_WEXACT_READ | flags,
+		.ctx = ctx,
+		.addr = addr,
+		.size = size,
+		.flags = EXP_WEXACT_READ | flags,
 		.before = at(proc, addr),
 	};
 
@@ -121,25 +128,25 @@ static size_t npairs(enum exp_wexact_kind k)
 	return n;
 }
 
-#define CHECK_PAIR(k, watch, trap, waste_, use_)                                \
-	do {                                                                   \
-		struct exp_wexact_pair _p = pair(k, watch, trap);              \
-		CHECK_EQ_INT(_p.waste, waste_);                                \
-		CHECK_EQ_INT(_p.use, use_);                                    \
+#define CHECK_PAIR(k, watch, trap, waste_, use_) \
+	do { \
+		struct exp_wexact_pair _p = pair(k, watch, trap); \
+		CHECK_EQ_INT(_p.waste, waste_); \
+		CHECK_EQ_INT(_p.use, use_); \
 	} while (0)
 
-#define CHECK_TOTAL(k, waste_, use_)                                           \
-	do {                                                                   \
-		struct exp_wexact_total _t = total(k);                         \
-		CHECK_EQ_INT(_t.waste, waste_);                                \
-		CHECK_EQ_INT(_t.use, use_);                                    \
+#define CHECK_TOTAL(k, waste_, use_) \
+	do { \
+		struct exp_wexact_total _t = total(k); \
+		CHECK_EQ_INT(_t.waste, waste_); \
+		CHECK_EQ_INT(_t.use, use_); \
 	} while (0)
 
-#define CHECK_FRACTION(k, expect)                                              \
-	do {                                                                   \
-		struct exp_wexact_total _t = total(k);                         \
-		double _f = exp_wexact_fraction(&_t);                          \
-		CHECK(_f > (expect) - 1e-9 && _f < (expect) + 1e-9);           \
+#define CHECK_FRACTION(k, expect) \
+	do { \
+		struct exp_wexact_total _t = total(k); \
+		double _f = exp_wexact_fraction(&_t); \
+		CHECK(_f > (expect)-1e-9 && _f < (expect) + 1e-9); \
 	} while (0)
 
 #define DEAD EXP_WEXACT_DEAD_STORE
@@ -332,7 +339,7 @@ static void test_silent_load(void)
 static void test_float(void)
 {
 	uint64_t d = BASE + 0x200, f = BASE + 0x300, pk = BASE + 0x400;
-	float v4[4] = {1.0f, -2.0f, 1000.0f, 0.0f};
+	float v4[4] = { 1.0f, -2.0f, 1000.0f, 0.0f };
 
 	fresh(EXP_WEXACT_PRECISION);
 	CHECK_EQ_INT(stored(70, d, 1.0), 0);
@@ -451,9 +458,7 @@ static void test_rmw(void)
 	uint64_t x = BASE + 0x6000;
 	uint32_t five = 5, six = 6;
 	uint8_t before[4];
-	struct exp_wexact_access a = { .ctx = 2, .addr = x, .size = 4,
-				       .flags = EXP_WEXACT_READ | EXP_WEXACT_WRITE,
-				       .before = before, .after = (const uint8_t *)&six };
+	struct exp_wexact_access a = { .ctx = 2, .addr = x, .size = 4, .flags = EXP_WEXACT_READ | EXP_WEXACT_WRITE, .before = before, .after = (const uint8_t *)&six };
 
 	fresh(EXP_WEXACT_PRECISION);
 	CHECK_EQ_INT(store32(1, x, 5), 0);
@@ -510,9 +515,8 @@ static void test_two_processes(void)
 static void test_contexts_and_errors(void)
 {
 	uint64_t x = BASE + 0x9000;
-	uint8_t buf[8] = {0};
-	struct exp_wexact_access a = { .ctx = 0, .addr = x, .size = 4, .flags = EXP_WEXACT_WRITE,
-				       .before = buf, .after = buf };
+	uint8_t buf[8] = { 0 };
+	struct exp_wexact_access a = { .ctx = 0, .addr = x, .size = 4, .flags = EXP_WEXACT_WRITE, .before = buf, .after = buf };
 	struct exp_wexact_stats st;
 
 	fresh(EXP_WEXACT_PRECISION);
@@ -544,8 +548,8 @@ static void test_contexts_and_errors(void)
 	CHECK_EQ_INT(exp_wexact_access(w, 1, &a), -EINVAL);
 	a.addr = UINT64_MAX - 3; /* the last 4 bytes: fine */
 	CHECK_EQ_INT(exp_wexact_access(w, 1, &a), 0);
-	CHECK_EQ_INT(exp_wexact_pairs(w, EXP_WEXACT_KINDS, &(struct exp_wexact_pair *){NULL},
-				      &(size_t){0}),
+	CHECK_EQ_INT(exp_wexact_pairs(w, EXP_WEXACT_KINDS, &(struct exp_wexact_pair *){ NULL },
+				      &(size_t){ 0 }),
 		     -EINVAL);
 	{
 		struct exp_wexact_stats st2;
@@ -721,11 +725,14 @@ static void test_random_model(void)
 				memcpy(after + e, &fvals[(state >> (e % 60)) % 4], 8);
 
 		struct exp_wexact_access a = {
-			.ctx = ctx, .addr = base + off, .size = size,
-			.flags = (what < 2 ? EXP_WEXACT_READ : what < 4 ? EXP_WEXACT_WRITE :
-					     EXP_WEXACT_READ | EXP_WEXACT_WRITE) |
+			.ctx = ctx,
+			.addr = base + off,
+			.size = size,
+			.flags = (what < 2 ? EXP_WEXACT_READ : what < 4 ? EXP_WEXACT_WRITE
+									: EXP_WEXACT_READ | EXP_WEXACT_WRITE) |
 				 (fp64 ? EXP_WEXACT_FP64 : 0),
-			.before = before, .after = after,
+			.before = before,
+			.after = after,
 		};
 		CHECK_EQ_INT(exp_wexact_access(w, pid_of(0), &a), 0);
 		rm_access(ctx, off, size, a.flags & EXP_WEXACT_READ, a.flags & EXP_WEXACT_WRITE, fp64,
@@ -779,8 +786,7 @@ static void bench(void)
 		uint64_t addr = BASE + (i * 8) % (64 * 1024);
 
 		v = i;
-		failed += (i & 1 ? load_p(0, i % 16, addr, 8, 0) :
-				   store_p(0, i % 16, addr, 8, &v, 0)) != 0;
+		failed += (i & 1 ? load_p(0, i % 16, addr, 8, 0) : store_p(0, i % 16, addr, 8, &v, 0)) != 0;
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	ns = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n;

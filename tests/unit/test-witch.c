@@ -17,8 +17,7 @@
 
 static struct exp_witch *make(unsigned kinds, unsigned slots, uint64_t seed, struct rep_writer *w)
 {
-	struct exp_witch_config c = { .kinds = kinds, .slots = slots, .fp_precision = 0.01,
-				      .weight = 1, .seed = seed };
+	struct exp_witch_config c = { .kinds = kinds, .slots = slots, .fp_precision = 0.01, .weight = 1, .seed = seed };
 	struct exp_witch *x = NULL;
 
 	CHECK_EQ_INT(exp_witch_new(w, &c, &x), 0);
@@ -187,8 +186,7 @@ static void test_silent(void)
 	struct exp_witch_verdict v;
 	double d0 = 1.0, d1 = 1.005, d2 = 1.02;
 	uint32_t i0 = 7, i1 = 8;
-	struct exp_witch_access ad = { .addr = 0x7000, .size = 8, .len = 8,
-				       .flags = EXP_WITCH_WRITE | EXP_WITCH_FP64 };
+	struct exp_witch_access ad = { .addr = 0x7000, .size = 8, .len = 8, .flags = EXP_WITCH_WRITE | EXP_WITCH_FP64 };
 	struct exp_witch_access ai = store4(0x7100);
 
 	exp_witch_sample(x, 1, 1, &ad, 1, NULL, &p);
@@ -238,7 +236,11 @@ static void test_load(void)
 }
 
 static const struct rep_header header = {
-	.mode = "run", .pid = 100, .event = "task-clock", .period = 1000000, .clock_event = true,
+	.mode = "run",
+	.pid = 100,
+	.event = "task-clock",
+	.period = 1000000,
+	.clock_event = true,
 };
 
 /* Records: pairs and counters written by flushes add up in the report,
@@ -257,13 +259,10 @@ static void test_records(void)
 	close(fd);
 	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
 	CHECK_EQ_INT(rep_write_header(w, &header), 0);
-	struct rep_witch_config c = { .kinds = "dead", .event = "task-clock", .period = 4000000,
-				      .clock = true, .fp_precision_ppm = 10000, .slots = 4, .weight = 1 };
+	struct rep_witch_config c = { .kinds = "dead", .event = "task-clock", .period = 4000000, .clock = true, .fp_precision_ppm = 10000, .slots = 4, .weight = 1 };
 	CHECK_EQ_INT(rep_write_witch_config(w, &c), 0);
-	struct rep_loc la = { .id = 1, .pid = 100, .addr = 0x10, .image = "w", .offset = 0x10,
-			      .nframes = 1, .frames = &fa };
-	struct rep_loc lb = { .id = 2, .pid = 100, .addr = 0x20, .image = "w", .offset = 0x20,
-			      .nframes = 1, .frames = &fb };
+	struct rep_loc la = { .id = 1, .pid = 100, .addr = 0x10, .image = "w", .offset = 0x10, .nframes = 1, .frames = &fa };
+	struct rep_loc lb = { .id = 2, .pid = 100, .addr = 0x20, .image = "w", .offset = 0x20, .nframes = 1, .frames = &fb };
 	CHECK_EQ_INT(rep_write_loc(w, &la), 0);
 	CHECK_EQ_INT(rep_write_loc(w, &lb), 0);
 	CHECK_EQ_INT(rep_write_node(w, 1, 0, 1), 0);
@@ -347,8 +346,7 @@ static void test_weights(void)
 	struct exp_witch_verdict v;
 	static const uint8_t val[8];
 	/* dead weighs 4 (a store every 16 instructions), load 0.5 */
-	const double w[EXP_WITCH_KINDS] = { [EXP_WITCH_DEAD] = 4.0, [EXP_WITCH_SILENT] = 1.0,
-					    [EXP_WITCH_LOAD] = 0.5 };
+	const double w[EXP_WITCH_KINDS] = { [EXP_WITCH_DEAD] = 4.0, [EXP_WITCH_SILENT] = 1.0, [EXP_WITCH_LOAD] = 0.5 };
 	struct exp_witch_access a[2] = {
 		{ .addr = 0x5000, .size = 4, .len = 4, .flags = EXP_WITCH_READ },
 		{ .addr = 0x5100, .size = 4, .len = 4, .flags = EXP_WITCH_WRITE },
