@@ -15,7 +15,8 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 # libc6-dbg (libc's debug info: libc's own frames, and lock blame through
 # them, are named in reports).
 packages=(gcc g++ pkg-config meson ninja-build libdw-dev libelf-dev libunwind-dev libpfm4-dev
-          libcbor-dev libiberty-dev libzydis-dev jq procps python3 coz-profiler libc6-dbg)
+          libcbor-dev libiberty-dev libzydis-dev jq procps python3 coz-profiler libc6-dbg
+          clang-format)
 
 install_missing() {
 	local missing=()
