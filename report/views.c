@@ -1470,11 +1470,11 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 			print_table(out, o->format, &st, 0);
 			fputs(o->format == REP_FORMAT_MARKDOWN
 				      ? "other: blocked in the kernel on something psup does not count "
-					"as a futex, I/O or a sleep (a page fault, or a call it does not "
-					"recognize).\n\n"
+					"as a futex, I/O or a sleep (waiting for a child process, a page "
+					"fault, or a call it does not recognize).\n\n"
 				      : "  other: blocked in the kernel on something psup does not count "
-					"as a futex, I/O or a sleep\n    (a page fault, or a call it does not "
-					"recognize).\n\n",
+					"as a futex, I/O or a sleep\n    (waiting for a child process, a "
+					"page fault, or a call it does not recognize).\n\n",
 			      out);
 		}
 	}
