@@ -1,10 +1,20 @@
 #ifndef PSUP_BUILTIN_H
 #define PSUP_BUILTIN_H
 
+#include <getopt.h>
+#include <stddef.h>
+
 /* The commands (git's builtin.h): each gets argv from its own name on and
  * returns psup's exit status. */
 int cmd_run(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+
+/* The option getopt_long() just returned as c, as the user wrote it
+ * ("-o", "--output"), for a message; longindex is what getopt_long() set
+ * (-1 before the call). For '?' and ':' (an optstring starting with ':')
+ * the unknown option or the one missing its value. Returns buf. */
+const char *builtin_option_name(int c, int longindex, const struct option *longopts,
+				char **argv, char *buf, size_t len);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/output.h"
 #include "common/util.h"
 #include "experiments/experiments.h"
 #include "report/report.h"
@@ -754,12 +755,12 @@ static int open_output(struct rec *r, const struct rec_options *o)
 	r->own_writer = err == 0;
 
 	if (err == -EEXIST) {
-		pr_err("%s already exists; use -o FILE for another name, or --force to overwrite it",
+		pr_err("%s already exists; use -o FILE for another name, or --force to replace it",
 		       o->output);
 		return err;
 	}
 	if (err < 0)
-		pr_err("cannot create %s: %s", o->output, strerror(-err));
+		pr_err("cannot write %s: %s", o->output, psup_output_strerror(err));
 	return err;
 }
 
@@ -1191,10 +1192,8 @@ void rec_abort(struct rec *r)
 {
 	sup_session_free(r->sup);
 	r->sup = NULL;
-	if (r->own_writer) {
-		rep_writer_close(r->w);
-		unlink(r->path);
-	}
+	if (r->own_writer)
+		rep_writer_discard(r->w, r->path);
 	rec_release(r);
 }
 

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "builtin/builtin.h"
 #include "common/log.h"
+#include "common/output.h"
 #include "report/report.h"
 
 static const char report_usage[] =
@@ -48,11 +50,22 @@ static const char report_usage[] =
 	"                      12 for text and markdown, 256 for json; 0 means all)\n"
 	"  --pretty            indent json for people (the default when stdout is a\n"
 	"                      terminal; pipes and files get one compact line)\n"
-	"  -o, --output FILE   write the report to FILE instead of stdout\n"
+	"  -o, --output FILE   write the report to FILE instead of stdout (never an\n"
+	"                      input; an existing FILE only with --force)\n"
+	"  -f, --force         replace FILE if it exists\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"Exit status: 0 on success, 1 when a file cannot be read or is corrupt,\n"
 	"2 on bad usage.\n";
+
+/* Whether a and b name the same file (links followed, hard links too). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
 
 static int parse_views(const char *arg, unsigned *views)
 {
@@ -143,6 +156,7 @@ int cmd_report(int argc, char **argv)
 		{ "overhead", required_argument, NULL, OPT_OVERHEAD },
 		{ "pretty", no_argument, NULL, OPT_PRETTY },
 		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -152,15 +166,17 @@ int cmd_report(int argc, char **argv)
 	static char *const default_files[] = { "psup.cbor", NULL };
 	char *const *files;
 	const char *output = NULL;
+	struct psup_output of = { .fd = -1 };
+	bool force = false;
 	struct rep_profile *p = NULL;
 	bool top_set = false, min_set = false, depth_set = false, pretty = false;
 	FILE *out = stdout;
-	char err[512];
-	int c, rc, nfiles, status = 1;
+	char err[512], name[64];
+	int c, rc, nfiles, status = 1, li = -1;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":fho:", longopts, &li)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -235,19 +251,23 @@ int cmd_report(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'f':
+			force = true;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
+		case ':':
+			pr_err("report: option '%s' needs a value; see 'psup report --help'",
+			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)));
+			return 2;
 		case '?':
 		default:
-			if (optopt && optopt < 256)
-				pr_err("report: unknown option '-%c'", optopt);
-			else
-				pr_err("report: unknown option or missing argument: '%s'",
-				       argv[optind - 1]);
-			fputs(report_usage, stderr);
+			pr_err("report: unknown option '%s'; see 'psup report --help'",
+			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)));
 			return 2;
 		}
+		li = -1;
 	}
 	if (!top_set)
 		opt.top = opt.format == REP_FORMAT_JSON ? 0 : 20;
@@ -262,6 +282,13 @@ int cmd_report(int argc, char **argv)
 		topt.min_percent = opt.format == REP_FORMAT_JSON ? 0.0 : 1.0;
 	files = optind < argc ? argv + optind : default_files;
 	nfiles = optind < argc ? argc - optind : 1;
+	for (int i = 0; output && i < nfiles; i++) {
+		if (same_file(output, files[i])) {
+			pr_err("report: %s is also an input (%s); name another output file", output,
+			       files[i]);
+			return 2;
+		}
+	}
 
 	rc = rep_profile_new(&p);
 	if (rc) {
@@ -289,27 +316,54 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (output) {
-		out = fopen(output, "w");
-		if (!out) {
-			pr_err("%s: %s", output, strerror(errno));
+		rc = psup_output_open(output, force ? PSUP_OUTPUT_FORCE : 0, &of);
+		if (rc == -EEXIST) {
+			pr_err("report: %s already exists; name another file, or use --force to "
+			       "replace it",
+			       output);
 			goto out;
+		}
+		if (rc) {
+			pr_err("report: cannot write %s: %s", output, psup_output_strerror(rc));
+			goto out;
+		}
+		out = fdopen(of.fd, "w");
+		if (!out) {
+			pr_err("report: %s: %s", output, strerror(errno));
+			goto out_discard;
 		}
 	}
 	/* A person reads a terminal; scripts (jq, tests) read pipes and files,
 	 * which keep the compact single line. */
 	if (opt.format == REP_FORMAT_JSON && !output && isatty(STDOUT_FILENO))
 		pretty = true;
+	/* The views say -EIO for any failed write; the errno of the write
+	 * that failed (ENOSPC on /dev/full) says what to do about it. */
+	errno = 0;
 	if (opt.format == REP_FORMAT_JSON && pretty)
 		rc = print_pretty(p, &opt, &topt, out);
 	else
 		rc = rep_print_ext(p, &opt, &topt, out);
-	if (output && fclose(out) != 0 && !rc)
+	if (rc == -EIO && errno && errno != EIO)
 		rc = -errno;
+	if (output) {
+		errno = 0;
+		if (fclose(out) != 0 && !rc)
+			rc = errno ? -errno : -EIO;
+		of.fd = -1;
+	}
 	if (rc) {
-		pr_err("%s: %s", output ? output : "stdout", strerror(-rc));
-		goto out;
+		pr_err("report: cannot write %s: %s", output ? output : "stdout", strerror(-rc));
+		goto out_discard;
 	}
 	status = 0;
+	goto out;
+out_discard:
+	/* Half a report is none: drop the file this run made. */
+	if (output)
+		psup_output_discard(&of, output);
+	if (of.fd >= 0)
+		close(of.fd);
 out:
 	rep_profile_free(p);
 	return status;

@@ -73,7 +73,8 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 	fputs("options:\n"
 	      "  -o, --output FILE     record file (default psup.cbor; never overwritten\n"
 	      "                        unless --force)\n"
-	      "  -f, --force           overwrite FILE if it exists\n"
+	      "  -f, --force           replace FILE if it exists (a new file in its place;\n"
+	      "                        another user's link is replaced, not followed)\n"
 	      "  -e, --event NAME      sampling event: task-clock (default), cpu-clock, or a\n"
 	      "                        hardware event through libpfm4 where the machine has a PMU\n"
 	      "  -c, --period N        sampling period, in ns for clock events (default\n"
@@ -111,7 +112,9 @@ enum { OPT_JITTER = 256,
        OPT_PER_THREAD,
        OPT_MODE = 512,
        OPT_MODE_SPAN = 64 };
-#define BASE_SHORTOPTS "+o:fe:c:d:qvh"
+/* '+': stop at the command's name, so its own options are its own; ':': a
+ * missing value is told apart from an unknown option. */
+#define BASE_SHORTOPTS "+:o:fe:c:d:qvh"
 #define MAX_LONGOPTS 64
 
 /* Mode option c (a getopt value): *mode gets the mode's index, *id its id.
@@ -186,8 +189,9 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 	char shortopts[64];
 	const char *cmd = attach ? "attach" : "run";
 	unsigned taken = 0;
+	char name[64];
 	size_t mi;
-	int c, id;
+	int c, id, li = -1;
 	long v;
 
 	*o = (struct run_options){
@@ -203,8 +207,7 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 	build_options(o, longopts, shortopts, sizeof(shortopts));
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the command's name, so its own options are its own. */
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, &li)) != -1) {
 		switch (c) {
 		case 'o':
 			o->rec.output = optarg;
@@ -275,7 +278,12 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 			usage_common(stdout, attach, o);
 			return 0;
 		case ':':
-			pr_err("option '%s' needs a value; see 'psup %s --help'", argv[optind - 1], cmd);
+			pr_err("option '%s' needs a value; see 'psup %s --help'",
+			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)), cmd);
+			return 2;
+		case '?':
+			pr_err("unknown option '%s'; see 'psup %s --help'",
+			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)), cmd);
 			return 2;
 		default:
 			if (mode_option_of(o, c, &mi, &id)) {
@@ -285,9 +293,14 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 				break;
 			}
 unknown:
-			pr_err("unknown option '%s'; see 'psup %s --help'", argv[optind - 1], cmd);
+			/* an option of the other command (attach's -d, run's
+			 * --no-follow-forks) */
+			pr_err("option '%s' is for psup %s only; see 'psup %s --help'",
+			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)),
+			       attach ? "run" : "attach", cmd);
 			return 2;
 		}
+		li = -1;
 	}
 	/* x86 has 4 debug registers per thread: the modes' breakpoints
 	 * first (progress points), watchpoints get the rest */

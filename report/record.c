@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/output.h"
+
 /*
  * The writer encodes each record into one buffer that is reused (it only
  * grows) and appends it with a single write(), so a kill of the recorder loses
@@ -16,6 +18,7 @@
  * interleaved halves. The schema is docs/format.md.
  */
 struct rep_writer {
+	struct psup_output out;
 	int fd;
 	int err; /* first write error, returned from then on */
 	unsigned char *buf;
@@ -26,9 +29,8 @@ struct rep_writer {
 int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out)
 {
 	struct rep_writer *w;
-	int oflags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	int err;
 
-	oflags |= (flags & REP_WRITER_FORCE) ? O_TRUNC : O_EXCL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -38,16 +40,22 @@ int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out)
 		free(w);
 		return -ENOMEM;
 	}
-	w->fd = open(path, oflags, 0666);
-	if (w->fd < 0) {
-		int err = -errno;
-
+	err = psup_output_open(path, (flags & REP_WRITER_FORCE) ? PSUP_OUTPUT_FORCE : 0, &w->out);
+	if (err < 0) {
 		free(w->buf);
 		free(w);
 		return err;
 	}
+	w->fd = w->out.fd;
 	*out = w;
 	return 0;
+}
+
+void rep_writer_discard(struct rep_writer *w, const char *path)
+{
+	if (w)
+		psup_output_discard(&w->out, path);
+	rep_writer_close(w);
 }
 
 int rep_writer_close(struct rep_writer *w)

@@ -28,11 +28,16 @@ enum rep_writer_flags {
 	REP_WRITER_FORCE = 1 << 0, /* overwrite an existing file */
 };
 
-/* Creates path (O_EXCL unless REP_WRITER_FORCE: -EEXIST when it exists).
- * Caller closes with rep_writer_close(). */
+/* Opens path by psup_output_open()'s rules (common/output.h): a new file,
+ * -EEXIST for an existing one unless REP_WRITER_FORCE replaces it, or a
+ * character device or FIFO as it is. Caller closes with rep_writer_close()
+ * or rep_writer_discard(); psup_output_strerror() explains an error. */
 int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out);
 /* Closes; returns the first write error seen, if any. NULL is fine. */
 int rep_writer_close(struct rep_writer *w);
+/* Closes, and removes path if this writer created the file that is still
+ * there (nothing that existed before). NULL is fine. */
+void rep_writer_discard(struct rep_writer *w, const char *path);
 
 struct rep_header {
 	const char *mode;  /* "run" or "attach" */

@@ -1,0 +1,44 @@
+/* What the commands share of option parsing: naming an option in a message. */
+#include "builtin/builtin.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Whether longopts has the option name[0..n) with value val. */
+static bool has_long(const struct option *longopts, const char *name, size_t n, int val)
+{
+	for (; longopts->name; longopts++)
+		if (longopts->val == val && strlen(longopts->name) == n &&
+		    strncmp(longopts->name, name, n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * getopt leaves optind past an option's value, so argv[optind - 1] is the
+ * value ("-d 5" was reported as "unknown option '5'"); and without a leading
+ * ':' in the optstring a missing value reads as an unknown option. The option
+ * is named from what getopt_long matched instead. Test: t0020-cli-messages.
+ */
+const char *builtin_option_name(int c, int longindex, const struct option *longopts,
+				char **argv, char *buf, size_t len)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	bool is_long = arg && strncmp(arg, "--", 2) == 0;
+	size_t n = is_long ? strcspn(arg, "=") : 0;
+
+	if (c != '?' && c != ':' && longindex >= 0)
+		snprintf(buf, len, "--%s", longopts[longindex].name);
+	else if (c != '?' && c != ':' && c < 256)
+		snprintf(buf, len, "-%c", c);
+	else if (is_long && (c == ':' || !optopt || optopt >= 256))
+		snprintf(buf, len, "%.*s", (int)n, arg); /* a long option */
+	else if (is_long && arg[n] == '=' && has_long(longopts, arg + 2, n - 2, optopt))
+		snprintf(buf, len, "%s", arg); /* --quiet=3: a value it does not take */
+	else if (optopt > 0 && optopt < 256)
+		snprintf(buf, len, "-%c", optopt);
+	else
+		snprintf(buf, len, "%s", arg ? arg : "?");
+	return buf;
+}
