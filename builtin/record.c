@@ -65,6 +65,7 @@ struct rec_proc {
 	pid_t pid;
 	struct sym_space *sp;
 	struct psup_u64map block_kinds; /* user ip -> exp_block_site_kind()'s word */
+	bool told_unreadable;           /* warned that its maps cannot be read */
 };
 
 struct rec {
@@ -72,6 +73,7 @@ struct rec {
 	bool unwind;
 	bool wakeups; /* every wakeup is recorded (who woke whom) */
 	bool quiet;
+	bool told_setid; /* warned that a setuid program ran unprivileged */
 	struct rep_writer *w;
 	struct smp_event *ev;
 	struct exp_profile *prof; /* calling contexts, and the samples' counts */
@@ -231,6 +233,14 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	};
 	for_each_mode(r, m, sample)
 		rec_write_failed(r, m->sample(m, &rs));
+	if (p && p->sp && !p->told_unreadable &&
+	    (sym_space_maps_error(p->sp) == -EACCES || sym_space_maps_error(p->sp) == -EPERM)) {
+		p->told_unreadable = true;
+		pr_warn("cannot read the memory map of pid %d: it is not dumpable (an unreadable or "
+			"setuid program, or prctl(PR_SET_DUMPABLE, 0)); its samples show as "
+			"[not dumpable]; run psup as root",
+			s->pid);
+	}
 }
 
 /* A CPU ring holds every task's samples: only the traced threads' count. */
@@ -594,8 +604,15 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		/* -ESRCH: the thread is already gone, nothing was missed.
 		 * -ENODEV: a recorder without a sampler (rec_new_bare()). */
 		if (err != -ESRCH && err != -ENODEV) {
+			char why[192] = "";
+
 			r->open_failures++;
-			pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
+			if (err == -EACCES || err == -EPERM)
+				sup_proc_access_why(tid, why, sizeof(why));
+			if (why[0])
+				pr_warn("cannot sample thread %d: permission denied%s", tid, why);
+			else
+				pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
 		}
 		t->st = NULL;
 	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
@@ -671,6 +688,25 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
+	if (!r->told_setid && sup_proc_lost_setid(pid)) {
+		char shown[256];
+		size_t i;
+
+		/* The path is the program's text: no control bytes to the
+		 * terminal. */
+		for (i = 0; exe[i] && i + 1 < sizeof(shown); i++) {
+			unsigned char c = (unsigned char)exe[i], next = (unsigned char)exe[i + 1];
+			bool c1 = (c == 0xc2 && next >= 0x80 && next <= 0x9f) ||
+				  (c >= 0x80 && c <= 0x9f && i && (unsigned char)exe[i - 1] == 0xc2);
+
+			shown[i] = c < 0x20 || c == 0x7f || c1 ? '?' : exe[i];
+		}
+		shown[i] = '\0';
+		r->told_setid = true; /* once: a build runs many */
+		pr_warn("%s is a setuid or setgid program: traced, it runs without those privileges "
+			"(the kernel drops them); run psup as root to profile it as it runs",
+			shown);
+	}
 	if (p && p->sp)
 		sym_space_exec(p->sp);
 	if (p)

@@ -340,7 +340,12 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 	}
 	if ((rc = need(c, r, REP_K_VERSION, "version")))
 		return rc;
-	if (r->u[REP_K_VERSION] == 0 || r->u[REP_K_VERSION] > REP_FORMAT_VERSION) {
+	/* Versions count from 1: a 0 is damage, not a psup from the future. */
+	if (r->u[REP_K_VERSION] == 0) {
+		rep_load_error(c, "damaged header: format version 0 (psup records start at 1)");
+		return -EINVAL;
+	}
+	if (r->u[REP_K_VERSION] > REP_FORMAT_VERSION) {
 		rep_load_error(c, "format version %llu is not one this psup reads (%d); use a newer psup",
 			       (unsigned long long)r->u[REP_K_VERSION], REP_FORMAT_VERSION);
 		return -EINVAL;

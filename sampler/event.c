@@ -740,6 +740,20 @@ bool smp_have_hw_pmu(void)
 	return state == 1;
 }
 
+/* Whether a seccomp filter confines psup ("Seccomp: 2" in its status). */
+static bool under_seccomp(void)
+{
+	char *text = NULL, *p;
+	bool on = false;
+
+	if (psup_read_file("/proc/self/status", &text, NULL) == 0) {
+		p = strstr(text, "\nSeccomp:");
+		on = p && atoi(p + 9) == 2;
+		free(text);
+	}
+	return on;
+}
+
 const char *smp_open_strerror(int err)
 {
 	char *text = NULL;
@@ -755,6 +769,16 @@ const char *smp_open_strerror(int err)
 			paranoid = strtol(text, NULL, 10);
 			free(text);
 		}
+		/* Root is refused only by a policy: "run as root" would
+		 * not help (issue 22). */
+		if (geteuid() == 0)
+			return under_seccomp()
+				       ? "perf_event_open is denied by a seccomp policy "
+					 "(a container's?); allow perf_event_open in it, "
+					 "e.g. docker --security-opt seccomp=unconfined"
+				       : "perf_event_open is denied to root by a security "
+					 "module (SELinux, AppArmor, lockdown); allow it "
+					 "there";
 		if (paranoid == 99)
 			return "permission denied (perf_event_paranoid "
 			       "unreadable); run as root";

@@ -178,6 +178,15 @@ int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struc
  * (already traced by N, other user, ptrace_scope, zombie, no such process).
  * Writes into buf and returns it. */
 const char *sup_attach_diagnose(pid_t pid, int err, char *buf, size_t len);
+/* Why an ordinary user's psup may not read or trace pid although the user
+ * runs it: " (it runs a setuid ...; run psup as root)" or " (it is not
+ * dumpable ...)", for the end of a message; "" when neither or as root.
+ * Returns buf. */
+const char *sup_proc_access_why(pid_t pid, char *buf, size_t len);
+/* Whether pid, just after an exec, runs a setuid or setgid program without
+ * the ids it names: the kernel drops them for a traced exec unless the
+ * tracer is privileged. */
+bool sup_proc_lost_setid(pid_t pid);
 
 /* ---- control of a thread in a ptrace stop (control.c) ------------------
  *

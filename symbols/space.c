@@ -80,6 +80,7 @@ static int space_load(struct sym_space *sp)
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)sp->pid);
 	err = psup_read_file(path, &text, NULL);
+	sp->maps_err = err;
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	err = sym_maps_parse(text, &maps, &n, &bad);
@@ -175,6 +176,11 @@ void sym_space_free(struct sym_space *sp)
 pid_t sym_space_pid(const struct sym_space *sp)
 {
 	return sp->pid;
+}
+
+int sym_space_maps_error(const struct sym_space *sp)
+{
+	return sp->maps_err;
 }
 
 int sym_space_refresh(struct sym_space *sp)
@@ -306,8 +312,12 @@ int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
 	out->image = "[unknown]";
 	out->offset = pc;
 	m = sym_space_find(sp, pc, true);
-	if (!m)
+	if (!m) {
+		/* Issue 22: say why, in the record itself. */
+		if (sp->maps_err == -EACCES || sp->maps_err == -EPERM)
+			out->image = "[not dumpable]";
 		return 0;
+	}
 	img = sym_space_mapping_image(sp, m);
 	if (!img) {
 		if (m->path[0]) {

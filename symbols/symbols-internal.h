@@ -133,6 +133,7 @@ struct sym_space {
 	size_t nheld, capheld;
 	struct sym_strpool strings;
 	bool stale;                /* exec'ed: the next miss refreshes at once */
+	int maps_err;              /* the last read of the maps: 0 or -errno */
 	uint64_t miss_refresh_ns;  /* last refresh caused by a miss */
 	uint64_t miss_interval_ns; /* rate limit of such refreshes */
 	uint64_t generation;       /* bumped when the mappings change */

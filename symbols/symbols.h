@@ -82,6 +82,10 @@ struct sym_space;
 int sym_space_new(pid_t pid, struct sym_space **out);
 void sym_space_free(struct sym_space *sp);
 pid_t sym_space_pid(const struct sym_space *sp);
+/* The error of the last read of the process's maps: 0, or -EACCES when the
+ * process is not dumpable for psup (its pcs then resolve to the image
+ * "[not dumpable]"). */
+int sym_space_maps_error(const struct sym_space *sp);
 /* Re-reads /proc/PID/maps now. Lookups that miss do this on their own:
  * the first miss always, later ones at most every 10 ms, backing off to
  * once a second while refreshes keep missing (JIT or anonymous code). */

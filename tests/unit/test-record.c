@@ -649,6 +649,11 @@ static void test_schema_rules(void)
 	check_err(err, "hand: record 1: ");
 	CHECK(strstr(err, "version 2") != NULL);
 
+	/* version 0 is damage, not a newer psup (issue 22) */
+	e_header(&e, 0, false);
+	CHECK_EQ_INT(load_enc(&e, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "damaged") != NULL && strstr(err, "newer psup") == NULL);
+
 	/* the first record must be a header */
 	e_map(&e, 1);
 	e_str(&e, "type");
