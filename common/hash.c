@@ -1,8 +1,36 @@
 #include "common/hash.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/util.h"
+
+static _Atomic uint64_t seed;
+
+void psup_hash_seed_set(uint64_t s)
+{
+	atomic_store(&seed, s);
+}
+
+uint64_t psup_hash_seed(void)
+{
+	uint64_t s = atomic_load_explicit(&seed, memory_order_relaxed), expected = 0;
+
+	if (s)
+		return s;
+	s = psup_rand_seed() | 1;
+	/* two threads may race here: both keep the first one stored */
+	if (!atomic_compare_exchange_strong(&seed, &expected, s))
+		s = expected;
+	return s;
+}
+
+static size_t home_of(const struct psup_u64map *m, uint64_t key)
+{
+	return psup_hash64(key ^ m->seed) & (m->cap - 1);
+}
 
 void psup_u64map_init(struct psup_u64map *m)
 {
@@ -26,7 +54,7 @@ void psup_u64map_clear(struct psup_u64map *m)
 static size_t slot_of(const struct psup_u64map *m, uint64_t key)
 {
 	size_t mask = m->cap - 1;
-	size_t i = psup_hash64(key) & mask;
+	size_t i = home_of(m, key);
 
 	while (m->keys[i] && m->keys[i] != key)
 		i = (i + 1) & mask;
@@ -36,7 +64,7 @@ static size_t slot_of(const struct psup_u64map *m, uint64_t key)
 static int grow(struct psup_u64map *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct psup_u64map n = { .cap = ncap };
+	struct psup_u64map n = { .cap = ncap, .seed = m->cap ? m->seed : psup_hash_seed() };
 
 	n.keys = calloc(ncap, sizeof(*n.keys));
 	n.vals = calloc(ncap, sizeof(*n.vals));
@@ -65,6 +93,18 @@ uint64_t *psup_u64map_find(const struct psup_u64map *m, uint64_t key)
 		return NULL;
 	size_t i = slot_of(m, key);
 	return m->keys[i] ? &m->vals[i] : NULL;
+}
+
+size_t psup_u64map_probes(const struct psup_u64map *m, uint64_t key)
+{
+	size_t mask, i, n = 1;
+
+	if (!m->cap)
+		return 0;
+	mask = m->cap - 1;
+	for (i = home_of(m, key); m->keys[i] && m->keys[i] != key; i = (i + 1) & mask)
+		n++;
+	return n;
 }
 
 uint64_t *psup_u64map_upsert(struct psup_u64map *m, uint64_t key, bool *created)
@@ -100,7 +140,7 @@ bool psup_u64map_remove(struct psup_u64map *m, uint64_t key)
 		j = (j + 1) & mask;
 		if (!m->keys[j])
 			break;
-		size_t home = psup_hash64(m->keys[j]) & mask;
+		size_t home = home_of(m, m->keys[j]);
 		/* Move j into the hole at i unless its home lies in (i, j]. */
 		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
 		if (stays)

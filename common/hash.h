@@ -15,6 +15,7 @@ struct psup_u64map {
 	uint64_t *vals;
 	size_t cap; /* a power of two, or 0 */
 	size_t len;
+	uint64_t seed; /* psup_hash_seed() when the table was first allocated */
 };
 
 void psup_u64map_init(struct psup_u64map *m);
@@ -35,7 +36,25 @@ void psup_u64map_clear(struct psup_u64map *m);
  * the number of pairs, or -ENOMEM (m is then left as it was). */
 long psup_u64map_drain_pairs(struct psup_u64map *m, uint64_t **buf, size_t *cap);
 
-/* A 64-bit finalizer (splitmix64). */
+/* Returns the number of slots a lookup of key reads (1 when it sits in its
+ * home slot); 0 when the map is empty. For tests of the worst case. */
+size_t psup_u64map_probes(const struct psup_u64map *m, uint64_t key);
+
+/*
+ * A random value, the same for the whole process, that every hash table
+ * mixes into its slot hash: keys come from untrusted input (node ids of a
+ * record, addresses a program chooses), and with a fixed hash anyone who
+ * inverts it can make every key share one probe chain (quadratic time). What
+ * a table holds never depends on it; only where the entries sit does, so
+ * nothing may print in slot order.
+ */
+uint64_t psup_hash_seed(void);
+/* Tests only, while no table or keyed hash is alive: the seed from now on
+ * (0: a new random one). */
+void psup_hash_seed_set(uint64_t seed);
+
+/* A 64-bit finalizer (splitmix64). Not keyed: mix psup_hash_seed() into what
+ * goes into a table. */
 static inline uint64_t psup_hash64(uint64_t x)
 {
 	x ^= x >> 30;

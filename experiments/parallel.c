@@ -236,9 +236,11 @@ static void set_working(struct exp_par *x, struct par_thread *t, bool working)
 		x->nworking--;
 }
 
+/* Keyed: the program chooses its futex addresses, and colliding keys are
+ * chained by rehashing. */
 static uint64_t lock_key(pid_t pid, uint64_t addr, uint64_t node, bool exit)
 {
-	uint64_t h = psup_hash64(addr ^ ((uint64_t)(uint32_t)pid << 40) ^ exit);
+	uint64_t h = psup_hash64(addr ^ psup_hash_seed() ^ ((uint64_t)(uint32_t)pid << 40) ^ exit);
 
 	h = psup_hash64(h ^ node);
 	return h ? h : 1;
