@@ -9,8 +9,9 @@
 
 #include "common/hash.h"
 #include "common/util.h"
-#include "report/report-internal.h"
+#include "report/escape.h"
 #include "report/json.h"
+#include "report/report-internal.h"
 
 /*
  * The causal profile (Coz, Curtsinger & Berger, SOSP 2015, sections 2-3.4):
@@ -1178,6 +1179,24 @@ static void print_curve_table(FILE *out, const struct cz_analysis *a, const stru
 	}
 }
 
+/* A name from the program: markdown code span, or terminal-safe text. */
+static void put_str(FILE *out, bool md, const char *s)
+{
+	if (md)
+		rep_md_put(out, s, true);
+	else
+		rep_text_put(out, s, SIZE_MAX);
+}
+
+/* "file:line" as one name. */
+static void put_site(FILE *out, bool md, const char *file, uint32_t line)
+{
+	char buf[320];
+
+	snprintf(buf, sizeof(buf), "%.256s:%" PRIu32, file, line);
+	put_str(out, md, buf);
+}
+
 static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_options *o)
 {
 	bool md = o->format == REP_FORMAT_MARKDOWN;
@@ -1191,14 +1210,22 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 	fprintf(out, md ? "- experiments: %" PRIu32 "\n" : "  experiments   %" PRIu32 "\n", cz->nexps);
 	if (info) {
 		fmt_period(per, sizeof(per), info->period_ns);
-		fprintf(out, md ? "- mode: %s, delay crediting at synchronization calls: %s\n" : "  mode          %s, delay crediting at synchronization calls: %s\n",
-			info->mode ? S(a, info->mode) : "?", info->crediting ? "yes" : "no");
+		fputs(md ? "- mode: " : "  mode          ", out);
+		put_str(out, md, info->mode ? S(a, info->mode) : "?");
+		fprintf(out, ", delay crediting at synchronization calls: %s\n",
+			info->crediting ? "yes" : "no");
 		fprintf(out, md ? "- sampling period: %s (delay = speedup x period)\n" : "  period        %s (delay = speedup x period)\n",
 			per);
 		fprintf(out, md ? "- lines in scope: %" PRIu64 "\n" : "  scope         %" PRIu64 " lines\n",
 			scope_lines(a, info));
-		if (info->note)
-			fprintf(out, md ? "- note: %s\n" : "  note          %s\n", S(a, info->note));
+		if (info->note) {
+			fputs(md ? "- note: " : "  note          ", out);
+			if (md)
+				rep_md_put(out, S(a, info->note), false);
+			else
+				rep_text_put(out, S(a, info->note), SIZE_MAX);
+			fputc('\n', out);
+		}
 	}
 	if (!md)
 		fputs("  progress points\n", out);
@@ -1207,12 +1234,13 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 		uint64_t visits, departures;
 
 		point_counts(a, i, &visits, &departures);
+		fputs(md ? "- progress point " : "    ", out);
+		put_str(out, md, S(a, pt->name));
 		if (pt->kind == REP_POINT_LATENCY)
-			fprintf(out, md ? "- progress point `%s` (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n" : "    %s (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n",
-				S(a, pt->name), visits, departures);
+			fprintf(out, " (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n", visits,
+				departures);
 		else
-			fprintf(out, md ? "- progress point `%s` (throughput): %" PRIu64 " visits\n" : "    %s (throughput): %" PRIu64 " visits\n",
-				S(a, pt->name), visits);
+			fprintf(out, " (throughput): %" PRIu64 " visits\n", visits);
 	}
 	fputc('\n', out);
 	if (!cz->nexps) {
@@ -1242,15 +1270,21 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 			shown++;
 			snprintf(lbl, sizeof(lbl), "%.80s:%" PRIu32, base_name(S(a, cv->file)), cv->line);
 			snprintf(ci, sizeof(ci), "[%+.2f, %+.2f]", cv->slope_lo, cv->slope_hi);
-			if (md)
-				fprintf(out, "| %" PRIu32 " | `%s` | `%s` | %+.3f | %s | %+.1f%% | %" PRIu32 " | %s |\n",
-					i + 1, lbl, S(a, cz->points[cv->point].name), cv->slope, ci,
+			if (md) {
+				fprintf(out, "| %" PRIu32 " | ", i + 1);
+				put_str(out, md, lbl);
+				fputs(" | ", out);
+				put_str(out, md, S(a, cz->points[cv->point].name));
+				fprintf(out, " | %+.3f | %s | %+.1f%% | %" PRIu32 " | %s |\n", cv->slope, ci,
 					fit_at(cv, 100), cv->nexp, cv->contention ? "contention" : "");
-			else
-				fprintf(out, "  %4" PRIu32 "  %+6.3f  %-16s  %+7.1f%%  %4" PRIu32 "  %s (%s)%s\n",
-					i + 1, cv->slope, ci, fit_at(cv, 100), cv->nexp, lbl,
-					S(a, cz->points[cv->point].name),
-					cv->contention ? "  CONTENTION: the curve falls" : "");
+			} else {
+				fprintf(out, "  %4" PRIu32 "  %+6.3f  %-16s  %+7.1f%%  %4" PRIu32 "  ", i + 1,
+					cv->slope, ci, fit_at(cv, 100), cv->nexp);
+				put_str(out, md, lbl);
+				fputs(" (", out);
+				put_str(out, md, S(a, cz->points[cv->point].name));
+				fprintf(out, ")%s\n", cv->contention ? "  CONTENTION: the curve falls" : "");
+			}
 		}
 		if (shown < a->ndrawn)
 			fprintf(out, md ? "\n_%" PRIu32 " more lines hidden (--top)_\n" : "  (%" PRIu32 " more lines hidden: --top)\n",
@@ -1264,14 +1298,16 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 
 			if (i >= detail && !cv->contention)
 				continue;
-			if (md)
-				fprintf(out, "### %" PRIu32 ". `%s:%" PRIu32 "` (point `%s`, %s)\n\n", i + 1,
-					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
-					kind_name(cv->kind));
-			else
-				fprintf(out, "  %" PRIu32 ". %s:%" PRIu32 "  (%s)  point %s (%s)\n", i + 1,
-					base_name(S(a, cv->file)), cv->line, S(a, cv->file),
-					S(a, cz->points[cv->point].name), kind_name(cv->kind));
+			fprintf(out, md ? "### %" PRIu32 ". " : "  %" PRIu32 ". ", i + 1);
+			put_site(out, md, base_name(S(a, cv->file)), cv->line);
+			if (!md) {
+				fputs("  (", out);
+				put_str(out, md, S(a, cv->file));
+				fputc(')', out);
+			}
+			fputs(md ? " (point " : "  point ", out);
+			put_str(out, md, S(a, cz->points[cv->point].name));
+			fprintf(out, md ? ", %s)\n\n" : " (%s)\n", kind_name(cv->kind));
 			fprintf(out, md ? "slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n\n" : "    slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n",
 				cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor,
 				cv->contention ? "; the curve falls: speeding this line up slows the program (contention)" : "");
@@ -1301,14 +1337,15 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 					a->ncurves - i);
 				break;
 			}
+			fputs(md ? "| " : "    ", out);
+			put_site(out, md, base_name(S(a, cv->file)), cv->line);
+			fputs(md ? " | " : "  point ", out);
+			put_str(out, md, S(a, cz->points[cv->point].name));
 			if (md)
-				fprintf(out, "| `%s:%" PRIu32 "` | `%s` | %" PRIu32 " | %s |\n",
-					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
-					cv->nexp, cv->why);
+				fprintf(out, " | %" PRIu32 " | %s |\n", cv->nexp, cv->why);
 			else
-				fprintf(out, "    %s:%" PRIu32 "  point %s: %" PRIu32 " experiment%s: %s\n",
-					base_name(S(a, cv->file)), cv->line, S(a, cz->points[cv->point].name),
-					cv->nexp, cv->nexp == 1 ? "" : "s", cv->why);
+				fprintf(out, ": %" PRIu32 " experiment%s: %s\n", cv->nexp,
+					cv->nexp == 1 ? "" : "s", cv->why);
 		}
 		fputc('\n', out);
 	}
@@ -1418,28 +1455,6 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 
 /* ---- HTML with inline SVG --------------------------------------------------------- */
 
-static void html_str(FILE *out, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		default:
-			fputc(*s, out);
-		}
-	}
-}
-
 #define SVG_W 520
 #define SVG_H 300
 #define SVG_L 60 /* left margin */
@@ -1546,7 +1561,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 	if (info) {
 		fmt_period(per, sizeof(per), info->period_ns);
 		fputs(", ", out);
-		html_str(out, info->mode ? S(a, info->mode) : "?");
+		rep_html_put(out, info->mode ? S(a, info->mode) : "?");
 		fprintf(out, " mode, delay crediting at synchronization calls: %s, sampling period %s, "
 			     "%" PRIu64 " lines in scope",
 			info->crediting ? "yes" : "no", per, scope_lines(a, info));
@@ -1554,7 +1569,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 	fputs(".</p>\n", out);
 	if (info && info->note) {
 		fputs("<p><b>Note:</b> ", out);
-		html_str(out, S(a, info->note));
+		rep_html_put(out, S(a, info->note));
 		fputs("</p>\n", out);
 	}
 	fputs("<p>Each plot shows the predicted program speedup (vertical) if the line were made "
@@ -1571,11 +1586,11 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 			continue;
 		shown++;
 		fprintf(out, "<h2>%" PRIu32 ". <code>", i + 1);
-		html_str(out, base_name(S(a, cv->file)));
+		rep_html_put(out, base_name(S(a, cv->file)));
 		fprintf(out, ":%" PRIu32 "</code> &mdash; point <code>", cv->line);
-		html_str(out, S(a, cz->points[cv->point].name));
+		rep_html_put(out, S(a, cz->points[cv->point].name));
 		fprintf(out, "</code> (%s)</h2>\n<p><code>", kind_name(cv->kind));
-		html_str(out, S(a, cv->file));
+		rep_html_put(out, S(a, cv->file));
 		fprintf(out, "</code><br>slope %+.3f (95%% CI %+.3f to %+.3f), %" PRIu32 " experiments, phase correction &times;%.2f",
 			cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor);
 		if (cv->contention)
@@ -1591,11 +1606,11 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 			const struct cz_curve *cv = &a->curves[i];
 
 			fputs("<tr><td class=\"l\"><code>", out);
-			html_str(out, base_name(S(a, cv->file)));
+			rep_html_put(out, base_name(S(a, cv->file)));
 			fprintf(out, ":%" PRIu32 "</code></td><td class=\"l\"><code>", cv->line);
-			html_str(out, S(a, cz->points[cv->point].name));
+			rep_html_put(out, S(a, cz->points[cv->point].name));
 			fprintf(out, "</code></td><td>%" PRIu32 "</td><td class=\"l\">", cv->nexp);
-			html_str(out, cv->why);
+			rep_html_put(out, cv->why);
 			fputs("</td></tr>\n", out);
 		}
 		fputs("</table>\n", out);
@@ -1636,20 +1651,22 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 				continue;
 			if (e->time > last)
 				last = e->time;
-			fprintf(out, "experiment\tselected=%s:%" PRIu32 "\tspeedup=%.2f\tduration=%" PRIu64 "\tselected-samples=%" PRIu64 "\n",
-				e->file ? S(a, e->file) : "<none>", e->line, e->speedup / 100.0,
-				eff_duration(e), e->selected);
+			fputs("experiment\tselected=", out);
+			rep_text_put(out, e->file ? S(a, e->file) : "<none>", SIZE_MAX);
+			fprintf(out, ":%" PRIu32 "\tspeedup=%.2f\tduration=%" PRIu64 "\tselected-samples=%" PRIu64 "\n",
+				e->line, e->speedup / 100.0, eff_duration(e), e->selected);
 			for (uint32_t j = 0; j < e->npts; j++) {
 				const struct cz_pdelta *d = &cz->pds[e->first + j];
 				const struct cz_point *pt = &cz->points[d->point];
 
+				fputs(pt->kind == REP_POINT_LATENCY ? "latency-point\tname=" : "throughput-point\tname=", out);
+				rep_text_put(out, S(a, pt->name), SIZE_MAX);
 				if (pt->kind == REP_POINT_LATENCY)
-					fprintf(out, "latency-point\tname=%s\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
-						S(a, pt->name), d->arrivals, d->departures,
+					fprintf(out, "\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
+						d->arrivals, d->departures,
 						d->in_flight + (int64_t)d->arrivals - (int64_t)d->departures);
 				else
-					fprintf(out, "throughput-point\tname=%s\tdelta=%" PRIu64 "\n",
-						S(a, pt->name), d->delta);
+					fprintf(out, "\tdelta=%" PRIu64 "\n", d->delta);
 			}
 		}
 		for (uint32_t i = 0; i < cz->nruns; i++)
@@ -1659,9 +1676,12 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 			last = run->end_time;
 		fprintf(out, "runtime\ttime=%" PRIu64 "\n", last - run->mono_ns);
 		for (uint32_t i = 0; i < cz->nls; i++)
-			if (cz->ls[i].run == r && cz->ls[i].count)
-				fprintf(out, "samples\tlocation=%s:%" PRIu32 "\tcount=%" PRIu64 "\n",
-					S(a, cz->ls[i].file), cz->ls[i].line, cz->ls[i].count);
+			if (cz->ls[i].run == r && cz->ls[i].count) {
+				fputs("samples\tlocation=", out);
+				rep_text_put(out, S(a, cz->ls[i].file), SIZE_MAX);
+				fprintf(out, ":%" PRIu32 "\tcount=%" PRIu64 "\n", cz->ls[i].line,
+					cz->ls[i].count);
+			}
 	}
 }
 

@@ -490,10 +490,44 @@ static int cmp_item_caller(const void *x, const void *y, void *ctx)
 	return (int)ca->inlined - (int)cb->inlined;
 }
 
+/* The same, then by the caller's node: items that climb to the same node
+ * end up side by side, and merge_items() makes them one. */
+static int cmp_item_climb(const void *x, const void *y, void *ctx)
+{
+	const struct rep_ctree *td = ctx;
+	uint32_t pa = td->nodes[((const struct bu_item *)x)->cursor].parent;
+	uint32_t pb = td->nodes[((const struct bu_item *)y)->cursor].parent;
+	int c = cmp_item_caller(x, y, ctx);
+
+	return c ? c : (pa > pb) - (pa < pb);
+}
+
 static bool same_caller(const struct rep_ctree *td, const struct bu_item *x,
 			const struct bu_item *y)
 {
 	return cmp_item_caller(x, y, (void *)td) == 0;
+}
+
+/* Items at the same node have the same path from there on: one item with
+ * their sums carries them (without it, many lines of a function under one
+ * deep stack cost lines x depth). Returns the new end of [begin, end). */
+static uint32_t merge_items(struct bu_item *items, uint32_t begin, uint32_t end)
+{
+	uint32_t n = begin;
+
+	for (uint32_t i = begin; i < end; i++) {
+		struct bu_item *last = &items[n - 1];
+
+		if (n > begin && last->cursor == items[i].cursor) {
+			last->excl += items[i].excl;
+			last->incl += items[i].incl;
+			last->idle = rep_sat_add(last->idle, items[i].idle);
+			last->ovh += items[i].ovh;
+			continue;
+		}
+		items[n++] = items[i];
+	}
+	return n;
 }
 
 struct bu_group {
@@ -529,6 +563,11 @@ static int cmp_group(const void *x, const void *y, void *ctx)
 struct bu_work {
 	uint32_t row, begin, end;
 };
+
+/* Rows of a bottom-up tree: BU_BUDGET_PER_NODE per top-down row, plus
+ * BU_BUDGET_MIN. */
+enum { BU_BUDGET_PER_NODE = 4,
+       BU_BUDGET_MIN = 4096 };
 
 /* A row: g's samples; its idleness and overhead are those of its self
  * samples, in both the exclusive and the inclusive fields (a bottom-up row
@@ -580,7 +619,14 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 	struct bu_work *work = NULL;
 	uint64_t *contrib = NULL;
 	uint32_t nitems = 0, ngroups = 0, groups_cap = 0;
-	size_t nwork = 0, work_cap = 0;
+	size_t nwork = 0, work_cap = 0, head = 0;
+	/* Every top-down node can add a path of callers as long as its depth:
+	 * a deep chain of distinct functions makes a tree quadratic in the
+	 * record. Bound it (and the view's output) by the top-down tree's
+	 * size; what is left out is counted as hidden. */
+	uint32_t budget = td->n < (UINT32_MAX - BU_BUDGET_MIN) / BU_BUDGET_PER_NODE
+				  ? BU_BUDGET_PER_NODE * td->n + BU_BUDGET_MIN
+				  : UINT32_MAX;
 	int rc;
 
 	rc = ctree_init(t, td->p);
@@ -651,13 +697,14 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 		work[nwork++] = (struct bu_work){ row, g->begin, g->end };
 	}
 
-	/* the callers, a level at a time per node */
-	while (nwork) {
-		struct bu_work wk = work[--nwork];
+	/* The callers, a level at a time (breadth first, so that the node
+	 * budget leaves out the deepest levels first). */
+	while (head < nwork) {
+		struct bu_work wk = work[head++];
 		uint32_t depth = t->nodes[wk.row].depth;
 
 		qsort_r(&ctx.items[wk.begin], wk.end - wk.begin, sizeof(*ctx.items),
-			cmp_item_caller, (void *)td);
+			cmp_item_climb, (void *)td);
 		for (uint32_t i = wk.begin; i < wk.end;) {
 			struct bu_group g = { i, i, 0, 0, 0, 0 };
 			const struct rep_cnode *site = &td->nodes[ctx.items[i].cursor];
@@ -669,7 +716,7 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 			     g.end++)
 				bu_group_add(&g, &ctx.items[g.end]);
 			i = g.end;
-			if ((max_depth && depth >= max_depth) ||
+			if ((max_depth && depth >= max_depth) || t->n >= budget ||
 			    !bu_shown(td, g.excl, min_percent)) {
 				if (g.excl || g.incl)
 					t->hidden++;
@@ -680,6 +727,7 @@ int rep_ctree_bottom_up(struct rep_ctree *t, const struct rep_ctree *td, uint32_
 				goto out;
 			for (uint32_t j = g.begin; j < g.end; j++)
 				ctx.items[j].cursor = td->nodes[ctx.items[j].cursor].parent;
+			g.end = merge_items(ctx.items, g.begin, g.end);
 			if (nwork == work_cap) {
 				struct bu_work *nw;
 

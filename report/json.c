@@ -5,66 +5,36 @@
  */
 #include "report/json.h"
 
+#include "report/escape.h"
 #include "report/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
 
-/* Writes s as a JSON string: escapes, and U+FFFD for bytes that are not
- * UTF-8, so the output always parses. */
+/* Writes s as a JSON string: escapes (every control character, C1 too, as
+ * \u00XX, so the output is safe to print on a terminal), and U+FFFD for
+ * bytes that are not UTF-8, so the output always parses. */
 void rep_json_str(FILE *out, const char *s)
 {
-	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
 
 	if (!s) {
 		fputs("null", out);
 		return;
 	}
 	fputc('"', out);
-	while (*u) {
-		unsigned char c = *u;
-		size_t n = 0;
-		uint32_t cp = 0;
+	while (*s) {
+		size_t n = rep_utf8_seq(s, &cp);
 
-		if (c == '"' || c == '\\') {
-			fprintf(out, "\\%c", c);
-			u++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-			u++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc(c, out);
-			u++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		bool ok = n > 0;
-		for (size_t i = 1; ok && i <= n; i++) {
-			if ((u[i] & 0xc0) != 0x80)
-				ok = false;
-			else
-				cp = cp << 6 | (u[i] & 0x3f);
-		}
-		/* no overlongs, surrogates or code points past U+10FFFF */
-		if (ok && ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-			   (n == 3 && (cp < 0x10000 || cp > 0x10ffff))))
-			ok = false;
-		if (ok) {
-			fwrite(u, 1, n + 1, out);
-			u += n + 1;
-		} else {
+		if (!n)
 			fputs("\\ufffd", out);
-			u++;
-		}
+		else if (cp == '"' || cp == '\\')
+			fprintf(out, "\\%c", (char)cp);
+		else if (rep_is_control(cp))
+			fprintf(out, "\\u%04x", (unsigned)cp);
+		else
+			fwrite(s, 1, n, out);
+		s += n ? n : 1;
 	}
 	fputc('"', out);
 }
@@ -100,10 +70,15 @@ void rep_json_kbool(FILE *out, bool *first, const char *key, bool v)
 	fputs(v ? "true" : "false", out);
 }
 
+/* Nesting levels indented. Deeper levels keep this indentation: a tree of
+ * --depth 0 over a deep recursion would otherwise print indentation
+ * quadratic in its depth. */
+enum { JSON_INDENT_MAX = 64 };
+
 static void json_newline(FILE *out, unsigned depth)
 {
 	fputc('\n', out);
-	for (unsigned i = 0; i < depth; i++)
+	for (unsigned i = 0; i < depth && i < JSON_INDENT_MAX; i++)
 		fputs("  ", out);
 }
 

@@ -39,6 +39,14 @@ static uint64_t hash_mix(uint64_t h, uint64_t v)
 void rep_index_init(struct rep_index *ix)
 {
 	memset(ix, 0, sizeof(*ix));
+	ix->seed = psup_hash_seed();
+}
+
+/* The caller's hash is not keyed; the slot is (a record's author who
+ * inverts the hash cannot make rows share a probe chain). */
+static size_t index_home(const struct rep_index *ix, uint64_t hash)
+{
+	return psup_hash64(hash ^ ix->seed) & (ix->cap - 1);
 }
 
 void rep_index_release(struct rep_index *ix)
@@ -52,7 +60,7 @@ uint32_t rep_index_find(const struct rep_index *ix, uint64_t hash, rep_index_eq_
 {
 	if (!ix->cap)
 		return REP_NONE;
-	for (size_t i = hash & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+	for (size_t i = index_home(ix, hash);; i = (i + 1) & (ix->cap - 1)) {
 		uint32_t s = ix->slots[i];
 
 		if (!s)
@@ -64,7 +72,7 @@ uint32_t rep_index_find(const struct rep_index *ix, uint64_t hash, rep_index_eq_
 
 static void index_put(struct rep_index *ix, uint64_t hash, uint32_t row)
 {
-	size_t i = hash & (ix->cap - 1);
+	size_t i = index_home(ix, hash);
 
 	while (ix->slots[i])
 		i = (i + 1) & (ix->cap - 1);
@@ -114,7 +122,7 @@ static uint64_t str_rowhash(const void *ctx, uint32_t row)
 {
 	const struct rep_strtab *t = ctx;
 
-	return rep_hash_bytes(t->strs[row], t->lens[row], 0);
+	return rep_hash_bytes(t->strs[row], t->lens[row], t->ix.seed);
 }
 
 int64_t rep_strtab_intern(struct rep_strtab *t, const char *s, size_t len)
@@ -128,7 +136,7 @@ int64_t rep_strtab_intern(struct rep_strtab *t, const char *s, size_t len)
 		return 0;
 	if (len > UINT32_MAX - 1)
 		return -EINVAL;
-	h = rep_hash_bytes(s, len, 0);
+	h = rep_hash_bytes(s, len, t->ix.seed);
 	row = rep_index_find(&t->ix, h, str_eq, t, &k);
 	if (row != REP_NONE)
 		return row;
@@ -799,10 +807,13 @@ static int apply_idleness(struct rep_loadctx *c, const struct rep_rec *r)
 	return 0;
 }
 
+/* Keyed: colliding keys are chained by rehashing below, and the address is
+ * the record's to choose. */
 static uint64_t lock_hash(uint32_t run, int pid, uint64_t addr, uint32_t ctx, bool traced,
 			  bool exit)
 {
-	uint64_t h = psup_hash64(addr ^ ((uint64_t)run << 32) ^ traced ^ ((uint64_t)exit << 1));
+	uint64_t h = psup_hash64(addr ^ psup_hash_seed() ^ ((uint64_t)run << 32) ^ traced ^
+				 ((uint64_t)exit << 1));
 
 	h = psup_hash64(h ^ (((uint64_t)(uint32_t)pid << 32) | ctx));
 	return h ? h : 1;

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report-internal.h"
+#include "report/escape.h"
 #include "report/json.h"
+#include "report/report-internal.h"
 
 /*
  * Parallel efficiency (Tallent & Mellor-Crummey 2009, section 2): work,
@@ -425,11 +426,13 @@ int rep_view_efficiency(const struct rep_profile *p, const struct rep_ctree *td,
 			rep_json_kstr(out, &f, "reading", reading_key(ri, ro));
 			fputc('}', out);
 		} else if (o->format == REP_FORMAT_MARKDOWN) {
-			fprintf(out, "| %.1f | %.1f | %.1f | `%s` | %s |\n", share, ri, ro, name,
-				reading(ri, ro));
+			fprintf(out, "| %.1f | %.1f | %.1f | ", share, ri, ro);
+			rep_md_put(out, name, true);
+			fprintf(out, " | %s |\n", reading(ri, ro));
 		} else {
-			fprintf(out, "  %6.1f%%  %5.1f%%  %8.1f%%  %s: %s\n", share, ri, ro, name,
-				reading(ri, ro));
+			fprintf(out, "  %6.1f%%  %5.1f%%  %8.1f%%  ", share, ri, ro);
+			rep_text_put(out, name, SIZE_MAX);
+			fprintf(out, ": %s\n", reading(ri, ro));
 		}
 		shown++;
 	}
@@ -503,6 +506,24 @@ static const struct rep_mframe *release_frame(const struct rep_profile *p, uint3
 
 #define PATH_FRAMES 8
 
+/* A name from the program, escaped for the format (markdown: a code span). */
+static void put_name(FILE *out, enum rep_format f, const char *s)
+{
+	if (f == REP_FORMAT_MARKDOWN)
+		rep_md_put(out, s, true);
+	else
+		rep_text_put(out, s, SIZE_MAX);
+}
+
+/* "file:line", the file without its directories, escaped as a name. */
+static void put_site(FILE *out, enum rep_format f, const char *file, unsigned line)
+{
+	char buf[320];
+
+	snprintf(buf, sizeof(buf), "%.256s:%u", rep_base_name(file), line);
+	put_name(out, f, buf);
+}
+
 static void print_path(const struct rep_profile *p, uint32_t node, enum rep_format f, FILE *out)
 {
 	unsigned k = 0;
@@ -525,9 +546,13 @@ static void print_path(const struct rep_profile *p, uint32_t node, enum rep_form
 				rep_json_kstr(out, &kf, "image", rep_str(p, l->image));
 				fputc('}', out);
 			} else if (k < PATH_FRAMES) {
-				fprintf(out, "%s%s", first ? "" : " <- ", fn_name(p, fr->function));
-				if (file && fr->line)
-					fprintf(out, " (%s:%u)", rep_base_name(file), fr->line);
+				fputs(first ? "" : " <- ", out);
+				put_name(out, f, fn_name(p, fr->function));
+				if (file && fr->line) {
+					fputs(" (", out);
+					put_site(out, f, file, fr->line);
+					fputc(')', out);
+				}
 			} else if (k == PATH_FRAMES) {
 				fputs(" <- ...", out);
 			}
@@ -680,10 +705,12 @@ int rep_view_locks(const struct rep_profile *p, const struct rep_options *o, FIL
 				fputs("ended by the exit of a thread (pthread_join), ", out);
 			if (rf) {
 				const char *file = rep_str(p, rf->file);
-				fprintf(out, "%s %s", l->exit ? "last sampled in" : "released in",
-					fn_name(p, rf->function));
-				if (file && rf->line)
-					fprintf(out, " at %s:%u", rep_base_name(file), rf->line);
+				fputs(l->exit ? "last sampled in " : "released in ", out);
+				put_name(out, o->format, fn_name(p, rf->function));
+				if (file && rf->line) {
+					fputs(" at ", out);
+					put_site(out, o->format, file, rf->line);
+				}
 				fputs(o->format == REP_FORMAT_MARKDOWN ? "<br>" : "\n          ", out);
 			}
 			print_path(p, l->ctx, o->format, out);

@@ -651,21 +651,52 @@ int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
 	return rc;
 }
 
-/* Reads a whole file; record files are read once, so a plain read loop is
- * enough and also works for pipes. */
-static int read_all(const char *path, uint8_t **out, size_t *outlen)
+/* Whether buf[0, n) settles the first record: 0 while it may still become a
+ * header (the item is incomplete), 1 once it is a complete header, -1 when
+ * it cannot be one (the load then reports why, from this prefix alone). */
+static int first_record_state(struct rep_profile *p, const uint8_t *buf, size_t n)
+{
+	struct rep_loadctx ctx;
+	struct reader rd = { .buf = buf, .len = n, .ctx = &ctx };
+	int rc;
+
+	rep_loadctx_init(&ctx, p, "", NULL, 0);
+	rd.rec.causal = &rd.crec;
+	rc = read_record(&rd);
+	free(rd.rec.argv);
+	free(rd.rec.frames);
+	free(rd.rec.counts);
+	free(rd.crec.points);
+	rep_loadctx_release(&ctx);
+	if (rc == R_TRUNC)
+		return 0;
+	return rc == 0 && rd.rec.type == REP_REC_HEADER ? 1 : -1;
+}
+
+/*
+ * Reads a whole file; record files are read once, so a plain read loop is
+ * enough and also works for pipes. Never unbounded: a file that cannot
+ * start a record file (/dev/zero) is refused after its first item, and past
+ * the size a regular file had when opened, at most stream_max more bytes
+ * are read (-EFBIG). *out is the caller's to free.
+ */
+static int read_all(struct rep_profile *p, const char *path, size_t stream_max, uint8_t **out,
+		    size_t *outlen, bool *regular)
 {
 	struct stat st;
-	size_t cap = 1 << 16, n = 0;
+	size_t cap = 1 << 16, n = 0, max = stream_max, check_at = 0;
 	uint8_t *buf = NULL;
-	int fd, err = 0;
+	int fd, err = 0, head = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size < SIZE_MAX / 2)
+	*regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (*regular && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX / 4) {
 		cap = (size_t)st.st_size + 1;
+		max = (size_t)st.st_size > SIZE_MAX / 2 - stream_max ? SIZE_MAX / 2
+								     : (size_t)st.st_size + stream_max;
+	}
 	buf = malloc(cap);
 	if (!buf) {
 		err = -ENOMEM;
@@ -675,14 +706,18 @@ static int read_all(const char *path, uint8_t **out, size_t *outlen)
 		ssize_t r;
 
 		if (n == cap) {
-			uint8_t *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+			size_t ncap = cap < SIZE_MAX / 4 ? cap * 2 : SIZE_MAX / 2;
+			uint8_t *nb;
 
+			if (ncap > max + 1)
+				ncap = max + 1;
+			nb = ncap > cap ? realloc(buf, ncap) : NULL;
 			if (!nb) {
 				err = -ENOMEM;
 				goto out;
 			}
 			buf = nb;
-			cap *= 2;
+			cap = ncap;
 		}
 		r = read(fd, buf + n, cap - n);
 		if (r < 0) {
@@ -694,6 +729,17 @@ static int read_all(const char *path, uint8_t **out, size_t *outlen)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		if (n > max) {
+			err = -EFBIG;
+			goto out;
+		}
+		/* parsed again at doubling sizes only: linear in all */
+		if (!head && n >= check_at) {
+			head = first_record_state(p, buf, n);
+			if (head < 0)
+				break; /* the load says what is wrong with these bytes */
+			check_at = 2 * n;
+		}
 	}
 	*out = buf;
 	*outlen = n;
@@ -704,13 +750,26 @@ out:
 	return err;
 }
 
-int rep_profile_load(struct rep_profile *p, const char *path, char *err, size_t errlen)
+int rep_profile_load_max(struct rep_profile *p, const char *path, size_t stream_max, char *err,
+			 size_t errlen)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	bool regular = false;
 	int rc;
 
-	rc = read_all(path, &buf, &len);
+	rc = read_all(p, path, stream_max, &buf, &len, &regular);
+	if (rc == -EFBIG) {
+		if (err && errlen && regular)
+			snprintf(err, errlen, "%s: grew by more than %zu MiB while being read", path,
+				 stream_max >> 20);
+		else if (err && errlen)
+			snprintf(err, errlen,
+				 "%s: more than %zu MiB from a pipe or device; save the record to a "
+				 "regular file first",
+				 path, stream_max >> 20);
+		return -EINVAL;
+	}
 	if (rc) {
 		if (err && errlen) {
 			/* git style: lowercase, no final period */
@@ -727,6 +786,11 @@ int rep_profile_load(struct rep_profile *p, const char *path, char *err, size_t 
 	rc = rep_profile_load_buf(p, buf, len, path, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int rep_profile_load(struct rep_profile *p, const char *path, char *err, size_t errlen)
+{
+	return rep_profile_load_max(p, path, REP_STREAM_MAX, err, errlen);
 }
 
 /* ---- causal records (docs/format.md, "Causal records") ------------------ */

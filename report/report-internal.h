@@ -19,6 +19,7 @@
 struct rep_index {
 	uint32_t *slots; /* row + 1, 0 = empty */
 	size_t cap, len;
+	uint64_t seed; /* psup_hash_seed(): slots are keyed (common/hash.h) */
 };
 typedef bool (*rep_index_eq_fn)(const void *ctx, uint32_t row, const void *key);
 
@@ -32,7 +33,16 @@ uint32_t rep_index_find(const struct rep_index *ix, uint64_t hash, rep_index_eq_
 int rep_index_add(struct rep_index *ix, uint64_t hash, uint32_t row,
 		  uint64_t (*row_hash)(const void *ctx, uint32_t row), const void *ctx);
 
+/* FNV-1a, finalized; pass the index's seed, so that strings crafted to
+ * collide under one seed do not under another. */
 uint64_t rep_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* What rep_profile_load() reads from a pipe or device (or beyond a regular
+ * file's size at open): a record file larger than this must be a file. */
+#define REP_STREAM_MAX ((size_t)1 << 30)
+/* rep_profile_load() with that bound given (for tests). */
+int rep_profile_load_max(struct rep_profile *p, const char *path, size_t stream_max, char *err,
+			 size_t errlen);
 
 /* ---- one record as read ------------------------------------------------ */
 

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report-internal.h"
+#include "report/escape.h"
 #include "report/json.h"
+#include "report/report-internal.h"
 
 /*
  * The views. Everything is aggregated once from the merged profile (struct
@@ -383,9 +384,16 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 			l = &p->locs[p->nodes[m->keys[i] - 1].loc];
 			fr = a->frame_fn[l->frames];
 			tmp[fr] = rep_sat_add(tmp[fr], m->vals[i]);
-			if (best == REP_NONE || tmp[fr] > tmp[best] ||
-			    (tmp[fr] == tmp[best] && strcmp(S(a, a->fns[fr].name), S(a, a->fns[best].name)) < 0))
+			/* a total order (count, name, row): the slots' order is
+			 * keyed per process, the report must not be */
+			if (best == REP_NONE || tmp[fr] > tmp[best])
 				best = fr;
+			else if (tmp[fr] == tmp[best]) {
+				int c = strcmp(S(a, a->fns[fr].name), S(a, a->fns[best].name));
+
+				if (c < 0 || (c == 0 && fr < best))
+					best = fr;
+			}
 		}
 		a->ths[t].top_fn = best;
 		for (size_t i = 0; i < m->cap; i++)
@@ -579,54 +587,23 @@ static void table_release(struct table *t)
 	free(t->cells);
 }
 
-/* Display width: UTF-8 code points (continuation bytes take no column). */
-static size_t width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
-/* Byte offset of code point k. */
-static size_t cp_offset(const char *s, size_t k)
-{
-	size_t i = 0;
-
-	for (; s[i]; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && k-- == 0)
-			break;
-	return i;
-}
-
-/* Prints s safely for a terminal: no control characters from record files. */
-static void put_text(FILE *out, const char *s, size_t nbytes)
-{
-	for (size_t i = 0; i < nbytes && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
-	}
-}
-
 static void put_cell_text(FILE *out, const struct col *c, const char *s, size_t w)
 {
-	size_t sw = width(s);
+	size_t sw = rep_text_width(s);
 
 	if (sw > w && w > 3) {
 		if (c->flags & C_PATH) {
 			fputs("...", out);
-			put_text(out, s + cp_offset(s, sw - (w - 3)), SIZE_MAX);
+			rep_text_put(out, s + rep_text_offset(s, sw - (w - 3)), SIZE_MAX);
 		} else {
-			put_text(out, s, cp_offset(s, w - 3));
+			rep_text_put(out, s, rep_text_offset(s, w - 3));
 			fputs("...", out);
 		}
 		return;
 	}
 	if ((c->flags & C_RIGHT) && sw < w)
 		fprintf(out, "%*s", (int)(w - sw), "");
-	put_text(out, s, SIZE_MAX);
+	rep_text_put(out, s, SIZE_MAX);
 	if (!(c->flags & C_RIGHT) && sw < w)
 		fprintf(out, "%*s", (int)(w - sw), "");
 }
@@ -637,9 +614,9 @@ static void table_print_text(const struct table *t, FILE *out)
 	size_t w[16];
 
 	for (unsigned j = 0; j < t->ncols; j++) {
-		w[j] = width(t->cols[j].head);
+		w[j] = rep_text_width(t->cols[j].head);
 		for (size_t i = 0; i < nrows; i++) {
-			size_t cw = width(t->cells[i * t->ncols + j]);
+			size_t cw = rep_text_width(t->cells[i * t->ncols + j]);
 
 			if (cw > w[j])
 				w[j] = cw;
@@ -658,8 +635,8 @@ static void table_print_text(const struct table *t, FILE *out)
 		for (unsigned j = 0; j <= last; j++) {
 			const char *s = row ? row[j] : t->cols[j].head;
 
-			if (j == last && !(t->cols[j].flags & C_RIGHT) && width(s) <= w[j])
-				put_text(out, s, SIZE_MAX);
+			if (j == last && !(t->cols[j].flags & C_RIGHT) && rep_text_width(s) <= w[j])
+				rep_text_put(out, s, SIZE_MAX);
 			else
 				put_cell_text(out, &t->cols[j], s, w[j]);
 			if (j < last)
@@ -669,33 +646,6 @@ static void table_print_text(const struct table *t, FILE *out)
 	}
 }
 
-static void put_md(FILE *out, const char *s, bool code)
-{
-	if (code && *s)
-		fputc('`', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '|')
-			fputs("\\|", out);
-		else if (c < 0x20 || c == 0x7f)
-			fputc('?', out);
-		else if (code && c == '`')
-			fputc('\'', out);
-		else if (!code && strchr("\\*_[]<>#", c))
-			fprintf(out, "\\%c", c);
-		else
-			fputc(c, out);
-	}
-}
-
-static void put_md_cell(FILE *out, const char *s, bool code)
-{
-	put_md(out, s, code);
-	if (code && *s)
-		fputc('`', out);
-}
-
 static void table_print_md(const struct table *t, FILE *out)
 {
 	size_t nrows = t->ncells / t->ncols;
@@ -703,7 +653,7 @@ static void table_print_md(const struct table *t, FILE *out)
 	fputc('|', out);
 	for (unsigned j = 0; j < t->ncols; j++) {
 		fputc(' ', out);
-		put_md_cell(out, t->cols[j].head, false);
+		rep_md_put(out, t->cols[j].head, false);
 		fputs(" |", out);
 	}
 	fputs("\n|", out);
@@ -714,7 +664,7 @@ static void table_print_md(const struct table *t, FILE *out)
 		fputc('|', out);
 		for (unsigned j = 0; j < t->ncols; j++) {
 			fputc(' ', out);
-			put_md_cell(out, t->cells[i * t->ncols + j], t->cols[j].flags & C_CODE);
+			rep_md_put(out, t->cells[i * t->ncols + j], t->cols[j].flags & C_CODE);
 			fputs(" |", out);
 		}
 		fputc('\n', out);
@@ -947,7 +897,7 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 				kw = strlen(kv.cells[i]);
 		for (size_t i = 0; i < kv.ncells; i += 2) {
 			fprintf(out, "  %-*s  ", (int)kw, kv.cells[i]);
-			put_text(out, kv.cells[i + 1], SIZE_MAX);
+			rep_text_put(out, kv.cells[i + 1], SIZE_MAX);
 			fputc('\n', out);
 		}
 	}
@@ -964,11 +914,11 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 	for (size_t i = 0; i < warn.n; i++) {
 		if (o->format == REP_FORMAT_MARKDOWN) {
 			fputs("> **warning:** ", out);
-			put_md(out, warn.w[i], false);
+			rep_md_put(out, warn.w[i], false);
 			fputs("\n", out);
 		} else {
 			fputs("warning: ", out);
-			put_text(out, warn.w[i], SIZE_MAX);
+			rep_text_put(out, warn.w[i], SIZE_MAX);
 			fputc('\n', out);
 		}
 	}
@@ -1049,10 +999,10 @@ static int print_debug_info(const struct agg *a, const struct rep_options *o, FI
 		libc |= !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
 		if (md) {
 			fputs("- ", out);
-			put_md_cell(out, base, true);
+			rep_md_put(out, base, true);
 		} else {
 			fputs("  ", out);
-			put_text(out, base, SIZE_MAX);
+			rep_text_put(out, base, SIZE_MAX);
 		}
 		fprintf(out, " (on the path of %.1f%% of the samples):%s%s\n",
 			pct(r->total, a->total), md ? " " : "\n    ",
@@ -1071,11 +1021,11 @@ static int print_debug_info(const struct agg *a, const struct rep_options *o, FI
 			free(idx);
 			return -ENOMEM;
 		}
-		put_md_cell(out, cmd, true);
+		rep_md_put(out, cmd, true);
 		free(cmd);
 	} else {
 		fputs("dpkg -S ", out);
-		put_text(out, first, SIZE_MAX);
+		rep_text_put(out, first, SIZE_MAX);
 	}
 	fputs(" names it)", out);
 	if (libc)
@@ -1525,8 +1475,8 @@ static const char *cnode_name(const struct tree_view *v, const struct rep_cnode 
 	const char *name = S(v->a, c->function);
 
 	/* C++ names can run for hundreds of columns: keep the tree readable */
-	if (v->o->format != REP_FORMAT_JSON && width(name) > 100) {
-		snprintf(buf, len, "%.*s...", (int)cp_offset(name, 97), name);
+	if (v->o->format != REP_FORMAT_JSON && rep_text_width(name) > 100) {
+		snprintf(buf, len, "%.*s...", (int)rep_text_offset(name, 97), name);
 		return buf;
 	}
 	return name;
@@ -1593,6 +1543,24 @@ static void tree_enter_json(const struct tree_view *v, const struct rep_cnode *c
 	fputc('[', out);
 }
 
+/* Levels indented in text and markdown trees. --depth 0 on a deep recursion
+ * would print indentation quadratic in the depth (gigabytes for a chain of
+ * 100k calls): deeper lines keep this indentation and say their depth. */
+enum { TREE_INDENT_MAX = 40 };
+
+static void tree_indent(FILE *out, uint32_t depth)
+{
+	uint32_t levels = depth - 1 < TREE_INDENT_MAX ? depth - 1 : TREE_INDENT_MAX;
+
+	fprintf(out, "%*s", (int)(2 * levels), "");
+}
+
+static void tree_depth_note(FILE *out, uint32_t depth)
+{
+	if (depth - 1 > TREE_INDENT_MAX)
+		fprintf(out, "[depth %" PRIu32 "] ", depth);
+}
+
 static void tree_enter_text(const struct tree_view *v, const struct rep_cnode *c)
 {
 	uint64_t m1 = v->bottom_up ? c->exclusive : c->inclusive;
@@ -1606,18 +1574,19 @@ static void tree_enter_text(const struct tree_view *v, const struct rep_cnode *c
 	if (v->parallel)
 		fprintf(out, "%5.1f%%  %5.1f%%  ", effort_pct(v, c->idle_incl, true),
 			effort_pct(v, c->overhead_incl, false));
-	fprintf(out, "%*s", (int)(2 * (c->depth - 1)), "");
+	tree_indent(out, c->depth);
+	tree_depth_note(out, c->depth);
 	if (c->spawned)
 		fputs("[thread] ", out);
-	put_text(out, cnode_name(v, c, name, sizeof(name)), SIZE_MAX);
+	rep_text_put(out, cnode_name(v, c, name, sizeof(name)), SIZE_MAX);
 	if (c->inlined)
 		fputs(" (inlined)", out);
 	if (site[0]) {
 		fputs(v->bottom_up ? "  at " : "  from ", out);
-		put_text(out, site, SIZE_MAX);
+		rep_text_put(out, site, SIZE_MAX);
 	} else if (v->bottom_up && c->depth == 1 && S(v->a, c->function)[0] != '[') {
 		fputs("  [", out);
-		put_text(out, rep_base_name(S(v->a, c->image)), SIZE_MAX);
+		rep_text_put(out, rep_base_name(S(v->a, c->image)), SIZE_MAX);
 		fputc(']', out);
 	}
 	fputc('\n', out);
@@ -1631,24 +1600,26 @@ static void tree_enter_md(const struct tree_view *v, const struct rep_cnode *c)
 	FILE *out = v->out;
 
 	cnode_site(v, c, site, sizeof(site));
-	fprintf(out, "%*s- **%.1f%%** %s (%" PRIu64 "), %s %.1f%% (%" PRIu64 ")",
-		(int)(2 * (c->depth - 1)), "", pct(m1, v->a->total),
+	tree_indent(out, c->depth);
+	fprintf(out, "- **%.1f%%** %s (%" PRIu64 "), %s %.1f%% (%" PRIu64 ")", pct(m1, v->a->total),
 		v->bottom_up ? "self" : "incl", m1, v->bottom_up ? "total" : "self",
 		pct(m2, v->a->total), m2);
 	if (v->parallel)
 		fprintf(out, ", idle %.1f%%, overhead %.1f%%", effort_pct(v, c->idle_incl, true),
 			effort_pct(v, c->overhead_incl, false));
-	fputs(c->spawned ? ": [thread] " : ": ", out);
-	put_md_cell(out, cnode_name(v, c, name, sizeof(name)), true);
+	fputs(": ", out);
+	tree_depth_note(out, c->depth);
+	fputs(c->spawned ? "[thread] " : "", out);
+	rep_md_put(out, cnode_name(v, c, name, sizeof(name)), true);
 	if (c->inlined)
 		fputs(" _(inlined)_", out);
 	if (site[0]) {
 		fputs(v->bottom_up ? " at " : " from ", out);
-		put_md_cell(out, site, true);
+		rep_md_put(out, site, true);
 	} else if (v->bottom_up && c->depth == 1 && S(v->a, c->function)[0] != '[') {
 		/* "[image+0x..]" and "[kernel]" name their image already */
 		fputs(" in ", out);
-		put_md_cell(out, rep_base_name(S(v->a, c->image)), true);
+		rep_md_put(out, rep_base_name(S(v->a, c->image)), true);
 	}
 	fputc('\n', out);
 }

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report-internal.h"
+#include "report/escape.h"
 #include "report/json.h"
+#include "report/report-internal.h"
 
 #define W_KINDS 3
 #define W_KIND_COUNTERS 10
@@ -295,13 +296,23 @@ static void print_path_text(const struct rep_profile *p, uint32_t leaf, FILE *ou
 		const char *fn = rep_str(p, rows[i]->function), *file = rep_str(p, rows[i]->file);
 		const char *base = file ? strrchr(file, '/') : NULL;
 
+		char *frame = NULL;
+
 		if (i)
 			fputs(" > ", out);
-		fputs(md ? "`" : "", out);
-		fputs(fn ? fn : "?", out);
-		if (file && rows[i]->line)
-			fprintf(out, " (%s:%u)", base ? base + 1 : file, rows[i]->line);
-		fputs(md ? "`" : "", out);
+		if (file && rows[i]->line &&
+		    asprintf(&frame, "%s (%s:%u)", fn ? fn : "?", base ? base + 1 : file,
+			     rows[i]->line) < 0)
+			frame = NULL;
+		if (md)
+			rep_md_put(out, frame ? frame : fn ? fn
+							   : "?",
+				   true);
+		else
+			rep_text_put(out, frame ? frame : fn ? fn
+							     : "?",
+				     SIZE_MAX);
+		free(frame);
 	}
 }
 
@@ -360,8 +371,13 @@ int rep_witch_print(const struct rep_profile *p, const struct rep_options *o, FI
 		fprintf(out, md ? "Exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%.\n" : "  exact: every access of every instruction judged (single-stepped; leaf-only contexts); floats equal within %.2f%%\n",
 			(double)w->fp_ppm / 1e4);
 	} else if (!json && w->have_config) {
-		fprintf(out, md ? "%s %s, every %" PRIu64 "%s%s; %" PRIu64 " debug register(s) per thread; floats equal within %.2f%%.\n" : "  %s %s, every %" PRIu64 "%s%s; %" PRIu64 " debug register(s) per thread; floats equal within %.2f%%\n",
-			w->exact ? "exact (every access, single-stepped):" : "sampled by", w->event,
+		/* the event's name is the record's: escaped */
+		fprintf(out, md ? "%s " : "  %s ", w->exact ? "exact (every access, single-stepped):" : "sampled by");
+		if (md)
+			rep_md_put(out, w->event, true);
+		else
+			rep_text_put(out, w->event, SIZE_MAX);
+		fprintf(out, md ? ", every %" PRIu64 "%s%s; %" PRIu64 " debug register(s) per thread; floats equal within %.2f%%.\n" : ", every %" PRIu64 "%s%s; %" PRIu64 " debug register(s) per thread; floats equal within %.2f%%\n",
 			w->period, w->clock ? " ns" : " events",
 			!strcmp(w->weighting, "instructions") ? " (weighted by instructions per access: see README)"
 			: !strcmp(w->weighting, "time")       ? " (time-weighted: see README)"

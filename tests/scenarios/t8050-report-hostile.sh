@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Hostile input to psup report (issue 22):
+#  - names from the program (functions, files, threads, progress points)
+#    holding ESC/BEL, a C1 CSI (U+009B), | and ` and <script>: every view in
+#    every format prints no control character, markdown escapes | and `
+#    inside names, html has no raw tag from them, JSON parses;
+#  - /dev/zero as a record file is refused at once, not read until memory
+#    runs out.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+T="$TARGETS/hostile-names"
+run_psup 120 run -q -o p.cbor -- "$T" 300
+expect_rc 0
+run_psup 120 run -q -o c.cbor --experiment-ms 20 --causal -- "$T" 2000
+expect_rc 0
+run_psup 300 run -q -o w.cbor --witch dead --witch-period 100000 -- "$T" 300
+expect_rc 0
+
+# the recording did get the names (else this checks nothing)
+"$PSUP" report --format json --view all p.cbor | jq -e '[.functions[].function | select(startswith("evil_\u001b"))] | length == 1' >/dev/null ||
+	fail "the profile does not name the hostile function"
+"$PSUP" report --format json --view locks p.cbor | grep -q 'evil_\\u001b' ||
+	fail "the locks view does not show the hostile function"
+"$PSUP" report --format json c.cbor | grep -q 'point_\\u001b' || fail "no hostile progress point"
+
+# no control character but newline (and the tabs of coz's format); C1 is
+# c2 80..c2 9f in UTF-8
+controls() { # file -> fails when it holds one
+	LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$1"
+}
+for f in p c w; do
+	for fmt in text markdown json; do
+		timeout 60 "$PSUP" report --view all --format $fmt $f.cbor >$f.$fmt ||
+			fail "report --format $fmt $f.cbor failed"
+		controls $f.$fmt && fail "$f.cbor, $fmt: a control character from a name: $(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' $f.$fmt | head -3 | cat -v)"
+	done
+	jq -e . $f.json >/dev/null || fail "$f.cbor: the JSON does not parse"
+	# markdown: a name's | is escaped (a table cell cannot end), its `
+	# cannot close the code span
+	n=$(LC_ALL=C grep -o '31m|pipe' $f.markdown | wc -l)
+	[ "$n" -eq 0 ] || fail "$f.cbor, markdown: an unescaped | in a name: $(grep -m1 '31m|pipe' $f.markdown | cat -v)"
+	LC_ALL=C grep -q 'pipe`tick\|?|`<' $f.markdown && fail "$f.cbor, markdown: an unescaped \` in a name"
+	LC_ALL=C grep -q '<script>' $f.markdown && ! LC_ALL=C grep '<script>' $f.markdown | grep -q '`[^`]*<script>' &&
+		fail "$f.cbor, markdown: <script> outside a code span"
+done
+# the terminal views print the names, escaped
+grep -q 'evil_?\]0;pwned?_esc' p.text || fail "the text report lost the hostile name"
+for v in functions locks top-down bottom-up threads; do
+	"$PSUP" report --view $v --format markdown p.cbor >v.md || fail "--view $v failed"
+	controls v.md && fail "--view $v, markdown: a control character"
+	LC_ALL=C grep -q '31m|pipe\|pipe`' v.md && fail "--view $v, markdown: an unescaped | or \`"
+done
+timeout 60 "$PSUP" report --format html c.cbor >c.html || fail "report --format html failed"
+controls c.html && fail "html: a control character"
+LC_ALL=C grep -q '<script>\|<b>' c.html && fail "html: a raw tag from a name"
+grep -q 'point_?\]0;pwned?_?|`&lt;script&gt;' c.html || fail "html: the point's name is not escaped as entities"
+timeout 60 "$PSUP" report --format coz c.cbor >c.coz || fail "report --format coz failed"
+LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' <(tr -d '\t' <c.coz) && fail "coz: a control character"
+
+# /dev/zero: one look at its first item, not a read until memory runs out
+( ulimit -v 4000000; timeout 20 "$PSUP" report /dev/zero >z.out 2>z.err; echo $? >z.rc )
+[ "$(cat z.rc)" = 1 ] || fail "report /dev/zero: exit status $(cat z.rc), expected 1"
+[ "$(wc -l <z.err)" = 1 ] && grep -q '^psup: /dev/zero: .*not a map' z.err ||
+	fail "report /dev/zero: $(cat z.err)"
+check_nothing_left
