@@ -1,0 +1,279 @@
+/*
+ * Hostile records (issue 22): output and memory bounded by what is printed
+ * whatever the depth of the input, a bounded read of pipes and devices, and
+ * reports that do not depend on the per-process hash seed.
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/hash.h"
+#include "report/json.h"
+#include "report/report-internal.h"
+#include "tests/unit/fixture.h"
+#include "tests/unit/tap.h"
+
+static char tmpdir[] = "/tmp/psup-test-hostile-XXXXXX";
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* A chain of n distinct functions, each with one self sample: the
+ * bottom-up tree of all caller paths has n (n + 1) / 2 rows. */
+static int write_chain(const char *path, unsigned n)
+{
+	struct rep_header h = { .mode = "run", .pid = 1, .event = "task-clock", .period = 1 };
+	struct rep_thread t = { 1, 1, 0, "t", 1, 0 };
+	uint64_t *pairs = malloc(2 * n * sizeof(*pairs));
+	struct rep_writer *w;
+	int rc;
+
+	if (!pairs)
+		return -ENOMEM;
+	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
+	if (rc) {
+		free(pairs);
+		return rc;
+	}
+	rc = rep_write_header(w, &h);
+	rc = rc ? rc : rep_write_thread(w, &t);
+	for (unsigned i = 1; !rc && i <= n; i++) {
+		char name[32];
+		struct rep_frame f = { name, "chain.c", i };
+		struct rep_loc l = { i, 1, 0x1000 + i, "/bin/chain", NULL, 0x1000 + i, 1, &f };
+
+		snprintf(name, sizeof(name), "f%u", i);
+		rc = rep_write_loc(w, &l);
+		rc = rc ? rc : rep_write_node(w, i, i - 1, i);
+		pairs[2 * (i - 1)] = i;
+		pairs[2 * (i - 1) + 1] = 1;
+	}
+	rc = rc ? rc : rep_write_samples(w, 1, pairs, n);
+	free(pairs);
+	if (rc) {
+		rep_writer_close(w);
+		return rc;
+	}
+	return rep_writer_close(w);
+}
+
+static size_t longest_line(const char *s)
+{
+	size_t best = 0;
+
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		best = n > best ? n : best;
+		s += n + (e != NULL);
+	}
+	return best;
+}
+
+/* Item 11: 226 MB of JSON from a 500 KB record, gigabytes of indentation
+ * with --depth 0. */
+static void test_deep_chain(void)
+{
+	enum { N = 3000 };
+	struct rep_options o = { .format = REP_FORMAT_JSON, .views = REP_VIEW_ALL };
+	struct rep_tree_options to = { 256, 0.0 }; /* psup report's JSON defaults */
+	struct rep_profile *p = NULL;
+	char file[256], err[256];
+	struct rep_ctree td, bu;
+	size_t rec;
+	char *s;
+
+	snprintf(file, sizeof(file), "%s/chain.cbor", tmpdir);
+	CHECK_EQ_INT(write_chain(file, N), 0);
+	rec = file_size(file);
+	CHECK(rec > 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+
+	/* the bottom-up tree of every level: bounded by the top-down one */
+	memset(&td, 0, sizeof(td));
+	memset(&bu, 0, sizeof(bu));
+	CHECK_EQ_INT(rep_ctree_top_down(&td, p), 0);
+	CHECK_EQ_INT(td.n, N + 1);
+	CHECK_EQ_INT(rep_ctree_bottom_up(&bu, &td, 0, 0.0, 0), 0);
+	CHECK(bu.n <= 5 * (size_t)td.n + 4096);
+	CHECK(bu.hidden > 0);
+	CHECK_EQ_INT(bu.nodes[0].nchildren, N); /* every function still there */
+	printf("chain of %d: bottom-up %u rows, %llu subtrees hidden\n", N, bu.n,
+	       (unsigned long long)bu.hidden);
+	rep_ctree_release(&bu);
+	rep_ctree_release(&td);
+
+	/* JSON with the defaults: a bounded multiple of the record */
+	s = fx_render_ext(p, &o, &to);
+	CHECK(s != NULL);
+	if (s) {
+		printf("json: %zu bytes from a %zu-byte record\n", strlen(s), rec);
+		CHECK(strlen(s) <= 64 * rec);
+		CHECK(strstr(s, "\"bottom_up\":0}") == NULL); /* the cut is reported */
+	}
+	free(s);
+
+	/* text and markdown, every level: no line grows with the depth */
+	to.depth = 0;
+	o.views = REP_VIEW_TOP_DOWN;
+	for (int f = 0; f < 2; f++) {
+		o.format = f ? REP_FORMAT_MARKDOWN : REP_FORMAT_TEXT;
+		s = fx_render_ext(p, &o, &to);
+		CHECK(s != NULL);
+		if (s) {
+			CHECK(longest_line(s) <= 300);
+			CHECK(strstr(s, "[depth 3000] ") != NULL);
+		}
+		free(s);
+	}
+	rep_profile_free(p);
+}
+
+/* Pretty JSON of a deep nesting: indentation capped. */
+static void test_pretty_deep(void)
+{
+	enum { D = 5000 };
+	char *in = malloc(2 * D + 2), *out = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	if (!in)
+		return;
+	memset(in, '[', D);
+	in[D] = '1';
+	memset(in + D + 1, ']', D);
+	m = open_memstream(&out, &n);
+	CHECK(m && rep_json_pretty(in, 2 * D + 1, m) == 0);
+	if (m)
+		fclose(m);
+	CHECK(out && longest_line(out) <= 200);
+	CHECK(n <= (size_t)D * 2 * 200);
+	free(out);
+	free(in);
+}
+
+/* Item 12: a pipe is read up to a bound, and says so. */
+static void test_stream_bound(void)
+{
+	char file[256], path[64], err[512];
+	struct rep_profile *p = NULL;
+	int fds[2], st;
+	pid_t pid;
+
+	snprintf(file, sizeof(file), "%s/chain.cbor", tmpdir);
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		/* a whole record file, then zeros for ever */
+		static char zeros[65536];
+		FILE *f = fopen(file, "r");
+		char buf[65536];
+		size_t r;
+
+		close(fds[0]);
+		while (f && (r = fread(buf, 1, sizeof(buf), f)) > 0)
+			if (write(fds[1], buf, r) < 0)
+				_exit(0);
+		while (write(fds[1], zeros, sizeof(zeros)) > 0)
+			;
+		_exit(0);
+	}
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load_max(p, path, 4 << 20, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "more than 4 MiB from a pipe or device") != NULL);
+	CHECK(strchr(err, '\n') == NULL);
+	printf("%s\n", err);
+	rep_profile_free(p);
+	close(fds[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+
+	/* /dev/zero: refused at its first item */
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, "/dev/zero", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "/dev/zero: record 1: not a map") != NULL);
+	rep_profile_free(p);
+}
+
+/* Item 10: the hash seed decides where entries sit, never what prints. */
+static void test_seed_independent(void)
+{
+	static const enum rep_format fmts[] = { REP_FORMAT_TEXT, REP_FORMAT_MARKDOWN,
+						REP_FORMAT_JSON };
+	struct rep_header h = { .mode = "run", .pid = 1, .event = "task-clock", .period = 1 };
+	struct rep_thread t = { 1, 1, 0, "t", 1, 0 };
+	char file[256], err[256], *first[3] = { NULL };
+	struct rep_writer *w;
+	uint64_t pairs[2 * 64];
+	int rc;
+
+	/* 64 functions of one name in 64 images, each with 1 sample: the
+	 * thread's top function is a tie broken without slot order */
+	snprintf(file, sizeof(file), "%s/ties.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(file, REP_WRITER_FORCE, &w), 0);
+	rc = rep_write_header(w, &h);
+	rc = rc ? rc : rep_write_thread(w, &t);
+	for (unsigned i = 1; i <= 64; i++) {
+		char image[32];
+		struct rep_frame f = { "same", "s.c", i };
+		struct rep_loc l = { i, 1, 0x1000 * i, image, NULL, 0x10, 1, &f };
+
+		snprintf(image, sizeof(image), "/lib/i%u.so", i);
+		rc = rc ? rc : rep_write_loc(w, &l);
+		rc = rc ? rc : rep_write_node(w, i, 0, i);
+		rc = rc ? rc : rep_write_lock_waits(w, 1, 0x100 * i, i, true, NULL, 1, 1000);
+		pairs[2 * (i - 1)] = i;
+		pairs[2 * (i - 1) + 1] = 1;
+	}
+	rc = rc ? rc : rep_write_samples(w, 1, pairs, 64);
+	CHECK_EQ_INT(rep_writer_close(w) | rc, 0);
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct rep_profile *p = NULL;
+
+		psup_hash_seed_set(seed * 0x9e3779b97f4a7c15ULL);
+		CHECK_EQ_INT(rep_profile_new(&p), 0);
+		CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+		for (int f = 0; f < 3; f++) {
+			struct rep_options o = { .format = fmts[f], .views = REP_VIEW_ALL };
+			char *s = fx_render_ext(p, &o, NULL);
+
+			CHECK(s != NULL);
+			if (!first[f])
+				first[f] = s;
+			else {
+				CHECK(s && strcmp(s, first[f]) == 0);
+				free(s);
+			}
+		}
+		rep_profile_free(p);
+	}
+	psup_hash_seed_set(0);
+	for (int f = 0; f < 3; f++)
+		free(first[f]);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return 1;
+	test_deep_chain();
+	test_pretty_deep();
+	test_stream_bound();
+	test_seed_independent();
+	fx_run("rm -rf %s", tmpdir);
+	return tap_done();
+}
