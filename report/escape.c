@@ -114,7 +114,11 @@ void rep_md_put(FILE *out, const char *s, bool code)
 void rep_html_put(FILE *out, const char *s)
 {
 	static const char *const ent[] = {
-		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
+		['&'] = "&amp;",
+		['<'] = "&lt;",
+		['>'] = "&gt;",
+		['"'] = "&quot;",
+		['\''] = "&#39;",
 	};
 	uint32_t cp;
 
