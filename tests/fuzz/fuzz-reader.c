@@ -2,7 +2,8 @@
  * libFuzzer entry point for the record reader and the views: any input must
  * either load (possibly as a truncated prefix) and print, or fail with a
  * one-line -EINVAL, without crashing, hanging or leaking.
- * Build and run: see docs/format.md ("Fuzzing the reader").
+ * Build and run: see docs/format.md ("Fuzzing the reader"); the seed corpus
+ * of real recordings comes from tests/fuzz/make-corpus.sh.
  */
 #include "report/report.h"
 
@@ -38,6 +39,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.top = 0;
 		if (rep_print(p, &o, devnull))
 			abort();
+		/* every level of the trees: output bounded by the record */
+		{
+			struct rep_tree_options t = { 0, 0.0 };
+
+			o.format = REP_FORMAT_TEXT;
+			if (rep_print_ext(p, &o, &t, devnull))
+				abort();
+		}
+		/* the causal-only formats */
+		if (rep_profile_has_causal(p)) {
+			o.format = REP_FORMAT_HTML;
+			if (rep_print(p, &o, devnull))
+				abort();
+			o.format = REP_FORMAT_COZ;
+			if (rep_print(p, &o, devnull))
+				abort();
+		}
 	} else if (rc != -EINVAL && rc != -ENOMEM) {
 		abort();
 	} else if (!err[0] || strchr(err, '\n')) {
