@@ -59,7 +59,11 @@ timeout 60 "$PSUP" report --format coz c.cbor >c.coz || fail "report --format co
 LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' <(tr -d '\t' <c.coz) && fail "coz: a control character"
 
 # /dev/zero: one look at its first item, not a read until memory runs out
-( ulimit -v 4000000; timeout 20 "$PSUP" report /dev/zero >z.out 2>z.err; echo $? >z.rc )
+# (a bound on memory for the old behaviour's sake, unless the sanitizers,
+# which reserve terabytes of address space, refuse to start under one)
+limit=4000000
+(ulimit -v $limit && "$PSUP" --version) >/dev/null 2>&1 || limit=unlimited
+( ulimit -v $limit; timeout 20 "$PSUP" report /dev/zero >z.out 2>z.err; echo $? >z.rc )
 [ "$(cat z.rc)" = 1 ] || fail "report /dev/zero: exit status $(cat z.rc), expected 1"
 [ "$(wc -l <z.err)" = 1 ] && grep -q '^psup: /dev/zero: .*not a map' z.err ||
 	fail "report /dev/zero: $(cat z.err)"
