@@ -1237,6 +1237,7 @@ void rec_loop(struct rec *r, struct sup_result *res)
 {
 	uint64_t tick = REC_TICK_NS;
 	struct sup_loop_stats ls;
+	struct sym_cache_stats cs;
 	int err;
 
 	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
@@ -1254,6 +1255,12 @@ void rec_loop(struct rec *r, struct sup_result *res)
 		 "(%llu hung-up fds dropped)",
 		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
 		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups);
+	sym_cache_stats(&cs);
+	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
+		 "%llu addresses resolved, %llu from the images' caches",
+		 (unsigned long long)cs.loads, (unsigned long long)cs.reuses,
+		 (unsigned long long)cs.revived, (unsigned long long)cs.evictions,
+		 (unsigned long long)cs.resolves, (unsigned long long)cs.resolve_hits);
 	sup_session_result(r->sup, res);
 }
 
