@@ -1236,6 +1236,8 @@ void rec_abort(struct rec *r)
 void rec_loop(struct rec *r, struct sup_result *res)
 {
 	uint64_t tick = REC_TICK_NS;
+	struct sup_loop_stats ls;
+	struct sym_cache_stats cs;
 	int err;
 
 	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
@@ -1248,6 +1250,17 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	err = sup_session_run(r->sup);
 	if (err < 0)
 		pr_err("event loop failed: %s", strerror(-err));
+	sup_session_loop_stats(r->sup, &ls);
+	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
+		 "(%llu hung-up fds dropped)",
+		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
+		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups);
+	sym_cache_stats(&cs);
+	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
+		 "%llu addresses resolved, %llu from the images' caches",
+		 (unsigned long long)cs.loads, (unsigned long long)cs.reuses,
+		 (unsigned long long)cs.revived, (unsigned long long)cs.evictions,
+		 (unsigned long long)cs.resolves, (unsigned long long)cs.resolve_hits);
 	sup_session_result(r->sup, res);
 }
 

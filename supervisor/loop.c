@@ -141,7 +141,8 @@ void sup_session_unwatch(struct sup_session *s, int fd)
 		return;
 	w = (struct sup_watch *)(uintptr_t)*slot;
 	*slot = 0;
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+	if (!w->hung_up)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	/* Events for w may still be in the batch being dispatched: free it
 	 * after the batch. */
 	w->dead = true;
@@ -211,6 +212,7 @@ static void on_tick(void *arg, int fd)
 {
 	struct sup_session *s = arg;
 
+	s->lstats.timers++;
 	drain_fd(fd);
 	if (s->tick_cb)
 		s->tick_cb(s->tick_arg);
@@ -222,6 +224,7 @@ static void on_duration(void *arg, int fd)
 {
 	struct sup_session *s = arg;
 
+	s->lstats.timers++;
 	drain_fd(fd);
 	pr_info("duration reached, detaching");
 	begin_stop(s, "duration");
@@ -572,6 +575,7 @@ static void wait_all(struct sup_session *s)
 					continue;
 				if (errno == ECHILD) {
 					/* Rule 10: nothing left to wait for. */
+					s->lstats.statuses += n;
 					for (size_t i = 0; i < n; i++)
 						dispatch(s, pend[i].tid, pend[i].status);
 					s->done = true;
@@ -586,6 +590,7 @@ static void wait_all(struct sup_session *s)
 			pend[n].status = status;
 			n++;
 		}
+		s->lstats.statuses += n;
 		for (size_t i = 0; i < n; i++)
 			dispatch(s, pend[i].tid, pend[i].status);
 		/* Done when nothing is left to trace: the run target ended, or
@@ -670,6 +675,35 @@ static void sched_restore(int old)
 		pr_debug("restoring psup's scheduling policy: %s", strerror(errno));
 }
 
+/*
+ * A watched fd that hung up stays ready: epoll is level-triggered and
+ * EPOLLHUP/EPOLLERR cannot be masked, so each epoll_wait would return it at
+ * once. A thread's perf ring reports EPOLLHUP from its thread's exit
+ * (perf_event_exit_task(), before the exit notification) until psup reaps the
+ * thread and closes the ring: each short process of a shell loop spun psup
+ * for that window (7.5 million waits for 300 processes), and a zombie leader
+ * whose threads run on for its whole life (16 million in 8 s of
+ * tests/targets/leader_exit 0.5). psup's SCHED_FIFO turned the spin into the
+ * program's starvation. The callback has drained what was left; the watch
+ * stays registered (the owner's sup_session_unwatch() frees it) but leaves
+ * the epoll set. Nothing more can arrive on a hung-up ring, and the tick
+ * drains every ring anyway. Test: t1099-no-busy-loop.
+ */
+static void watch_hung_up(struct sup_session *s, struct sup_watch *w)
+{
+	if (w->dead || w->hung_up)
+		return;
+	w->hung_up = true;
+	s->lstats.hangups++;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_DEL, w->fd, NULL) < 0)
+		pr_debug("epoll: cannot drop hung-up fd %d: %s", w->fd, strerror(errno));
+}
+
+void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *out)
+{
+	*out = s->lstats;
+}
+
 int sup_session_run(struct sup_session *s)
 {
 	struct epoll_event evs[64];
@@ -698,6 +732,7 @@ int sup_session_run(struct sup_session *s)
 			timeout = (int)((s->stop_deadline - now) / 1000000ULL) + 1;
 		}
 		int n = epoll_wait(s->epfd, evs, (int)PSUP_ARRAY_SIZE(evs), timeout);
+		s->lstats.waits++;
 		if (n < 0) {
 			int err = errno;
 
@@ -708,8 +743,11 @@ int sup_session_run(struct sup_session *s)
 		}
 		for (int i = 0; i < n; i++) {
 			struct sup_watch *w = evs[i].data.ptr;
-			if (!w->dead)
-				w->cb(w->arg, w->fd);
+			if (w->dead)
+				continue;
+			w->cb(w->arg, w->fd);
+			if (evs[i].events & (EPOLLHUP | EPOLLERR))
+				watch_hung_up(s, w);
 		}
 		free_dead_watches(s);
 	}

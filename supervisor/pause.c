@@ -142,8 +142,10 @@ static void release_due(struct sup_session *s, bool all)
 
 static void on_pause_timer(void *arg, int fd)
 {
+	struct sup_session *s = arg;
 	uint64_t buf;
 
+	s->lstats.timers++;
 	while (read(fd, &buf, sizeof(buf)) > 0)
 		;
 	release_due(arg, false);

@@ -52,6 +52,7 @@ struct sup_watch {
 	void (*cb)(void *arg, int fd);
 	void *arg;
 	bool dead;
+	bool hung_up; /* out of the epoll set: its fd reported EPOLLHUP/EPOLLERR */
 	struct sup_watch *next_dead;
 };
 
@@ -96,6 +97,7 @@ struct sup_session {
 	pid_t *held; /* tids held (unordered) */
 	size_t nheld, capheld;
 	struct sup_pause_stats pstats;
+	struct sup_loop_stats lstats;
 };
 
 /* thread.c */

@@ -354,6 +354,17 @@ struct sup_pause_stats {
 };
 void sup_session_pause_stats(const struct sup_session *s, struct sup_pause_stats *out);
 
+/* What the loop did, for psup's cost per program event (-v prints it). A
+ * loop that waits only for work makes about one wait per status, timer
+ * expiration or ring past its watermark. Test: t1099-no-busy-loop. */
+struct sup_loop_stats {
+	uint64_t waits;    /* epoll_wait calls */
+	uint64_t statuses; /* wait statuses dispatched */
+	uint64_t timers;   /* timer expirations handled: tick, duration, pauses */
+	uint64_t hangups;  /* watched fds taken out of the epoll set at EPOLLHUP/EPOLLERR */
+};
+void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *out);
+
 /*
  * The filter (classic BPF) psup installs with SUP_SPAWN_CAUSAL_FILTER. *out
  * is malloc'ed; the caller frees it. Exposed for the unit test, which loads

@@ -131,11 +131,46 @@ char *sym_demangle(const char *name)
 
 /* ---- the image cache ---- */
 
+/*
+ * Idle images (no space holds them) kept for the next process that maps
+ * them: a build's compilers, assemblers and shells come back hundreds of
+ * times, and each reload paid the ELF parse, the DWARF index and every
+ * address's lookup again (70% of psup's CPU on a ninja build, issue 20).
+ * Bounded by count and by their files' size (their DWARF's memory grows with
+ * it), least recently released freed first.
+ */
+#define SYM_IDLE_MAX 32
+#define SYM_IDLE_MAX_BYTES (1024ULL << 20)
+/* Addresses remembered per image before its table starts over. */
+#define SYM_RESOLVED_MAX 65536
+
+struct sym_resolved {
+	const char *symbols, *near;
+	bool set_near; /* the lookup assigned near (else left as the caller had it) */
+	unsigned nframes;
+	struct sym_frame frames[];
+};
+
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sym_image *cache_head;
+static struct sym_image *idle_head, *idle_tail; /* most recently released first */
+static uint64_t idle_bytes;
+static struct sym_cache_stats cache_stats;
+
+static void resolved_clear(struct sym_image *img)
+{
+	for (size_t i = 0; i < img->resolved.cap; i++)
+		if (img->resolved.keys[i])
+			free((void *)(uintptr_t)img->resolved.vals[i]);
+	psup_u64map_clear(&img->resolved);
+}
 
 static void image_destroy(struct sym_image *img)
 {
+	resolved_clear(img);
+	psup_u64map_release(&img->resolved);
+	free(img->bounds);
+	free(img->gap_names);
 	if (img->dwfl)
 		dwfl_end(img->dwfl);
 	if (img->elf)
@@ -150,16 +185,86 @@ static void image_destroy(struct sym_image *img)
 	free(img);
 }
 
+/* Under cache_lock. */
+static void idle_unlink(struct sym_image *img)
+{
+	if (img->idle_prev)
+		img->idle_prev->idle_next = img->idle_next;
+	else
+		idle_head = img->idle_next;
+	if (img->idle_next)
+		img->idle_next->idle_prev = img->idle_prev;
+	else
+		idle_tail = img->idle_prev;
+	img->idle_prev = img->idle_next = NULL;
+	idle_bytes -= img->size;
+	cache_stats.idle--;
+}
+
+/* Under cache_lock: img leaves the cache (it is freed by the caller). */
+static void cache_unlink(struct sym_image *img)
+{
+	for (struct sym_image **pp = &cache_head; *pp; pp = &(*pp)->next) {
+		if (*pp == img) {
+			*pp = img->next;
+			break;
+		}
+	}
+}
+
+/* Under cache_lock: one more ref on a cached image; an idle one leaves the
+ * idle list. */
+static void cache_take(struct sym_image *img)
+{
+	if (!img->refs++) {
+		idle_unlink(img);
+		cache_stats.revived++;
+	}
+	cache_stats.reuses++;
+}
+
+/* Under cache_lock: unlinks the least recently released idle images past
+ * the bound and returns them chained by next, for the caller to free. */
+static struct sym_image *idle_evict(unsigned max, uint64_t max_bytes)
+{
+	struct sym_image *out = NULL;
+
+	while (idle_tail && (cache_stats.idle > max || idle_bytes > max_bytes)) {
+		struct sym_image *img = idle_tail;
+
+		idle_unlink(img);
+		cache_unlink(img);
+		cache_stats.evictions++;
+		img->next = out;
+		out = img;
+	}
+	return out;
+}
+
+static void destroy_chain(struct sym_image *img)
+{
+	while (img) {
+		struct sym_image *next = img->next;
+
+		image_destroy(img);
+		img = next;
+	}
+}
+
 void sym_image_ref(struct sym_image *img)
 {
 	pthread_mutex_lock(&cache_lock);
+	if (!img->refs) { /* idle: cached, not held */
+		idle_unlink(img);
+		cache_stats.revived++;
+	}
 	img->refs++;
 	pthread_mutex_unlock(&cache_lock);
 }
 
 void sym_image_put(struct sym_image *img)
 {
-	struct sym_image **pp;
+	struct sym_image *gone;
 
 	if (!img)
 		return;
@@ -168,14 +273,35 @@ void sym_image_put(struct sym_image *img)
 		pthread_mutex_unlock(&cache_lock);
 		return;
 	}
-	for (pp = &cache_head; *pp; pp = &(*pp)->next) {
-		if (*pp == img) {
-			*pp = img->next;
-			break;
-		}
-	}
+	img->idle_prev = NULL;
+	img->idle_next = idle_head;
+	if (idle_head)
+		idle_head->idle_prev = img;
+	else
+		idle_tail = img;
+	idle_head = img;
+	idle_bytes += img->size;
+	cache_stats.idle++;
+	gone = idle_evict(SYM_IDLE_MAX, SYM_IDLE_MAX_BYTES);
 	pthread_mutex_unlock(&cache_lock);
-	image_destroy(img);
+	destroy_chain(gone);
+}
+
+void sym_cache_trim(void)
+{
+	struct sym_image *gone;
+
+	pthread_mutex_lock(&cache_lock);
+	gone = idle_evict(0, 0);
+	pthread_mutex_unlock(&cache_lock);
+	destroy_chain(gone);
+}
+
+void sym_cache_stats(struct sym_cache_stats *out)
+{
+	pthread_mutex_lock(&cache_lock);
+	*out = cache_stats;
+	pthread_mutex_unlock(&cache_lock);
 }
 
 /* Reads an unsigned value of a DW_EH_PE_* encoding's size (the low nibble),
@@ -293,6 +419,7 @@ static struct sym_image *image_alloc(const char *path, int fd)
 	img->fd = fd;
 	img->refs = 1;
 	sym_strpool_init(&img->names);
+	psup_u64map_init(&img->resolved);
 	img->path = strdup(path);
 	if (!img->path) {
 		free(img);
@@ -341,14 +468,42 @@ static int open_mapping(pid_t pid, const struct sym_map *m)
 	return m->deleted ? -errno : err;
 }
 
-static struct sym_image *cache_find_file(const char *path, uint64_t dev, uint64_t inode)
+/* The file's identity beyond (device, inode): a file rewritten in place
+ * (cp onto an existing program keeps its inode) changes them. */
+static void file_stamp(int fd, int64_t *mtime_ns, int64_t *size)
+{
+	struct stat st;
+
+	*mtime_ns = *size = -1;
+	if (fstat(fd, &st))
+		return;
+	*mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	*size = (int64_t)st.st_size;
+}
+
+/* Under cache_lock. An idle image whose file changed since it was loaded
+ * is unlinked and returned in *stale, for the caller to free. */
+static struct sym_image *cache_find_file(const char *path, uint64_t dev, uint64_t inode,
+					 struct sym_image **stale)
 {
 	for (struct sym_image *img = cache_head; img; img = img->next) {
-		if (!img->is_vdso && img->dev == dev && img->inode == inode &&
-		    !strcmp(img->path, path)) {
-			img->refs++;
-			return img;
+		if (img->is_vdso || img->dev != dev || img->inode != inode || strcmp(img->path, path))
+			continue;
+		if (!img->refs) {
+			int64_t mtime_ns, size;
+
+			file_stamp(img->fd, &mtime_ns, &size);
+			if (mtime_ns != img->mtime_ns || size != img->fsize) {
+				idle_unlink(img);
+				cache_unlink(img);
+				cache_stats.evictions++;
+				img->next = NULL;
+				*stale = img;
+				return NULL;
+			}
 		}
+		cache_take(img);
+		return img;
 	}
 	return NULL;
 }
@@ -356,12 +511,13 @@ static struct sym_image *cache_find_file(const char *path, uint64_t dev, uint64_
 int sym_image_get_file(pid_t pid, const struct sym_map *m, struct sym_image **out)
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
-	struct sym_image *img, *other;
+	struct sym_image *img, *other, *stale = NULL;
 	int fd, err;
 
 	pthread_mutex_lock(&cache_lock);
-	img = cache_find_file(m->path, dev, m->inode);
+	img = cache_find_file(m->path, dev, m->inode, &stale);
 	pthread_mutex_unlock(&cache_lock);
+	destroy_chain(stale);
 	if (img) {
 		*out = img;
 		return 0;
@@ -376,18 +532,21 @@ int sym_image_get_file(pid_t pid, const struct sym_map *m, struct sym_image **ou
 	}
 	img->dev = dev;
 	img->inode = m->inode;
+	file_stamp(fd, &img->mtime_ns, &img->fsize);
 	err = image_init_elf(img);
 	if (err) {
 		image_destroy(img);
 		return err;
 	}
 	pthread_mutex_lock(&cache_lock);
-	other = cache_find_file(m->path, dev, m->inode); /* lost a race */
+	other = cache_find_file(m->path, dev, m->inode, &stale); /* lost a race */
 	if (!other) {
 		img->next = cache_head;
 		cache_head = img;
+		cache_stats.loads++;
 	}
 	pthread_mutex_unlock(&cache_lock);
+	destroy_chain(stale);
 	if (other) {
 		image_destroy(img);
 		img = other;
@@ -440,7 +599,7 @@ int sym_image_get_vdso(pid_t pid, uint64_t start, uint64_t end, struct sym_image
 	pthread_mutex_lock(&cache_lock);
 	for (img = cache_head; img; img = img->next) {
 		if (img->is_vdso && img->size == len && !memcmp(img->data, buf, len)) {
-			img->refs++;
+			cache_take(img);
 			break;
 		}
 	}
@@ -473,6 +632,7 @@ int sym_image_get_vdso(pid_t pid, uint64_t start, uint64_t end, struct sym_image
 	pthread_mutex_lock(&cache_lock);
 	img->next = cache_head;
 	cache_head = img;
+	cache_stats.loads++;
 	pthread_mutex_unlock(&cache_lock);
 out:
 	free(buf);
@@ -768,6 +928,103 @@ static void image_load_near(struct sym_image *img)
 	img->nnear = k;
 }
 
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Every address where dwfl_module_addrinfo()'s answer may change: each
+ * symbol's start and end, each section's start and end (its choice of a
+ * sizeless symbol looks at the address's section), in module addresses.
+ * A bound too many only splits a gap. */
+static void image_load_bounds(struct sym_image *img)
+{
+	int n = dwfl_module_getsymtab(img->mod);
+	size_t cap = 0, k = 0;
+	Elf_Scn *scn = NULL;
+	uint64_t *b;
+
+	img->bounds_tried = true;
+	if (n < 0 || !img->elf)
+		return;
+	cap = 2 * (size_t)n + 2;
+	for (scn = elf_nextscn(img->elf, NULL); scn; scn = elf_nextscn(img->elf, scn))
+		cap += 2;
+	b = malloc(cap * sizeof(*b));
+	if (!b)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+
+		if (!dwfl_module_getsym_info(img->mod, i, &sym, &addr, NULL, NULL, NULL))
+			continue;
+		b[k++] = addr;
+		b[k++] = addr + sym.st_size;
+	}
+	while ((scn = elf_nextscn(img->elf, scn)) && k + 2 <= cap) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		b[k++] = sh.sh_addr + img->mod_bias;
+		b[k++] = sh.sh_addr + sh.sh_size + img->mod_bias;
+	}
+	qsort(b, k, sizeof(*b), u64_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!u || b[u - 1] != b[i])
+			b[u++] = b[i];
+	img->gap_names = calloc(u + 1, sizeof(*img->gap_names));
+	if (!img->gap_names) {
+		free(b);
+		return;
+	}
+	img->bounds = b;
+	img->nbounds = u;
+}
+
+/* An empty name, told apart from "not asked yet" (NULL). */
+static const char no_symbol[] = "";
+
+/* dwfl_module_addrinfo()'s name for modaddr, once per gap between bounds;
+ * an address on a bound is asked directly (its caller caches per address). */
+static const char *addr_symbol(struct sym_image *img, Dwarf_Addr modaddr)
+{
+	GElf_Sym sym;
+	GElf_Off off;
+	size_t a = 0, z;
+	const char *name;
+
+	if (!img->bounds_tried)
+		image_load_bounds(img);
+	if (!img->bounds)
+		return dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
+	z = img->nbounds;
+	while (a < z) { /* the first bound above modaddr */
+		size_t m = a + (z - a) / 2;
+
+		if (img->bounds[m] <= modaddr)
+			a = m + 1;
+		else
+			z = m;
+	}
+	if (a && img->bounds[a - 1] == modaddr)
+		return dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
+	if (!img->gap_names[a]) {
+		name = dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
+		img->gap_names[a] = name ? name : no_symbol;
+	}
+	return img->gap_names[a] == no_symbol ? NULL : img->gap_names[a];
+}
+
+const char *sym_image_symbol_at(struct sym_image *img, uint64_t vaddr)
+{
+	return img->mod ? addr_symbol(img, vaddr + img->mod_bias) : NULL;
+}
+
 /* The executable section around vaddr: [*lo, *hi). */
 static bool code_section_of(struct sym_image *img, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
 {
@@ -821,13 +1078,11 @@ static const char *near_symbol(struct sym_image *img, uint64_t vaddr)
 	return symbol_name(img, s->name);
 }
 
-int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
+static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
 {
 	Dwarf_Addr modaddr, dwbias = 0;
 	Dwarf_Die *cudie;
 	const char *name;
-	GElf_Sym sym;
-	GElf_Off off;
 
 	out->nframes = 0;
 	if (!img->dwfl_tried)
@@ -843,7 +1098,7 @@ int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out
 		return 0;
 	/* No DWARF function here: the symbol table (.symtab of the file or of
 	 * its debug file, else .dynsym, else .gnu_debugdata). */
-	name = dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
+	name = addr_symbol(img, modaddr);
 	if (!name || !*name) {
 		out->near = near_symbol(img, vaddr);
 		return 0;
@@ -862,5 +1117,50 @@ int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out
 		}
 	}
 	out->nframes = 1;
+	return 0;
+}
+
+/* The answer of image_resolve() for vaddr, remembered in the image: a
+ * lookup in libdw (a CU search, then a linear scan of the symbol table
+ * when there is no DWARF) is paid once per address for the whole run, not
+ * once per process. The strings live as long as the image. */
+int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
+{
+	uint64_t key = vaddr + 1, *v;
+	struct sym_resolved *r;
+	int err;
+
+	cache_stats.resolves++;
+	v = key ? psup_u64map_find(&img->resolved, key) : NULL;
+	if (v) {
+		r = (struct sym_resolved *)(uintptr_t)*v;
+		cache_stats.resolve_hits++;
+		out->symbols = r->symbols;
+		if (r->set_near)
+			out->near = r->near;
+		out->nframes = r->nframes;
+		memcpy(out->frames, r->frames, r->nframes * sizeof(r->frames[0]));
+		return 0;
+	}
+	err = image_resolve(img, vaddr, out);
+	if (err || !img->mod || !key)
+		return err;
+	r = malloc(sizeof(*r) + out->nframes * sizeof(r->frames[0]));
+	if (!r)
+		return 0;
+	r->symbols = out->symbols;
+	/* image_resolve() names a near symbol exactly when it found none */
+	r->set_near = !out->nframes;
+	r->near = r->set_near ? out->near : NULL;
+	r->nframes = out->nframes;
+	memcpy(r->frames, out->frames, out->nframes * sizeof(r->frames[0]));
+	if (img->resolved.len >= SYM_RESOLVED_MAX)
+		resolved_clear(img);
+	v = psup_u64map_upsert(&img->resolved, key, NULL);
+	if (!v) {
+		free(r);
+		return 0;
+	}
+	*v = (uintptr_t)r;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <libunwind.h>
 
+#include "common/hash.h"
 #include "symbols/symbols.h"
 
 /* A set of interned strings: each distinct string stored once, kept until
@@ -37,13 +38,18 @@ struct sym_load {
  * One ELF file (or the vdso's bytes), shared by every space that maps it:
  * a global cache keyed by (path, device, inode), or by content for the vdso.
  * The file stays mapped read-only for its life (unwinding reads code and
- * unwind tables from it); its DWARF is opened on the first resolve.
+ * unwind tables from it); its DWARF is opened on the first resolve. An image
+ * no space holds any more stays in the cache, idle, for the next process
+ * that maps it (a build runs cc1 hundreds of times): the idle ones are
+ * bounded by count and file size, the least recently used freed first.
  */
 struct sym_image {
 	struct sym_image *next; /* global cache list */
 	unsigned refs;
-	char *path; /* as mapped (without " (deleted)"), or "[vdso]" */
+	struct sym_image *idle_prev, *idle_next; /* on the idle list when refs is 0 */
+	char *path;                              /* as mapped (without " (deleted)"), or "[vdso]" */
 	uint64_t dev, inode;
+	int64_t mtime_ns, fsize; /* fstat() of fd at load: an idle image revived is checked */
 	bool is_vdso;
 	char *build_id; /* lowercase hex or NULL */
 
@@ -74,6 +80,18 @@ struct sym_image {
 	bool near_tried;
 	struct sym_near *near;
 	size_t nnear;
+	/* sym_image_resolve()'s answers: vaddr + 1 -> struct sym_resolved *,
+	 * so the next process of the same image resolves its addresses for
+	 * the cost of a lookup. Cleared when it reaches its cap. */
+	struct psup_u64map resolved;
+	/* dwfl_module_addrinfo() scans the whole symbol table per address
+	 * (29,000 symbols in cc1). Its answer can change only where a symbol
+	 * or a section starts or ends: between two such bounds (Dwfl module
+	 * addresses, sorted) it is the same, computed once per gap. */
+	bool bounds_tried;
+	uint64_t *bounds;
+	size_t nbounds;
+	const char **gap_names; /* per gap k (bounds[k-1], bounds[k]): NULL when not yet asked */
 };
 
 struct sym_near {
@@ -107,6 +125,10 @@ bool sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size
 /* Fills out->frames (and nframes) for ELF vaddr (already adjusted to the
  * call instruction for return addresses). Returns 0 or -errno. */
 int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out);
+/* The symbol table's name for ELF vaddr as dwfl_module_addrinfo() gives it
+ * (NULL when none), asked once per gap between symbol and section bounds.
+ * Needs the image's DWARF opened (any sym_image_resolve() does it). */
+const char *sym_image_symbol_at(struct sym_image *img, uint64_t vaddr);
 
 /* Demangles a C++ or Rust name; returns a heap string (caller frees) or
  * NULL when name is not mangled (or on ENOMEM). */

@@ -77,6 +77,27 @@ struct sym_loc {
 /* The address space of one process. Opaque. */
 struct sym_space;
 
+/*
+ * The image cache, shared by every space: an image (ELF file, by path,
+ * device and inode; the vdso by content) is opened, parsed and its DWARF
+ * loaded once for the whole run, and each address resolved in it once; an
+ * image no process maps any more is kept, idle, for the next one (a fork
+ * and exec of the same program costs a lookup), up to a bound. The
+ * counters say what that saved (-v prints them; tests check them).
+ */
+struct sym_cache_stats {
+	uint64_t loads;        /* images opened and parsed */
+	uint64_t reuses;       /* images found in the cache, held or idle */
+	uint64_t revived;      /* of those, idle ones (no space held them) */
+	uint64_t evictions;    /* idle images freed for the bound, or changed on disk */
+	uint64_t resolves;     /* addresses resolved in an image */
+	uint64_t resolve_hits; /* of those, answered from the image's cache */
+	unsigned idle;         /* images idle now */
+};
+void sym_cache_stats(struct sym_cache_stats *out);
+/* Frees every idle image (tests; psup's memory when asked). */
+void sym_cache_trim(void);
+
 /* Creates the space of pid and reads its maps. Caller frees with
  * sym_space_free(). Returns 0 or -errno (-ESRCH when pid is gone). */
 int sym_space_new(pid_t pid, struct sym_space **out);

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -229,6 +230,115 @@ static void test_file_base(void)
 		dlclose(h);
 }
 
+/* Two spaces mapping the same image share it: loaded once, its addresses
+ * resolved once; released by both, it stays idle for the next space (a
+ * fork and exec of the same program), until trimmed. */
+static void test_image_shared(void)
+{
+	struct sym_space *a = NULL, *b = NULL, *c = NULL;
+	struct sym_cache_stats s0, s1, s2, s3;
+	struct sym_loc la, lb, lc;
+	uint64_t pc = (uint64_t)(uintptr_t)&self_marker;
+
+	sym_cache_trim();
+	sym_cache_stats(&s0);
+	CHECK_EQ_INT(s0.idle, 0);
+	CHECK_EQ_INT(sym_space_new(getpid(), &a), 0);
+	CHECK_EQ_INT(sym_space_new(getpid(), &b), 0);
+	if (!a || !b)
+		goto out;
+	CHECK_EQ_INT(sym_space_resolve(a, pc, false, &la), 0);
+	sym_cache_stats(&s1);
+	CHECK_EQ_INT(s1.loads, s0.loads + 1); /* this program's image, once */
+	CHECK_EQ_INT(sym_space_resolve(b, pc, false, &lb), 0);
+	sym_cache_stats(&s2);
+	CHECK_EQ_INT(s2.loads, s1.loads); /* b shares a's image */
+	CHECK_EQ_INT(s2.reuses, s1.reuses + 1);
+	CHECK_EQ_INT(s2.resolve_hits, s1.resolve_hits + 1); /* and its answer */
+	CHECK(la.nframes >= 1 && lb.nframes == la.nframes && la.image == lb.image &&
+	      la.frames[0].function == lb.frames[0].function && la.offset == lb.offset &&
+	      la.frames[0].line == lb.frames[0].line);
+	sym_space_free(a);
+	sym_space_free(b);
+	a = b = NULL;
+	sym_cache_stats(&s3);
+	CHECK(s3.idle >= 1);
+	/* a new space (another process of the same program) revives it */
+	CHECK_EQ_INT(sym_space_new(getpid(), &c), 0);
+	if (c) {
+		CHECK_EQ_INT(sym_space_resolve(c, pc, false, &lc), 0);
+		sym_cache_stats(&s2);
+		CHECK_EQ_INT(s2.loads, s3.loads);
+		CHECK(s2.revived >= s3.revived + 1);
+		CHECK(lc.nframes >= 1 && lc.frames[0].function &&
+		      !strcmp(lc.frames[0].function, "self_marker"));
+	}
+out:
+	sym_space_free(a);
+	sym_space_free(b);
+	sym_space_free(c);
+	sym_cache_trim();
+	sym_cache_stats(&s3);
+	CHECK_EQ_INT(s3.idle, 0);
+}
+
+/* The symbol table's answer asked once per gap between symbol and section
+ * bounds is libdw's answer at every address: random ones (two per gap, the
+ * second answered from the first) and each side of many bounds, in libc. */
+static void test_symbol_gaps(void)
+{
+	struct sym_space *sp = NULL;
+	struct sym_mapping *m;
+	struct sym_image *img;
+	const struct sym_load *text = NULL;
+	uint64_t pc = (uint64_t)(uintptr_t)&printf, x = 88172645463325252ULL;
+	unsigned bad = 0, n = 0;
+	struct sym_loc tmp;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	m = sp ? sym_space_find(sp, pc, false) : NULL;
+	img = m ? sym_space_mapping_image(sp, m) : NULL;
+	CHECK(img != NULL);
+	if (!img)
+		goto out;
+	memset(&tmp, 0, sizeof(tmp));
+	sym_image_resolve(img, pc - m->bias, &tmp); /* opens the DWARF */
+	for (unsigned i = 0; i < img->nloads; i++)
+		if (img->loads[i].flags & PF_X)
+			text = &img->loads[i];
+	CHECK(img->mod && text);
+	if (!img->mod || !text)
+		goto out;
+	for (int i = 0; i < 4000; i++) {
+		uint64_t v;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		if (i & 1 && img->nbounds) /* around a bound */
+			v = img->bounds[x % img->nbounds] - img->mod_bias + (x >> 40) % 3 - 1;
+		else
+			v = text->vaddr + x % text->memsz;
+		for (int k = 0; k < 2; k++, v += (x >> 20) % 64) {
+			GElf_Off off;
+			GElf_Sym sym;
+			const char *want = dwfl_module_addrinfo(img->mod, v + img->mod_bias, &off, &sym,
+								NULL, NULL, NULL);
+			const char *got = sym_image_symbol_at(img, v);
+
+			n++;
+			if (!want != !got || (want && strcmp(want, got))) {
+				if (bad++ < 5)
+					fprintf(stderr, "0x%llx: libdw %s, per gap %s\n", (unsigned long long)v,
+						want ? want : "NULL", got ? got : "NULL");
+			}
+		}
+	}
+	CHECK(img->nbounds > 100);
+	CHECK_EQ_INT(bad, 0);
+	printf("# %u addresses of libc, %zu bounds\n", n, img->nbounds);
+out:
+	sym_space_free(sp);
+}
+
 int main(void)
 {
 	test_file_base();
@@ -237,5 +347,7 @@ int main(void)
 	test_bad();
 	test_empty_and_self();
 	test_space_self();
+	test_image_shared();
+	test_symbol_gaps();
 	return tap_done();
 }
