@@ -214,6 +214,9 @@ static void on_sample(void *arg, const struct smp_sample *s)
 			r->pcs[0] = u->ip;
 			n = 1;
 		} else {
+			/* A stack cut short keeps the frames found, and counts. */
+			if (sym_space_unwind_was_cut(p->sp))
+				r->unwind_failures++;
 			n = (unsigned)k;
 		}
 	} else if (u) {

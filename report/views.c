@@ -864,7 +864,11 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 	rc |= cell(&kv, "processes");
 	rc |= cell(&kv, "%" PRIu32, t.processes);
 	rc |= cell(&kv, "unwind failures");
-	rc |= cell(&kv, "%" PRIu64, t.unwind);
+	if (t.unwind && a->total)
+		rc |= cell(&kv, "%" PRIu64 " (stacks cut short: %.2f%% of samples)", t.unwind,
+			   100.0 * (double)t.unwind / (double)a->total);
+	else
+		rc |= cell(&kv, "%" PRIu64, t.unwind);
 	if (p->nruns == 1) {
 		run_ended(a, r0, buf, sizeof(buf));
 		rc |= cell(&kv, "ended");

@@ -140,6 +140,7 @@ struct sym_space {
 	uint64_t unw_generation;   /* generation the unwind cache is valid for */
 	unw_addr_space_t unw_as;   /* snapshot unwinder (unwind.c) */
 	unw_addr_space_t upt_as;   /* ptrace unwinder */
+	bool unwind_cut;           /* the last sample's stack was cut short */
 };
 
 /* Finds the mapping containing addr; refresh: on a miss, re-read the maps
