@@ -276,6 +276,22 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 		rec_write_failed(r, rep_write_lost(r->w, tid, count));
 }
 
+/* A traced thread renamed itself (or was renamed): the record of a thread
+ * still to be written carries the new name, else a rename record. An exec
+ * is the exec record's. */
+static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec)
+{
+	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, tid);
+
+	if (!t || exec || !*name || !strncmp(t->comm, name, sizeof(t->comm)))
+		return;
+	snprintf(t->comm, sizeof(t->comm), "%s", name);
+	if (t->record_pending || r->write_err)
+		return;
+	rec_write_failed(r, rep_write_thread_rename(r->w, tid, pid, t->comm));
+}
+
 static void on_switch(void *arg, const struct smp_switch *sw)
 {
 	struct rec *r = arg;
@@ -991,8 +1007,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .arg = r };
-	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .comm = on_comm, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
 	return 0;
@@ -1138,7 +1154,7 @@ int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes
 	r->unwind = true;
 	r->quiet = true;
 	r->cpus = 1;
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	err = exp_profile_new(r->w, &r->prof);
 	if (err == 0 && start_modes(r) < 0)
 		err = -EINVAL;

@@ -161,7 +161,8 @@ struct rep_mnode {
 struct rep_mthread {
 	uint32_t run;
 	int tid, pid, parent;
-	uint32_t name; /* string id or 0 */
+	uint32_t name;     /* string id or 0: the latest name */
+	uint32_t old_name; /* the first name, when renamed since; else 0 */
 	uint64_t samples, lost;
 	bool ended;
 	/* mono ns of the thread record and of its thread_end, 0 when unknown */

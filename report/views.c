@@ -540,6 +540,10 @@ enum col_flags {
 	C_RIGHT = 1 << 0, /* numbers */
 	C_CODE = 1 << 1,  /* names: markdown code spans */
 	C_PATH = 1 << 2,  /* truncate at the start, keeping the file name */
+	/* function names: truncated at the start too, so what tells two
+	 * overloads or instances apart (the name and the parameter list at
+	 * the end of "ns::Class<T>::name(args)") stays */
+	C_FUNC = 1 << 3,
 };
 
 struct col {
@@ -592,7 +596,7 @@ static void put_cell_text(FILE *out, const struct col *c, const char *s, size_t 
 	size_t sw = rep_text_width(s);
 
 	if (sw > w && w > 3) {
-		if (c->flags & C_PATH) {
+		if (c->flags & (C_PATH | C_FUNC)) {
 			fputs("...", out);
 			rep_text_put(out, s + rep_text_offset(s, sw - (w - 3)), SIZE_MAX);
 		} else {
@@ -1113,7 +1117,7 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 		{ "self%", C_RIGHT, 0 },
 		{ "cum%", C_RIGHT, 0 },
 		{ "total%", C_RIGHT, 0 },
-		{ "function", C_CODE, 32 },
+		{ "function", C_CODE | C_FUNC, 60 },
 		{ "image", C_CODE, 12 },
 		{ "source", C_CODE | C_PATH, 16 },
 	};
@@ -1178,7 +1182,7 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 		{ "total", C_RIGHT, 0 },
 		{ "total%", C_RIGHT, 0 },
 		{ "line", C_CODE | C_PATH, 26 },
-		{ "function", C_CODE, 30 },
+		{ "function", C_CODE | C_FUNC, 60 },
 	};
 	struct table t = { cols, 6, NULL, 0, 0 };
 	size_t shown = 0, hidden = 0;
@@ -1303,6 +1307,15 @@ static void json_times(FILE *out, bool *first, const struct rep_mthread *th)
 	fputc('}', out);
 }
 
+/* A thread's name cell: its latest name, and the first one when it was
+ * renamed since ("C2 CompilerThre (was java)"). */
+static int thread_name_cell(struct table *t, const struct agg *a, const struct rep_mthread *th)
+{
+	if (th->name && th->old_name)
+		return cell(t, "%s (was %s)", S(a, th->name), S(a, th->old_name));
+	return cell(t, "%s", th->name ? S(a, th->name) : "");
+}
+
 /* One row of the thread states table: the same threads as the threads
  * table, in the same order. */
 static int states_row(struct table *t, bool multi, const struct agg *a,
@@ -1315,7 +1328,7 @@ static int states_row(struct table *t, bool multi, const struct agg *a,
 	if (multi)
 		rc |= cell(t, "%" PRIu32, th->run + 1);
 	rc |= cell(t, "%d", th->tid);
-	rc |= cell(t, "%s", th->name ? S(a, th->name) : "");
+	rc |= thread_name_cell(t, a, th);
 	if (!th->has_times) {
 		/* unknown: a recorder that stopped before the thread's end */
 		for (int i = 0; i < 9; i++)
@@ -1345,13 +1358,13 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 	/* clang-format off */
 	static const struct col cols[] = {
 		{ "run", C_RIGHT, 0 },     { "tid", C_RIGHT, 0 },      { "pid", C_RIGHT, 0 },
-		{ "name", C_CODE, 16 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
-		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE, 36 },
+		{ "name", C_CODE, 40 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
+		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE | C_FUNC, 60 },
 	};
 	/* clang-format on */
 	/* clang-format off */
 	static const struct col scols[] = {
-		{ "run", C_RIGHT, 0 },      { "tid", C_RIGHT, 0 },     { "name", C_CODE, 16 },
+		{ "run", C_RIGHT, 0 },      { "tid", C_RIGHT, 0 },     { "name", C_CODE, 40 },
 		{ "lifetime", C_RIGHT, 0 }, { "running", C_RIGHT, 0 }, { "run%", C_RIGHT, 0 },
 		{ "wait%", C_RIGHT, 0 },    { "blocked%", C_RIGHT, 0 }, { "futex%", C_RIGHT, 0 },
 		{ "io%", C_RIGHT, 0 },      { "sleep%", C_RIGHT, 0 },  { "other%", C_RIGHT, 0 },
@@ -1385,6 +1398,8 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 			rep_json_ku64(out, &f, "tid", (uint64_t)th->tid);
 			rep_json_ku64(out, &f, "pid", (uint64_t)th->pid);
 			rep_json_kstr(out, &f, "name", rep_str(p, th->name));
+			if (th->old_name)
+				rep_json_kstr(out, &f, "first_name", rep_str(p, th->old_name));
 			rep_json_ku64(out, &f, "samples", th->samples);
 			rep_json_kpct(out, &f, "percent", share);
 			rep_json_ku64(out, &f, "lost", th->lost);
@@ -1397,7 +1412,7 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 				rc |= cell(&t, "%" PRIu32, th->run + 1);
 			rc |= cell(&t, "%d", th->tid);
 			rc |= cell(&t, "%d", th->pid);
-			rc |= cell(&t, "%s", th->name ? S(a, th->name) : "");
+			rc |= thread_name_cell(&t, a, th);
 			rc |= cell(&t, "%" PRIu64, th->samples);
 			rc |= cell(&t, "%.1f%%", share);
 			rc |= cell(&t, "%" PRIu64, th->lost);
