@@ -88,7 +88,9 @@ struct rec {
 	struct smp_thread **cpu_rings;
 	unsigned ncpu_rings;
 	struct smp_sink cpu_sink;
-	uint64_t samples, lost, unwind_failures, open_failures;
+	/* lost: in the program's own rings; cpu_lost: in the CPU rings, whose
+	 * losses cannot be told apart from other tasks' (psup's own). */
+	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
@@ -262,7 +264,7 @@ static void on_cpu_lost(void *arg, pid_t tid, uint64_t count)
 	/* Whose samples were lost is not known: the trailer names whatever
 	 * ran when the kernel wrote the record. */
 	(void)tid;
-	r->lost += count;
+	r->cpu_lost += count;
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_lost(r->w, 0, count));
 }
@@ -799,7 +801,7 @@ static void on_tick(void *arg)
 			m->progress(m, more + strlen(more), sizeof(more) - strlen(more));
 		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s%s",
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
-			      n, n == 1 ? "" : "s", more, r->lost ? ", samples lost" : "");
+			      n, n == 1 ? "" : "s", more, r->lost || r->cpu_lost ? ", samples lost" : "");
 	}
 }
 
@@ -880,8 +882,15 @@ static void finish(struct rec *r, const char *reason)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
 	if (r->lost && r->samples && r->lost * 100 > r->samples)
-		pr_warn("%llu samples were lost (the rings overflowed); consider a longer --period",
+		pr_warn("%llu of the program's samples were lost: its rings filled before psup "
+			"drained them (psup was busy unwinding and writing); a longer --period "
+			"gives it fewer to drain",
 			(unsigned long long)r->lost);
+	if (r->cpu_lost && r->cpu_lost * 100 > r->samples)
+		pr_warn("%llu samples were lost in the CPU rings, whose they were is not known "
+			"(every task's on those CPUs, psup's own included); --sample-per-thread "
+			"counts only the program's",
+			(unsigned long long)r->cpu_lost);
 }
 
 static void close_cpu_rings(struct rec *r)

@@ -927,11 +927,13 @@ static int apply_lost(struct rep_loadctx *c, const struct rep_rec *r)
 
 	if ((rc = need(c, r, REP_K_COUNT, "count")))
 		return rc;
-	if (rep_rec_has(r, REP_K_TID) && r->u[REP_K_TID]) {
-		if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &row)))
-			return rc;
-		c->p->threads[row].lost = rep_sat_add(c->p->threads[row].lost, r->u[REP_K_COUNT]);
+	if (!rep_rec_has(r, REP_K_TID) || !r->u[REP_K_TID]) {
+		run->lost_cpu = rep_sat_add(run->lost_cpu, r->u[REP_K_COUNT]);
+		return 0;
 	}
+	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &row)))
+		return rc;
+	c->p->threads[row].lost = rep_sat_add(c->p->threads[row].lost, r->u[REP_K_COUNT]);
 	run->lost = rep_sat_add(run->lost, r->u[REP_K_COUNT]);
 	return 0;
 }

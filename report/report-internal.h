@@ -202,6 +202,9 @@ struct rep_run {
 	bool truncated;
 	size_t nrecords; /* complete records read */
 	uint64_t samples, lost, unwind_failures, end_samples, end_lost;
+	/* Lost in per-CPU rings (lost records with no tid): every task's
+	 * samples on those CPUs, not attributable to the program's. */
+	uint64_t lost_cpu;
 	bool exited;     /* an exit record of the root pid */
 	int exit_status; /* -1 when none */
 	int exit_signal; /* 0 when none */

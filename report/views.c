@@ -517,6 +517,7 @@ static char *run_command(const struct agg *a, const struct rep_run *r)
 
 struct totals {
 	uint64_t duration, lost, unwind;
+	uint64_t lost_cpu; /* in per-CPU rings: whose is not known */
 	uint32_t threads, processes;
 };
 
@@ -528,6 +529,7 @@ static void totals(const struct rep_profile *p, struct totals *t)
 
 		t->duration = rep_sat_add(t->duration, run_duration(r));
 		t->lost = rep_sat_add(t->lost, r->lost > r->end_lost ? r->lost : r->end_lost);
+		t->lost_cpu = rep_sat_add(t->lost_cpu, r->lost_cpu);
 		t->unwind = rep_sat_add(t->unwind, r->unwind_failures);
 		t->threads += r->nthreads;
 		t->processes += r->nprocesses;
@@ -734,6 +736,17 @@ static void warn_add(struct warnings *w, char *s)
 	}
 }
 
+/* "12.50% of samples", or "more than the samples recorded": a share over
+ * 100% reads as a bug. */
+static const char *lost_share(uint64_t lost, uint64_t total, char *buf, size_t len)
+{
+	if (lost > total)
+		snprintf(buf, len, "more than the %" PRIu64 " samples recorded", total);
+	else
+		snprintf(buf, len, "%.2f%% of samples", pct(lost, total));
+	return buf;
+}
+
 static void warnings_build(const struct agg *a, const struct totals *t, struct warnings *w)
 {
 	const struct rep_profile *p = a->p;
@@ -744,9 +757,16 @@ static void warnings_build(const struct agg *a, const struct totals *t, struct w
 	if (!a->total && t->lost == 0 && asprintf(&s, "no samples were recorded") >= 0)
 		warn_add(w, s);
 	if ((lostp > 1.0 || (!a->total && t->lost)) &&
-	    asprintf(&s, "%" PRIu64 " samples were lost (%.1f%% of samples): the ring buffers "
-			 "overflowed; a longer --period loses fewer",
-		     t->lost, lostp) >= 0)
+	    asprintf(&s, "%" PRIu64 " of the program's samples were lost (%s): its rings filled "
+			 "before psup drained them (psup was busy unwinding and writing); a longer "
+			 "--period gives it fewer to drain",
+		     t->lost, lost_share(t->lost, a->total, buf, sizeof(buf))) >= 0)
+		warn_add(w, s);
+	if (t->lost_cpu && (pct(t->lost_cpu, a->total) > 1.0 || !a->total) &&
+	    asprintf(&s, "%" PRIu64 " samples were lost in the CPU rings, not attributable: they "
+			 "hold every task's samples on those CPUs (psup's own and other programs' "
+			 "too); --sample-per-thread samples only the program's threads",
+		     t->lost_cpu) >= 0)
 		warn_add(w, s);
 	for (uint32_t i = 0; i < p->nruns; i++) {
 		if (p->runs[i].complete)
@@ -814,6 +834,7 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 		rep_json_ku64(out, &f, "samples", a->total);
 		rep_json_ku64(out, &f, "lost", t.lost);
 		rep_json_kpct(out, &f, "lost_percent", lostp);
+		rep_json_ku64(out, &f, "lost_cpu_rings", t.lost_cpu);
 		rep_json_ku64(out, &f, "duration_ns", t.duration);
 		rep_json_ku64(out, &f, "threads", t.threads);
 		rep_json_ku64(out, &f, "processes", t.processes);
@@ -862,7 +883,12 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 	rc |= cell(&kv, "samples");
 	rc |= cell(&kv, "%" PRIu64, a->total);
 	rc |= cell(&kv, "lost samples");
-	rc |= cell(&kv, "%" PRIu64 " (%.2f%% of samples)", t.lost, lostp);
+	rc |= cell(&kv, "%" PRIu64 " (%s)", t.lost, lost_share(t.lost, a->total, buf, sizeof(buf)));
+	if (t.lost_cpu) {
+		rc |= cell(&kv, "lost in CPU rings");
+		rc |= cell(&kv, "%" PRIu64 " (not attributable: any task's, psup's own included)",
+			   t.lost_cpu);
+	}
 	rc |= cell(&kv, "threads");
 	rc |= cell(&kv, "%" PRIu32, t.threads);
 	rc |= cell(&kv, "processes");
@@ -1811,6 +1837,7 @@ static void json_runs(const struct agg *a, FILE *out)
 		rep_json_ku64(out, &f, "duration_ns", run_duration(r));
 		rep_json_ku64(out, &f, "samples", r->samples);
 		rep_json_ku64(out, &f, "lost", r->lost > r->end_lost ? r->lost : r->end_lost);
+		rep_json_ku64(out, &f, "lost_cpu_rings", r->lost_cpu);
 		rep_json_ku64(out, &f, "unwind_failures", r->unwind_failures);
 		rep_json_ku64(out, &f, "threads", r->nthreads);
 		rep_json_ku64(out, &f, "processes", r->nprocesses);
