@@ -515,6 +515,30 @@ static char *run_command(const struct agg *a, const struct rep_run *r)
 	return s;
 }
 
+/*
+ * The name a program was started as, when its executable is known by
+ * another: argv[0]'s base name for the run whose executable (its exec
+ * record, /proc/PID/exe: symlinks resolved) is image, when the two base
+ * names differ (redis-server, a link to redis-check-rdb). NULL otherwise.
+ */
+static const char *started_as(const struct agg *a, uint32_t image)
+{
+	const struct rep_profile *p = a->p;
+
+	for (uint32_t i = 0; image && i < p->nruns; i++) {
+		const struct rep_run *r = &p->runs[i];
+		const char *arg0, *file;
+
+		if (r->exec_path != image || !r->has_argv || !r->nargv)
+			continue;
+		arg0 = rep_base_name(S(a, r->argv[0]));
+		file = rep_base_name(S(a, image));
+		if (*arg0 && strcmp(arg0, file))
+			return arg0;
+	}
+	return NULL;
+}
+
 struct totals {
 	uint64_t duration, lost, unwind;
 	uint64_t lost_cpu; /* in per-CPU rings: whose is not known */
@@ -1102,6 +1126,8 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 
 			fputs(shown ? ",{" : "{", out);
 			rep_json_kstr(out, &f, "image", S(a, r->image));
+			if (started_as(a, r->image))
+				rep_json_kstr(out, &f, "started_as", started_as(a, r->image));
 			rep_json_ku64(out, &f, "samples", r->self);
 			rep_json_kpct(out, &f, "percent", pct(r->self, a->total));
 			rep_json_kpct(out, &f, "cum_percent", pct(cum, a->total));
@@ -1111,7 +1137,10 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 			rc |= cell(&t, "%" PRIu64, r->self);
 			rc |= cell(&t, "%.1f%%", pct(r->self, a->total));
 			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
-			rc |= cell(&t, "%s", S(a, r->image));
+			if (started_as(a, r->image))
+				rc |= cell(&t, "%s (started as %s)", S(a, r->image), started_as(a, r->image));
+			else
+				rc |= cell(&t, "%s", S(a, r->image));
 		}
 		shown++;
 	}
@@ -1183,7 +1212,8 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
 			rc |= cell(&t, "%.1f%%", totp);
 			rc |= cell(&t, "%s", S(a, r->name));
-			rc |= cell(&t, "%s", rep_base_name(S(a, r->image)));
+			rc |= cell(&t, "%s",
+				   started_as(a, r->image) ? started_as(a, r->image) : rep_base_name(S(a, r->image)));
 			rc |= cell(&t, "%s", file ? rep_base_name(file) : "");
 		}
 		shown++;
