@@ -144,6 +144,7 @@ static void image_destroy(struct sym_image *img)
 		close(img->fd);
 	sym_strpool_release(&img->names);
 	free(img->near);
+	free(img->cu_ranges);
 	free(img->loads);
 	free(img->build_id);
 	free(img->path);
@@ -821,8 +822,80 @@ static const char *near_symbol(struct sym_image *img, uint64_t vaddr)
 	return symbol_name(img, s->name);
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every unit's address ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), for
+ * DWARF without .debug_aranges, which libdw needs to place an address in a
+ * unit: Go's linker writes none. */
+static void cu_ranges_build(struct sym_image *img, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	img->cu_ranges_tried = true;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t it = 0;
+		Dwarf_Die die;
+
+		if (!dwarf_offdie(dw, off + hsize, &die)) {
+			off = next;
+			continue;
+		}
+		while ((it = dwarf_ranges(&die, it, &base, &start, &end)) > 0) {
+			if (end <= start)
+				continue;
+			if (img->ncu_ranges == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct sym_cu_range *n = realloc(img->cu_ranges, ncap * sizeof(*n));
+
+				if (!n)
+					return;
+				img->cu_ranges = n;
+				cap = ncap;
+			}
+			img->cu_ranges[img->ncu_ranges++] =
+				(struct sym_cu_range){ start, end, off + hsize };
+		}
+		off = next;
+	}
+	qsort(img->cu_ranges, img->ncu_ranges, sizeof(*img->cu_ranges), cu_range_cmp);
+}
+
+/* The unit containing addr (a DWARF address) from cu_ranges, in *die. */
+static Dwarf_Die *cu_ranges_find(struct sym_image *img, Dwarf_Addr addr, Dwarf_Die *die,
+				 Dwarf_Addr *dwbias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(img->mod, dwbias);
+	size_t lo = 0, hi;
+
+	if (!dw)
+		return NULL;
+	addr -= *dwbias;
+	if (!img->cu_ranges_tried)
+		cu_ranges_build(img, dw);
+	hi = img->ncu_ranges;
+	while (lo < hi) { /* the last range starting at or before addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->cu_ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= img->cu_ranges[lo - 1].end)
+		return NULL;
+	return dwarf_offdie(dw, img->cu_ranges[lo - 1].die, die);
+}
+
 int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
 {
+	Dwarf_Die cu_buf;
 	Dwarf_Addr modaddr, dwbias = 0;
 	Dwarf_Die *cudie;
 	const char *name;
@@ -837,6 +910,8 @@ int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out
 	out->symbols = img->symbols;
 	modaddr = vaddr + img->mod_bias;
 	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
+	if (!cudie)
+		cudie = cu_ranges_find(img, modaddr, &cu_buf, &dwbias);
 	if (cudie)
 		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
 	if (out->nframes)

@@ -74,6 +74,17 @@ struct sym_image {
 	bool near_tried;
 	struct sym_near *near;
 	size_t nnear;
+	/* Address ranges of the compile units, sorted, for DWARF without
+	 * .debug_aranges (Go's): built on the first address libdw cannot
+	 * place in a unit. */
+	bool cu_ranges_tried;
+	struct sym_cu_range *cu_ranges;
+	size_t ncu_ranges;
+};
+
+struct sym_cu_range {
+	uint64_t start, end; /* DWARF addresses */
+	uint64_t die;        /* offset of the unit's DIE */
 };
 
 struct sym_near {
