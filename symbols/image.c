@@ -660,11 +660,43 @@ static const char *symbol_name(struct sym_image *img, const char *name)
 
 #define MAX_SCOPES 256
 
+/*
+ * The innermost DIE under parent whose code contains addr, walking the tree
+ * (DIEs with code that miss addr are skipped whole). For units found through
+ * cu_ranges: there dwarf_getscopes() leaks the scopes it found when its
+ * second pass fails to follow an abstract origin (libdw 0.188), which Go's
+ * inlined subroutines make it do. Returns false when none.
+ */
+static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, unsigned depth)
+{
+	Dwarf_Die child;
+	bool found = false;
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		bool code = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
+
+		if (code && dwarf_haspc(&child, addr) <= 0)
+			continue;
+		if (code) {
+			*out = child;
+			found = true;
+		}
+		if (dwarf_haschildren(&child) > 0 && innermost_scope(&child, addr, out, depth + 1))
+			return true;
+		if (found)
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return found;
+}
+
 /* eu-addr2line -i: the scopes around addr, innermost first; each inlined
  * subroutine's DW_AT_call_file/call_line is where its caller (the next
- * function scope out) was executing. */
+ * function scope out) was executing. walk: find the innermost scope with
+ * innermost_scope() rather than dwarf_getscopes(). */
 static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Addr addr,
-			      struct sym_loc *out)
+			      struct sym_loc *out, bool walk)
 {
 	Dwarf_Die *scopes = NULL;
 	Dwarf_Files *files = NULL;
@@ -674,15 +706,21 @@ static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Add
 	int nscopes, nfunc = 0, lineno = 0;
 	unsigned n = 0;
 
-	nscopes = dwarf_getscopes(cudie, addr, &scopes);
-	if (nscopes <= 0)
-		return 0;
+	if (!walk) {
+		nscopes = dwarf_getscopes(cudie, addr, &scopes);
+		if (nscopes <= 0)
+			return 0;
+	}
 	/* Past an inlined subroutine, dwarf_getscopes() continues with the
 	 * scopes of its abstract origin; the concrete callers are the DIE
 	 * parents of the innermost scope (what eu-addr2line -i does). */
 	{
-		Dwarf_Die inner = scopes[0];
+		Dwarf_Die inner;
 
+		if (walk && !innermost_scope(cudie, addr, &inner, 0))
+			return 0;
+		if (!walk)
+			inner = scopes[0];
 		free(scopes);
 		scopes = NULL;
 		nscopes = dwarf_getscopes_die(&inner, &scopes);
@@ -910,10 +948,13 @@ int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out
 	out->symbols = img->symbols;
 	modaddr = vaddr + img->mod_bias;
 	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
-	if (!cudie)
+	if (cudie) {
+		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out, false);
+	} else {
 		cudie = cu_ranges_find(img, modaddr, &cu_buf, &dwbias);
-	if (cudie)
-		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
+		if (cudie)
+			out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out, true);
+	}
 	if (out->nframes)
 		return 0;
 	/* No DWARF function here: the symbol table (.symtab of the file or of
