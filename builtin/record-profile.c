@@ -8,10 +8,13 @@
 #include "builtin/record.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "experiments/experiments.h"
@@ -27,6 +30,9 @@ struct rec_profile {
 	struct exp_par *par; /* idleness and lock blame */
 	struct sup_session *sup;
 	bool attach;
+	/* tid -> the address the kernel clears and wakes at its exit
+	 * (CLONE_CHILD_CLEARTID), for the joins on it */
+	struct psup_u64map tid_words;
 };
 
 static struct rec_profile *to_profile(struct rec_mode *m)
@@ -67,6 +73,30 @@ static void profile_session(struct rec_mode *m, struct sup_session *s)
 }
 
 /*
+ * The word the kernel clears and wakes when the new thread exits (what
+ * pthread_join waits on): CLONE_CHILD_CLEARTID's child_tid, read from the
+ * creator, stopped at its clone. 0 when it asked for none (Go's runtime,
+ * a raw clone) or cannot be read.
+ */
+static uint64_t clear_tid_word(struct rec_profile *pf, pid_t parent)
+{
+	struct user_regs_struct regs;
+	uint64_t args[3]; /* struct clone_args: flags, pidfd, child_tid */
+
+	if (!parent || !pf->sup || sup_thread_regs(pf->sup, parent, &regs) < 0)
+		return 0;
+	if (regs.orig_rax == SYS_clone)
+		return (regs.rdi & CLONE_CHILD_CLEARTID) ? regs.r10 : 0;
+#ifdef SYS_clone3
+	if (regs.orig_rax == SYS_clone3 &&
+	    sup_thread_read(pf->sup, parent, regs.rdi, args, sizeof(args)) == (long)sizeof(args))
+		return (args[0] & CLONE_CHILD_CLEARTID) ? args[2] : 0;
+#endif
+	(void)args;
+	return 0;
+}
+
+/*
  * A thread starts running (run mode: it is about to). One found by an attach
  * may be asleep: /proc says so, and its system call says on what.
  */
@@ -80,8 +110,12 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	char state;
 
 	(void)sp;
-	(void)parent;
-	(void)new_process;
+	if (!new_process) {
+		uint64_t word = clear_tid_word(pf, parent), *v;
+
+		if (word && (v = psup_u64map_upsert(&pf->tid_words, (uint64_t)tid, NULL)))
+			*v = word;
+	}
 	if (pf->attach) {
 		blocked = sup_proc_state(tid, &state) == 0 && (state == 'S' || state == 'D');
 		if (blocked && sup_thread_syscall(pid, tid, &sc) == 0)
@@ -96,13 +130,16 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 static int profile_thread_exiting(struct rec_mode *m, pid_t tid, pid_t pid)
 {
 	struct rec_profile *pf = to_profile(m);
-	struct user_regs_struct regs;
 
-	/* Its fs base is its struct pthread, whose tid word a join waits on:
-	 * the kernel's wakeup of the joiner comes after this thread's events
-	 * are gone (experiments/parallel.c blames the join on the exit). */
-	if (pf->par && pf->sup && sup_thread_regs(pf->sup, tid, &regs) == 0)
-		return exp_par_thread_exiting(pf->par, pid, tid, psup_now_ns(), regs.fs_base);
+	/* The kernel clears its tid word and wakes a join on it after this
+	 * thread's events are gone (experiments/parallel.c blames the join
+	 * on the exit). */
+	uint64_t *v = psup_u64map_find(&pf->tid_words, (uint64_t)tid), word = v ? *v : 0;
+
+	if (v)
+		psup_u64map_remove(&pf->tid_words, (uint64_t)tid);
+	if (pf->par && word)
+		return exp_par_thread_exiting(pf->par, pid, tid, psup_now_ns(), word);
 	return 0;
 }
 
@@ -127,6 +164,8 @@ static int profile_thread_drained(struct rec_mode *m, pid_t tid, bool exited, ui
 {
 	struct rec_profile *pf = to_profile(m);
 	int err = write_thread_times(pf, tid, exited, time);
+
+	psup_u64map_remove(&pf->tid_words, (uint64_t)tid); /* no exit stop seen */
 	int err2 = exp_par_thread_end(pf->par, tid, time);
 
 	return err < 0 ? err : err2;
@@ -194,6 +233,7 @@ static void profile_free(struct rec_mode *m)
 
 	exp_par_free(pf->par);
 	exp_tstate_free(pf->ts);
+	psup_u64map_release(&pf->tid_words);
 	free(pf);
 }
 

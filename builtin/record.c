@@ -88,7 +88,9 @@ struct rec {
 	struct smp_thread **cpu_rings;
 	unsigned ncpu_rings;
 	struct smp_sink cpu_sink;
-	uint64_t samples, lost, unwind_failures, open_failures;
+	/* lost: in the program's own rings; cpu_lost: in the CPU rings, whose
+	 * losses cannot be told apart from other tasks' (psup's own). */
+	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
@@ -214,6 +216,9 @@ static void on_sample(void *arg, const struct smp_sample *s)
 			r->pcs[0] = u->ip;
 			n = 1;
 		} else {
+			/* A stack cut short keeps the frames found, and counts. */
+			if (sym_space_unwind_was_cut(p->sp))
+				r->unwind_failures++;
 			n = (unsigned)k;
 		}
 	} else if (u) {
@@ -259,7 +264,7 @@ static void on_cpu_lost(void *arg, pid_t tid, uint64_t count)
 	/* Whose samples were lost is not known: the trailer names whatever
 	 * ran when the kernel wrote the record. */
 	(void)tid;
-	r->lost += count;
+	r->cpu_lost += count;
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_lost(r->w, 0, count));
 }
@@ -271,6 +276,22 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 	r->lost += count;
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_lost(r->w, tid, count));
+}
+
+/* A traced thread renamed itself (or was renamed): the record of a thread
+ * still to be written carries the new name, else a rename record. An exec
+ * is the exec record's. */
+static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec)
+{
+	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, tid);
+
+	if (!t || exec || !*name || !strncmp(t->comm, name, sizeof(t->comm)))
+		return;
+	snprintf(t->comm, sizeof(t->comm), "%s", name);
+	if (t->record_pending || r->write_err)
+		return;
+	rec_write_failed(r, rep_write_thread_rename(r->w, tid, pid, t->comm));
 }
 
 static void on_switch(void *arg, const struct smp_switch *sw)
@@ -780,7 +801,7 @@ static void on_tick(void *arg)
 			m->progress(m, more + strlen(more), sizeof(more) - strlen(more));
 		psup_progress("psup: %.1f s, %llu samples, %u thread%s%s%s",
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
-			      n, n == 1 ? "" : "s", more, r->lost ? ", samples lost" : "");
+			      n, n == 1 ? "" : "s", more, r->lost || r->cpu_lost ? ", samples lost" : "");
 	}
 }
 
@@ -861,8 +882,15 @@ static void finish(struct rec *r, const char *reason)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
 	if (r->lost && r->samples && r->lost * 100 > r->samples)
-		pr_warn("%llu samples were lost (the rings overflowed); consider a longer --period",
+		pr_warn("%llu of the program's samples were lost: its rings filled before psup "
+			"drained them (psup was busy unwinding and writing); a longer --period "
+			"gives it fewer to drain",
 			(unsigned long long)r->lost);
+	if (r->cpu_lost && r->cpu_lost * 100 > r->samples)
+		pr_warn("%llu samples were lost in the CPU rings, whose they were is not known "
+			"(every task's on those CPUs, psup's own included); --sample-per-thread "
+			"counts only the program's",
+			(unsigned long long)r->cpu_lost);
 }
 
 static void close_cpu_rings(struct rec *r)
@@ -988,8 +1016,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .arg = r };
-	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .comm = on_comm, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
 	return 0;
@@ -1135,7 +1163,7 @@ int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes
 	r->unwind = true;
 	r->quiet = true;
 	r->cpus = 1;
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	err = exp_profile_new(r->w, &r->prof);
 	if (err == 0 && start_modes(r) < 0)
 		err = -EINVAL;

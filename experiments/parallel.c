@@ -76,7 +76,7 @@ struct par_lock {
 /* A thread's exit, for the joins it ends (exp_par_thread_exiting()). */
 struct par_exit {
 	pid_t pid;
-	uint64_t tcb, node, time;
+	uint64_t tid_word, node, time;
 };
 #define PAR_EXITS 32
 #define PAR_EXIT_WINDOW_NS 1000000000ULL
@@ -166,11 +166,11 @@ int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time)
 	return push(x, &(struct par_ev){ .time = time, .tid = tid, .kind = EV_END });
 }
 
-int exp_par_thread_exiting(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tcb)
+int exp_par_thread_exiting(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tid_word)
 {
-	if (!tcb)
+	if (!tid_word)
 		return 0;
-	return push(x, &(struct par_ev){ .time = time, .a = tcb, .tid = tid, .other = pid, .kind = EV_EXITING });
+	return push(x, &(struct par_ev){ .time = time, .a = tid_word, .tid = tid, .other = pid, .kind = EV_EXITING });
 }
 
 int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool out, bool preempt)
@@ -322,11 +322,13 @@ static int wait_end(struct exp_par *x, struct par_thread *t, pid_t waker, uint64
 		/* No wakeup seen: a thread's exit ends a join on its tid word
 		 * after its events are gone. */
 		/* newest first: glibc reuses a joined thread's stack, so
-		 * its struct pthread, for the next thread */
+		 * its struct pthread and tid word, for the next thread. Only
+		 * a wait on the tid word itself: any other futex near the
+		 * thread's data (a Go runtime's, a lock in its TLS) is no
+		 * join. */
 		for (unsigned k = 0; k < PAR_EXITS && k < x->nexits; k++) {
 			const struct par_exit *e = &x->exits[(x->nexits - 1 - k) % PAR_EXITS];
-			if (e->pid == t->wait_pid && t->wait_addr >= e->tcb &&
-			    t->wait_addr - e->tcb < EXP_PAR_TCB_SPAN && e->time <= time &&
+			if (e->pid == t->wait_pid && t->wait_addr == e->tid_word && e->time <= time &&
 			    time - e->time <= PAR_EXIT_WINDOW_NS) {
 				x->stats.blamed++;
 				return lock_add(x, t->wait_pid, t->wait_addr, e->node, true, ns);

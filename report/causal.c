@@ -1243,6 +1243,17 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 			fprintf(out, " (throughput): %" PRIu64 " visits\n", visits);
 	}
 	fputc('\n', out);
+	if (!cz->nexps && info && !scope_lines(a, info)) {
+		/* Nothing to experiment on: not a matter of time. */
+		fputs(md ? "_no experiment ran: no sample fell on a source line in scope; widen the "
+			   "scope with `--scope GLOB` (source files) or `--binary-scope GLOB` (whole "
+			   "images), or give the program debug info (`-g`)_\n\n"
+			 : "  (no experiment ran: no sample fell on a source line in scope; widen the\n"
+			   "  scope with --scope GLOB (source files) or --binary-scope GLOB (whole\n"
+			   "  images), or give the program debug info (-g))\n\n",
+		      out);
+		return;
+	}
 	if (!cz->nexps) {
 		fputs(md ? "_no experiment finished_\n\n"
 			 : "  (no experiment finished: the program ended or was stopped before the first one did)\n\n",

@@ -485,6 +485,20 @@ static int apply_thread(struct rep_loadctx *c, const struct rep_rec *r)
 	name = rep_rec_has(r, REP_K_NAME) ? intern_slice(c->p, r->s[REP_K_NAME]) : 0;
 	if (name < 0)
 		return (int)name;
+	/* A record for a live thread renames it: it keeps what it had. */
+	if ((rc = thread_get(c, r->u[REP_K_TID], TG_FIND, &row)))
+		return rc;
+	if (row != REP_NONE && !c->p->threads[row].ended && !rep_rec_has(r, REP_K_CTX) &&
+	    !rep_rec_has(r, REP_K_TIME)) {
+		t = &c->p->threads[row];
+		if (name && t->name && (uint32_t)name != t->name && !t->old_name)
+			t->old_name = t->name;
+		if (name)
+			t->name = (uint32_t)name;
+		if (name && t->old_name == (uint32_t)name)
+			t->old_name = 0; /* back to the first name */
+		return 0;
+	}
 	if ((rc = thread_get(c, r->u[REP_K_TID], TG_NEW_IF_ENDED, &row)))
 		return rc;
 	t = &c->p->threads[row];
@@ -913,11 +927,13 @@ static int apply_lost(struct rep_loadctx *c, const struct rep_rec *r)
 
 	if ((rc = need(c, r, REP_K_COUNT, "count")))
 		return rc;
-	if (rep_rec_has(r, REP_K_TID) && r->u[REP_K_TID]) {
-		if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &row)))
-			return rc;
-		c->p->threads[row].lost = rep_sat_add(c->p->threads[row].lost, r->u[REP_K_COUNT]);
+	if (!rep_rec_has(r, REP_K_TID) || !r->u[REP_K_TID]) {
+		run->lost_cpu = rep_sat_add(run->lost_cpu, r->u[REP_K_COUNT]);
+		return 0;
 	}
+	if ((rc = thread_get(c, r->u[REP_K_TID], TG_GET, &row)))
+		return rc;
+	c->p->threads[row].lost = rep_sat_add(c->p->threads[row].lost, r->u[REP_K_COUNT]);
 	run->lost = rep_sat_add(run->lost, r->u[REP_K_COUNT]);
 	return 0;
 }

@@ -300,6 +300,18 @@ int rep_write_thread(struct rep_writer *w, const struct rep_thread *t)
 	return rec_end(w);
 }
 
+int rep_write_thread_rename(struct rep_writer *w, pid_t tid, pid_t pid, const char *name)
+{
+	int err = rec_begin(w, 4, "thread");
+
+	if (err)
+		return err;
+	kv_int(w, "tid", tid);
+	kv_int(w, "pid", pid);
+	kv_text(w, "name", name);
+	return rec_end(w);
+}
+
 int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time)
 {
 	int err = rec_begin(w, 3, "thread_end");

@@ -161,7 +161,8 @@ struct rep_mnode {
 struct rep_mthread {
 	uint32_t run;
 	int tid, pid, parent;
-	uint32_t name; /* string id or 0 */
+	uint32_t name;     /* string id or 0: the latest name */
+	uint32_t old_name; /* the first name, when renamed since; else 0 */
 	uint64_t samples, lost;
 	bool ended;
 	/* mono ns of the thread record and of its thread_end, 0 when unknown */
@@ -201,6 +202,9 @@ struct rep_run {
 	bool truncated;
 	size_t nrecords; /* complete records read */
 	uint64_t samples, lost, unwind_failures, end_samples, end_lost;
+	/* Lost in per-CPU rings (lost records with no tid): every task's
+	 * samples on those CPUs, not attributable to the program's. */
+	uint64_t lost_cpu;
 	bool exited;     /* an exit record of the root pid */
 	int exit_status; /* -1 when none */
 	int exit_signal; /* 0 when none */

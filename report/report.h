@@ -65,6 +65,9 @@ struct rep_thread {
 };
 int rep_write_thread(struct rep_writer *w, const struct rep_thread *t);
 int rep_write_thread_end(struct rep_writer *w, pid_t tid, uint64_t time);
+/* A live thread's new name: a "thread" record of tid, pid and name only
+ * (docs/format.md: a later thread record for a live tid updates it). */
+int rep_write_thread_rename(struct rep_writer *w, pid_t tid, pid_t pid, const char *name);
 /* Time a thread spent in each scheduling state over its life, in ns: on a
  * CPU, runnable but waiting for one, and blocked (sleeping in the kernel),
  * split by what it waited on. */

@@ -515,8 +515,33 @@ static char *run_command(const struct agg *a, const struct rep_run *r)
 	return s;
 }
 
+/*
+ * The name a program was started as, when its executable is known by
+ * another: argv[0]'s base name for the run whose executable (its exec
+ * record, /proc/PID/exe: symlinks resolved) is image, when the two base
+ * names differ (redis-server, a link to redis-check-rdb). NULL otherwise.
+ */
+static const char *started_as(const struct agg *a, uint32_t image)
+{
+	const struct rep_profile *p = a->p;
+
+	for (uint32_t i = 0; image && i < p->nruns; i++) {
+		const struct rep_run *r = &p->runs[i];
+		const char *arg0, *file;
+
+		if (r->exec_path != image || !r->has_argv || !r->nargv)
+			continue;
+		arg0 = rep_base_name(S(a, r->argv[0]));
+		file = rep_base_name(S(a, image));
+		if (*arg0 && strcmp(arg0, file))
+			return arg0;
+	}
+	return NULL;
+}
+
 struct totals {
 	uint64_t duration, lost, unwind;
+	uint64_t lost_cpu; /* in per-CPU rings: whose is not known */
 	uint32_t threads, processes;
 };
 
@@ -528,6 +553,7 @@ static void totals(const struct rep_profile *p, struct totals *t)
 
 		t->duration = rep_sat_add(t->duration, run_duration(r));
 		t->lost = rep_sat_add(t->lost, r->lost > r->end_lost ? r->lost : r->end_lost);
+		t->lost_cpu = rep_sat_add(t->lost_cpu, r->lost_cpu);
 		t->unwind = rep_sat_add(t->unwind, r->unwind_failures);
 		t->threads += r->nthreads;
 		t->processes += r->nprocesses;
@@ -540,6 +566,10 @@ enum col_flags {
 	C_RIGHT = 1 << 0, /* numbers */
 	C_CODE = 1 << 1,  /* names: markdown code spans */
 	C_PATH = 1 << 2,  /* truncate at the start, keeping the file name */
+	/* function names: truncated at the start too, so what tells two
+	 * overloads or instances apart (the name and the parameter list at
+	 * the end of "ns::Class<T>::name(args)") stays */
+	C_FUNC = 1 << 3,
 };
 
 struct col {
@@ -592,7 +622,7 @@ static void put_cell_text(FILE *out, const struct col *c, const char *s, size_t 
 	size_t sw = rep_text_width(s);
 
 	if (sw > w && w > 3) {
-		if (c->flags & C_PATH) {
+		if (c->flags & (C_PATH | C_FUNC)) {
 			fputs("...", out);
 			rep_text_put(out, s + rep_text_offset(s, sw - (w - 3)), SIZE_MAX);
 		} else {
@@ -730,6 +760,17 @@ static void warn_add(struct warnings *w, char *s)
 	}
 }
 
+/* "12.50% of samples", or "more than the samples recorded": a share over
+ * 100% reads as a bug. */
+static const char *lost_share(uint64_t lost, uint64_t total, char *buf, size_t len)
+{
+	if (lost > total)
+		snprintf(buf, len, "more than the %" PRIu64 " samples recorded", total);
+	else
+		snprintf(buf, len, "%.2f%% of samples", pct(lost, total));
+	return buf;
+}
+
 static void warnings_build(const struct agg *a, const struct totals *t, struct warnings *w)
 {
 	const struct rep_profile *p = a->p;
@@ -740,9 +781,16 @@ static void warnings_build(const struct agg *a, const struct totals *t, struct w
 	if (!a->total && t->lost == 0 && asprintf(&s, "no samples were recorded") >= 0)
 		warn_add(w, s);
 	if ((lostp > 1.0 || (!a->total && t->lost)) &&
-	    asprintf(&s, "%" PRIu64 " samples were lost (%.1f%% of samples): the ring buffers "
-			 "overflowed; a longer --period loses fewer",
-		     t->lost, lostp) >= 0)
+	    asprintf(&s, "%" PRIu64 " of the program's samples were lost (%s): its rings filled "
+			 "before psup drained them (psup was busy unwinding and writing); a longer "
+			 "--period gives it fewer to drain",
+		     t->lost, lost_share(t->lost, a->total, buf, sizeof(buf))) >= 0)
+		warn_add(w, s);
+	if (t->lost_cpu && (pct(t->lost_cpu, a->total) > 1.0 || !a->total) &&
+	    asprintf(&s, "%" PRIu64 " samples were lost in the CPU rings, not attributable: they "
+			 "hold every task's samples on those CPUs (psup's own and other programs' "
+			 "too); --sample-per-thread samples only the program's threads",
+		     t->lost_cpu) >= 0)
 		warn_add(w, s);
 	for (uint32_t i = 0; i < p->nruns; i++) {
 		if (p->runs[i].complete)
@@ -810,6 +858,7 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 		rep_json_ku64(out, &f, "samples", a->total);
 		rep_json_ku64(out, &f, "lost", t.lost);
 		rep_json_kpct(out, &f, "lost_percent", lostp);
+		rep_json_ku64(out, &f, "lost_cpu_rings", t.lost_cpu);
 		rep_json_ku64(out, &f, "duration_ns", t.duration);
 		rep_json_ku64(out, &f, "threads", t.threads);
 		rep_json_ku64(out, &f, "processes", t.processes);
@@ -858,13 +907,22 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 	rc |= cell(&kv, "samples");
 	rc |= cell(&kv, "%" PRIu64, a->total);
 	rc |= cell(&kv, "lost samples");
-	rc |= cell(&kv, "%" PRIu64 " (%.2f%% of samples)", t.lost, lostp);
+	rc |= cell(&kv, "%" PRIu64 " (%s)", t.lost, lost_share(t.lost, a->total, buf, sizeof(buf)));
+	if (t.lost_cpu) {
+		rc |= cell(&kv, "lost in CPU rings");
+		rc |= cell(&kv, "%" PRIu64 " (not attributable: any task's, psup's own included)",
+			   t.lost_cpu);
+	}
 	rc |= cell(&kv, "threads");
 	rc |= cell(&kv, "%" PRIu32, t.threads);
 	rc |= cell(&kv, "processes");
 	rc |= cell(&kv, "%" PRIu32, t.processes);
 	rc |= cell(&kv, "unwind failures");
-	rc |= cell(&kv, "%" PRIu64, t.unwind);
+	if (t.unwind && a->total)
+		rc |= cell(&kv, "%" PRIu64 " (stacks cut short: %.2f%% of samples)", t.unwind,
+			   100.0 * (double)t.unwind / (double)a->total);
+	else
+		rc |= cell(&kv, "%" PRIu64, t.unwind);
 	if (p->nruns == 1) {
 		run_ended(a, r0, buf, sizeof(buf));
 		rc |= cell(&kv, "ended");
@@ -1068,6 +1126,8 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 
 			fputs(shown ? ",{" : "{", out);
 			rep_json_kstr(out, &f, "image", S(a, r->image));
+			if (started_as(a, r->image))
+				rep_json_kstr(out, &f, "started_as", started_as(a, r->image));
 			rep_json_ku64(out, &f, "samples", r->self);
 			rep_json_kpct(out, &f, "percent", pct(r->self, a->total));
 			rep_json_kpct(out, &f, "cum_percent", pct(cum, a->total));
@@ -1077,7 +1137,10 @@ static int view_images(const struct agg *a, const struct rep_options *o, FILE *o
 			rc |= cell(&t, "%" PRIu64, r->self);
 			rc |= cell(&t, "%.1f%%", pct(r->self, a->total));
 			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
-			rc |= cell(&t, "%s", S(a, r->image));
+			if (started_as(a, r->image))
+				rc |= cell(&t, "%s (started as %s)", S(a, r->image), started_as(a, r->image));
+			else
+				rc |= cell(&t, "%s", S(a, r->image));
 		}
 		shown++;
 	}
@@ -1109,7 +1172,7 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 		{ "self%", C_RIGHT, 0 },
 		{ "cum%", C_RIGHT, 0 },
 		{ "total%", C_RIGHT, 0 },
-		{ "function", C_CODE, 32 },
+		{ "function", C_CODE | C_FUNC, 60 },
 		{ "image", C_CODE, 12 },
 		{ "source", C_CODE | C_PATH, 16 },
 	};
@@ -1149,7 +1212,8 @@ static int view_functions(const struct agg *a, const struct rep_options *o, FILE
 			rc |= cell(&t, "%.1f%%", pct(cum, a->total));
 			rc |= cell(&t, "%.1f%%", totp);
 			rc |= cell(&t, "%s", S(a, r->name));
-			rc |= cell(&t, "%s", rep_base_name(S(a, r->image)));
+			rc |= cell(&t, "%s",
+				   started_as(a, r->image) ? started_as(a, r->image) : rep_base_name(S(a, r->image)));
 			rc |= cell(&t, "%s", file ? rep_base_name(file) : "");
 		}
 		shown++;
@@ -1174,7 +1238,7 @@ static int view_lines(const struct agg *a, const struct rep_options *o, FILE *ou
 		{ "total", C_RIGHT, 0 },
 		{ "total%", C_RIGHT, 0 },
 		{ "line", C_CODE | C_PATH, 26 },
-		{ "function", C_CODE, 30 },
+		{ "function", C_CODE | C_FUNC, 60 },
 	};
 	struct table t = { cols, 6, NULL, 0, 0 };
 	size_t shown = 0, hidden = 0;
@@ -1299,6 +1363,15 @@ static void json_times(FILE *out, bool *first, const struct rep_mthread *th)
 	fputc('}', out);
 }
 
+/* A thread's name cell: its latest name, and the first one when it was
+ * renamed since ("C2 CompilerThre (was java)"). */
+static int thread_name_cell(struct table *t, const struct agg *a, const struct rep_mthread *th)
+{
+	if (th->name && th->old_name)
+		return cell(t, "%s (was %s)", S(a, th->name), S(a, th->old_name));
+	return cell(t, "%s", th->name ? S(a, th->name) : "");
+}
+
 /* One row of the thread states table: the same threads as the threads
  * table, in the same order. */
 static int states_row(struct table *t, bool multi, const struct agg *a,
@@ -1311,7 +1384,7 @@ static int states_row(struct table *t, bool multi, const struct agg *a,
 	if (multi)
 		rc |= cell(t, "%" PRIu32, th->run + 1);
 	rc |= cell(t, "%d", th->tid);
-	rc |= cell(t, "%s", th->name ? S(a, th->name) : "");
+	rc |= thread_name_cell(t, a, th);
 	if (!th->has_times) {
 		/* unknown: a recorder that stopped before the thread's end */
 		for (int i = 0; i < 9; i++)
@@ -1341,13 +1414,13 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 	/* clang-format off */
 	static const struct col cols[] = {
 		{ "run", C_RIGHT, 0 },     { "tid", C_RIGHT, 0 },      { "pid", C_RIGHT, 0 },
-		{ "name", C_CODE, 16 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
-		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE, 36 },
+		{ "name", C_CODE, 40 },    { "samples", C_RIGHT, 0 },  { "percent", C_RIGHT, 0 },
+		{ "lost", C_RIGHT, 0 },    { "top function", C_CODE | C_FUNC, 60 },
 	};
 	/* clang-format on */
 	/* clang-format off */
 	static const struct col scols[] = {
-		{ "run", C_RIGHT, 0 },      { "tid", C_RIGHT, 0 },     { "name", C_CODE, 16 },
+		{ "run", C_RIGHT, 0 },      { "tid", C_RIGHT, 0 },     { "name", C_CODE, 40 },
 		{ "lifetime", C_RIGHT, 0 }, { "running", C_RIGHT, 0 }, { "run%", C_RIGHT, 0 },
 		{ "wait%", C_RIGHT, 0 },    { "blocked%", C_RIGHT, 0 }, { "futex%", C_RIGHT, 0 },
 		{ "io%", C_RIGHT, 0 },      { "sleep%", C_RIGHT, 0 },  { "other%", C_RIGHT, 0 },
@@ -1381,6 +1454,8 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 			rep_json_ku64(out, &f, "tid", (uint64_t)th->tid);
 			rep_json_ku64(out, &f, "pid", (uint64_t)th->pid);
 			rep_json_kstr(out, &f, "name", rep_str(p, th->name));
+			if (th->old_name)
+				rep_json_kstr(out, &f, "first_name", rep_str(p, th->old_name));
 			rep_json_ku64(out, &f, "samples", th->samples);
 			rep_json_kpct(out, &f, "percent", share);
 			rep_json_ku64(out, &f, "lost", th->lost);
@@ -1393,7 +1468,7 @@ static int view_threads(const struct agg *a, const struct rep_options *o, FILE *
 				rc |= cell(&t, "%" PRIu32, th->run + 1);
 			rc |= cell(&t, "%d", th->tid);
 			rc |= cell(&t, "%d", th->pid);
-			rc |= cell(&t, "%s", th->name ? S(a, th->name) : "");
+			rc |= thread_name_cell(&t, a, th);
 			rc |= cell(&t, "%" PRIu64, th->samples);
 			rc |= cell(&t, "%.1f%%", share);
 			rc |= cell(&t, "%" PRIu64, th->lost);
@@ -1792,6 +1867,7 @@ static void json_runs(const struct agg *a, FILE *out)
 		rep_json_ku64(out, &f, "duration_ns", run_duration(r));
 		rep_json_ku64(out, &f, "samples", r->samples);
 		rep_json_ku64(out, &f, "lost", r->lost > r->end_lost ? r->lost : r->end_lost);
+		rep_json_ku64(out, &f, "lost_cpu_rings", r->lost_cpu);
 		rep_json_ku64(out, &f, "unwind_failures", r->unwind_failures);
 		rep_json_ku64(out, &f, "threads", r->nthreads);
 		rep_json_ku64(out, &f, "processes", r->nprocesses);

@@ -96,6 +96,9 @@ static void attr_fill_sampling(struct perf_event_attr *a, uint64_t period,
 	a->clockid = CLOCK_MONOTONIC;
 	a->sample_id_all = 1;
 	a->context_switch = !!(flags & SMP_EVENT_SWITCHES);
+	/* A thread renamed after its creation (a JVM names its threads once
+	 * they run): PERF_RECORD_COMM carries the new name. */
+	a->comm = 1;
 	a->disabled = 0;
 	a->inherit = 0;
 	a->exclude_user = 0;

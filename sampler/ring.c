@@ -399,6 +399,25 @@ int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 		if (sink && sink->context_switch)
 			sink->context_switch(sink->arg, &sw);
 		return 0;
+	case PERF_RECORD_COMM: {
+		/* { u32 pid, tid; char comm[] (NUL-padded to 8); sample_id } */
+		char name[16];
+		size_t ts = ev->attr.sample_id_all ? trailer_size(ev->attr.sample_type) : 0;
+		size_t room;
+
+		if (len < sizeof(h) + 8 + ts)
+			return -EINVAL;
+		room = len - sizeof(h) - 8 - ts;
+		if (room > sizeof(name) - 1)
+			room = sizeof(name) - 1;
+		memcpy(name, r + sizeof(h) + 8, room);
+		name[room] = '\0';
+		pid = (pid_t)rd32(r + sizeof(h));
+		tid = (pid_t)rd32(r + sizeof(h) + 4);
+		if (sink && sink->comm)
+			sink->comm(sink->arg, pid, tid, name, h.misc & PERF_RECORD_MISC_COMM_EXEC);
+		return 0;
+	}
 	default:
 		/* throttle, unthrottle, ...: nothing the profile needs. */
 		return 0;

@@ -250,6 +250,10 @@ struct smp_sink {
 	void *arg;
 	void (*block)(void *arg, const struct smp_block *b);   /* may be NULL */
 	void (*wakeup)(void *arg, const struct smp_wakeup *w); /* may be NULL */
+	/* A thread's name set (PERF_RECORD_COMM: prctl(PR_SET_NAME),
+	 * pthread_setname_np, a write to /proc/.../comm; exec: at an exec).
+	 * name is NUL-terminated, at most 15 bytes; may be NULL. */
+	void (*comm)(void *arg, pid_t pid, pid_t tid, const char *name, bool exec);
 };
 
 /* One thread's sampling event and ring. Opaque. */

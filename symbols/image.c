@@ -179,6 +179,7 @@ static void image_destroy(struct sym_image *img)
 		close(img->fd);
 	sym_strpool_release(&img->names);
 	free(img->near);
+	free(img->cu_ranges);
 	free(img->loads);
 	free(img->build_id);
 	free(img->path);
@@ -819,11 +820,43 @@ static const char *symbol_name(struct sym_image *img, const char *name)
 
 #define MAX_SCOPES 256
 
+/*
+ * The innermost DIE under parent whose code contains addr, walking the tree
+ * (DIEs with code that miss addr are skipped whole). For units found through
+ * cu_ranges: there dwarf_getscopes() leaks the scopes it found when its
+ * second pass fails to follow an abstract origin (libdw 0.188), which Go's
+ * inlined subroutines make it do. Returns false when none.
+ */
+static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, unsigned depth)
+{
+	Dwarf_Die child;
+	bool found = false;
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		bool code = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
+
+		if (code && dwarf_haspc(&child, addr) <= 0)
+			continue;
+		if (code) {
+			*out = child;
+			found = true;
+		}
+		if (dwarf_haschildren(&child) > 0 && innermost_scope(&child, addr, out, depth + 1))
+			return true;
+		if (found)
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return found;
+}
+
 /* eu-addr2line -i: the scopes around addr, innermost first; each inlined
  * subroutine's DW_AT_call_file/call_line is where its caller (the next
- * function scope out) was executing. */
+ * function scope out) was executing. walk: find the innermost scope with
+ * innermost_scope() rather than dwarf_getscopes(). */
 static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Addr addr,
-			      struct sym_loc *out)
+			      struct sym_loc *out, bool walk)
 {
 	Dwarf_Die *scopes = NULL;
 	Dwarf_Files *files = NULL;
@@ -833,15 +866,21 @@ static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Add
 	int nscopes, nfunc = 0, lineno = 0;
 	unsigned n = 0;
 
-	nscopes = dwarf_getscopes(cudie, addr, &scopes);
-	if (nscopes <= 0)
-		return 0;
+	if (!walk) {
+		nscopes = dwarf_getscopes(cudie, addr, &scopes);
+		if (nscopes <= 0)
+			return 0;
+	}
 	/* Past an inlined subroutine, dwarf_getscopes() continues with the
 	 * scopes of its abstract origin; the concrete callers are the DIE
 	 * parents of the innermost scope (what eu-addr2line -i does). */
 	{
-		Dwarf_Die inner = scopes[0];
+		Dwarf_Die inner;
 
+		if (walk && !innermost_scope(cudie, addr, &inner, 0))
+			return 0;
+		if (!walk)
+			inner = scopes[0];
 		free(scopes);
 		scopes = NULL;
 		nscopes = dwarf_getscopes_die(&inner, &scopes);
@@ -1078,8 +1117,80 @@ static const char *near_symbol(struct sym_image *img, uint64_t vaddr)
 	return symbol_name(img, s->name);
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every unit's address ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), for
+ * DWARF without .debug_aranges, which libdw needs to place an address in a
+ * unit: Go's linker writes none. */
+static void cu_ranges_build(struct sym_image *img, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	img->cu_ranges_tried = true;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t it = 0;
+		Dwarf_Die die;
+
+		if (!dwarf_offdie(dw, off + hsize, &die)) {
+			off = next;
+			continue;
+		}
+		while ((it = dwarf_ranges(&die, it, &base, &start, &end)) > 0) {
+			if (end <= start)
+				continue;
+			if (img->ncu_ranges == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct sym_cu_range *n = realloc(img->cu_ranges, ncap * sizeof(*n));
+
+				if (!n)
+					return;
+				img->cu_ranges = n;
+				cap = ncap;
+			}
+			img->cu_ranges[img->ncu_ranges++] =
+				(struct sym_cu_range){ start, end, off + hsize };
+		}
+		off = next;
+	}
+	qsort(img->cu_ranges, img->ncu_ranges, sizeof(*img->cu_ranges), cu_range_cmp);
+}
+
+/* The unit containing addr (a DWARF address) from cu_ranges, in *die. */
+static Dwarf_Die *cu_ranges_find(struct sym_image *img, Dwarf_Addr addr, Dwarf_Die *die,
+				 Dwarf_Addr *dwbias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(img->mod, dwbias);
+	size_t lo = 0, hi;
+
+	if (!dw)
+		return NULL;
+	addr -= *dwbias;
+	if (!img->cu_ranges_tried)
+		cu_ranges_build(img, dw);
+	hi = img->ncu_ranges;
+	while (lo < hi) { /* the last range starting at or before addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->cu_ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= img->cu_ranges[lo - 1].end)
+		return NULL;
+	return dwarf_offdie(dw, img->cu_ranges[lo - 1].die, die);
+}
+
 static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
 {
+	Dwarf_Die cu_buf;
 	Dwarf_Addr modaddr, dwbias = 0;
 	Dwarf_Die *cudie;
 	const char *name;
@@ -1092,8 +1203,13 @@ static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *
 	out->symbols = img->symbols;
 	modaddr = vaddr + img->mod_bias;
 	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
-	if (cudie)
-		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
+	if (cudie) {
+		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out, false);
+	} else {
+		cudie = cu_ranges_find(img, modaddr, &cu_buf, &dwbias);
+		if (cudie)
+			out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out, true);
+	}
 	if (out->nframes)
 		return 0;
 	/* No DWARF function here: the symbol table (.symtab of the file or of

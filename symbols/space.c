@@ -165,6 +165,7 @@ void sym_space_free(struct sym_space *sp)
 	if (!sp)
 		return;
 	sym_unwind_release(sp);
+	sym_perfmap_release(&sp->perfmap);
 	free(sp->maps);
 	for (size_t i = 0; i < sp->nheld; i++)
 		sym_image_put(sp->held[i]);
@@ -196,6 +197,8 @@ void sym_space_exec(struct sym_space *sp)
 	sp->nmaps = 0;
 	sp->stale = true;
 	sp->generation++;
+	/* The new program writes its own map, from the start. */
+	sym_perfmap_release(&sp->perfmap);
 }
 
 int sym_space_fork(const struct sym_space *parent, pid_t child, struct sym_space **out)
@@ -312,6 +315,17 @@ int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
 	out->image = "[unknown]";
 	out->offset = pc;
 	m = sym_space_find(sp, pc, true);
+	if (!m || (!m->path[0] || !strncmp(m->path, "[anon", 5))) {
+		/* Anonymous code: a JIT's, named by its perf map file. */
+		const char *path, *name = sym_perfmap_lookup(sp, pc, &path);
+
+		if (name) {
+			out->image = path;
+			out->nframes = 1;
+			out->frames[0].function = name;
+			return 0;
+		}
+	}
 	if (!m) {
 		/* Issue 22: say why, in the record itself. */
 		if (sp->maps_err == -EACCES || sp->maps_err == -EPERM)

@@ -92,6 +92,17 @@ struct sym_image {
 	uint64_t *bounds;
 	size_t nbounds;
 	const char **gap_names; /* per gap k (bounds[k-1], bounds[k]): NULL when not yet asked */
+	/* Address ranges of the compile units, sorted, for DWARF without
+	 * .debug_aranges (Go's): built on the first address libdw cannot
+	 * place in a unit. */
+	bool cu_ranges_tried;
+	struct sym_cu_range *cu_ranges;
+	size_t ncu_ranges;
+};
+
+struct sym_cu_range {
+	uint64_t start, end; /* DWARF addresses */
+	uint64_t die;        /* offset of the unit's DIE */
 };
 
 struct sym_near {
@@ -145,6 +156,22 @@ struct sym_mapping {
 	uint64_t bias;           /* process address - ELF vaddr, when image */
 };
 
+/* One line of a perf map file (perfmap.c); name in the space's pool. */
+struct sym_perfmap_ent {
+	uint64_t start, size, seq;
+	const char *name;
+};
+
+/* The process's /tmp/perf-PID.map as read so far, sorted by start. */
+struct sym_perfmap {
+	struct sym_perfmap_ent *ents;
+	size_t n, cap;
+	uint64_t seq;        /* lines read: a later one wins */
+	uint64_t read;       /* bytes of the file parsed */
+	uint64_t checked_ns; /* when the file was last looked at */
+	const char *path;    /* in the space's pool; NULL until read */
+};
+
 struct sym_space {
 	pid_t pid;
 	struct sym_mapping *maps; /* sorted by start, not overlapping */
@@ -154,15 +181,22 @@ struct sym_space {
 	struct sym_image **held;
 	size_t nheld, capheld;
 	struct sym_strpool strings;
-	bool stale;                /* exec'ed: the next miss refreshes at once */
-	int maps_err;              /* the last read of the maps: 0 or -errno */
-	uint64_t miss_refresh_ns;  /* last refresh caused by a miss */
-	uint64_t miss_interval_ns; /* rate limit of such refreshes */
-	uint64_t generation;       /* bumped when the mappings change */
-	uint64_t unw_generation;   /* generation the unwind cache is valid for */
-	unw_addr_space_t unw_as;   /* snapshot unwinder (unwind.c) */
-	unw_addr_space_t upt_as;   /* ptrace unwinder */
+	bool stale;                 /* exec'ed: the next miss refreshes at once */
+	int maps_err;               /* the last read of the maps: 0 or -errno */
+	uint64_t miss_refresh_ns;   /* last refresh caused by a miss */
+	uint64_t miss_interval_ns;  /* rate limit of such refreshes */
+	uint64_t generation;        /* bumped when the mappings change */
+	uint64_t unw_generation;    /* generation the unwind cache is valid for */
+	unw_addr_space_t unw_as;    /* snapshot unwinder (unwind.c) */
+	unw_addr_space_t upt_as;    /* ptrace unwinder */
+	bool unwind_cut;            /* the last sample's stack was cut short */
+	struct sym_perfmap perfmap; /* JIT code's names */
 };
+
+/* perfmap.c: the name a perf map file gives pc (reading what the file
+ * gained since), with *path the file's; NULL when none. */
+const char *sym_perfmap_lookup(struct sym_space *sp, uint64_t pc, const char **path);
+void sym_perfmap_release(struct sym_perfmap *pm);
 
 /* Finds the mapping containing addr; refresh: on a miss, re-read the maps
  * (rate-limited). Returns NULL when none. */

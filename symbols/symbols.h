@@ -139,6 +139,13 @@ int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
  */
 int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
 			    uint64_t *pcs, unsigned max);
+/*
+ * Whether the last sym_space_unwind_sample() stopped short of the stack's
+ * root: a word it needed was neither in the snapshot nor readable from the
+ * process (a frame larger than the snapshot in a process gone or moved on),
+ * or libunwind failed a step. Its pcs are the frames found before.
+ */
+bool sym_space_unwind_was_cut(const struct sym_space *sp);
 
 /* Unwinds a ptrace-stopped thread of this space (libunwind-ptrace). Same
  * output as above. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <libunwind-ptrace.h>
 #include <libunwind.h>
@@ -30,6 +31,15 @@ struct unwind_ctx {
 	 * unwind table and FDEs). */
 	struct sym_image *img;
 	uint64_t bias;
+	/* Words above the snapshot, read from the live stack (a frame larger
+	 * than the snapshot): one block at a time. live_from is the number of
+	 * pcs found before the first live read (0: none yet); cut is set when
+	 * a stack word could not be had at all. */
+	uint64_t live_lo;
+	size_t live_len;
+	uint8_t live[512];
+	unsigned n, live_from;
+	bool cut;
 };
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -89,6 +99,42 @@ static bool read_image(struct unwind_ctx *ctx, struct sym_mapping *m, unw_word_t
 	return true;
 }
 
+/* How far above the snapshot a frame may reach (the default stack limit):
+ * past it a "stack" address is garbage from a bad unwind. */
+#define LIVE_STACK_MAX (8ULL << 20)
+
+/*
+ * A stack word above the snapshot, read from the process now. The frames
+ * above the sampled one are its callers': unchanged while the sampled frame
+ * is live, and the chain found through them is kept only when it ends at
+ * the root (sym_space_unwind_sample()), so a stack that has moved on since
+ * the sample cannot pass as one.
+ */
+static bool read_live(struct unwind_ctx *ctx, uint64_t addr, unw_word_t *valp)
+{
+	if (addr < ctx->stack_hi || addr - ctx->stack_hi >= LIVE_STACK_MAX || ctx->sp->pid <= 0)
+		return false;
+	if (!ctx->live_len || addr < ctx->live_lo || addr + sizeof(*valp) > ctx->live_lo + ctx->live_len) {
+		struct iovec local = { ctx->live, sizeof(ctx->live) };
+		struct iovec remote;
+		ssize_t got;
+
+		ctx->live_lo = addr & ~(uint64_t)(sizeof(ctx->live) - 1);
+		remote.iov_base = (void *)(uintptr_t)ctx->live_lo;
+		remote.iov_len = sizeof(ctx->live);
+		got = process_vm_readv(ctx->sp->pid, &local, 1, &remote, 1, 0);
+		ctx->live_len = got > 0 ? (size_t)got : 0;
+		if (addr + sizeof(*valp) > ctx->live_lo + ctx->live_len) {
+			ctx->live_len = 0;
+			return false;
+		}
+	}
+	memcpy(valp, ctx->live + (addr - ctx->live_lo), sizeof(*valp));
+	if (!ctx->live_from)
+		ctx->live_from = ctx->n;
+	return true;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
 		      void *arg)
 {
@@ -113,6 +159,13 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		return 0;
 	if (i + 1 < (ssize_t)sp->nmaps && read_image(ctx, &sp->maps[i + 1], addr, valp))
 		return 0;
+	if (addr >= ctx->stack_lo) {
+		if (read_live(ctx, addr, valp))
+			return 0;
+		/* The stack above the snapshot is out of reach. */
+		if (addr >= ctx->stack_hi && addr - ctx->stack_hi < LIVE_STACK_MAX)
+			ctx->cut = true;
+	}
 	return -UNW_EINVAL;
 }
 
@@ -194,16 +247,24 @@ static unw_accessors_t snapshot_accessors = {
 
 /* Steps the cursor, storing return addresses after pcs[0]. Stops at max,
  * at the end of the chain, on an error, at a zero pc, or when a step makes
- * no progress (same pc and sp), so garbage cannot loop. */
+ * no progress (same pc and sp), so garbage cannot loop. With ctx (a
+ * snapshot unwind), ctx->n follows n and ctx->cut is set when the chain
+ * ended on an error rather than at its root or at max. */
 static unsigned unwind_steps(unw_cursor_t *c, uint64_t *pcs, unsigned n, unsigned max,
-			     uint64_t sp0)
+			     uint64_t sp0, struct unwind_ctx *ctx)
 {
 	uint64_t prev_ip = pcs[0], prev_sp = sp0;
 
 	while (n < max) {
 		unw_word_t ip, spv;
+		int step;
 
-		if (unw_step(c) <= 0)
+		if (ctx)
+			ctx->n = n;
+		step = unw_step(c);
+		if (step < 0 && ctx)
+			ctx->cut = true;
+		if (step <= 0)
 			break;
 		if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || unw_get_reg(c, UNW_REG_SP, &spv) < 0)
 			break;
@@ -249,6 +310,7 @@ int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
 	struct unwind_ctx ctx;
 	unw_cursor_t c;
 
+	sp->unwind_cut = false;
 	if (!max || !s->ip)
 		return 0;
 	pcs[0] = s->ip;
@@ -274,13 +336,26 @@ int sym_space_unwind_sample(struct sym_space *sp, const struct smp_sample *s,
 		ctx.stack_hi = ctx.stack_lo;
 	ctx.img = NULL;
 	ctx.bias = 0;
+	ctx.live_lo = 0;
+	ctx.live_len = 0;
+	ctx.n = 1;
+	ctx.live_from = 0;
+	ctx.cut = false;
 	/* libunwind starts from regs[IP]; pcs[0] is the sample's ip, which is
 	 * the same address. */
 	if (unw_init_remote(&c, sp->unw_as, &ctx) < 0)
 		return 1;
-	unsigned n = unwind_steps(&c, pcs, 1, max, s->regs[SMP_REG_SP]);
-	if (n == 1 && s->stack_size >= 16)
+	unsigned n = unwind_steps(&c, pcs, 1, max, s->regs[SMP_REG_SP], &ctx);
+	/* Frames found through the live stack stand only when the chain
+	 * reached its root through them: else the stack had moved on. */
+	if (ctx.live_from && ctx.cut && n > ctx.live_from)
+		n = ctx.live_from;
+	if (n == 1 && s->stack_size >= 16) {
 		n = frameless_leaf(sp, s, pcs, max);
+		if (n > 1)
+			return (int)n;
+	}
+	sp->unwind_cut = ctx.cut;
 	return (int)n;
 }
 
@@ -311,7 +386,7 @@ int sym_space_unwind_thread(struct sym_space *sp, pid_t tid, uint64_t *pcs, unsi
 	if (!ip)
 		goto out;
 	pcs[0] = ip;
-	n = (int)unwind_steps(&c, pcs, 1, max, spv);
+	n = (int)unwind_steps(&c, pcs, 1, max, spv, NULL);
 out:
 	_UPT_destroy(upt);
 	return n;
@@ -325,4 +400,9 @@ void sym_unwind_release(struct sym_space *sp)
 		unw_destroy_addr_space(sp->upt_as);
 	sp->unw_as = NULL;
 	sp->upt_as = NULL;
+}
+
+bool sym_space_unwind_was_cut(const struct sym_space *sp)
+{
+	return sp->unwind_cut;
 }

@@ -565,12 +565,32 @@ static void test_no_causal(void)
 	CHECK_EQ_INT(rep_profile_nexperiments(p), 0);
 	s = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
 	CHECK(s && strstr(s, "no experiment finished") && strstr(s, "attach mode: no delay crediting"));
+	CHECK(s && !strstr(s, "no sample fell on a source line in scope"));
 	free(s);
 	s = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
 	CHECK(s && strstr(s, "\"mode\":\"attach\",\"syscall_crediting\":false") &&
 	      strstr(s, "\"lines\":[],\"insufficient\":[]"));
 	if (s)
 		check_json_parses(s);
+	free(s);
+	rep_profile_free(p);
+
+	/* no line in scope had a sample (no debug info, a scope that misses
+	 * the code): the view says so and what to do, not that time ran out */
+	ci.scope_lines = 0;
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_causal_info(w, &ci), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	s = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "no sample fell on a source line in scope") && strstr(s, "--scope") &&
+	      strstr(s, "--binary-scope") && strstr(s, "debug info"));
+	CHECK(s && !strstr(s, "the program ended or was stopped"));
+	free(s);
+	s = render(p, REP_FORMAT_MARKDOWN, REP_VIEW_CAUSAL, 0);
+	CHECK(s && strstr(s, "no sample fell on a source line in scope"));
 	free(s);
 	rep_profile_free(p);
 

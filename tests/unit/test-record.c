@@ -118,6 +118,8 @@ static int write_profile(const char *path, int variant)
 		W(rep_write_samples(w, pid + 1, s2, 2));
 	}
 	W(rep_write_lost(w, pid + 1, 3));
+	/* per-CPU rings' losses: any task's, more than the samples */
+	W(rep_write_lost(w, 0, 500));
 	W(rep_write_exec(w, pid, "/usr/bin/app", 1500));
 	/* variant 1 is an older recorder's file: no thread_times */
 	if (!variant)
@@ -255,6 +257,7 @@ static void test_round_trip(const char *a, const char *b)
 	 * compute and main that called it; rec counts once per sample. */
 	CHECK_EQ_INT(json_num(json, "summary", "\"runs\"", "samples"), 35);
 	CHECK_EQ_INT(json_num(json, "summary", "\"runs\"", "lost"), 3);
+	CHECK_EQ_INT(json_num(json, "summary", "\"runs\"", "lost_cpu_rings"), 500);
 	CHECK_EQ_INT(json_num(json, "summary", "\"runs\"", "unwind_failures"), 2);
 	CHECK_EQ_INT(json_num(json, "summary", "\"runs\"", "duration_ns"), 9000);
 	CHECK_EQ_INT(json_num(json, "summary", "\"runs\"", "threads"), 2);
@@ -343,6 +346,12 @@ static void test_round_trip(const char *a, const char *b)
 	}
 	json = render(p, REP_FORMAT_TEXT, REP_VIEW_SUMMARY, 0);
 	CHECK(json && strstr(json, "runs") && strstr(json, "70"));
+	/* The program's own losses, a share of its samples; the CPU rings'
+	 * apart, never as a share of the program's (1000 of 70: 1428%). */
+	CHECK(json && strstr(json, "lost samples       6 (8.57% of samples)"));
+	CHECK(json && strstr(json, "lost in CPU rings  1000 (not attributable"));
+	CHECK(json && !strstr(json, "1428"));
+	CHECK(json && strstr(json, "--sample-per-thread"));
 	free(json);
 	rep_profile_free(p);
 }

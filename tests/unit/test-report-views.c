@@ -560,6 +560,63 @@ static size_t count(const char *s, const char *needle)
 	return n;
 }
 
+/*
+ * C++ names longer than a column: the end, which tells overloads apart,
+ * stays ("...operator[](int const&)"); a thread renamed after its record
+ * shows its new name with the first beside it.
+ */
+static void test_long_names_renames(void)
+{
+	static char *argv[] = { "./app", NULL };
+	struct rep_header h = { .mode = "run", .argv = argv, .pid = 100, .wall_ns = 1, .mono_ns = 1000, .event = "task-clock", .period = 1000000, .clock_event = true, .hostname = "host" };
+	struct rep_thread t1 = { 100, 100, 0, "java", 1000, 0 };
+	struct rep_frame fa[] = { { "std::__detail::_Map_base<std::string, Foo>::operator[](std::string const&)",
+				    "map.h", 5 } };
+	struct rep_frame fb[] = { { "std::__detail::_Map_base<std::string, Foo>::operator[](int const&)",
+				    "map.h", 9 } };
+	struct rep_loc locs[] = {
+		{ 1, 100, 0x1000, "/usr/bin/app", NULL, 0x1000, 1, fa },
+		{ 2, 100, 0x1010, "/usr/bin/app", NULL, 0x1010, 1, fb },
+	};
+	uint64_t s1[] = { 1, 6, 2, 4 };
+	struct rep_end e = { 10000, "exit", 10, 0, 0 };
+	struct rep_options o = { .format = REP_FORMAT_TEXT,
+				 .views = REP_VIEW_FUNCTIONS | REP_VIEW_THREADS };
+	struct rep_profile *p = NULL;
+	struct rep_writer *w;
+	char path[256], err[512], *out;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/long.cbor", tmpdir);
+	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
+	CHECK_EQ_INT(rc, 0);
+	if (rc)
+		return;
+	rc = rep_write_header(w, &h);
+	rc = rc ? rc : rep_write_thread(w, &t1);
+	rc = rc ? rc : rep_write_thread_rename(w, 100, 100, "C2 CompilerThre");
+	for (size_t i = 0; !rc && i < sizeof(locs) / sizeof(locs[0]); i++)
+		rc = rep_write_loc(w, &locs[i]);
+	rc = rc ? rc : rep_write_node(w, 1, 0, 1);
+	rc = rc ? rc : rep_write_node(w, 2, 0, 2);
+	rc = rc ? rc : rep_write_samples(w, 100, s1, 2);
+	rc = rc ? rc : rep_write_end(w, &e);
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	out = render(p, &o);
+	CHECK(out && strstr(out, "operator[](std::string const&)"));
+	CHECK(out && strstr(out, "operator[](int const&)"));
+	CHECK(out && strstr(out, "C2 CompilerThre (was java)"));
+	free(out);
+	o.format = REP_FORMAT_JSON;
+	out = render(p, &o);
+	CHECK(out && strstr(out, "\"name\":\"C2 CompilerThre\",\"first_name\":\"java\""));
+	free(out);
+	rep_profile_free(p);
+}
+
 /* Code without a function: one row per group, the addresses kept. */
 static void test_unnamed(void)
 {
@@ -758,6 +815,7 @@ int main(void)
 	rep_profile_free(p);
 
 	test_large();
+	test_long_names_renames();
 	test_unnamed();
 	test_debug_info();
 	test_no_lines();

@@ -632,6 +632,29 @@ static void test_variant(const struct variant *v)
 	check_unwound(sp, pcs_s, ns, "snapshot", v->name);
 	for (int i = 0; i < nt && i < ns && i < 8; i++)
 		CHECK(pcs_t[i] == pcs_s[i]);
+	CHECK(!sym_space_unwind_was_cut(sp));
+
+	/* A snapshot ending inside the frames (a frame larger than it): the
+	 * words above are read from the stopped child, the same chain. When
+	 * the process cannot be read, the stack is cut short and says so. */
+	{
+		struct smp_sample d = s;
+		uint64_t pcs_d[64];
+		int nd;
+		pid_t pid = sp->pid;
+
+		d.stack_size = 64;
+		nd = sym_space_unwind_sample(sp, &d, pcs_d, PSUP_ARRAY_SIZE(pcs_d));
+		CHECK_EQ_INT(nd, ns);
+		for (int i = 0; i < nd && i < ns; i++)
+			CHECK(pcs_d[i] == pcs_s[i]);
+		CHECK(!sym_space_unwind_was_cut(sp));
+		sp->pid = 0;
+		nd = sym_space_unwind_sample(sp, &d, pcs_d, PSUP_ARRAY_SIZE(pcs_d));
+		sp->pid = pid;
+		CHECK(nd >= 1 && nd < ns);
+		CHECK(sym_space_unwind_was_cut(sp));
+	}
 
 	/* Degenerate samples. */
 	{

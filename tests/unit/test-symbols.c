@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -171,6 +172,55 @@ static void test_space_self(void)
 
 	CHECK_EQ_INT(sym_space_new(-1, &sp), -ESRCH);
 	CHECK_EQ_INT(self_marker(1), 8);
+}
+
+/* JIT code named by the process's perf map file, read again as it grows
+ * (a later line for the same code wins) and kept once the file is gone. */
+static void test_perfmap(void)
+{
+	struct sym_space *sp = NULL;
+	struct sym_loc loc;
+	char path[64];
+	uint8_t *code;
+	uint64_t a, b;
+	FILE *f;
+
+	code = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	if (code == MAP_FAILED)
+		return;
+	a = (uint64_t)(uintptr_t)code;
+	b = a + 4096;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		goto out;
+	fprintf(f, "not a line\n%" PRIx64 " 100 LFoo;::bar (interpreted)\n", a);
+	fflush(f);
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	if (!sp)
+		goto out;
+	CHECK_EQ_INT(sym_space_resolve(sp, a + 0x10, false, &loc), 0);
+	CHECK(loc.nframes == 1 && !strcmp(loc.frames[0].function, "LFoo;::bar (interpreted)"));
+	CHECK(!strcmp(loc.image, path));
+	CHECK_EQ_INT(sym_space_resolve(sp, a + 0x100, false, &loc), 0); /* past its end */
+	CHECK_EQ_INT(loc.nframes, 0);
+	CHECK_EQ_INT(sym_space_resolve(sp, b, false, &loc), 0);
+	CHECK_EQ_INT(loc.nframes, 0);
+	/* the JIT compiles more (and recompiles a): the file grows */
+	fprintf(f, "0x%" PRIx64 " 0x40 jit_b\n%" PRIx64 " 100 LFoo;::bar (compiled)\n", b, a);
+	fclose(f);
+	usleep(20 * 1000); /* past the stat rate limit */
+	CHECK_EQ_INT(sym_space_resolve(sp, b + 0x3f, false, &loc), 0);
+	CHECK(loc.nframes == 1 && !strcmp(loc.frames[0].function, "jit_b"));
+	unlink(path);
+	CHECK_EQ_INT(sym_space_resolve(sp, a + 0x10, false, &loc), 0);
+	CHECK(loc.nframes == 1 && !strcmp(loc.frames[0].function, "LFoo;::bar (compiled)"));
+out:
+	unlink(path);
+	sym_space_free(sp);
+	munmap(code, 8192);
 }
 
 static bool str_is(char *got, const char *want)
@@ -349,5 +399,6 @@ int main(void)
 	test_space_self();
 	test_image_shared();
 	test_symbol_gaps();
+	test_perfmap();
 	return tap_done();
 }
