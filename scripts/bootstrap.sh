@@ -33,8 +33,8 @@ install_missing() {
 }
 
 # The installed versions of the packages: a build configured under other
-# ones is configured again (meson's checks, such as coz.h's, ran without
-# what is there now), and a rerun with nothing new costs one dpkg-query.
+# ones is configured anew (meson's checks, such as coz.h's, ran without what
+# is there now), and a rerun with nothing new costs one dpkg-query.
 installed() {
 	dpkg-query -W -f='${Package} ${Version} ${Status}\n' "${packages[@]}" 2>/dev/null || true
 }
@@ -45,8 +45,11 @@ build() { # dir, extra meson options...
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" -Dwerror=true "$@" >/dev/null
 	elif [ "$(installed)" != "$(cat "$stamp" 2>/dev/null)" ]; then
-		echo "bootstrap: packages changed since $dir was configured: configuring it again" >&2
-		meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null
+		echo "bootstrap: packages changed since $dir was configured: configuring it anew" >&2
+		# --reconfigure (and meson 1.0's --clearcache) keep the compiler
+		# checks' old answers ('Has header "coz.h" : NO (cached)'): a
+		# wiped directory is configured and built from nothing
+		meson setup --wipe "$dir" -Dwerror=true "$@" >/dev/null
 	fi
 	installed >"$stamp"
 	ninja -C "$dir" >/dev/null
