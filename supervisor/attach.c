@@ -196,17 +196,37 @@ void sup_detach_begin(struct sup_session *s)
 
 /*
  * A thread blocked in one of the calls the kernel never restarts after a
- * stop (signal(7): epoll_wait, semop, sigtimedwait, io_getevents) returns
- * -EINTR when our PTRACE_INTERRUPT arrives: the program would see an EINTR
- * caused by psup alone. At the interrupt stop, back the thread up to
- * re-execute the call, as the kernel does for restartable ones; its
- * arguments are still in their registers (a relative timeout starts over).
- * Not when a signal is pending: then the EINTR is the program's own.
- * Test: t2020-attach-blocked.
+ * stop (signal(7): epoll_wait, semop, sigtimedwait, io_getevents, and every
+ * socket call on a socket with SO_RCVTIMEO or SO_SNDTIMEO: accept, recv*,
+ * send*, connect, and read/write on it) returns -EINTR when our
+ * PTRACE_INTERRUPT arrives: the program would see an EINTR caused by psup
+ * alone. At the interrupt stop, back the thread up to re-execute the call,
+ * as the kernel does for restartable ones; its arguments are still in their
+ * registers (a relative timeout starts over; a TCP connect whose handshake
+ * went on meanwhile times out with EALREADY instead of EINPROGRESS). A call
+ * that returns -EINTR has done nothing (one that sent or received part of
+ * its data returns the count). Not when a signal is pending: then the EINTR
+ * is the program's own. The others (nanosleep, poll, select, pause,
+ * sigsuspend, msgrcv, futex, ...) return a restart code the kernel acts on
+ * itself. Tests: t2020-attach-blocked, t2027-attach-no-eintr (every call of
+ * signal(7)'s lists), t4035-interrupt-psup-alone (a run-mode detach).
  */
 static bool never_restarted(long nr)
 {
 	switch (nr) {
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_connect:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+	case SYS_read:
+	case SYS_readv:
+	case SYS_write:
+	case SYS_writev:
 	case SYS_epoll_wait:
 	case SYS_epoll_pwait:
 #ifdef SYS_epoll_pwait2
