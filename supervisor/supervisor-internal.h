@@ -116,6 +116,7 @@ struct sup_proc_status {
 	char state;              /* R S D T t Z X ... */
 	bool signal_pending;     /* SigPnd or ShdPnd not empty */
 	uint64_t sigpnd, sigblk; /* the thread's own pending and blocked signals */
+	uint64_t shdpnd;         /* its process's pending signals */
 };
 /* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */
 int sup_proc_status(pid_t tid, struct sup_proc_status *out);
