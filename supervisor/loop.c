@@ -474,6 +474,15 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	t->si_valid = false;
+	/* The program traces a child of its own (nested.c). */
+	if (st.kind == SUP_STOP_SECCOMP && !(t->flags & SUP_THREAD_DETACHING)) {
+		if (sup_nested_on_seccomp(s, t))
+			return;
+		if (!s->causal_filter) {
+			sup_seccomp_foreign(s, t);
+			return;
+		}
+	}
 	/* Causal profiling's stops (pause.c). */
 	if (!(t->flags & SUP_THREAD_DETACHING) && sup_pause_on_stop(s, t, &st))
 		return;

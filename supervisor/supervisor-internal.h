@@ -154,5 +154,12 @@ void sup_detach_begin(struct sup_session *s);
 void sup_thread_restart_interrupted(struct sup_thread *t);
 /* Detaches t from the stop it is in, injecting sig (rule 12). */
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig);
+/* pause.c: a stop of the program's own seccomp filter gets the ENOSYS it
+ * would have had without a tracer. */
+void sup_seccomp_foreign(struct sup_session *s, struct sup_thread *t);
+/* nested.c: a stop of the run-mode ptrace filter (SUP_SECCOMP_PTRACE_DATA):
+ * lets go of what the program wants to trace, resumes t. False when the
+ * stop is not that filter's. */
+bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t);
 
 #endif
