@@ -393,6 +393,11 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	if (c) {
 		if (!c->parent)
 			c->parent = t->tid;
+		/* A child of a thread psup lets go of goes too (nested.c). */
+		if ((t->flags & SUP_THREAD_DETACHING) && !(c->flags & SUP_THREAD_DETACHING)) {
+			c->flags |= SUP_THREAD_DETACHING;
+			ptrace(PTRACE_INTERRUPT, c->tid, 0L, 0L);
+		}
 		sup_thread_report(s, c, is_process);
 		return;
 	}
@@ -401,7 +406,7 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 		pr_err("out of memory tracking thread %d", child);
 		return;
 	}
-	if (s->stopping)
+	if (s->stopping || (t->flags & SUP_THREAD_DETACHING))
 		c->flags |= SUP_THREAD_DETACHING;
 	sup_thread_report(s, c, is_process);
 }
