@@ -83,8 +83,8 @@ static void retry_call(struct sup_thread *t)
 
 	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0) {
 		regs.orig_rax = (unsigned long long)-1LL; /* skip this execution */
-		regs.rax = SYS_ptrace;                      /* the number, again */
-		regs.rip -= 2;                              /* the syscall instruction */
+		regs.rax = SYS_ptrace;                    /* the number, again */
+		regs.rip -= 2;                            /* the syscall instruction */
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 	}
 	sup_thread_resume(t, PTRACE_CONT, 0);
