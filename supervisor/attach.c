@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,24 @@ static bool never_restarted(long nr)
 	}
 }
 
+/* Whether a pending signal can be why a call ended with EINTR: not one the
+ * program ignores, explicitly or by default (SIGCHLD, SIGURG, SIGWINCH
+ * without a handler), which the kernel discards at its delivery and which
+ * interrupts nothing natively. A traced thread queues those too (ptrace
+ * shows every signal): a SIGINT that psup passes on to a program ignoring it
+ * (t4035) left the EINTR psup's interrupt caused. */
+static bool signal_interrupts(const struct sup_proc_status *ps)
+{
+	uint64_t pending = ps->sigpnd | ps->shdpnd, dfl_ign = 0;
+
+	if (!ps->signal_pending)
+		return false;
+	if (!pending)
+		return true; /* pending, but not where we looked: be careful */
+	dfl_ign = (1ULL << (SIGCHLD - 1)) | (1ULL << (SIGURG - 1)) | (1ULL << (SIGWINCH - 1));
+	return (pending & ~ps->sigign & ~(dfl_ign & ~ps->sigcgt)) != 0;
+}
+
 void sup_thread_restart_interrupted(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
@@ -254,7 +273,7 @@ void sup_thread_restart_interrupted(struct sup_thread *t)
 	if ((long)regs.rax != -EINTR || !never_restarted((long)regs.orig_rax))
 		return;
 	struct sup_proc_status ps;
-	if (sup_proc_status(t->tid, &ps) < 0 || ps.signal_pending)
+	if (sup_proc_status(t->tid, &ps) < 0 || signal_interrupts(&ps))
 		return; /* the EINTR may be the program's own: leave it */
 	regs.rax = regs.orig_rax;
 	regs.rip -= 2; /* the syscall instruction, 0f 05 */

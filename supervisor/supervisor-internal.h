@@ -117,6 +117,7 @@ struct sup_proc_status {
 	bool signal_pending;     /* SigPnd or ShdPnd not empty */
 	uint64_t sigpnd, sigblk; /* the thread's own pending and blocked signals */
 	uint64_t shdpnd;         /* its process's pending signals */
+	uint64_t sigign, sigcgt; /* ignored, and caught by a handler */
 };
 /* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */
 int sup_proc_status(pid_t tid, struct sup_proc_status *out);
