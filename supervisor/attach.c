@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,17 +197,37 @@ void sup_detach_begin(struct sup_session *s)
 
 /*
  * A thread blocked in one of the calls the kernel never restarts after a
- * stop (signal(7): epoll_wait, semop, sigtimedwait, io_getevents) returns
- * -EINTR when our PTRACE_INTERRUPT arrives: the program would see an EINTR
- * caused by psup alone. At the interrupt stop, back the thread up to
- * re-execute the call, as the kernel does for restartable ones; its
- * arguments are still in their registers (a relative timeout starts over).
- * Not when a signal is pending: then the EINTR is the program's own.
- * Test: t2020-attach-blocked.
+ * stop (signal(7): epoll_wait, semop, sigtimedwait, io_getevents, and every
+ * socket call on a socket with SO_RCVTIMEO or SO_SNDTIMEO: accept, recv*,
+ * send*, connect, and read/write on it) returns -EINTR when our
+ * PTRACE_INTERRUPT arrives: the program would see an EINTR caused by psup
+ * alone. At the interrupt stop, back the thread up to re-execute the call,
+ * as the kernel does for restartable ones; its arguments are still in their
+ * registers (a relative timeout starts over; a TCP connect whose handshake
+ * went on meanwhile times out with EALREADY instead of EINPROGRESS). A call
+ * that returns -EINTR has done nothing (one that sent or received part of
+ * its data returns the count). Not when a signal is pending: then the EINTR
+ * is the program's own. The others (nanosleep, poll, select, pause,
+ * sigsuspend, msgrcv, futex, ...) return a restart code the kernel acts on
+ * itself. Tests: t2020-attach-blocked, t2027-attach-no-eintr (every call of
+ * signal(7)'s lists), t4035-interrupt-psup-alone (a run-mode detach).
  */
 static bool never_restarted(long nr)
 {
 	switch (nr) {
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_connect:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+	case SYS_read:
+	case SYS_readv:
+	case SYS_write:
+	case SYS_writev:
 	case SYS_epoll_wait:
 	case SYS_epoll_pwait:
 #ifdef SYS_epoll_pwait2
@@ -225,6 +246,24 @@ static bool never_restarted(long nr)
 	}
 }
 
+/* Whether a pending signal can be why a call ended with EINTR: not one the
+ * program ignores, explicitly or by default (SIGCHLD, SIGURG, SIGWINCH
+ * without a handler), which the kernel discards at its delivery and which
+ * interrupts nothing natively. A traced thread queues those too (ptrace
+ * shows every signal): a SIGINT that psup passes on to a program ignoring it
+ * (t4035) left the EINTR psup's interrupt caused. */
+static bool signal_interrupts(const struct sup_proc_status *ps)
+{
+	uint64_t pending = ps->sigpnd | ps->shdpnd, dfl_ign = 0;
+
+	if (!ps->signal_pending)
+		return false;
+	if (!pending)
+		return true; /* pending, but not where we looked: be careful */
+	dfl_ign = (1ULL << (SIGCHLD - 1)) | (1ULL << (SIGURG - 1)) | (1ULL << (SIGWINCH - 1));
+	return (pending & ~ps->sigign & ~(dfl_ign & ~ps->sigcgt)) != 0;
+}
+
 void sup_thread_restart_interrupted(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
@@ -234,7 +273,7 @@ void sup_thread_restart_interrupted(struct sup_thread *t)
 	if ((long)regs.rax != -EINTR || !never_restarted((long)regs.orig_rax))
 		return;
 	struct sup_proc_status ps;
-	if (sup_proc_status(t->tid, &ps) < 0 || ps.signal_pending)
+	if (sup_proc_status(t->tid, &ps) < 0 || signal_interrupts(&ps))
 		return; /* the EINTR may be the program's own: leave it */
 	regs.rax = regs.orig_rax;
 	regs.rip -= 2; /* the syscall instruction, 0f 05 */

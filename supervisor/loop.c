@@ -393,6 +393,11 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	if (c) {
 		if (!c->parent)
 			c->parent = t->tid;
+		/* A child of a thread psup lets go of goes too (nested.c). */
+		if ((t->flags & SUP_THREAD_DETACHING) && !(c->flags & SUP_THREAD_DETACHING)) {
+			c->flags |= SUP_THREAD_DETACHING;
+			ptrace(PTRACE_INTERRUPT, c->tid, 0L, 0L);
+		}
 		sup_thread_report(s, c, is_process);
 		return;
 	}
@@ -401,7 +406,7 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 		pr_err("out of memory tracking thread %d", child);
 		return;
 	}
-	if (s->stopping)
+	if (s->stopping || (t->flags & SUP_THREAD_DETACHING))
 		c->flags |= SUP_THREAD_DETACHING;
 	sup_thread_report(s, c, is_process);
 }
@@ -474,6 +479,15 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	t->si_valid = false;
+	/* The program traces a child of its own (nested.c). */
+	if (st.kind == SUP_STOP_SECCOMP && !(t->flags & SUP_THREAD_DETACHING)) {
+		if (sup_nested_on_seccomp(s, t))
+			return;
+		if (!s->causal_filter) {
+			sup_seccomp_foreign(s, t);
+			return;
+		}
+	}
 	/* Causal profiling's stops (pause.c). */
 	if (!(t->flags & SUP_THREAD_DETACHING) && sup_pause_on_stop(s, t, &st))
 		return;
@@ -602,6 +616,40 @@ static void wait_all(struct sup_session *s)
 	}
 }
 
+/*
+ * Run mode, a SIGINT that no terminal sent: `kill -INT` of psup by a process
+ * that is none of the program's. The terminal's Ctrl-C (si_code SI_KERNEL)
+ * reaches the program itself, in psup's process group; this one reached
+ * psup alone, and nothing happened (issue 22 item 9). It stops the
+ * recording: psup detaches (the record is written at once) and passes the
+ * SIGINT on to the program as Ctrl-C would, unless the program has one
+ * pending already (a kill of the whole group); the command then mirrors the
+ * program's end. With psup's seccomp filter the program needs its tracer to
+ * the end (rule 4): the SIGINT is passed on only. Test:
+ * t4035-interrupt-psup-alone.
+ */
+static bool sigint_from_elsewhere(struct sup_session *s, const struct signalfd_siginfo *si)
+{
+	int code = si->ssi_code;
+
+	if (si->ssi_signo != SIGINT || s->attach_mode || !si->ssi_pid)
+		return false;
+	if (code != SI_USER && code != SI_QUEUE && code != SI_TKILL)
+		return false;
+	return !sup_process_find(s, (pid_t)si->ssi_pid);
+}
+
+static void interrupt_run(struct sup_session *s)
+{
+	struct sup_proc_status ps;
+	uint64_t bit = 1ULL << (SIGINT - 1);
+
+	if (sup_proc_status(s->root, &ps) < 0 || !((ps.sigpnd | ps.shdpnd) & bit))
+		kill(s->root, SIGINT);
+	if (!s->causal_filter)
+		begin_stop(s, "interrupted");
+}
+
 static void on_signals(void *arg, int fd)
 {
 	struct sup_session *s = arg;
@@ -624,6 +672,9 @@ static void on_signals(void *arg, int fd)
 			pr_debug("psup received signal %d", sig);
 			if (s->attach_mode) {
 				begin_stop(s, "interrupted");
+			} else if (sigint_from_elsewhere(s, &si[i])) {
+				pr_debug("SIGINT from pid %u: stopping the recording", si[i].ssi_pid);
+				interrupt_run(s);
 			} else if (sig == SIGTERM || sig == SIGHUP || getpgid(s->root) != getpgrp()) {
 				/* Run mode: the target decides what the signal
 				 * means. Ctrl-C and Ctrl-\ reach it from the

@@ -230,8 +230,9 @@ static bool in_blocking_call(pid_t tid)
 /* The program's own filter said RET_TRACE: without a tracer that listens
  * for seccomp stops the call fails with ENOSYS, so that is what it gets
  * (skip the call: orig_rax = -1; rax already holds -ENOSYS at this stop,
- * set it anyway). Test: scenario 25. */
-static void foreign_seccomp(struct sup_session *s, struct sup_thread *t)
+ * set it anyway). Also without the causal filter: run mode traces seccomp
+ * stops for nested.c's filter. Test: scenario 25. */
+void sup_seccomp_foreign(struct sup_session *s, struct sup_thread *t)
 {
 	struct user_regs_struct regs;
 
@@ -288,7 +289,7 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 	else if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
 		return false;
 	if (msg != SUP_SECCOMP_DATA) {
-		foreign_seccomp(s, t);
+		sup_seccomp_foreign(s, t);
 		return true;
 	}
 	s->pstats.seccomp_stops++;

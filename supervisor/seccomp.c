@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -166,4 +167,50 @@ int sup_seccomp_install(const struct sock_fprog *prog)
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
 		return -errno;
 	return 0;
+}
+
+/*
+ * A program that traces its own children (strace, gdb, a sandbox) fails
+ * under psup, which traces every child already: PTRACE_TRACEME or the
+ * ATTACH/SEIZE of a child gave EPERM (issue 22 item 8). This filter stops
+ * those three requests for psup (nested.c), which lets go of the thread
+ * the program wants before its call runs. Every other call, ptrace's other
+ * requests included, is allowed by the filter at no more than its run.
+ */
+int sup_seccomp_ptrace_filter(struct sock_fprog **out)
+{
+	/* clang-format off */
+	static const struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 6),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PTRACE_TRACEME, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PTRACE_ATTACH, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PTRACE_SEIZE, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE | SUP_SECCOMP_PTRACE_DATA),
+	};
+	/* clang-format on */
+	struct sock_filter *f = malloc(sizeof(code));
+	struct sock_fprog *prog = malloc(sizeof(*prog));
+
+	if (!f || !prog) {
+		free(f);
+		free(prog);
+		return -ENOMEM;
+	}
+	memcpy(f, code, sizeof(code));
+	prog->len = (unsigned short)PSUP_ARRAY_SIZE(code);
+	prog->filter = f;
+	*out = prog;
+	return 0;
+}
+
+int sup_seccomp_install_privileged(const struct sock_fprog *prog)
+{
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) == 0)
+		return 0;
+	return -errno;
 }

@@ -70,7 +70,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
 		    PTRACE_O_EXITKILL;
 	const char *delay = getenv("PSUP_TEST_SEIZE_DELAY_MS");
-	struct sock_fprog *filter = NULL;
+	struct sock_fprog *filter = NULL, *ptrace_filter = NULL;
 	pid_t pid;
 	int err;
 
@@ -92,12 +92,17 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	}
 	if (flags & SUP_SPAWN_FOLLOW_FORKS)
 		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	/* A program that traces its children (strace, gdb) gets them back
+	 * from psup (nested.c). Only where the filter costs no privilege (the
+	 * child installs it without NO_NEW_PRIVS, or has that already): a
+	 * setuid program keeps working. Without it, no seccomp stop comes. */
+	if (sup_seccomp_ptrace_filter(&ptrace_filter) == 0)
+		opts |= PTRACE_O_TRACESECCOMP;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(why, whylen, "out of memory");
-		free(filter ? filter->filter : NULL);
-		free(filter);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto free_filters;
 	}
 	s->causal_filter = filter != NULL;
 	err = sup_session_init(s, false);
@@ -142,6 +147,8 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 				_exit(126);
 			_exit(126);
 		}
+		if (ptrace_filter)
+			sup_seccomp_install_privileged(ptrace_filter);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) < 0)
@@ -180,10 +187,10 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	sup_thread_report(s, t, true);
 	free(filter ? filter->filter : NULL);
 	free(filter);
+	free(ptrace_filter ? ptrace_filter->filter : NULL);
+	free(ptrace_filter);
 	return 0;
 fail:
-	free(filter ? filter->filter : NULL);
-	free(filter);
 	*out = NULL;
 	if (errpipe[1] >= 0)
 		close(errpipe[1]);
@@ -192,5 +199,10 @@ fail:
 	s->root = 0;
 	sup_session_release(s);
 	free(s);
+free_filters:
+	free(filter ? filter->filter : NULL);
+	free(filter);
+	free(ptrace_filter ? ptrace_filter->filter : NULL);
+	free(ptrace_filter);
 	return err;
 }

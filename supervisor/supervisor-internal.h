@@ -116,6 +116,8 @@ struct sup_proc_status {
 	char state;              /* R S D T t Z X ... */
 	bool signal_pending;     /* SigPnd or ShdPnd not empty */
 	uint64_t sigpnd, sigblk; /* the thread's own pending and blocked signals */
+	uint64_t shdpnd;         /* its process's pending signals */
+	uint64_t sigign, sigcgt; /* ignored, and caught by a handler */
 };
 /* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */
 int sup_proc_status(pid_t tid, struct sup_proc_status *out);
@@ -153,5 +155,12 @@ void sup_detach_begin(struct sup_session *s);
 void sup_thread_restart_interrupted(struct sup_thread *t);
 /* Detaches t from the stop it is in, injecting sig (rule 12). */
 void sup_detach_thread(struct sup_session *s, struct sup_thread *t, int sig);
+/* pause.c: a stop of the program's own seccomp filter gets the ENOSYS it
+ * would have had without a tracer. */
+void sup_seccomp_foreign(struct sup_session *s, struct sup_thread *t);
+/* nested.c: a stop of the run-mode ptrace filter (SUP_SECCOMP_PTRACE_DATA):
+ * lets go of what the program wants to trace, resumes t. False when the
+ * stop is not that filter's. */
+bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t);
 
 #endif

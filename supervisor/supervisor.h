@@ -298,6 +298,10 @@ int sup_thread_debug_control(struct sup_session *s, pid_t tid, uint64_t *dr7);
  * program's own filter, which psup answers with the ENOSYS the program would
  * have seen without a tracer. */
 #define SUP_SECCOMP_DATA 0x7053u
+/* SECCOMP_RET_DATA of the filter every run-mode program gets where no
+ * privilege is lost by it: ptrace(TRACEME/ATTACH/SEIZE) stops, so that psup
+ * lets go of the thread the program wants to trace (supervisor/nested.c). */
+#define SUP_SECCOMP_PTRACE_DATA 0x7054u
 
 struct sup_pause_hooks {
 	/* tid is stopped where holding it changes nothing the program sees
@@ -376,6 +380,12 @@ int sup_seccomp_filter(struct sock_fprog **out, bool wakes);
  * for a forked child): without NO_NEW_PRIVS first (privileged, setuid keeps
  * working), with it when that is refused. 0 or -errno. */
 int sup_seccomp_install(const struct sock_fprog *prog);
+/* The ptrace filter (SUP_SECCOMP_PTRACE_DATA): *out is malloc'ed, the caller
+ * frees it. Installed with sup_seccomp_install_privileged() only. */
+int sup_seccomp_ptrace_filter(struct sock_fprog **out);
+/* Installs prog only where that needs no NO_NEW_PRIVS (CAP_SYS_ADMIN, or
+ * NO_NEW_PRIVS set already). Async-signal-safe. 0 or -errno. */
+int sup_seccomp_install_privileged(const struct sock_fprog *prog);
 /* Whether the calls nr/args would stop under psup's filter (the filter's
  * logic in C, for the engine and the tests). */
 bool sup_seccomp_traps(int nr, const uint64_t args[6], bool wakes);

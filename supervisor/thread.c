@@ -135,6 +135,9 @@ int sup_proc_status(pid_t tid, struct sup_proc_status *out)
 			out->signal_pending = true;
 	out->sigpnd = status_mask(buf, "\nSigPnd:");
 	out->sigblk = status_mask(buf, "\nSigBlk:");
+	out->shdpnd = status_mask(buf, "\nShdPnd:");
+	out->sigign = status_mask(buf, "\nSigIgn:");
+	out->sigcgt = status_mask(buf, "\nSigCgt:");
 	out->state = '?';
 	state = strstr(buf, "\nState:");
 	if (state) {

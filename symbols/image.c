@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,7 +438,32 @@ static struct sym_image *image_alloc(const char *path, int fd)
  * to pid). On overlayfs stat() reports the overlay's device, not the one
  * maps shows, so a path whose identity cannot be confirmed is still used
  * when map_files is not readable and the file was not deleted.
+ *
+ * The path is the program's to change: it may name a FIFO (whose open()
+ * waits for a writer: psup's loop, and the program in its next ptrace stop,
+ * waited for ever, issue 22 item 7), a device or a socket by now. Only a
+ * regular file is read: never opened when stat() says otherwise, opened
+ * O_NONBLOCK against a swap in between, and checked again after the open.
+ * Test: t1094-mapped-file-replaced.
  */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd;
+
+	if (stat(path, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 static int open_mapping(pid_t pid, const struct sym_map *m)
 {
 	char mf[96];
@@ -445,17 +471,19 @@ static int open_mapping(pid_t pid, const struct sym_map *m)
 	struct stat st;
 
 	if (!m->deleted) {
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(m->path, &st);
 		if (fd < 0) {
-			err = -errno;
-		} else if (!fstat(fd, &st) && st.st_ino == m->inode &&
+			err = fd;
+			if (fd == -EINVAL)
+				pr_debug("%s: not a regular file now", m->path);
+		} else if (st.st_ino == m->inode &&
 			   st.st_dev == makedev(m->dev_major, m->dev_minor)) {
 			return fd;
 		}
 	}
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
 		 m->start, m->end);
-	fd2 = open(mf, O_RDONLY | O_CLOEXEC);
+	fd2 = open_regular(mf, &st);
 	if (fd2 >= 0) {
 		if (fd >= 0)
 			close(fd);
@@ -463,10 +491,10 @@ static int open_mapping(pid_t pid, const struct sym_map *m)
 	}
 	if (fd >= 0) {
 		pr_debug("%s: cannot confirm it is the mapped file (%s: %s)", m->path, mf,
-			 strerror(errno));
+			 strerror(-fd2));
 		return fd;
 	}
-	return m->deleted ? -errno : err;
+	return m->deleted ? fd2 : err;
 }
 
 /* The file's identity beyond (device, inode): a file rewritten in place
@@ -699,9 +727,60 @@ bool sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size
 
 static char *debuginfo_path; /* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
 
+/* Whether path is absent or a regular file: what libdwfl may open() without
+ * O_NONBLOCK and wait on for ever (a FIFO) is refused first. */
+static bool openable_or_absent(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) < 0 || S_ISREG(st.st_mode);
+}
+
+/*
+ * libdwfl's search for the separate debug file opens the .gnu_debuglink name
+ * next to the file, in its .debug/ and under /usr/lib/debug (the default
+ * debuginfo_path), with a plain open(): the program's directory may hold a
+ * FIFO under that name (issue 22 item 7, as for the file itself in
+ * open_mapping()). Where one of those names is not a regular file, no debug
+ * file is searched for (the symbol table still serves). Test:
+ * t1094-mapped-file-replaced.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	if (file_name) {
+		const char *slash = strrchr(file_name, '/');
+		const char *link = debuglink_file ? debuglink_file : (slash ? slash + 1 : file_name);
+		int dirlen = slash ? (int)(slash - file_name) : 0;
+		char path[3 * PATH_MAX];
+		bool ok = true;
+
+		if (link[0] == '/') {
+			ok = openable_or_absent(link);
+		} else {
+			snprintf(path, sizeof(path), "%.*s/%s", dirlen, file_name, link);
+			ok = ok && openable_or_absent(path);
+			snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, file_name, link);
+			ok = ok && openable_or_absent(path);
+			snprintf(path, sizeof(path), "/usr/lib/debug%.*s/%s", dirlen, file_name, link);
+			ok = ok && openable_or_absent(path);
+			snprintf(path, sizeof(path), "/usr/lib/debug/%s", link);
+			ok = ok && openable_or_absent(path);
+		}
+		if (!ok) {
+			pr_debug("%s: a debug file candidate for %s is not a regular file; not searched",
+				 file_name, link);
+			return -1;
+		}
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A program that traces its own children runs under `psup run` as it does
+# without psup (supervisor/nested.c): strace's children ask PTRACE_TRACEME,
+# gdb's inferior too, `strace -p` seizes a process psup traces. Their output
+# and exit status are the native ones; psup still writes its record.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+[ "$(id -u)" = 0 ] || skip "the ptrace filter needs CAP_SYS_ADMIN (no NO_NEW_PRIVS for the program)"
+have_strace=0 have_gdb=0
+command -v strace >/dev/null && strace -qq -e trace=none true 2>/dev/null && have_strace=1
+command -v gdb >/dev/null && have_gdb=1
+[ $have_strace = 1 ] || [ $have_gdb = 1 ] || skip "neither strace nor gdb is installed"
+
+# same_as_native NAME CMD...: stdout, stderr (pids and addresses masked)
+# and exit status under psup are those of the native run.
+same_as_native() {
+	local name=$1 nrc
+	shift
+	timeout 60 "$@" >"$name.nout" 2>"$name.nerr"
+	nrc=$?
+	run_psup 60 run -q -o "$name.cbor" -- "$@"
+	[ "$RC" -eq "$nrc" ] || { cat "$WORK/err" >&2; fail "$name: exit status $RC under psup, $nrc natively"; }
+	mask() { sed -E 's/0x[0-9a-f]+/A/g; s/[0-9]{2,}/N/g' "$1"; }
+	diff <(mask "$name.nout") <(mask "$WORK/out") >&2 || fail "$name: stdout differs from the native run"
+	diff <(mask "$name.nerr") <(mask "$WORK/err") >&2 || fail "$name: stderr differs from the native run"
+	report_json "$name.cbor" >"$name.json"
+	jq_check "$name.json" '.summary.processes >= 1' "$name: no process in the record"
+}
+
+if [ $have_strace = 1 ]; then
+	same_as_native strace-true strace -f -qq -e trace=exit_group true
+	same_as_native strace-exit3 strace -f -qq -e trace=exit_group,execve sh -c 'exit 3'
+	# PTRACE_SEIZE of a process psup traces (strace -p of a child of sh).
+	same_as_native strace-p sh -c 'sleep 1 & strace -qq -e trace=none -p $!; echo "strace -p: $?"'
+	grep -q "strace -p: 0" "$WORK/out" || fail "strace -p failed under psup: $(cat "$WORK/out")"
+fi
+if [ $have_gdb = 1 ]; then
+	same_as_native gdb-true gdb -nx -batch -ex run -ex bt --args /bin/true
+	grep -q "exited normally" "$WORK/out" || fail "gdb did not run its program: $(cat "$WORK/out")"
+	same_as_native gdb-segv gdb -nx -batch -ex run -ex bt --args "$TARGETS/segv"
+	grep -q SIGSEGV "$WORK/out" || fail "gdb did not see the program's SIGSEGV: $(cat "$WORK/out")"
+fi
+check_nothing_left
