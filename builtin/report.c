@@ -23,10 +23,11 @@ static const char report_usage[] =
 	"Reads psup record files (default: psup.cbor), merges them and prints the\n"
 	"profile.\n"
 	"\n"
-	"  --format FMT        text (default), markdown or json; for a causal\n"
-	"                      profile also html (one self-contained file, an SVG\n"
-	"                      plot per line) or coz (Coz's profile.coz format, for\n"
-	"                      `coz plot`)\n"
+	"  --format FMT        text (default), markdown, json, html (one\n"
+	"                      self-contained page: a flame graph, the tables, and\n"
+	"                      the causal plots; it loads nothing from the network)\n"
+	"                      or, for a causal profile, coz (Coz's profile.coz\n"
+	"                      format, for `coz plot`)\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
 	"                      lines, threads, top-down, bottom-up, flat (functions\n"
 	"                      and lines), efficiency (work, idleness and overhead\n"
@@ -41,7 +42,8 @@ static const char report_usage[] =
 	"                      management); '+LIST' adds to the default list, which\n"
 	"                      covers glibc's pthread, futex and semaphore code\n"
 	"  --top N             rows per table and functions of bottom-up (default:\n"
-	"                      20 for text and markdown, all for json; 0 means all)\n"
+	"                      20 for text and markdown, 50 for html, all for json;\n"
+	"                      0 means all)\n"
 	"  --min-percent P     hide rows below P percent of the samples, and tree\n"
 	"                      subtrees below P percent (top-down: inclusive,\n"
 	"                      bottom-up: self samples; default: 0 for tables, 1\n"
@@ -270,7 +272,8 @@ int cmd_report(int argc, char **argv)
 		li = -1;
 	}
 	if (!top_set)
-		opt.top = opt.format == REP_FORMAT_JSON ? 0 : 20;
+		opt.top = opt.format == REP_FORMAT_JSON ? 0 : opt.format == REP_FORMAT_HTML ? 50
+											    : 20;
 	/* People read the hot paths; scripts get every context, down to a depth
 	 * that parsers which recurse per nesting level (Python's json stops near
 	 * 1000 levels, two per tree level) still read. */
@@ -307,12 +310,10 @@ int cmd_report(int argc, char **argv)
 			pr_warn("%s: truncated after %zu records (the recording was cut short)",
 				files[i], nrec);
 	}
-	if ((opt.format == REP_FORMAT_HTML || opt.format == REP_FORMAT_COZ) &&
-	    !rep_profile_has_causal(p)) {
-		pr_err("report: --format %s needs causal experiments, and %s %s none (record with "
+	if (opt.format == REP_FORMAT_COZ && !rep_profile_has_causal(p)) {
+		pr_err("report: --format coz needs causal experiments, and %s %s none (record with "
 		       "psup run -p FILE:LINE, --latency, --causal or --runs)",
-		       opt.format == REP_FORMAT_HTML ? "html" : "coz", nfiles == 1 ? files[0] : "these files",
-		       nfiles == 1 ? "has" : "have");
+		       nfiles == 1 ? files[0] : "these files", nfiles == 1 ? "has" : "have");
 		goto out;
 	}
 	if (output) {

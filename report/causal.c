@@ -10,6 +10,7 @@
 #include "common/hash.h"
 #include "common/util.h"
 #include "report/escape.h"
+#include "report/html.h"
 #include "report/json.h"
 #include "report/report-internal.h"
 
@@ -1547,7 +1548,9 @@ static void svg_plot(FILE *out, const struct cz_curve *cv)
 	fputs("</svg>\n", out);
 }
 
-static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_options *o)
+/* The plots and tables, for the causal page and for the whole-report page
+ * (rep_causal_html_body()). */
+static void print_html_body(FILE *out, const struct cz_analysis *a, const struct rep_options *o)
 {
 	const struct rep_causal *cz = a->cz;
 	const struct cz_run *info;
@@ -1555,19 +1558,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 	char per[32];
 
 	info = info_of(a, &ninfo);
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<title>psup causal profile</title>\n<style>\n"
-	      "body{font-family:sans-serif;margin:2em;max-width:60em;color:#222}\n"
-	      "h2{font-size:1.1em;margin-top:2em}\ncode{font-size:0.95em}\n"
-	      "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}\n"
-	      "td.l,th.l{text-align:left}\n.contention{color:#b00;font-weight:bold}\n"
-	      "svg .grid{stroke:#ddd;stroke-width:1}svg .zero{stroke:#555;stroke-width:1}\n"
-	      "svg .band{fill:#9ecae1;fill-opacity:0.5;stroke:none}\n"
-	      "svg .curve{fill:none;stroke:#08519c;stroke-width:2}svg circle{fill:#08519c}\n"
-	      "svg .fit{stroke:#e6550d;stroke-width:1.5;stroke-dasharray:6 4}\n"
-	      "svg text{font-size:11px;fill:#333}svg .yl{text-anchor:end}svg .xl{text-anchor:middle}\n"
-	      "</style>\n</head>\n<body>\n<h1>psup causal profile</h1>\n<p>",
-	      out);
+	fputs("<p>", out);
 	fprintf(out, "%" PRIu32 " experiments", cz->nexps);
 	if (info) {
 		fmt_period(per, sizeof(per), info->period_ns);
@@ -1596,11 +1587,11 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 		if (shown >= limit && !cv->contention)
 			continue;
 		shown++;
-		fprintf(out, "<h2>%" PRIu32 ". <code>", i + 1);
+		fprintf(out, "<h3>%" PRIu32 ". <code>", i + 1);
 		rep_html_put(out, base_name(S(a, cv->file)));
 		fprintf(out, ":%" PRIu32 "</code> &mdash; point <code>", cv->line);
 		rep_html_put(out, S(a, cz->points[cv->point].name));
-		fprintf(out, "</code> (%s)</h2>\n<p><code>", kind_name(cv->kind));
+		fprintf(out, "</code> (%s)</h3>\n<p><code>", kind_name(cv->kind));
 		rep_html_put(out, S(a, cv->file));
 		fprintf(out, "</code><br>slope %+.3f (95%% CI %+.3f to %+.3f), %" PRIu32 " experiments, phase correction &times;%.2f",
 			cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor);
@@ -1610,7 +1601,7 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 		svg_plot(out, cv);
 	}
 	if (a->ncurves > a->ndrawn) {
-		fputs("<h2>Lines without enough experiments</h2>\n<table>\n<tr><th class=\"l\">line</th>"
+		fputs("<h3>Lines without enough experiments</h3>\n<table>\n<tr><th class=\"l\">line</th>"
 		      "<th class=\"l\">point</th><th>experiments</th><th class=\"l\">missing</th></tr>\n",
 		      out);
 		for (uint32_t i = a->ndrawn; i < a->ncurves; i++) {
@@ -1626,7 +1617,22 @@ static void print_html(FILE *out, const struct cz_analysis *a, const struct rep_
 		}
 		fputs("</table>\n", out);
 	}
-	fputs("</body>\n</html>\n", out);
+}
+
+int rep_causal_html_body(const struct rep_profile *p, const struct rep_options *o, FILE *out)
+{
+	struct cz_analysis a;
+	int rc;
+
+	if (!p->causal)
+		return 0;
+	rc = analysis_build(&a, p);
+	if (!rc)
+		print_html_body(out, &a, o);
+	if (!rc && ferror(out))
+		rc = -EIO;
+	analysis_release(&a);
+	return rc;
 }
 
 /* ---- Coz's profile format ------------------------------------------------------ */
@@ -1719,7 +1725,7 @@ int rep_causal_print(const struct rep_profile *p, const struct rep_options *o, F
 		print_json(out, &a);
 		break;
 	case REP_FORMAT_HTML:
-		print_html(out, &a, o);
+		print_html_body(out, &a, o);
 		break;
 	case REP_FORMAT_COZ:
 		print_coz(out, &a);

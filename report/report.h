@@ -191,7 +191,8 @@ enum rep_format {
 	REP_FORMAT_TEXT,
 	REP_FORMAT_MARKDOWN,
 	REP_FORMAT_JSON,
-	/* causal only: one self-contained HTML file, an inline SVG plot per line */
+	/* one self-contained HTML page: a flame graph (report/html.c), the
+	 * tables, the other views as text, the causal plots as inline SVG */
 	REP_FORMAT_HTML,
 	/* causal only: Coz's profile.coz text format, for `coz plot` */
 	REP_FORMAT_COZ,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/escape.h"
+#include "report/html.h"
 #include "report/json.h"
 #include "report/report-internal.h"
 
@@ -701,9 +702,54 @@ static void table_print_md(const struct table *t, FILE *out)
 	}
 }
 
+/* HTML: a table of the cells, every one escaped; C_RIGHT cells are numbers,
+ * C_CODE ones names in a monospace font (cut with an ellipsis, the whole
+ * text in the title attribute). */
+static void table_print_html(const struct table *t, FILE *out)
+{
+	size_t nrows = t->ncells / t->ncols;
+
+	fputs("<table>\n<tr>", out);
+	for (unsigned j = 0; j < t->ncols; j++) {
+		fputs(t->cols[j].flags & C_RIGHT ? "<th class=\"r\">" : "<th>", out);
+		rep_html_put(out, t->cols[j].head);
+		fputs("</th>", out);
+	}
+	fputs("</tr>\n", out);
+	for (size_t i = 0; i < nrows; i++) {
+		fputs("<tr>", out);
+		for (unsigned j = 0; j < t->ncols; j++) {
+			const char *s = t->cells[i * t->ncols + j];
+
+			if (t->cols[j].flags & C_RIGHT) {
+				fputs("<td class=\"r\">", out);
+			} else if (t->cols[j].flags & C_CODE) {
+				fputs("<td class=\"c\" title=\"", out);
+				rep_html_put(out, s);
+				fputs("\">", out);
+			} else {
+				fputs("<td>", out);
+			}
+			rep_html_put(out, s);
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</table>\n", out);
+}
+
 static void print_title(FILE *out, enum rep_format f, const char *title, const char *note)
 {
-	if (f == REP_FORMAT_MARKDOWN) {
+	if (f == REP_FORMAT_HTML) {
+		fputs("<h2>", out);
+		rep_html_put(out, title);
+		fputs("</h2>\n", out);
+		if (note) {
+			fputs("<p class=\"note\">", out);
+			rep_html_put(out, note);
+			fputs("</p>\n", out);
+		}
+	} else if (f == REP_FORMAT_MARKDOWN) {
 		fprintf(out, "### %s\n\n", title);
 		if (note)
 			fprintf(out, "%s\n\n", note);
@@ -714,6 +760,16 @@ static void print_title(FILE *out, enum rep_format f, const char *title, const c
 
 static void print_table(FILE *out, enum rep_format f, const struct table *t, size_t hidden)
 {
+	if (f == REP_FORMAT_HTML) {
+		if (t->ncells)
+			table_print_html(t, out);
+		else
+			fputs("<p class=\"note\">no samples</p>\n", out);
+		if (hidden)
+			fprintf(out, "<p class=\"note\">%zu more row%s hidden (--top, --min-percent)</p>\n",
+				hidden, hidden == 1 ? "" : "s");
+		return;
+	}
 	if (f == REP_FORMAT_MARKDOWN) {
 		if (t->ncells)
 			table_print_md(t, out);
@@ -1893,6 +1949,206 @@ static void json_runs(const struct agg *a, FILE *out)
 	fputc(']', out);
 }
 
+/* ---- the HTML page ----------------------------------------------------------------- */
+
+/*
+ * psup report --format html: one page of every view asked for. The
+ * functions, lines and threads tables are HTML tables; the flame graph draws
+ * the top-down tree (report/html.c, report/flame.js); the causal plots are
+ * causal.c's; the other views (summary, images, efficiency, locks, witch,
+ * the tree views) are their text form, escaped, in <pre>.
+ */
+struct html_page {
+	const struct agg *a;
+	const struct rep_options *o;    /* format HTML */
+	const struct rep_options *text; /* the same, format TEXT */
+	const struct rep_tree_options *to;
+	const struct rep_ctree *td, *bu;
+	FILE *out;
+};
+
+enum html_pre_view { PRE_SUMMARY,
+		     PRE_IMAGES,
+		     PRE_EFFICIENCY,
+		     PRE_LOCKS,
+		     PRE_WITCH,
+		     PRE_TOP_DOWN,
+		     PRE_BOTTOM_UP };
+
+/* A view's text form, escaped, in a <pre>. 0 or -ENOMEM. */
+static int html_pre(const struct html_page *pg, enum html_pre_view v)
+{
+	const struct rep_profile *p = pg->a->p;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc = 0;
+
+	if (!mem)
+		return -ENOMEM;
+	switch (v) {
+	case PRE_SUMMARY:
+		rc = view_summary(pg->a, pg->text, mem);
+		break;
+	case PRE_IMAGES:
+		rc = view_images(pg->a, pg->text, mem);
+		break;
+	case PRE_EFFICIENCY:
+		rc = rep_view_efficiency(p, pg->td, pg->text, mem);
+		break;
+	case PRE_LOCKS:
+		rc = rep_view_locks(p, pg->text, mem);
+		break;
+	case PRE_WITCH:
+		rc = rep_witch_print(p, pg->text, mem);
+		break;
+	case PRE_TOP_DOWN:
+		rc = view_tree(pg->a, pg->text, pg->to, mem, pg->td, false);
+		break;
+	case PRE_BOTTOM_UP:
+		rc = view_tree(pg->a, pg->text, pg->to, mem, pg->bu, true);
+		break;
+	}
+	if (fclose(mem) != 0 && !rc)
+		rc = -ENOMEM;
+	if (!rc) {
+		/* no trailing blank lines inside the box */
+		while (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		/* line by line: the escaper turns a newline into '?' */
+		fputs("<pre>", pg->out);
+		for (char *line = buf, *nl; line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			rep_html_put(pg->out, line);
+			if (nl)
+				fputc('\n', pg->out);
+		}
+		fputs("</pre>\n", pg->out);
+	}
+	free(buf);
+	return rc;
+}
+
+static void html_section(FILE *out, const char *id, const char *title)
+{
+	fprintf(out, "<section id=\"%s\">\n<h2>%s</h2>\n", id, title);
+}
+
+static int print_html_page(const struct agg *a, const struct rep_options *o,
+			   const struct rep_tree_options *to, const struct rep_ctree *td,
+			   const struct rep_ctree *bu, FILE *out)
+{
+	/* clang-format off */
+	static const struct { unsigned bit; const char *id, *title; } nav[] = {
+		{ REP_VIEW_SUMMARY, "summary", "Summary" },
+		{ 0, "flame", "Flame graph" },
+		{ REP_VIEW_FUNCTIONS, "functions", "Functions" },
+		{ REP_VIEW_LINES, "lines", "Lines" },
+		{ REP_VIEW_THREADS, "threads", "Threads" },
+		{ REP_VIEW_EFFICIENCY, "efficiency", "Efficiency" },
+		{ REP_VIEW_LOCKS, "locks", "Locks" },
+		{ REP_VIEW_WITCH, "witch", "Witch" },
+		{ REP_VIEW_CAUSAL, "causal", "Causal profile" },
+		{ REP_VIEW_IMAGES, "images", "Images" },
+		{ REP_VIEW_TOP_DOWN, "top-down", "Top-down" },
+		{ REP_VIEW_BOTTOM_UP, "bottom-up", "Bottom-up" },
+	};
+	/* clang-format on */
+	struct rep_options text = *o;
+	const struct rep_profile *p = a->p;
+	struct html_page pg = { a, o, &text, to, td, bu, out };
+	/* the flame graph goes with the top-down data: every view set but
+	 * causal or witch alone */
+	bool flame = (o->views & ~(unsigned)(REP_VIEW_CAUSAL | REP_VIEW_WITCH)) != 0;
+	int rc = 0;
+
+	text.format = REP_FORMAT_TEXT;
+	rep_html_begin(out, "psup profile");
+	fputs("<h1>psup profile</h1>\n<nav>", out);
+	for (size_t i = 0; i < sizeof(nav) / sizeof(nav[0]); i++)
+		if (nav[i].bit ? (o->views & nav[i].bit) != 0 : flame)
+			fprintf(out, "<a href=\"#%s\">%s</a>", nav[i].id, nav[i].title);
+	fprintf(out, "</nav>\n<p id=\"totals\">Samples: <b id=\"total-samples\">%" PRIu64 "</b> in %" PRIu32 " thread%s, %" PRIu32 " run%s.</p>\n",
+		a->total, p->nthreads, p->nthreads == 1 ? "" : "s", p->nruns, p->nruns == 1 ? "" : "s");
+	if (o->views & REP_VIEW_SUMMARY) {
+		html_section(out, "summary", "Summary");
+		rc = html_pre(&pg, PRE_SUMMARY);
+		fputs("</section>\n", out);
+	}
+	if (!rc && flame) {
+		html_section(out, "flame", "Flame graph");
+		fputs("<p class=\"note\">The calling-context tree: callers below, callees above, width "
+		      "= samples with the frame on the stack. Click a frame to zoom (click it again or "
+		      "&ldquo;reset zoom&rdquo; to zoom out), hover for counts, search to highlight "
+		      "functions. Blue-green frames are inlined.</p>\n",
+		      out);
+		if (td->n && td->nodes[0].inclusive)
+			rc = rep_html_flame(out, NULL, td, "flame-graph");
+		else
+			fputs("<p class=\"note\">no samples</p>\n", out);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_FUNCTIONS)) {
+		fputs("<section id=\"functions\">\n", out);
+		rc = view_functions(a, o, out);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_LINES)) {
+		fputs("<section id=\"lines\">\n", out);
+		rc = view_lines(a, o, out);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_THREADS)) {
+		fputs("<section id=\"threads\">\n", out);
+		rc = view_threads(a, o, out);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_EFFICIENCY)) {
+		html_section(out, "efficiency", "Parallel efficiency");
+		rc = html_pre(&pg, PRE_EFFICIENCY);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_LOCKS)) {
+		html_section(out, "locks", "Locks");
+		rc = html_pre(&pg, PRE_LOCKS);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_WITCH)) {
+		html_section(out, "witch", "Witch: wasted memory accesses");
+		rc = html_pre(&pg, PRE_WITCH);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_CAUSAL)) {
+		html_section(out, "causal", "Causal profile");
+		if (rep_profile_has_causal(p))
+			rc = rep_causal_html_body(p, o, out);
+		else
+			fputs("<p class=\"note\">no causal experiments: record with psup run -p, "
+			      "--latency, --causal or --runs</p>\n",
+			      out);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_IMAGES)) {
+		html_section(out, "images", "Images");
+		rc = html_pre(&pg, PRE_IMAGES);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_TOP_DOWN)) {
+		html_section(out, "top-down", "Top-down");
+		rc = html_pre(&pg, PRE_TOP_DOWN);
+		fputs("</section>\n", out);
+	}
+	if (!rc && (o->views & REP_VIEW_BOTTOM_UP)) {
+		html_section(out, "bottom-up", "Bottom-up");
+		rc = html_pre(&pg, PRE_BOTTOM_UP);
+		fputs("</section>\n", out);
+	}
+	rep_html_end(out);
+	return rc;
+}
+
 int rep_print(const struct rep_profile *p, const struct rep_options *o, FILE *out)
 {
 	return rep_print_ext(p, o, NULL, out);
@@ -1930,8 +2186,8 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		topt = *t;
 	if (!(topt.min_percent >= 0.0))
 		topt.min_percent = 0.0;
-	/* html and coz are causal-only formats: the causal view is the output */
-	if (opt.format == REP_FORMAT_HTML || opt.format == REP_FORMAT_COZ) {
+	/* coz is a causal-only format: the causal view is the output */
+	if (opt.format == REP_FORMAT_COZ) {
 		rc = rep_causal_print(p, &opt, out);
 		if (!rc && (fflush(out) != 0 || ferror(out)))
 			rc = -EIO;
@@ -1941,7 +2197,9 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 	if (rc)
 		goto out;
 	a.hidden = hidden;
-	if (opt.views & (REP_VIEW_TOP_DOWN | REP_VIEW_BOTTOM_UP | REP_VIEW_EFFICIENCY)) {
+	/* html: the flame graph draws the top-down tree */
+	if (opt.views & (REP_VIEW_TOP_DOWN | REP_VIEW_BOTTOM_UP | REP_VIEW_EFFICIENCY) ||
+	    opt.format == REP_FORMAT_HTML) {
 		rc = rep_overhead_flags(p, opt.overhead, &overhead);
 		if (!rc)
 			rc = rep_ctree_top_down_ext(&td, p, overhead);
@@ -1950,6 +2208,12 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		rc = rep_ctree_bottom_up(&bu, &td, topt.depth, topt.min_percent, opt.top);
 	if (rc)
 		goto out;
+	if (opt.format == REP_FORMAT_HTML) {
+		rc = print_html_page(&a, &opt, &topt, &td, &bu, out);
+		if (!rc && (fflush(out) != 0 || ferror(out)))
+			rc = -EIO;
+		goto out;
+	}
 	if (opt.format == REP_FORMAT_JSON) {
 		fputc('{', out);
 		json_runs(&a, out);
