@@ -1,9 +1,10 @@
 /*
  * psup's flame graph: an SVG drawing of a calling-context tree, fed by the
  * inline JSON that report/html.c writes (rep_html_flame()). No library, no
- * network. Click a frame to zoom into it, click the bottom frame or "reset"
- * to zoom out; the search box highlights the frames whose function matches
- * (a substring, or /regexp/) and says their share; hovering shows counts.
+ * network. Click a frame to zoom into it, click it again or "reset zoom" to
+ * zoom out; the search box (or page.html?search=TEXT) highlights the frames
+ * whose function matches (a substring, or /regexp/) and says their share of
+ * all samples; hovering shows counts.
  *
  * Data (element ID-data): {"total": N, "names": [...], "nodes": [parent,
  * name, image, inclusive, self, flags, ...]}, six numbers per node in
@@ -233,8 +234,21 @@ function psupFlame(id) {
 		render();
 	});
 	window.addEventListener("resize", render);
-	render();
+	/* a search given in the address (page.html?search=TEXT), for links */
+	var given = /[?&]search=([^&#]*)/.exec(window.location.search);
+	if (given) {
+		try {
+			search.value = decodeURIComponent(given[1].replace(/\+/g, " "));
+		} catch (err) {
+			search.value = given[1];
+		}
+		search.dispatchEvent(new Event("input"));
+	} else {
+		render();
+	}
 	box.setAttribute("data-nodes", nodes.length);
+	/* for tests: the time this took, and since the page started loading */
 	box.setAttribute("data-ms", (performance.now() - t0).toFixed(1));
+	box.setAttribute("data-page-ms", performance.now().toFixed(1));
 	box.setAttribute("data-ready", "1");
 }

@@ -3,7 +3,8 @@
 #  - names from the program (functions, files, threads, progress points)
 #    holding ESC/BEL, a C1 CSI (U+009B), | and ` and <script>: every view in
 #    every format prints no control character, markdown escapes | and `
-#    inside names, html has no raw tag from them, JSON parses;
+#    inside names, html has no raw tag from them (tables: entities; the flame
+#    graph's JSON in <script>: \u003c), JSON parses;
 #  - /dev/zero as a record file is refused at once, not read until memory
 #    runs out.
 . "$(dirname "$0")/lib.sh"
@@ -53,8 +54,26 @@ for v in functions locks top-down bottom-up threads; do
 done
 timeout 60 "$PSUP" report --format html c.cbor >c.html || fail "report --format html failed"
 controls c.html && fail "html: a control character"
-LC_ALL=C grep -q '<script>\|<b>' c.html && fail "html: a raw tag from a name"
+# the page's own scripts only: the flame graph's code in <head>, its data
+# (application/json) and the call that draws it; no </script> from a name
+html_raw_tags() { # file
+	LC_ALL=C grep -qP '<script>(?!$|psupFlame\("flame-graph"\);</script>$)|<b>' "$1" && return 0
+	[ "$(grep -o '<script' "$1" | wc -l)" = "$(grep -o '</script>' "$1" | wc -l)" ] || return 0
+	return 1
+}
+html_raw_tags c.html && fail "html: a raw tag from a name"
 grep -q 'point_?\]0;pwned?_?|`&lt;script&gt;' c.html || fail "html: the point's name is not escaped as entities"
+# the whole page of the profile: tables and the flame graph's JSON
+timeout 60 "$PSUP" report --format html --view all p.cbor >p.html || fail "report --format html p.cbor failed"
+controls p.html && fail "html p.cbor: a control character"
+html_raw_tags p.html && fail "html p.cbor: a raw tag from a name"
+grep -q 'c1_?31m|pipe`tick&lt;script&gt;alert(1)&lt;/script&gt;' p.html ||
+	fail "html p.cbor: the function's name is not escaped as entities in the tables"
+sed -n 's/^<script type="application\/json" id="flame-graph-data">\(.*\)<\/script>$/\1/p' p.html >flame.json
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if any("<script>alert(1)</script>" in n for n in d["names"]) else 1)' flame.json ||
+	fail "html p.cbor: the flame graph's JSON does not parse or lost the hostile name"
+LC_ALL=C grep -q '\\u003cscript\\u003ealert(1)\\u003c/script\\u003e' flame.json ||
+	fail "html p.cbor: '<' in the flame graph's JSON is not escaped"
 timeout 60 "$PSUP" report --format coz c.cbor >c.coz || fail "report --format coz failed"
 LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' <(tr -d '\t' <c.coz) && fail "coz: a control character"
 
