@@ -102,11 +102,14 @@ static int flame_json(FILE *out, const struct rep_ctree *t)
 		uint32_t r = stack[--sp];
 		const struct rep_cnode *c = &t->nodes[r];
 		unsigned flags = (c->inlined ? 1 : 0) | (c->spawned ? 2 : 0);
+		/* in this order: the function is numbered before its image */
+		uint32_t fn = name_of(&nm, r ? c->function : 0);
+		uint32_t im = name_of(&nm, r ? c->image : 0);
 
 		outix[r] = done;
 		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%u",
-			done ? "," : "", r ? outix[c->parent] : 0, name_of(&nm, r ? c->function : 0),
-			name_of(&nm, r ? c->image : 0), c->inclusive, c->exclusive, flags);
+			done ? "," : "", r ? outix[c->parent] : 0, fn, im, c->inclusive, c->exclusive,
+			flags);
 		done++;
 		/* children pushed last first, so that they come out in their
 		 * order (heaviest first) */

@@ -47,11 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (rep_print_ext(p, &o, &t, devnull))
 				abort();
 		}
-		/* the causal-only formats */
+		/* the html page, and the causal-only format */
+		o.format = REP_FORMAT_HTML;
+		if (rep_print(p, &o, devnull))
+			abort();
 		if (rep_profile_has_causal(p)) {
-			o.format = REP_FORMAT_HTML;
-			if (rep_print(p, &o, devnull))
-				abort();
 			o.format = REP_FORMAT_COZ;
 			if (rep_print(p, &o, devnull))
 				abort();
