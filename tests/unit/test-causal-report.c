@@ -507,9 +507,12 @@ static void test_answers(const char *path)
 		for (const char *s = json; (s = strstr(s, "<svg")); s++)
 			nsvg++;
 		CHECK_EQ_INT(nsvg, 7); /* a b c d h l m */
-		/* self-contained: no scripts, no external resources */
-		CHECK(!strstr(json, "<script") && !strstr(json, "src=") && !strstr(json, "href=") &&
-		      !strstr(json, "@import"));
+		/* self-contained: inline scripts only (the flame graph's), no
+		 * external resources; links only within the page */
+		CHECK(!strstr(json, "<script src") && !strstr(json, "src=") &&
+		      !strstr(json, "href=\"http") && !strstr(json, "<link") &&
+		      !strstr(json, "@import") && !strstr(json, "url("));
+		CHECK(strstr(json, "<section id=\"causal\">"));
 	}
 	free(json);
 	json = render(p, REP_FORMAT_COZ, 0, 0);

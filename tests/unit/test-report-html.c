@@ -53,8 +53,7 @@ static void test_js_str(void)
  * in /app. */
 static int write_profile(const char *path, uint64_t na, uint64_t nb, uint64_t nc)
 {
-	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1000, .event = "task-clock",
-				.period = 1000000, .clock_event = true };
+	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1000, .event = "task-clock", .period = 1000000, .clock_event = true };
 	struct rep_thread t = { 100, 100, 0, "app", 1000, 0 };
 	struct rep_frame f_main[] = { { "main", "app.c", 10 } };
 	struct rep_frame f_a[] = { { "a", "app.c", 20 } };
