@@ -105,7 +105,10 @@ static int print_pretty(const struct rep_diff *d, const struct rep_diff_options 
 
 int cmd_diff(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_TOP, OPT_FAIL, OPT_PRETTY };
+	enum { OPT_FORMAT = 256,
+	       OPT_TOP,
+	       OPT_FAIL,
+	       OPT_PRETTY };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "top", required_argument, NULL, OPT_TOP },

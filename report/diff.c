@@ -515,8 +515,11 @@ static int check_side(struct rep_diff *d, const struct rep_profile *p, int s, ch
 				side, d->prog[s], prog);
 			return -EINVAL;
 		}
-		if (prog && !d->prog[s])
-			d->prog[s] = prog;
+		/* a copy: the diff outlives the profiles */
+		if (prog && !d->prog[s] && !(d->prog[s] = keep(d, prog))) {
+			set_err(err, errlen, "diff: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
 		period += (double)r->period;
 	}
 	d->period[s] = period / p->nruns;
@@ -887,7 +890,9 @@ static void json_row(const struct rep_diff *d, FILE *out, const struct rep_diff_
 	json_num(out, &f, "share_change", r->share_change);
 	json_num(out, &f, "p", r->p);
 	rep_json_key(out, &f, "significant");
-	fputs(isnan(r->p) ? "null" : r->significant ? "true" : "false", out);
+	fputs(isnan(r->p) ? "null" : r->significant ? "true"
+						    : "false",
+	      out);
 	rep_json_key(out, &f, "verdict");
 	if (strcmp(v, "?") == 0)
 		fputs("null", out);
@@ -939,7 +944,9 @@ int rep_diff_print(const struct rep_diff *d, const struct rep_diff_options *o, F
 		fprintf(out,
 			"%sProgram%s: %s -> %s per run (sd %s -> %s), %s %s, p %s, %s%s\n",
 			md ? "**" : "", md ? "**" : "", c.base, c.new, c.bsd, c.nsd, c.change, c.pct, c.p,
-			!rep_diff_can_judge(d) ? "not judged" : !r->significant ? "within noise" : verdict(d, r), "");
+			!rep_diff_can_judge(d) ? "not judged" : !r->significant ? "within noise"
+										: verdict(d, r),
+			"");
 		put_table(d, o, out, &d->fns, false);
 		if (d->lines.n)
 			put_table(d, o, out, &d->lines, true);
