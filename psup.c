@@ -16,6 +16,7 @@ static const struct cmd_struct commands[] = {
 	{ "run", cmd_run, "run a program under psup and record its profile" },
 	{ "attach", cmd_attach, "profile a running process, then detach" },
 	{ "report", cmd_report, "print the report of one or more record files" },
+	{ "diff", cmd_diff, "compare the runs of two builds: what got slower, beyond noise" },
 };
 
 static void usage(FILE *f)
