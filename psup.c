@@ -17,6 +17,7 @@ static const struct cmd_struct commands[] = {
 	{ "attach", cmd_attach, "profile a running process, then detach" },
 	{ "report", cmd_report, "print the report of one or more record files" },
 	{ "diff", cmd_diff, "compare the runs of two builds: what got slower, beyond noise" },
+	{ "annotate", cmd_annotate, "a function's instructions and source lines with samples" },
 };
 
 static void usage(FILE *f)

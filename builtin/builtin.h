@@ -10,6 +10,7 @@ int cmd_run(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 /* The option getopt_long() just returned as c, as the user wrote it
  * ("-o", "--output"), for a message; longindex is what getopt_long() set

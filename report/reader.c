@@ -628,6 +628,8 @@ int rep_profile_load_buf(struct rep_profile *p, const void *buf, size_t len,
 		if (rc)
 			break;
 		rc = rep_model_apply(&ctx, &rd.rec);
+		if (!rc && p->observe)
+			rc = p->observe(p->observe_arg, &rd.rec);
 		if (rc)
 			break;
 		ctx.index++;

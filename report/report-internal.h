@@ -255,6 +255,11 @@ struct rep_profile {
 	struct rep_witch *witch;
 	/* causal experiments (causal.c), NULL until a causal record is read */
 	struct rep_causal *causal;
+	/* When set, called with each record after the model applied it (the
+	 * annotate view reads addresses the merged model does not keep); a
+	 * nonzero return stops the load with it. */
+	int (*observe)(void *arg, const struct rep_rec *r);
+	void *observe_arg;
 };
 
 static inline const char *rep_str(const struct rep_profile *p, uint32_t id)

@@ -432,4 +432,29 @@ struct sym_coz_site {
 int sym_space_coz_sites(struct sym_space *sp, struct sym_coz_site **out, size_t *count,
 			unsigned *images, unsigned *skipped);
 
+/* ---- an ELF file by path, for annotate (disasm.c) ---- */
+
+/* An ELF file opened by its path (not through a process). Opaque. */
+struct sym_file;
+
+/* Opens path; free with sym_file_free(). -ENOENT, -EACCES, -ENOEXEC (not
+ * an ELF file) or another -errno. */
+int sym_file_open(const char *path, struct sym_file **out);
+void sym_file_free(struct sym_file *f);
+/* The file's GNU build-id in lowercase hex, NULL when it has none. */
+const char *sym_file_build_id(const struct sym_file *f);
+/* What ELF vaddr means in the source (as sym_space_resolve() would say
+ * while recording); out's strings live as long as f. 0 or -errno. */
+int sym_file_resolve(struct sym_file *f, uint64_t vaddr, struct sym_loc *out);
+/* The function symbol (.symtab, else .dynsym) containing ELF vaddr: its
+ * first address and size. 0, or -ENOENT when no sized symbol holds it. */
+int sym_file_function_at(struct sym_file *f, uint64_t vaddr, uint64_t *start, uint64_t *size);
+/* Copies len file bytes at ELF vaddr; false when they are not all in the
+ * file. */
+bool sym_file_read(const struct sym_file *f, uint64_t vaddr, void *buf, size_t len);
+/* Zydis's Intel-syntax text of the x86-64 instruction at code[0..len),
+ * which runs at addr (branch targets are absolute), into text. Returns its
+ * length in bytes, or 0 with "(bad)" for bytes that are not one. */
+unsigned sym_disasm(const uint8_t *code, size_t len, uint64_t addr, char *text, size_t textlen);
+
 #endif
