@@ -171,7 +171,9 @@ int rep_annotate_load(struct rep_annotate *a, const char *path, char *err, size_
 
 static int str_cmp0(const char *x, const char *y)
 {
-	return x == y ? 0 : !x ? -1 : !y ? 1 : strcmp(x, y);
+	return x == y ? 0 : !x ? -1
+		    : !y       ? 1
+			       : strcmp(x, y);
 }
 
 static int addr_cmp(const void *x, const void *y)
@@ -213,7 +215,7 @@ static size_t edit_distance(const char *s, const char *t)
 		row[0] = i;
 		for (size_t j = 1; j <= n; j++) {
 			size_t up = row[j], c = diag + (tolower((unsigned char)s[i - 1]) !=
-							 tolower((unsigned char)t[j - 1]));
+							tolower((unsigned char)t[j - 1]));
 
 			if (up + 1 < c)
 				c = up + 1;

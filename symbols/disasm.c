@@ -111,7 +111,7 @@ unsigned sym_disasm(const uint8_t *code, size_t len, uint64_t addr, char *text, 
 	ZydisDisassembledInstruction in;
 
 	if (!len || !ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, addr, code, len,
-							   &in))) {
+							&in))) {
 		snprintf(text, textlen, "(bad)");
 		return 0;
 	}
