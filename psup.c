@@ -1,8 +1,15 @@
 /* psup: the command table. */
 #include "builtin/builtin.h"
 
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <perfmon/pfmlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <Zydis/Zydis.h>
 
 #include "common/log.h"
 
@@ -19,6 +26,53 @@ static const struct cmd_struct commands[] = {
 	{ "diff", cmd_diff, "compare the runs of two builds: what got slower, beyond noise" },
 	{ "annotate", cmd_annotate, "a function's instructions and source lines with samples" },
 };
+
+/* psup --version: the version, and what this build and this machine offer
+ * (each line "feature: state", so scripts can grep them). */
+static void version(FILE *f)
+{
+	int pfm = pfm_get_version();
+	void *dbg;
+	long paranoid = 99;
+	FILE *pf;
+
+	fprintf(f, "psup %s\n", PSUP_VERSION);
+	fprintf(f, "events: libpfm4, API %d.%d (hardware event names)\n", PFM_MAJ_VERSION(pfm),
+		PFM_MIN_VERSION(pfm));
+	fprintf(f, "disassembly: zydis %u.%u (witch, annotate)\n",
+		(unsigned)ZYDIS_VERSION_MAJOR(ZYDIS_VERSION),
+		(unsigned)ZYDIS_VERSION_MINOR(ZYDIS_VERSION));
+	fprintf(f, "debug info: libdw %s\n", dwfl_version(NULL));
+	/* libdw loads libdebuginfod.so.1 when DEBUGINFOD_URLS is set (Debian
+	 * ships it apart, in libdebuginfod1) */
+	dbg = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	fprintf(f, "debuginfod: %s%s\n",
+		dbg ? "available" : "not available (install libdebuginfod1)",
+		!dbg ? "" : getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS") ? " (DEBUGINFOD_URLS is set)"
+										    : " (set DEBUGINFOD_URLS to use it)");
+	if (dbg)
+		dlclose(dbg);
+#ifdef PSUP_HAVE_LIBIBERTY
+	fputs("demangling: libiberty (C++, Rust)\n", f);
+#else
+	fputs("demangling: none (built without libiberty)\n", f);
+#endif
+	fputs("progress points: coz.h and include/psup.h (no library needed)\n", f);
+	pf = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (pf) {
+		if (fscanf(pf, "%ld", &paranoid) != 1)
+			paranoid = 99;
+		fclose(pf);
+	}
+	if (geteuid() == 0)
+		fputs("per-CPU sampling: yes (root)\n", f);
+	else if (paranoid <= 0)
+		fprintf(f, "per-CPU sampling: yes (perf_event_paranoid %ld)\n", paranoid);
+	else
+		fprintf(f, "per-CPU sampling: only with CAP_PERFMON (needs root, CAP_PERFMON or "
+			   "perf_event_paranoid <= 0, which is %ld); else each thread samples itself\n",
+			paranoid);
+}
 
 static void usage(FILE *f)
 {
@@ -50,7 +104,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("psup %s\n", PSUP_VERSION);
+		version(stdout);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
