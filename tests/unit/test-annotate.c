@@ -1,0 +1,123 @@
+/*
+ * psup annotate's part in report/: the sampled addresses of one function
+ * read from record files (two runs of one build add up per address; code
+ * inlined into it counts, other functions do not), close names, and the
+ * listing's marks, line sums and inline headings.
+ */
+#include "report/annotate.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "tests/unit/tap.h"
+
+static char tmpdir[] = "/tmp/psup-test-annotate-XXXXXX";
+
+/* compute at 0x10 (app.c:5) 7 samples, at 0x14 (helper inlined, app.h:2)
+ * 3; main at 0x40 5. id_base renumbers locs and nodes, as another run. */
+static int write_run(const char *path, uint64_t id_base)
+{
+	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock",
+				.period = 1000000, .clock_event = true };
+	struct rep_frame f1[] = { { "compute", "/src/app.c", 5 } };
+	struct rep_frame f2[] = { { "helper", "/src/app.h", 2 }, { "compute", "/src/app.c", 6 } };
+	struct rep_frame f3[] = { { "main", "/src/app.c", 20 } };
+	struct rep_loc l1 = { id_base + 1, 100, 0x1010, "/nonexistent/app", "abcd", 0x10, 1, f1 };
+	struct rep_loc l2 = { id_base + 2, 100, 0x1014, "/nonexistent/app", "abcd", 0x14, 2, f2 };
+	struct rep_loc l3 = { id_base + 3, 100, 0x1040, "/nonexistent/app", "abcd", 0x40, 1, f3 };
+	uint64_t pairs[] = { id_base + 1, 7, id_base + 2, 3, id_base + 3, 5 };
+	struct rep_thread t = { .tid = 100, .pid = 100, .time = 2 };
+	struct rep_end e = { .time = 9, .reason = "exit", .samples = 15 };
+	struct rep_writer *w;
+	int rc;
+
+	if (rep_writer_open(path, REP_WRITER_FORCE, &w))
+		return -1;
+	rc = rep_write_header(w, &h);
+	rc |= rep_write_thread(w, &t);
+	rc |= rep_write_loc(w, &l1) | rep_write_loc(w, &l2) | rep_write_loc(w, &l3);
+	rc |= rep_write_node(w, id_base + 1, 0, id_base + 1);
+	rc |= rep_write_node(w, id_base + 2, 0, id_base + 2);
+	rc |= rep_write_node(w, id_base + 3, 0, id_base + 3);
+	rc |= rep_write_samples(w, 100, pairs, 3);
+	rc |= rep_write_end(w, &e);
+	rc |= rep_writer_close(w);
+	return rc;
+}
+
+int main(void)
+{
+	char a_path[128], b_path[128], err[256], *buf = NULL;
+	const struct rep_annotate_addr *addrs;
+	const char *names[4];
+	struct rep_annotate *a;
+	size_t n = 0, len = 0;
+	FILE *out;
+
+	if (!mkdtemp(tmpdir))
+		return 1;
+	snprintf(a_path, sizeof(a_path), "%s/a.cbor", tmpdir);
+	snprintf(b_path, sizeof(b_path), "%s/b.cbor", tmpdir);
+	CHECK(write_run(a_path, 0) == 0);
+	CHECK(write_run(b_path, 100) == 0);
+
+	CHECK(rep_annotate_new("compute", &a) == 0);
+	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
+	CHECK(rep_annotate_load(a, b_path, err, sizeof(err)) == 0);
+	addrs = rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, 2); /* main's address is not compute's */
+	if (n == 2) {
+		CHECK_EQ_INT(addrs[0].offset, 0x10);
+		CHECK_EQ_INT(addrs[0].samples, 14); /* both runs */
+		CHECK_EQ_INT(addrs[1].offset, 0x14);
+		CHECK_EQ_INT(addrs[1].samples, 6);
+		CHECK_EQ_INT(addrs[1].nframes, 2);
+		CHECK(!strcmp(addrs[1].build_id, "abcd"));
+	}
+
+	struct rep_annotate_insn ins[3] = {
+		{ 0x10, "imul rax, rcx", 1, { { "compute", "/src/app.c", 5 } } },
+		{ 0x14, "add rax, rdx", 2, { { "helper", "/src/app.h", 2 }, { "compute", "/src/app.c", 6 } } },
+		{ 0x18, "ret", 1, { { "compute", "/src/app.c", 7 } } },
+	};
+	out = open_memstream(&buf, &len);
+	CHECK(rep_annotate_print("compute", addrs, n, ins, 3, out) == 0);
+	fclose(out);
+	CHECK(strstr(buf, "Samples of compute in /nonexistent/app: 20 (self 14, in inlined "
+			  "functions 6)\n") != NULL);
+	CHECK(strstr(buf, "*   70.00%       14  app.c:5\n") != NULL);
+	CHECK(strstr(buf, ">   70.00%       14                10:  imul rax, rcx\n") != NULL);
+	CHECK(strstr(buf, "    30.00%        6    app.h:2 [inlined helper]\n") != NULL);
+	CHECK(strstr(buf, "                18:  ret\n") != NULL);
+	CHECK(strstr(buf, "no source lines") == NULL);
+	CHECK(strstr(buf, "outside") == NULL);
+	free(buf);
+
+	/* no lines at all: one line saying so; a sample off the listing: said */
+	struct rep_annotate_insn bare[1] = { { 0x10, "imul rax, rcx", 1, { { "compute", NULL, 0 } } } };
+	buf = NULL;
+	out = open_memstream(&buf, &len);
+	CHECK(rep_annotate_print("compute", addrs, n, bare, 1, out) == 0);
+	fclose(out);
+	CHECK(strstr(buf, "\nno source lines:") != NULL);
+	CHECK(strstr(buf, "6 samples at addresses outside the listed instructions") != NULL);
+	free(buf);
+	rep_annotate_free(a);
+
+	CHECK(rep_annotate_new("comput", &a) == 0);
+	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
+	rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, 0);
+	n = rep_annotate_close_names(a, names, 4);
+	CHECK(n >= 1 && !strcmp(names[0], "compute"));
+	for (size_t i = 0; i < n; i++)
+		CHECK(strcmp(names[i], "main") != 0); /* not close */
+	rep_annotate_free(a);
+
+	unlink(a_path);
+	unlink(b_path);
+	rmdir(tmpdir);
+	return tap_done();
+}
