@@ -188,10 +188,11 @@ static int addr_cmp(const void *x, const void *y)
 	return c;
 }
 
-const struct rep_annotate_addr *rep_annotate_addrs(const struct rep_annotate *a, size_t *n)
+const struct rep_annotate_addr *rep_annotate_addrs(struct rep_annotate *a, size_t *n)
 {
-	/* rows are found by search, never by position, once loading is done */
-	qsort(a->addrs, a->naddrs, sizeof(*a->addrs), addr_cmp);
+	/* sorts the rows: observe() finds them by search, never by position */
+	if (a->naddrs)
+		qsort(a->addrs, a->naddrs, sizeof(*a->addrs), addr_cmp);
 	*n = a->naddrs;
 	return a->addrs;
 }

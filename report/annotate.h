@@ -41,7 +41,7 @@ void rep_annotate_free(struct rep_annotate *a);
 /* Loads a record file as rep_profile_load() does (same messages in err). */
 int rep_annotate_load(struct rep_annotate *a, const char *path, char *err, size_t errlen);
 /* The sampled addresses, sorted by image, build-id, then offset. */
-const struct rep_annotate_addr *rep_annotate_addrs(const struct rep_annotate *a, size_t *n);
+const struct rep_annotate_addr *rep_annotate_addrs(struct rep_annotate *a, size_t *n);
 /* Up to max function names of the loaded files closest to the function's
  * (by edit distance, a case-insensitive substring first), nearest first;
  * pointers valid while a lives. Returns how many. */
