@@ -19,8 +19,7 @@ static char tmpdir[] = "/tmp/psup-test-annotate-XXXXXX";
  * 3; main at 0x40 5. id_base renumbers locs and nodes, as another run. */
 static int write_run(const char *path, uint64_t id_base)
 {
-	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock",
-				.period = 1000000, .clock_event = true };
+	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock", .period = 1000000, .clock_event = true };
 	struct rep_frame f1[] = { { "compute", "/src/app.c", 5 } };
 	struct rep_frame f2[] = { { "helper", "/src/app.h", 2 }, { "compute", "/src/app.c", 6 } };
 	struct rep_frame f3[] = { { "main", "/src/app.c", 20 } };
