@@ -26,8 +26,15 @@ static const char report_usage[] =
 	"  --format FMT        text (default), markdown, json, html (one\n"
 	"                      self-contained page: a flame graph, the tables, and\n"
 	"                      the causal plots; it loads nothing from the network)\n"
-	"                      or, for a causal profile, coz (Coz's profile.coz\n"
-	"                      format, for `coz plot`)\n"
+	"                      or, for a causal profile, coz (Coz's legacy\n"
+	"                      profile.coz format, for `coz plot`) or coz-jsonl\n"
+	"                      (Coz's JSON Lines profile.jsonl, Coz 0.2.5 and\n"
+	"                      later); exports of every sample with its whole\n"
+	"                      stack, whatever --view and the cuts say: pprof\n"
+	"                      (gzipped profile.proto, for `go tool pprof`,\n"
+	"                      Parca, Pyroscope; needs -o or a pipe), folded\n"
+	"                      ('root;...;leaf COUNT' lines, for FlameGraph) or\n"
+	"                      speedscope (speedscope's JSON)\n"
 	"  --view LIST         comma-separated views: summary, images, functions,\n"
 	"                      lines, threads, top-down, bottom-up, flat (functions\n"
 	"                      and lines), efficiency (work, idleness and overhead\n"
@@ -193,8 +200,18 @@ int cmd_report(int argc, char **argv)
 				opt.format = REP_FORMAT_HTML;
 			else if (strcmp(optarg, "coz") == 0)
 				opt.format = REP_FORMAT_COZ;
+			else if (strcmp(optarg, "coz-jsonl") == 0)
+				opt.format = REP_FORMAT_COZ_JSONL;
+			else if (strcmp(optarg, "pprof") == 0)
+				opt.format = REP_FORMAT_PPROF;
+			else if (strcmp(optarg, "folded") == 0)
+				opt.format = REP_FORMAT_FOLDED;
+			else if (strcmp(optarg, "speedscope") == 0)
+				opt.format = REP_FORMAT_SPEEDSCOPE;
 			else {
-				pr_err("report: unknown format '%s' (text, markdown, json, html, coz)", optarg);
+				pr_err("report: unknown format '%s' (text, markdown, json, html, coz, "
+				       "coz-jsonl, pprof, folded, speedscope)",
+				       optarg);
 				return 2;
 			}
 			break;
@@ -310,10 +327,17 @@ int cmd_report(int argc, char **argv)
 			pr_warn("%s: truncated after %zu records (the recording was cut short)",
 				files[i], nrec);
 	}
-	if (opt.format == REP_FORMAT_COZ && !rep_profile_has_causal(p)) {
-		pr_err("report: --format coz needs causal experiments, and %s %s none (record with "
+	if ((opt.format == REP_FORMAT_COZ || opt.format == REP_FORMAT_COZ_JSONL) &&
+	    !rep_profile_has_causal(p)) {
+		pr_err("report: --format %s needs causal experiments, and %s %s none (record with "
 		       "psup run -p FILE:LINE, --latency, --causal or --runs)",
+		       opt.format == REP_FORMAT_COZ ? "coz" : "coz-jsonl",
 		       nfiles == 1 ? files[0] : "these files", nfiles == 1 ? "has" : "have");
+		goto out;
+	}
+	if (opt.format == REP_FORMAT_PPROF && !output && isatty(STDOUT_FILENO)) {
+		pr_err("report: --format pprof writes gzipped binary data; name a file with -o, "
+		       "e.g. -o cpu.pb.gz");
 		goto out;
 	}
 	if (output) {

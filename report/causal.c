@@ -1637,15 +1637,38 @@ int rep_causal_html_body(const struct rep_profile *p, const struct rep_options *
 
 /* ---- Coz's profile format ------------------------------------------------------ */
 
+/* A Coz location, "FILE:LINE": JSON Lines as a JSON string, the legacy
+ * form as text (a tab or newline in the name would end the field). */
+static void coz_loc(FILE *out, bool jsonl, const char *file, uint32_t line)
+{
+	char *s;
+
+	if (!jsonl) {
+		rep_text_put(out, file, SIZE_MAX);
+		fprintf(out, ":%" PRIu32, line);
+		return;
+	}
+	if (asprintf(&s, "%s:%" PRIu32, file, line) < 0) {
+		/* the stream's error makes the report fail */
+		fputs("\"?\"", out);
+		return;
+	}
+	rep_json_str(out, s);
+	free(s);
+}
+
 /*
- * Coz's legacy text format (libcoz/profiler.cpp, progress_point.h), which
- * `coz plot` reads: per run a "startup" line, per experiment an "experiment"
- * line whose duration is the EFFECTIVE duration (Coz logs elapsed minus
- * delays) followed by one line per point, then "runtime" and the per-line
- * "samples" totals. Latency "difference" is the number in flight at the end
- * of the experiment, as Coz logs it.
+ * Coz's two profile forms (libcoz/profiler.cpp, progress_point.h), which
+ * `coz plot` reads: the legacy tab-separated "key=value" lines, and the
+ * JSON Lines records Coz writes by default since 0.2.5 (profile.jsonl:
+ * the same records as objects, "selected_samples" for
+ * "selected-samples"). Per run a "startup" record, per experiment an
+ * "experiment" whose duration is the EFFECTIVE duration (Coz logs elapsed
+ * minus delays) followed by one record per point, then "runtime" and the
+ * per-line "samples" totals. Latency "difference" is the number in flight
+ * at the end of the experiment, as Coz logs it.
  */
-static void print_coz(FILE *out, const struct cz_analysis *a)
+static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 {
 	const struct rep_causal *cz = a->cz;
 
@@ -1660,7 +1683,8 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 			any |= cz->ls[i].run == r;
 		if (!any)
 			continue;
-		fprintf(out, "startup\ttime=%" PRIu64 "\n", run->mono_ns);
+		fprintf(out, jsonl ? "{\"type\":\"startup\",\"time\":%" PRIu64 "}\n" : "startup\ttime=%" PRIu64 "\n",
+			run->mono_ns);
 		for (uint32_t i = 0; i < cz->nexps; i++) {
 			const struct cz_exp *e = &cz->exps[i];
 
@@ -1668,22 +1692,32 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 				continue;
 			if (e->time > last)
 				last = e->time;
-			fputs("experiment\tselected=", out);
-			rep_text_put(out, e->file ? S(a, e->file) : "<none>", SIZE_MAX);
-			fprintf(out, ":%" PRIu32 "\tspeedup=%.2f\tduration=%" PRIu64 "\tselected-samples=%" PRIu64 "\n",
-				e->line, e->speedup / 100.0, eff_duration(e), e->selected);
+			fputs(jsonl ? "{\"type\":\"experiment\",\"selected\":" : "experiment\tselected=", out);
+			coz_loc(out, jsonl, e->file ? S(a, e->file) : "<none>", e->line);
+			fprintf(out,
+				jsonl ? ",\"speedup\":%.2f,\"duration\":%" PRIu64 ",\"selected_samples\":%" PRIu64 "}\n"
+				      : "\tspeedup=%.2f\tduration=%" PRIu64 "\tselected-samples=%" PRIu64 "\n",
+				e->speedup / 100.0, eff_duration(e), e->selected);
 			for (uint32_t j = 0; j < e->npts; j++) {
 				const struct cz_pdelta *d = &cz->pds[e->first + j];
 				const struct cz_point *pt = &cz->points[d->point];
+				bool lat = pt->kind == REP_POINT_LATENCY;
 
-				fputs(pt->kind == REP_POINT_LATENCY ? "latency-point\tname=" : "throughput-point\tname=", out);
-				rep_text_put(out, S(a, pt->name), SIZE_MAX);
-				if (pt->kind == REP_POINT_LATENCY)
-					fprintf(out, "\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
+				if (jsonl) {
+					fputs(lat ? "{\"type\":\"latency-point\",\"name\":" : "{\"type\":\"throughput-point\",\"name\":", out);
+					rep_json_str(out, S(a, pt->name));
+				} else {
+					fputs(lat ? "latency-point\tname=" : "throughput-point\tname=", out);
+					rep_text_put(out, S(a, pt->name), SIZE_MAX);
+				}
+				if (lat)
+					fprintf(out,
+						jsonl ? ",\"arrivals\":%" PRIu64 ",\"departures\":%" PRIu64 ",\"difference\":%" PRId64 "}\n"
+						      : "\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
 						d->arrivals, d->departures,
 						d->in_flight + (int64_t)d->arrivals - (int64_t)d->departures);
 				else
-					fprintf(out, "\tdelta=%" PRIu64 "\n", d->delta);
+					fprintf(out, jsonl ? ",\"delta\":%" PRIu64 "}\n" : "\tdelta=%" PRIu64 "\n", d->delta);
 			}
 		}
 		for (uint32_t i = 0; i < cz->nruns; i++)
@@ -1691,13 +1725,13 @@ static void print_coz(FILE *out, const struct cz_analysis *a)
 				last = cz->runs[i].ls_time;
 		if (run->end_time > last)
 			last = run->end_time;
-		fprintf(out, "runtime\ttime=%" PRIu64 "\n", last - run->mono_ns);
+		fprintf(out, jsonl ? "{\"type\":\"runtime\",\"time\":%" PRIu64 "}\n" : "runtime\ttime=%" PRIu64 "\n",
+			last - run->mono_ns);
 		for (uint32_t i = 0; i < cz->nls; i++)
 			if (cz->ls[i].run == r && cz->ls[i].count) {
-				fputs("samples\tlocation=", out);
-				rep_text_put(out, S(a, cz->ls[i].file), SIZE_MAX);
-				fprintf(out, ":%" PRIu32 "\tcount=%" PRIu64 "\n", cz->ls[i].line,
-					cz->ls[i].count);
+				fputs(jsonl ? "{\"type\":\"samples\",\"location\":" : "samples\tlocation=", out);
+				coz_loc(out, jsonl, S(a, cz->ls[i].file), cz->ls[i].line);
+				fprintf(out, jsonl ? ",\"count\":%" PRIu64 "}\n" : "\tcount=%" PRIu64 "\n", cz->ls[i].count);
 			}
 	}
 }
@@ -1728,7 +1762,8 @@ int rep_causal_print(const struct rep_profile *p, const struct rep_options *o, F
 		print_html_body(out, &a, o);
 		break;
 	case REP_FORMAT_COZ:
-		print_coz(out, &a);
+	case REP_FORMAT_COZ_JSONL:
+		print_coz(out, &a, o->format == REP_FORMAT_COZ_JSONL);
 		break;
 	case REP_FORMAT_TEXT:
 	case REP_FORMAT_MARKDOWN:

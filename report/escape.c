@@ -4,6 +4,7 @@
  */
 #include "report/escape.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 size_t rep_utf8_seq(const char *str, uint32_t *cp)
@@ -133,4 +134,48 @@ void rep_html_put(FILE *out, const char *s)
 			fwrite(s, 1, n, out);
 		s += n ? n : 1;
 	}
+}
+
+void rep_folded_put(FILE *out, const char *s)
+{
+	uint32_t cp;
+
+	if (!s || !*s) {
+		fputc('?', out);
+		return;
+	}
+	while (*s) {
+		size_t n = rep_utf8_seq(s, &cp);
+
+		if (!n || rep_is_control(cp))
+			fputc('?', out);
+		else if (*s == ';')
+			fputc(':', out);
+		else
+			fwrite(s, 1, n, out);
+		s += n ? n : 1;
+	}
+}
+
+char *rep_text_dup(const char *s)
+{
+	size_t len = s ? strlen(s) : 0, i = 0, o = 0;
+	char *d = malloc(len + 1); /* '?' for a byte or more: never longer */
+	uint32_t cp;
+
+	if (!d)
+		return NULL;
+	while (i < len) {
+		size_t n = rep_utf8_seq(s + i, &cp);
+
+		if (!n || rep_is_control(cp)) {
+			d[o++] = '?';
+		} else {
+			memcpy(d + o, s + i, n);
+			o += n;
+		}
+		i += n ? n : 1;
+	}
+	d[o] = 0;
+	return d;
 }

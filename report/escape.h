@@ -34,5 +34,13 @@ void rep_text_put(FILE *out, const char *s, size_t nbytes);
 void rep_md_put(FILE *out, const char *s, bool code);
 /* HTML text or attribute value: & < > " ' as entities. */
 void rep_html_put(FILE *out, const char *s);
+/* A frame of a folded stack (FlameGraph's "a;b;c N" lines): ';' (the frame
+ * separator) becomes ':', so a name cannot split into two frames, and an
+ * empty name "?" (an empty frame would merge into its neighbours). */
+void rep_folded_put(FILE *out, const char *s);
+/* A copy of s for a binary format whose strings must be UTF-8 (pprof's
+ * proto3 strings): the text rules above, one '?' per control character or
+ * stray byte; NULL is "". The caller frees it; NULL when out of memory. */
+char *rep_text_dup(const char *s);
 
 #endif

@@ -196,6 +196,13 @@ enum rep_format {
 	REP_FORMAT_HTML,
 	/* causal only: Coz's profile.coz text format, for `coz plot` */
 	REP_FORMAT_COZ,
+	/* causal only: Coz's JSON Lines form (profile.jsonl, Coz >= 0.2.5) */
+	REP_FORMAT_COZ_JSONL,
+	/* exports (report/export.h): every sample with its whole stack,
+	 * whatever the views and cuts say */
+	REP_FORMAT_PPROF,      /* pprof's profile.proto, gzipped (binary) */
+	REP_FORMAT_FOLDED,     /* "root;...;leaf COUNT" lines (FlameGraph) */
+	REP_FORMAT_SPEEDSCOPE, /* speedscope's JSON file format */
 };
 
 enum rep_view_bits {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/escape.h"
+#include "report/export.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/report-internal.h"
@@ -2186,8 +2187,10 @@ int rep_print_ext(const struct rep_profile *p, const struct rep_options *o,
 		topt = *t;
 	if (!(topt.min_percent >= 0.0))
 		topt.min_percent = 0.0;
+	if (rep_format_is_export(opt.format))
+		return rep_export_print(p, &opt, out);
 	/* coz is a causal-only format: the causal view is the output */
-	if (opt.format == REP_FORMAT_COZ) {
+	if (opt.format == REP_FORMAT_COZ || opt.format == REP_FORMAT_COZ_JSONL) {
 		rc = rep_causal_print(p, &opt, out);
 		if (!rc && (fflush(out) != 0 || ferror(out)))
 			rc = -EIO;

@@ -13,12 +13,15 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 # same ones, so the demo's build is the test's build: coz-profiler's coz.h
 # (t5105: psup counts a coz.h program's progress points without libcoz) and
 # libc6-dbg (libc's debug info: libc's own frames, and lock blame through
-# them, are named in reports), golang-go (t1100 builds a Go program),
-# chromium (t8070 loads the HTML report in headless Chromium), scdoc (the man
-# pages' source format; t0030 installs and renders them).
+# them, are named in reports), golang-go (t1100 builds a Go program; t8060
+# reads --format pprof files with `go tool pprof`), chromium (t8070 loads
+# the HTML report in headless Chromium), protobuf-c and zlib (--format
+# pprof: protoc-c generates its C at build time), scdoc (the man pages'
+# source format; t0030 installs and renders them).
 packages=(gcc g++ pkg-config meson ninja-build libdw-dev libelf-dev libunwind-dev libpfm4-dev
           libcbor-dev libiberty-dev libzydis-dev jq procps python3 coz-profiler libc6-dbg
-          clang-format golang-go chromium scdoc)
+          clang-format golang-go chromium protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
+          scdoc)
 
 install_missing() {
 	local missing=()

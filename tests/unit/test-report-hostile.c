@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "report/escape.h"
 #include "report/json.h"
 #include "report/report-internal.h"
 #include "tests/unit/fixture.h"
@@ -213,10 +214,12 @@ static void test_stream_bound(void)
 static void test_seed_independent(void)
 {
 	static const enum rep_format fmts[] = { REP_FORMAT_TEXT, REP_FORMAT_MARKDOWN,
-						REP_FORMAT_JSON };
+						REP_FORMAT_JSON, REP_FORMAT_FOLDED,
+						REP_FORMAT_SPEEDSCOPE };
+	enum { NF = sizeof(fmts) / sizeof(fmts[0]) };
 	struct rep_header h = { .mode = "run", .pid = 1, .event = "task-clock", .period = 1 };
 	struct rep_thread t = { 1, 1, 0, "t", 1, 0 };
-	char file[256], err[256], *first[3] = { NULL };
+	char file[256], err[256], *first[NF] = { NULL };
 	struct rep_writer *w;
 	uint64_t pairs[2 * 64];
 	int rc;
@@ -247,7 +250,7 @@ static void test_seed_independent(void)
 		psup_hash_seed_set(seed * 0x9e3779b97f4a7c15ULL);
 		CHECK_EQ_INT(rep_profile_new(&p), 0);
 		CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
-		for (int f = 0; f < 3; f++) {
+		for (int f = 0; f < NF; f++) {
 			struct rep_options o = { .format = fmts[f], .views = REP_VIEW_ALL };
 			char *s = fx_render_ext(p, &o, NULL);
 
@@ -262,8 +265,55 @@ static void test_seed_independent(void)
 		rep_profile_free(p);
 	}
 	psup_hash_seed_set(0);
-	for (int f = 0; f < 3; f++)
+	for (int f = 0; f < NF; f++)
 		free(first[f]);
+}
+
+static char *folded_of(const char *name)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	if (!mem)
+		return NULL;
+	rep_folded_put(mem, name);
+	fclose(mem);
+	return buf;
+}
+
+/* The exports' escaping: a folded frame cannot split (';') or end its line
+ * (a newline), a pprof string is UTF-8 without control characters. */
+static void test_export_escapes(void)
+{
+	static const struct {
+		const char *in, *folded, *text;
+	} cases[] = {
+		{ "a;b", "a:b", "a;b" },
+		{ "x\ny 3", "x?y 3", "x?y 3" },
+		{ "evil_\x1b]0;t\x07", "evil_?]0:t?", "evil_?]0;t?" },
+		{ "c1_\xc2\x9b"
+		  "31m",
+		  "c1_?31m", "c1_?31m" },
+		{ "bad\xff\xc3x", "bad?\x3fx", "bad?\x3fx" },
+		{ "caf\xc3\xa9", "caf\xc3\xa9", "caf\xc3\xa9" },
+		{ "", "?", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = folded_of(cases[i].in), *t = rep_text_dup(cases[i].in);
+
+		CHECK(f && strcmp(f, cases[i].folded) == 0);
+		CHECK(t && strcmp(t, cases[i].text) == 0);
+		free(f);
+		free(t);
+	}
+	{
+		char *t = rep_text_dup(NULL);
+
+		CHECK(t && !*t);
+		free(t);
+	}
 }
 
 int main(void)
@@ -274,6 +324,7 @@ int main(void)
 	test_pretty_deep();
 	test_stream_bound();
 	test_seed_independent();
+	test_export_escapes();
 	fx_run("rm -rf %s", tmpdir);
 	return tap_done();
 }
