@@ -14,14 +14,6 @@ jq_check l.json '.summary.samples > 300' "threads after the leader's exit were n
 # The attach lasts until the threads have run 0.5 s of CPU time after psup
 # traced them (not a wall-clock duration: a loaded machine gives them less),
 # then SIGTERM detaches; each thread spins 2 s of CPU time, then exit 7.
-# CPU time the process's threads have run, in ms (schedstat: ns on the CPU).
-cpu_ms() {
-	local f ns sum=0
-	for f in /proc/$1/task/*/schedstat; do
-		read -r ns _ 2>/dev/null <"$f" && sum=$((sum + ns / 1000000))
-	done
-	echo $sum
-}
 "$TARGETS/leader_exit" 2 &
 BG=$!
 BG_PIDS+=("$BG")
@@ -32,8 +24,7 @@ timeout --kill-after=5 60 "$PSUP" attach -q -o a.cbor $BG >"$WORK/out" 2>"$WORK/
 apid=$!
 BG_PIDS+=("$apid")
 wait_for "t=\$(tracer_of $tid); [ -n \"\$t\" ] && [ \"\$t\" != 0 ]" 30 || fail "psup did not attach to thread $tid: $(cat "$WORK/err")"
-cpu0=$(cpu_ms $BG)
-wait_for "[ \$((\$(cpu_ms $BG) - cpu0)) -ge 500 ]" 60 || fail "the threads did not run 0.5 s of CPU in 60 s"
+wait_cpu $BG 500 || fail "the threads did not run 0.5 s of CPU in 60 s"
 kill -TERM $apid
 wait $apid
 RC=$?
