@@ -1,5 +1,6 @@
 #include "symbols/symbols.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -184,15 +185,55 @@ void sym_maps_free(struct sym_map *maps, size_t n)
 	free(maps);
 }
 
+int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen)
+{
+	char own[64], dir[64];
+	struct dirent *de;
+	size_t len = 0;
+	DIR *d;
+	int err;
+
+	if (!path) {
+		path = own;
+		pathlen = sizeof(own);
+	}
+	snprintf(path, pathlen, "/proc/%d/maps", (int)pid);
+	err = psup_read_file(path, text, &len);
+	if (err || len)
+		return err;
+	/* Empty: a kernel thread, a process on its way out, or a leader that
+	 * called pthread_exit (its mm is gone, its threads share theirs). */
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return 0; /* the empty text stands */
+	while ((de = readdir(d))) {
+		char *t = NULL;
+		size_t tlen = 0;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoi(de->d_name) == pid)
+			continue;
+		snprintf(path, pathlen, "/proc/%d/task/%s/maps", (int)pid, de->d_name);
+		if (psup_read_file(path, &t, &tlen) == 0 && tlen) {
+			free(*text);
+			*text = t;
+			break;
+		}
+		free(t);
+		snprintf(path, pathlen, "/proc/%d/maps", (int)pid);
+	}
+	closedir(d);
+	return 0;
+}
+
 int sym_maps_file_base(pid_t pid, dev_t dev, ino_t ino, uint64_t *base)
 {
 	struct sym_map *maps;
-	char path[64], *text;
+	char *text;
 	size_t n;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	err = psup_read_file(path, &text, NULL);
+	err = sym_maps_read(pid, &text, NULL, 0);
 	if (err < 0)
 		return err;
 	err = sym_maps_parse(text, &maps, &n, NULL);

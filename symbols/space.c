@@ -78,8 +78,7 @@ static int space_load(struct sym_space *sp)
 	bool changed;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)sp->pid);
-	err = psup_read_file(path, &text, NULL);
+	err = sym_maps_read(sp->pid, &text, path, sizeof(path));
 	sp->maps_err = err;
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;

@@ -143,6 +143,24 @@ wait_for() {
 	return 1
 }
 
+# cpu_ms PID: CPU time the process's live threads have run, in ms
+# (schedstat: ns on a CPU). For waits on work done, not on wall time.
+cpu_ms() {
+	local f ns sum=0
+	for f in /proc/$1/task/*/schedstat; do
+		read -r ns _ 2>/dev/null <"$f" && sum=$((sum + ns / 1000000))
+	done
+	echo $sum
+}
+
+# wait_cpu PID MS [SECONDS]: waits until the process has run MS more ms of
+# CPU time than now (a loaded machine takes longer, the work is the same).
+wait_cpu() {
+	local c0
+	c0=$(cpu_ms "$1")
+	wait_for "[ \$((\$(cpu_ms $1) - $c0)) -ge $2 ]" "${3:-60}"
+}
+
 proc_state() { # pid -> one letter, or empty when gone
 	awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null
 }

@@ -26,12 +26,16 @@ expect_rc 0
 report_json s.cbor >s.json
 check_sleeper s.json run
 
-start_bg "$TARGETS/sleeper" 4
+# The sleeper's threads stay blocked until the file "stop" appears: the
+# test, not a timer that a loaded machine may outrun, ends them after the
+# detach.
+start_bg "$TARGETS/sleeper" --until "$WORK/stop"
 sleep 0.3
 run_psup 60 attach -q -d 1 -o a.cbor $BG
 expect_rc 0
 report_json a.cbor >a.json
 check_sleeper a.json attach
+touch "$WORK/stop"
 wait $BG || fail "sleeper failed after the detach"
 
 run_psup 60 run -q -o c.cbor -- "$TARGETS/spin" 0.5

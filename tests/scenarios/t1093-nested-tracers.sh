@@ -31,7 +31,26 @@ if [ $have_strace = 1 ]; then
 	same_as_native strace-true strace -f -qq -e trace=exit_group true
 	same_as_native strace-exit3 strace -f -qq -e trace=exit_group,execve sh -c 'exit 3'
 	# PTRACE_SEIZE of a process psup traces (strace -p of a child of sh).
-	same_as_native strace-p sh -c 'sleep 1 & strace -qq -e trace=none -p $!; echo "strace -p: $?"'
+	# The child lives until strace traces it (it reads a FIFO that the
+	# script writes then): a timer such as `sleep 1` could end first on a
+	# loaded machine, strace's start under psup taking longer.
+	cat >sp.sh <<'SH'
+rm -f sp.fifo && mkfifo sp.fifo || exit 71
+head -c1 sp.fifo >/dev/null &
+t=$!
+strace -qq -e trace=none -p $t &
+s=$!
+i=0 tp=0
+while [ "$tp" != $s ] && [ $i -lt 400 ]; do
+	while read -r k v; do [ "$k" = TracerPid: ] && tp=$v; done </proc/$t/status
+	[ "$tp" = $s ] || sleep 0.05
+	i=$((i + 1))
+done
+echo x >sp.fifo
+wait $s
+echo "strace -p: $?"
+SH
+	same_as_native strace-p sh sp.sh
 	grep -q "strace -p: 0" "$WORK/out" || fail "strace -p failed under psup: $(cat "$WORK/out")"
 fi
 if [ $have_gdb = 1 ]; then

@@ -8,7 +8,9 @@ cd "$WORK"
 ppid=$!
 wait_for "pgrep -P $ppid >/dev/null" 10 || fail "target did not start"
 tpid=$(pgrep -P $ppid)
-sleep 1
+# killed once its threads ran 0.5 s of CPU time (about 500 samples), not
+# after 1 s of wall time that a loaded machine may give them little of
+wait_cpu $tpid 500 || fail "the target did not run 0.5 s of CPU in 60 s"
 kill -KILL $tpid
 wait_for "! kill -0 $ppid 2>/dev/null" 15 || fail "psup did not end after its target was killed"
 wait $ppid

@@ -9,14 +9,32 @@ expect_rc 7
 report_json l.cbor >l.json
 jq_check l.json '.summary.samples > 300' "threads after the leader's exit were not sampled"
 
-"$TARGETS/leader_exit" 3 &
+# Attach once the leader is a zombie: its /proc/PID/maps is empty (the
+# leader's memory is gone), yet the samples name the threads' functions.
+# The attach lasts until the threads have run 0.5 s of CPU time after psup
+# traced them (not a wall-clock duration: a loaded machine gives them less),
+# then SIGTERM detaches; each thread spins 2 s of CPU time, then exit 7.
+"$TARGETS/leader_exit" 2 &
 BG=$!
 BG_PIDS+=("$BG")
 wait_for "[ \"\$(proc_state $BG)\" = Z ]" 10 || fail "leader did not become a zombie"
-run_psup 30 attach -q -d 0.5 -o a.cbor $BG
+tid=$(ls "/proc/$BG/task" | grep -v "^$BG\$" | head -1)
+[ -n "$tid" ] || fail "no thread besides the zombie leader"
+timeout --kill-after=5 60 "$PSUP" attach -q -o a.cbor $BG >"$WORK/out" 2>"$WORK/err" &
+apid=$!
+BG_PIDS+=("$apid")
+wait_for "t=\$(tracer_of $tid); [ -n \"\$t\" ] && [ \"\$t\" != 0 ]" 30 || fail "psup did not attach to thread $tid: $(cat "$WORK/err")"
+wait_cpu $BG 500 || fail "the threads did not run 0.5 s of CPU in 60 s"
+kill -TERM $apid
+wait $apid
+RC=$?
 expect_rc 0
 report_json a.cbor >a.json
-jq_check a.json '(.threads | length) >= 1 and .summary.samples > 100' "attach with a zombie leader sampled nothing"
+# 1 ms of task-clock a sample: about 500 for the 0.5 s counted; 50 leaves
+# room for the time between the trace and the sampling timers.
+jq_check a.json '(.threads | length) >= 1 and .summary.samples > 50' "attach with a zombie leader sampled nothing"
+pct=$(func_total_pct a.json leader_exit_spin)
+in_range "$pct" 80 100 || { jq '.functions[:5]' a.json >&2; fail "leader_exit_spin has ${pct}% of the samples attached to a zombie leader's process, expected >= 80%"; }
 wait $BG
 rc=$?
 [ $rc -eq 7 ] || fail "target exited $rc after the detach, expected 7"

@@ -1,7 +1,10 @@
-/* sleeper [WALL_SECONDS]
+/* sleeper [WALL_SECONDS | --until FILE]
  *
  * Prints "<pid> ready" on stdout (flushed), then four threads block until
- * WALL_SECONDS (default 6) of wall time have passed since start:
+ * WALL_SECONDS (default 6) of wall time have passed since start, or, with
+ * --until, until FILE exists (the main thread looks every 20 ms; the
+ * nanosleep thread notices within 3 s): a test that needs the threads
+ * blocked while it works says when they end, whatever the machine's load:
  *   nanosleep   nanosleep(3 s or what is left) in a loop
  *   read        read() on a pipe that is written once, at the end
  *   futex       raw FUTEX_WAIT (3 s relative timeout) on a word set at the end
@@ -37,6 +40,7 @@ enum kind { K_NANOSLEEP, K_READ, K_FUTEX, K_EPOLL, K_MAX };
 static const char *const kind_name[K_MAX] = { "nanosleep", "read", "futex", "epoll_wait" };
 
 static double deadline;
+static const char *until_file;
 static int pipefd[2], epfd;
 static volatile int done;
 static int futex_word;
@@ -54,6 +58,8 @@ static double monotonic_seconds(void)
 /* Time left before the end, capped at CHUNK_S; 0 once past the end. */
 static double chunk_left(void)
 {
+	if (until_file)
+		return done ? 0 : CHUNK_S;
 	double left = deadline - monotonic_seconds();
 
 	return left <= 0 ? 0 : left > CHUNK_S ? CHUNK_S : left;
@@ -166,8 +172,10 @@ int main(int argc, char **argv)
 	char *endp;
 	int err, ret = 0;
 
-	if (argc > 2 || (argc == 2 && ((wall = strtod(argv[1], &endp)), *endp || wall < 0))) {
-		fprintf(stderr, "usage: sleeper [WALL_SECONDS]\n");
+	if (argc == 3 && !strcmp(argv[1], "--until")) {
+		until_file = argv[2];
+	} else if (argc > 2 || (argc == 2 && ((wall = strtod(argv[1], &endp)), *endp || wall < 0))) {
+		fprintf(stderr, "usage: sleeper [WALL_SECONDS | --until FILE]\n");
 		return 64;
 	}
 	deadline = monotonic_seconds() + wall;
@@ -199,9 +207,16 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	/* The main thread takes SIGUSR2, so EINTR here is expected: retry. */
-	end = to_timespec(deadline);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
-		;
+	if (until_file) {
+		struct timespec poll = { 0, 20 * 1000 * 1000 };
+
+		while (access(until_file, F_OK) != 0)
+			nanosleep(&poll, NULL);
+	} else {
+		end = to_timespec(deadline);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
+			;
+	}
 
 	done = 1;
 	__atomic_store_n(&futex_word, 1, __ATOMIC_SEQ_CST);
