@@ -31,9 +31,12 @@ static const char diff_usage[] =
 	"different builds match by image and function name, not by address; an\n"
 	"image renamed between the sides matches by its build-id.\n"
 	"\n"
-	"  --format FMT           text (default), markdown or json\n"
-	"  --top N                rows per table (default: 20 for text and\n"
-	"                         markdown, all for json; 0 means all)\n"
+	"  --format FMT           text (default), markdown, json or html: one\n"
+	"                         page, nothing fetched, with the differential\n"
+	"                         flame graph of NEW against BASE (red grew,\n"
+	"                         blue shrank) and the tables (use with -o)\n"
+	"  --top N                rows per table (default: 20 for text, markdown\n"
+	"                         and html, all for json; 0 means all)\n"
 	"  --fail-if-slower PCT   exit 1, saying why in one line, when the whole\n"
 	"                         program or a function got slower by more than PCT\n"
 	"                         percent per run and the change is significant;\n"
@@ -49,6 +52,7 @@ static const char diff_usage[] =
 	"example: psup run -o a1.cbor -- ./old && psup run -o a2.cbor -- ./old &&\n"
 	"         psup run -o b1.cbor -- ./new && psup run -o b2.cbor -- ./new &&\n"
 	"         psup diff --fail-if-slower 5 a1.cbor a2.cbor -- b1.cbor b2.cbor\n"
+	"         psup diff --format html -o diff.html a1.cbor a2.cbor -- b1.cbor b2.cbor\n"
 	"\n"
 	"Exit status (as diff(1)): 0 when no gate failed, 1 when --fail-if-slower\n"
 	"found a slowdown, 2 on bad usage or files that cannot be read or compared.\n";
@@ -148,8 +152,10 @@ int cmd_diff(int argc, char **argv)
 				opt.format = REP_FORMAT_MARKDOWN;
 			else if (strcmp(optarg, "json") == 0)
 				opt.format = REP_FORMAT_JSON;
+			else if (strcmp(optarg, "html") == 0)
+				opt.format = REP_FORMAT_HTML;
 			else {
-				pr_err("diff: unknown format '%s' (text, markdown, json)", optarg);
+				pr_err("diff: unknown format '%s' (text, markdown, json, html)", optarg);
 				return 2;
 			}
 			break;
@@ -257,6 +263,8 @@ int cmd_diff(int argc, char **argv)
 	errno = 0;
 	if (opt.format == REP_FORMAT_JSON && pretty)
 		rc = print_pretty(d, &opt, out);
+	else if (opt.format == REP_FORMAT_HTML)
+		rc = rep_diff_print_html(d, side[0], side[1], &opt, out);
 	else
 		rc = rep_diff_print(d, &opt, out);
 	if (rc == -EIO && errno && errno != EIO)

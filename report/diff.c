@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/escape.h"
+#include "report/html.h"
 #include "report/json.h"
 #include "report/report-internal.h"
 
@@ -956,4 +957,137 @@ int rep_diff_print(const struct rep_diff *d, const struct rep_diff_options *o, F
 			      out);
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- the HTML page ------------------------------------------------------ */
+
+/* A table of the rows as put_table() prints them, every name escaped; the
+ * verdict cell's class is the verdict (slower, faster) for the colour. */
+static void html_table(const struct rep_diff *d, const struct rep_diff_options *o, FILE *out,
+		       const struct dtable *t, bool lines)
+{
+	static const char *const heads[] = { "base", "sd", "new", "sd", "change",
+					     "%", "share base", "share new", "p" };
+	size_t n = o->top && o->top < t->n ? o->top : t->n;
+	struct cells c;
+
+	fprintf(out, "<section id=\"%s\">\n<h2>%s</h2>\n", lines ? "lines" : "functions",
+		lines ? "Lines" : "Functions");
+	fputs("<p class=\"note\">time per run; significant changes first</p>\n<table>\n<tr>", out);
+	for (size_t j = 0; j < sizeof(heads) / sizeof(heads[0]); j++)
+		fprintf(out, "<th class=\"r\">%s</th>", heads[j]);
+	fprintf(out, "<th>verdict</th><th>%s</th></tr>\n", lines ? "line" : "function");
+	for (size_t i = 0; i < n; i++) {
+		const struct rep_diff_row *r = &t->sorted[i]->r;
+		const char *v = verdict(d, r);
+		const char *cell[] = { c.base, c.bsd, c.new, c.nsd, c.change, c.pct, c.bshare, c.nshare, c.p };
+		char num[16];
+
+		row_cells(d, r, &c);
+		fputs("<tr>", out);
+		for (size_t j = 0; j < sizeof(cell) / sizeof(cell[0]); j++) {
+			fputs("<td class=\"r\">", out);
+			rep_html_put(out, cell[j]);
+			fputs("</td>", out);
+		}
+		fprintf(out, "<td class=\"verdict%s%s\">", v[0] == 's' || v[0] == 'f' ? " " : "",
+			v[0] == 's' || v[0] == 'f' ? v : "");
+		rep_html_put(out, v);
+		fputs("</td><td class=\"c\">", out);
+		if (lines) {
+			rep_html_put(out, rep_base_name(r->file));
+			snprintf(num, sizeof(num), ":%u ", r->line);
+			fputs(num, out);
+		}
+		rep_html_put(out, r->function);
+		/* the image, unless it is the program or the name says it */
+		if (strcmp(r->image, d->prog[0] ? d->prog[0] : "") && r->function[0] != '[') {
+			fputs(" (", out);
+			rep_html_put(out, r->image);
+			fputs(")", out);
+		}
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</table>\n", out);
+	if (n < t->n)
+		fprintf(out, "<p class=\"note\">%zu more rows (--top 0 shows all)</p>\n", t->n - n);
+	fputs("</section>\n", out);
+}
+
+int rep_diff_print_html(const struct rep_diff *d, const struct rep_profile *base,
+			const struct rep_profile *new, const struct rep_diff_options *o, FILE *out)
+{
+	const struct rep_diff_row *r = &d->program.r;
+	const char *prog = d->prog[1] ? d->prog[1] : d->prog[0];
+	struct rep_ctree tb, tn;
+	struct cells c;
+	int rc;
+
+	memset(&tb, 0, sizeof(tb));
+	memset(&tn, 0, sizeof(tn));
+	rc = rep_ctree_top_down(&tb, base);
+	if (!rc)
+		rc = rep_ctree_top_down(&tn, new);
+	if (rc)
+		goto out;
+	rep_html_begin(out, "psup diff");
+	fputs("<style>td.verdict.slower{color:#b00;font-weight:600}"
+	      "td.verdict.faster{color:#0550ae;font-weight:600}</style>\n"
+	      "<h1>psup diff</h1>\n<nav><a href=\"#summary\">Summary</a>"
+	      "<a href=\"#flame\">Flame graph</a><a href=\"#functions\">Functions</a>"
+	      "<a href=\"#lines\">Lines</a></nav>\n"
+	      "<section id=\"summary\">\n<h2>Summary</h2>\n<p>",
+	      out);
+	fprintf(out, "<b id=\"base-runs\">%u</b> BASE run%s against <b id=\"new-runs\">%u</b> NEW run%s",
+		d->nb, d->nb == 1 ? "" : "s", d->nn, d->nn == 1 ? "" : "s");
+	if (prog) {
+		fputs(" of <code>", out);
+		rep_html_put(out, prog);
+		fputs("</code>", out);
+	}
+	if (d->rebuilt)
+		fputs(" (rebuilt: build-ids differ; matched by function name)", out);
+	else if (d->same_build)
+		fputs(" (one build)", out);
+	fputs("</p>\n", out);
+	if (rep_diff_can_judge(d))
+		fprintf(out,
+			"<p id=\"significance\" data-can-judge=\"1\">Significance: Welch's t-test over "
+			"the runs, p &lt; %g (a count of N samples is given a spread of at least "
+			"sqrt(N))</p>\n",
+			REP_DIFF_ALPHA);
+	else
+		fputs("<p id=\"significance\" data-can-judge=\"0\">Significance: cannot judge with "
+		      "one run on a side (record each side twice or more); changes below are not "
+		      "tested</p>\n",
+		      out);
+	row_cells(d, r, &c);
+	fputs("<p id=\"program\"><b>Program</b>: ", out);
+	/* the cells are numbers and units: nothing to escape */
+	fprintf(out, "%s &rarr; %s per run (sd %s &rarr; %s), %s %s, p %s, %s</p>\n</section>\n",
+		c.base, c.new, c.bsd, c.nsd, c.change, c.pct, c.p,
+		!rep_diff_can_judge(d) ? "not judged" : !r->significant ? "within noise"
+									: verdict(d, r));
+	fputs("<section id=\"flame\">\n<h2>Differential flame graph</h2>\n<p class=\"note\">NEW's "
+	      "calling contexts, widths by NEW's samples; colour by the change of each context's "
+	      "share of all samples against BASE: red grew, blue shrank, deep red not in BASE; "
+	      "hover for both counts</p>\n",
+	      out);
+	rc = rep_html_flame(out, &tb, &tn, "flame-graph");
+	if (rc)
+		goto out;
+	fputs("</section>\n", out);
+	html_table(d, o, out, &d->fns, false);
+	if (d->lines.n)
+		html_table(d, o, out, &d->lines, true);
+	else
+		fputs("<section id=\"lines\">\n<h2>Lines</h2>\n<p class=\"note\">no sampled code has "
+		      "source line information</p>\n</section>\n",
+		      out);
+	rep_html_end(out);
+	rc = ferror(out) ? -EIO : 0;
+out:
+	rep_ctree_release(&tb);
+	rep_ctree_release(&tn);
+	return rc;
 }

@@ -76,8 +76,18 @@ struct rep_diff_options {
 	unsigned top;           /* rows per table; 0: all */
 };
 
-/* Prints the comparison; 0 or -EIO. */
+/* Prints the comparison (text, markdown or json); 0 or -EIO. */
 int rep_diff_print(const struct rep_diff *d, const struct rep_diff_options *o, FILE *out);
+/*
+ * psup diff --format html: one page that needs nothing else (report/html.h)
+ * with the summary, the differential flame graph of new's calling contexts
+ * against base's (merged over each side's runs: colours compare shares, so
+ * the number of runs does not matter) and the function and line tables of
+ * rep_diff_print(). base and new are the profiles d was made from. 0,
+ * -ENOMEM or -EIO.
+ */
+int rep_diff_print_html(const struct rep_diff *d, const struct rep_profile *base,
+			const struct rep_profile *new, const struct rep_diff_options *o, FILE *out);
 
 /* --fail-if-slower: whether the program or a function got slower by a
  * significant change of more than pct percent; if so, why gets one line
