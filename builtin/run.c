@@ -393,6 +393,7 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	unsigned nmodes = take_modes(&o, modes);
+	sup_ignore_sigpipe(); /* a reader that left is a write error (EPIPE) */
 	ret = rec_new(&o.rec, "run", 0, modes, nmodes, &r);
 	if (ret)
 		return ret;
@@ -468,6 +469,7 @@ int cmd_attach(int argc, char **argv)
 		return 2;
 	}
 	unsigned nmodes = take_modes(&o, modes);
+	sup_ignore_sigpipe(); /* a reader that left is a write error (EPIPE) */
 	ret = rec_new(&o.rec, "attach", (pid_t)pid, modes, nmodes, &r);
 	if (ret)
 		return ret;

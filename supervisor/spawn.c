@@ -62,6 +62,21 @@ static int first_stop(pid_t pid, char *why, size_t whylen)
 	}
 }
 
+/* SIGPIPE's disposition before sup_ignore_sigpipe(), for the child. */
+static struct sigaction sigpipe_before;
+static bool sigpipe_saved;
+
+void sup_ignore_sigpipe(void)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	if (sigpipe_saved)
+		return;
+	sigemptyset(&ign.sa_mask);
+	if (sigaction(SIGPIPE, &ign, &sigpipe_before) == 0)
+		sigpipe_saved = true;
+}
+
 int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	      struct sup_session **out, char *why, size_t whylen)
 {
@@ -140,6 +155,8 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 
 		close(errpipe[0]);
 		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+		if (sigpipe_saved)
+			sigaction(SIGPIPE, &sigpipe_before, NULL);
 		kill(getpid(), SIGSTOP);
 		/* Seized by now: the filter's stops have a tracer (rule 4). */
 		if (filter && (e = -sup_seccomp_install(filter)) != 0) {

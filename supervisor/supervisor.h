@@ -117,6 +117,14 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	      struct sup_session **out, char *why, size_t whylen);
 
 /*
+ * Makes a write to a pipe or FIFO whose reader left fail with EPIPE in psup,
+ * as any other write error, instead of killing psup with SIGPIPE (the record
+ * of -o /dev/stdout | head). A program sup_spawn() starts later gets the
+ * disposition psup had before, as it would without psup.
+ */
+void sup_ignore_sigpipe(void);
+
+/*
  * Seizes every thread of pid (rescanning /proc/PID/task until no new thread
  * appears), without stopping them, with TRACECLONE|TRACEEXEC; never EXITKILL,
  * never a seccomp filter. Errors are explained in *why (already traced, other
