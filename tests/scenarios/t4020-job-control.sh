@@ -26,7 +26,8 @@ check_stop_cont() { # target pid, who gets the signals (a pid or -pgid)
 }
 
 for mode in ${MODES:-target group}; do
-	in_new_pgrp "$PSUP" run -q -f -o j.cbor -- "$TARGETS/stopper" 3 >/dev/null &
+	# The target runs until the test is done with it (stop file).
+	in_new_pgrp "$PSUP" run -q -f -o j.cbor -- "$TARGETS/stopper" --until "$WORK/stop-$mode" >/dev/null &
 	ppid=$!
 	wait_for "pgrep -x -P $ppid stopper >/dev/null" 10 || fail "target did not start"
 	tpid=$(pgrep -x -P $ppid stopper)
@@ -36,6 +37,7 @@ for mode in ${MODES:-target group}; do
 	else
 		check_stop_cont $tpid -$ppid
 	fi
+	touch "$WORK/stop-$mode"
 	wait $ppid
 	rc=$?
 	[ $rc -eq 0 ] || fail "psup run exited $rc after SIGCONT ($mode)"

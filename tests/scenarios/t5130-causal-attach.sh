@@ -10,11 +10,26 @@ cd "$WORK"
 consume=$(causal_ref causal-pipeline.c causal_pipe_consume)
 done_line=$(causal_ref causal-pipeline.c causal_pipe_done)
 
-"$TARGETS/causal-pipeline" 16 pthread >"$WORK/bg.out" 2>"$WORK/bg.err" &
+# The pipeline runs until the test is done with it (stop file), and psup
+# records until the program did the work the checks need (its CPU time,
+# experiments in the record so far), however loaded the machine.
+CAUSAL_PIPE_UNTIL="$WORK/stop" "$TARGETS/causal-pipeline" 1 pthread >"$WORK/bg.out" 2>"$WORK/bg.err" &
 BG=$!
 BG_PIDS+=("$BG")
 wait_for "[ \$(ls /proc/$BG/task | wc -l) -ge 3 ]" 10 || fail "the pipeline did not start its threads"
-run_psup 60 attach -q -o a.cbor --duration 6 --experiment-ms 50 -p "$done_line" "$BG"
+"$PSUP" attach -q -o a.cbor --experiment-ms 50 -p "$done_line" "$BG" >"$WORK/out" 2>"$WORK/err" &
+apid=$!
+wait_for "[ \"\$(tracer_of $BG)\" = $apid ]" 10 || fail "psup did not attach"
+wait_cpu $BG 2000 120 || fail "the pipeline did not run 2 s of CPU time while attached"
+experiments_so_far() { "$PSUP" report --format json a.cbor 2>/dev/null | jq '.causal.info.experiments // 0' 2>/dev/null || echo 0; }
+for ((i = 0; i < 240; i++)); do
+	[ "$(experiments_so_far)" -ge 8 ] && break
+	sleep 0.5
+done
+kill -INT $apid
+wait_for "! kill -0 $apid 2>/dev/null" 30 || fail "psup did not detach on SIGINT"
+wait $apid
+RC=$?
 expect_rc 0
 kill -0 "$BG" 2>/dev/null || fail "the program did not survive attach and detach"
 [ "$(tracer_of "$BG")" = 0 ] || fail "the program is still traced after detach"
@@ -26,6 +41,7 @@ note "attach note: $(jq -r .causal.info.note a.json)"
 jq_check a.json '.causal.info.experiments >= 5 and .causal.progress_points[0].visits > 100' "attach: no experiments or no progress counted"
 n=$(causal_exps a.json "$consume")
 [ "$n" -ge 1 ] || { causal_show a.json; fail "attach: no experiment on the consumer's line"; }
+touch "$WORK/stop"
 wait "$BG"
 rc=$?
 [ "$rc" -eq 0 ] || fail "the program exited $rc after psup detached"

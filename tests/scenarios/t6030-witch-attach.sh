@@ -8,11 +8,14 @@
 cd "$WORK"
 src=$SRCDIR/tests/targets
 
-start_bg "$TARGETS/witch-loop" 8
+# The program runs until the test is done with it (stop file): it must
+# outlive the attach and the debug register check after the detach.
+start_bg "$TARGETS/witch-loop" --until "$WORK/stop"
 "$PSUP" attach -q -o a.cbor --witch dead --witch-period 1000000 $BG >a.out 2>a.err &
 apid=$!
 wait_for "[ \"\$(tracer_of $BG)\" = $apid ]" 10 || fail "psup did not attach"
-sleep 2.5
+# 2.5 s of the program's CPU time traced, however loaded the machine
+wait_cpu $BG 2500 120 || fail "the program did not run 2.5 s of CPU time while attached"
 kill -INT $apid
 wait_for "! kill -0 $apid 2>/dev/null" 15 || fail "psup did not detach on SIGINT"
 wait $apid
@@ -24,6 +27,7 @@ ls -l /proc/$BG/fd | grep -q perf_event && fail "a perf fd was left in the targe
 note "debug registers after detach: $(tr '\n' ' ' <dr.out)"
 [ "$(wc -l <dr.out)" -ge 2 ] || fail "expected 2 threads in the debug register check"
 awk '$2 != "0" && $2 != "0x0" { exit 1 }' dr.out || fail "a debug register was left set: $(cat dr.out)"
+touch "$WORK/stop"
 wait $BG
 brc=$?
 [ $brc -eq 0 ] || fail "the target exited $brc after the detach"
@@ -33,7 +37,7 @@ w=$(wmark "$src/witch-loop.c" loop_rewrite)
 d=$(wfrac a.json dead)
 p=$(wpair_pct a.json dead witch-loop.c "$z" "$w")
 note "attach: dead $d%, pair (zero, rewrite) $p%"
-jq_check a.json '.witch.dead.counters.traps >= 20' "too few traps in 2.5 s of attach"
+jq_check a.json '.witch.dead.counters.traps >= 20' "too few traps in 2.5 s of the program's CPU time attached"
 in_range "$d" 30 70 || fail "attach: dead fraction $d%, expected about 50"
 in_range "$p" 90 100.01 || fail "attach: pair ($z, $w) has $p% of the waste"
 check_nothing_left

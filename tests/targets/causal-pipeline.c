@@ -12,7 +12,10 @@
  *   futex    the same over a hand-rolled lock and sequence-counter waits on
  *            raw syscall(SYS_futex), as Rust's std, Go and many
  *            hand-rolled locks do (no pthread call for Coz to intercept)
- * Producer stops at SECONDS of wall time; prints "items N"; exits 0.
+ * Producer stops at SECONDS of wall time, or, with CAUSAL_PIPE_UNTIL=FILE
+ * in the environment, once FILE exists (looked at after every item: an
+ * attach test says when it is done with the program); prints "items N";
+ * exits 0.
  * Ground truth: CAUSAL_CUT=causal_pipe_consume:PCT (or _produce).
  * Exit: 0, 64 on a usage error.
  */
@@ -29,6 +32,7 @@
 
 static unsigned long produce_iters, consume_iters;
 static double deadline;
+static const char *until_file;
 static int use_futex;
 static unsigned long items;
 static volatile unsigned long sink;
@@ -117,7 +121,7 @@ __attribute__((noipa)) void causal_pipe_item_done(void)
 static void *producer(void *arg)
 {
 	(void)arg;
-	while (causal_now() < deadline) {
+	while (until_file ? access(until_file, F_OK) != 0 : causal_now() < deadline) {
 		produce_one();
 		q_lock();
 		while (queued == QUEUE_SLOTS)
@@ -169,6 +173,7 @@ int main(int argc, char **argv)
 	produce_iters = causal_cut(produce_iters, causal_cut_pct("causal_pipe_produce"));
 	consume_iters = causal_cut(consume_iters, causal_cut_pct("causal_pipe_consume"));
 	deadline = causal_now() + seconds;
+	until_file = getenv("CAUSAL_PIPE_UNTIL");
 	if (pthread_create(&p, NULL, producer, NULL) || pthread_create(&c, NULL, consumer, NULL))
 		return 70;
 	pthread_join(p, NULL);

@@ -1,12 +1,13 @@
-/* stopper [WALL_SECONDS]
+/* stopper [WALL_SECONDS | --until FILE]
  *
  * Prints "<pid> ready" on stdout (flushed), then alternates ~1 ms CPU bursts
  * with 1 ms sleeps, counting bursts, until WALL_SECONDS (default 6) of wall
- * time have passed since start. A SIGCONT handler counts continues. For
+ * time have passed since start, or, with --until, until FILE exists (looked
+ * at after every burst: the test says when it no longer needs the program). A SIGCONT handler counts continues. For
  * job-control tests: the test sends SIGTSTP/SIGSTOP/SIGCONT from outside and
  * checks the process is in state T while stopped and runs on after SIGCONT.
  * At the end it prints "bursts <n> sigcont <m>" on stdout.
- * Exit: 0 after WALL_SECONDS, 64 usage, 71 setup failed.
+ * Exit: 0 at the end, 64 usage, 71 setup failed.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -43,11 +44,14 @@ int main(int argc, char **argv)
 	struct timespec ms = { 0, 1000000 };
 	unsigned long acc = 1, bursts = 0;
 	struct sigaction sa;
+	const char *until_file = NULL;
 	double wall = 6, end;
 	char *endp;
 
-	if (argc > 2 || (argc == 2 && ((wall = strtod(argv[1], &endp)), *endp || wall < 0))) {
-		fprintf(stderr, "usage: stopper [WALL_SECONDS]\n");
+	if (argc == 3 && !strcmp(argv[1], "--until")) {
+		until_file = argv[2];
+	} else if (argc > 2 || (argc == 2 && ((wall = strtod(argv[1], &endp)), *endp || wall < 0))) {
+		fprintf(stderr, "usage: stopper [WALL_SECONDS | --until FILE]\n");
 		return 64;
 	}
 	end = monotonic_seconds() + wall;
@@ -62,7 +66,7 @@ int main(int argc, char **argv)
 	printf("%d ready\n", getpid());
 	fflush(stdout);
 
-	while (monotonic_seconds() < end) {
+	while (until_file ? access(until_file, F_OK) != 0 : monotonic_seconds() < end) {
 		acc = stopper_burst(acc);
 		bursts++;
 		nanosleep(&ms, NULL); /* EINTR from SIGCONT's handler is fine */

@@ -5,10 +5,11 @@
  *   N threads pass a token around a ring ROUNDS times under one mutex and
  *   condition variable (lots of futex blocking); the number of passes must be
  *   exactly N*ROUNDS.
- * threads --churn SECONDS
- *   prints "<pid> ready", then for SECONDS of wall time keeps 4 threads
- *   alive, each doing a little work and exiting, replaced at once (threads
- *   created and ending in a tight loop, for attach tests).
+ * threads --churn SECONDS | threads --churn-until FILE
+ *   prints "<pid> ready", then for SECONDS of wall time (or until FILE
+ *   exists, looked at after every 4 threads) keeps 4 threads alive, each
+ *   doing a little work and exiting, replaced at once (threads created and
+ *   ending in a tight loop, for attach tests).
  * Exit: 0 on success, 64 usage, 71 pthread_create failed, 1 wrong pass count,
  * 124 a thread waited 30 s for the token (no progress).
  */
@@ -120,7 +121,7 @@ static __attribute__((noipa)) void *churn_thread(void *arg)
 	return NULL;
 }
 
-static int churn(double seconds)
+static int churn(double seconds, const char *until_file)
 {
 	struct timespec start, now;
 	pthread_t t[4];
@@ -139,6 +140,11 @@ static int churn(double seconds)
 		}
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
+		if (until_file) {
+			if (access(until_file, F_OK) == 0)
+				return 0;
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 >= seconds)
 			return 0;
@@ -158,8 +164,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: threads --churn SECONDS\n");
 			return 64;
 		}
-		return churn(secs);
+		return churn(secs, NULL);
 	}
+	if (argc == 3 && !strcmp(argv[1], "--churn-until"))
+		return churn(0, argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--futex")) {
 		if (parse_ulong(argv[2], &ring.n) || ring.n == 0 || parse_ulong(argv[3], &ring.rounds)) {
 			fprintf(stderr, "usage: threads --futex N ROUNDS\n");
