@@ -17,7 +17,9 @@
  *   kernel does not restart): it stops again until its target is free.
  *
  * Their samples from then on are not recorded: the program's tracer owns
- * them. Other requests, and targets psup does not trace, run unchanged.
+ * them. Other requests, targets psup does not trace, a TRACEME whose parent
+ * is psup and an ATTACH of an exiting thread run unchanged (EPERM, as
+ * natively for a traced or exiting thread).
  * Limitation: the filter stays with the program (rule 4), so one of these
  * three requests made after psup let go of the caller fails with ENOSYS
  * unless the caller's tracer traces seccomp stops (a tracer under a tracer
@@ -50,6 +52,14 @@ static bool descends_from(pid_t pid, pid_t ancestor)
 		pid = ps.ppid;
 	}
 	return false;
+}
+
+/* Whether psup is the parent of thread tid's process. */
+static bool parent_is_psup(pid_t tid)
+{
+	struct sup_proc_status ps;
+
+	return sup_proc_status(tid, &ps) == 0 && ps.ppid == getpid();
 }
 
 /* Detaches, at their next stop, every thread of process pid and of its
@@ -101,6 +111,12 @@ bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t)
 		return false;
 	switch ((long)info.seccomp.args[0]) {
 	case PTRACE_TRACEME:
+		/* Its parent is psup (the run's program): psup traces it
+		 * already, and the call fails with EPERM as for any traced
+		 * process. Letting go would lose the rest of its profile and
+		 * its exit status, psup being its tracer again. */
+		if (parent_is_psup(t->tid))
+			break;
 		release_tree(s, t->pid, t);
 		sup_detach_thread(s, t, 0);
 		if (s->stopping && !s->nthreads)
@@ -109,8 +125,13 @@ bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t)
 	case PTRACE_ATTACH:
 	case PTRACE_SEIZE:
 		target = sup_thread_find(s, (pid_t)info.seccomp.args[1]);
-		if (!target || target->pid == t->pid || target->pid == s->root)
-			break; /* not psup's, or the program's own process: as it is */
+		/* Not psup's, the program's own process, or an exiting thread
+		 * (a zombie leader whose other threads live on: the kernel
+		 * refuses it, and a retry would wait for its whole process):
+		 * the call runs as it is. */
+		if (!target || target->pid == t->pid || target->pid == s->root ||
+		    (target->flags & SUP_THREAD_EXITING))
+			break;
 		if (!(target->flags & SUP_THREAD_DETACHING))
 			release_tree(s, target->pid, NULL);
 		retry_call(t);

@@ -6,6 +6,19 @@
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 [ "$(id -u)" = 0 ] || skip "the ptrace filter needs CAP_SYS_ADMIN (no NO_NEW_PRIVS for the program)"
+
+# The program's own PTRACE_TRACEME: its parent is psup, which traces it
+# already. It gets EPERM and psup keeps it to its end: its exit status is
+# mirrored (letting go lost the status and the rest of the profile).
+run_psup 60 run -q -o traceme.cbor -- "$TARGETS/traceme"
+[ "$RC" -eq 3 ] || { cat "$WORK/err" >&2; fail "traceme: exit status $RC under psup, 3 natively"; }
+grep -q "traceme: Operation not permitted" "$WORK/out" || fail "traceme: $(cat "$WORK/out")"
+# PTRACE_ATTACH of a zombie leader whose other thread lives on: EPERM at
+# once, as natively, not a retry until the whole process ends (a hang).
+run_psup 60 run -q -o zombie.cbor -- "$TARGETS/traceme" zombie
+[ "$RC" -eq 3 ] || { cat "$WORK/err" >&2; fail "traceme zombie: exit status $RC under psup, 3 natively"; }
+grep -q "attach: Operation not permitted" "$WORK/out" || fail "traceme zombie: $(cat "$WORK/out")"
+
 have_strace=0 have_gdb=0
 command -v strace >/dev/null && strace -qq -e trace=none true 2>/dev/null && have_strace=1
 command -v gdb >/dev/null && have_gdb=1
