@@ -27,6 +27,9 @@
 /* Entries before a match that may still contain it (nested or
  * overlapping blobs): looked at, newest wins. */
 #define PERFMAP_BACK 16
+/* A map file is the target's text, not trusted: at most this many entries
+ * (a JVM writes tens of thousands), the rest ignored. */
+#define PERFMAP_MAX_ENTS (4u << 20)
 
 static int ent_cmp(const void *a, const void *b)
 {
@@ -38,6 +41,19 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 /* One "START SIZE name" line (without its newline). */
+/* Anybody can write /tmp: a map file counts only when root, psup's user or
+ * the process's own user owns it (perf asks the same of its user). */
+static bool owner_trusted(pid_t pid, const struct stat *st)
+{
+	char proc[32];
+	struct stat pst;
+
+	if (st->st_uid == 0 || st->st_uid == geteuid())
+		return true;
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	return stat(proc, &pst) == 0 && pst.st_uid == st->st_uid;
+}
+
 static int parse_line(struct sym_space *sp, char *line)
 {
 	struct sym_perfmap *pm = &sp->perfmap;
@@ -59,6 +75,8 @@ static int parse_line(struct sym_space *sp, char *line)
 	name = sym_strpool_intern(&sp->strings, end);
 	if (!name)
 		return -ENOMEM;
+	if (pm->n >= PERFMAP_MAX_ENTS)
+		return -E2BIG;
 	if (pm->n == pm->cap) {
 		size_t ncap = pm->cap ? pm->cap * 2 : 256;
 		struct sym_perfmap_ent *ne = realloc(pm->ents, ncap * sizeof(*ne));
@@ -90,12 +108,17 @@ static void perfmap_update(struct sym_space *sp)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == pm->read) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size == pm->read ||
+	    !owner_trusted(sp->pid, &st)) {
 		close(fd);
 		return;
 	}
-	if ((uint64_t)st.st_size < pm->read)
-		pm->read = 0; /* rewritten: a new program's (the pid reused) */
+	if ((uint64_t)st.st_size < pm->read) {
+		/* rewritten: a new program's (the pid reused) */
+		pm->read = 0;
+		pm->n = 0;
+		n0 = 0;
+	}
 	if (!pm->path) {
 		pm->path = sym_strpool_intern(&sp->strings, path);
 		if (!pm->path) {

@@ -217,6 +217,25 @@ static void test_perfmap(void)
 	unlink(path);
 	CHECK_EQ_INT(sym_space_resolve(sp, a + 0x10, false, &loc), 0);
 	CHECK(loc.nframes == 1 && !strcmp(loc.frames[0].function, "LFoo;::bar (compiled)"));
+	sym_space_free(sp);
+	sp = NULL;
+
+	/* Another user's file in /tmp names nothing of a process that is not
+	 * theirs (run as root, this test can make one). */
+	if (geteuid() == 0) {
+		f = fopen(path, "w");
+		CHECK(f != NULL);
+		if (!f)
+			goto out;
+		fprintf(f, "%" PRIx64 " 100 planted\n", a);
+		fclose(f);
+		CHECK_EQ_INT(chown(path, 65534, 65534), 0);
+		CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+		if (!sp)
+			goto out;
+		CHECK_EQ_INT(sym_space_resolve(sp, a + 0x10, false, &loc), 0);
+		CHECK_EQ_INT(loc.nframes, 0);
+	}
 out:
 	unlink(path);
 	sym_space_free(sp);
