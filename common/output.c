@@ -74,9 +74,23 @@ int psup_output_open(const char *path, unsigned flags, struct psup_output *out)
 		if (S_ISREG(st.st_mode)) {
 			if (!force)
 				return -EEXIST;
-			fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+			/* Truncated only once the open file is the one stat
+			 * saw: the link may be swapped in between. */
+			struct stat fst;
+
+			fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 			if (fd < 0)
 				return -errno;
+			if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+				close(fd);
+				return -EAGAIN;
+			}
+			if (ftruncate(fd, 0) < 0) {
+				int err = -errno;
+
+				close(fd);
+				return err;
+			}
 			*out = (struct psup_output){ .fd = fd, .dev = st.st_dev, .ino = st.st_ino };
 			return 0;
 		}
