@@ -644,7 +644,8 @@ static void interrupt_run(struct sup_session *s)
 	struct sup_proc_status ps;
 	uint64_t bit = 1ULL << (SIGINT - 1);
 
-	if (sup_proc_status(s->root, &ps) < 0 || !((ps.sigpnd | ps.shdpnd) & bit))
+	/* Once the program was reaped its pid may be another process's. */
+	if (!s->result.exited && (sup_proc_status(s->root, &ps) < 0 || !((ps.sigpnd | ps.shdpnd) & bit)))
 		kill(s->root, SIGINT);
 	if (!s->causal_filter)
 		begin_stop(s, "interrupted");
@@ -675,7 +676,8 @@ static void on_signals(void *arg, int fd)
 			} else if (sigint_from_elsewhere(s, &si[i])) {
 				pr_debug("SIGINT from pid %u: stopping the recording", si[i].ssi_pid);
 				interrupt_run(s);
-			} else if (sig == SIGTERM || sig == SIGHUP || getpgid(s->root) != getpgrp()) {
+			} else if (!s->result.exited &&
+				   (sig == SIGTERM || sig == SIGHUP || getpgid(s->root) != getpgrp())) {
 				/* Run mode: the target decides what the signal
 				 * means. Ctrl-C and Ctrl-\ reach it from the
 				 * terminal already, unless it left psup's
