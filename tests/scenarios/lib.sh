@@ -15,6 +15,16 @@ BG_PIDS=()
 # mistaken for ours.
 export PSUP_SCENARIO_TAG="$WORK"
 
+# A copy of a program (psup, a target) that another user can run: the build
+# may sit below a folder only root may enter (/root, where CI may clone).
+# Prints the copy's path.
+for_nobody() {
+	local dir="$WORK/for-nobody"
+	mkdir -p "$dir"
+	chmod 755 "$WORK" "$dir"
+	cp "$1" "$dir/" && chmod 755 "$dir/$(basename "$1")" && echo "$dir/$(basename "$1")"
+}
+
 # Pids of processes carrying this scenario's tag. Builtins only: a process
 # started here to look would carry the tag itself (forks of this shell do
 # not: /proc/PID/environ is the environment at exec).

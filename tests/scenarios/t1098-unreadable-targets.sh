@@ -15,12 +15,13 @@ chmod 4755 spin-setuid
 cp "$TARGETS/nodump" nodump
 chmod 755 nodump
 mkdir -m 777 rec
-as_nobody "$PSUP" run -q -o rec/probe.cbor -- "$TARGETS/spin" 0.1 >/dev/null 2>"$WORK/err" ||
+PSUP_N=$(for_nobody "$PSUP")
+as_nobody "$PSUP_N" run -q -o rec/probe.cbor -- "$(for_nobody "$TARGETS/spin")" 0.1 >/dev/null 2>"$WORK/err" ||
 	skip "psup cannot profile as nobody here: $(cat "$WORK/err")"
 
 # A program that makes itself not dumpable: its samples say so, and so does
 # psup, once.
-as_nobody timeout 60 "$PSUP" run -o rec/nodump.cbor -- ./nodump 0.3 >/dev/null 2>"$WORK/err"
+as_nobody timeout 60 "$PSUP_N" run -o rec/nodump.cbor -- ./nodump 0.3 >/dev/null 2>"$WORK/err"
 RC=$?
 expect_rc 0
 grep -q "not dumpable" "$WORK/err" || fail "no word on a process psup cannot read: $(cat "$WORK/err")"
@@ -32,7 +33,7 @@ jq_check nodump.json '[.functions[] | select(.image == "[not dumpable]")] | leng
 
 # A setuid program run by an ordinary user runs without its privileges: a
 # warning, once.
-as_nobody timeout 60 "$PSUP" run -o rec/setuid.cbor -- ./spin-setuid 0.1 >/dev/null 2>"$WORK/err"
+as_nobody timeout 60 "$PSUP_N" run -o rec/setuid.cbor -- ./spin-setuid 0.1 >/dev/null 2>"$WORK/err"
 RC=$?
 expect_rc 0
 [ "$(grep -c "setuid" "$WORK/err")" -eq 1 ] || fail "a setuid program lost its privileges silently: $(cat "$WORK/err")"

@@ -32,8 +32,9 @@ wait $first || fail "first psup failed to detach"
 
 # Another user's process: psup as nobody against a process of root's.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	psup_n=$(for_nobody "$PSUP")
 	cd /tmp
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$PSUP" attach -o /dev/null -f $BG \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$psup_n" attach -o /dev/null -f $BG \
 		>"$WORK/out" 2>"$WORK/err"
 	RC=$?
 	cd "$WORK"

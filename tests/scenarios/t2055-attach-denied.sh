@@ -11,6 +11,7 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 as_nobody() { "${NOBODY[@]}" "$@"; }
 as_nobody true || skip "setpriv cannot switch to nobody"
 mkdir -m 777 rec
+PSUP_N=$(for_nobody "$PSUP")
 
 one_line() { # what
 	[ "$(wc -l <"$WORK/err")" -eq 1 ] || { cat "$WORK/err" >&2; fail "$1: not one line"; }
@@ -38,7 +39,7 @@ chmod 4755 spin-setuid
 BG=$!
 BG_PIDS+=("$BG")
 wait_for "[ \"\$(readlink /proc/$BG/exe)\" = \"$WORK/spin-setuid\" ]" 10 || fail "the setuid target did not start"
-as_nobody timeout 30 "$PSUP" attach -o rec/suid.cbor "$BG" >/dev/null 2>"$WORK/err"
+as_nobody timeout 30 "$PSUP_N" attach -o rec/suid.cbor "$BG" >/dev/null 2>"$WORK/err"
 RC=$?
 expect_rc 1
 one_line "attach to a setuid program"
@@ -46,8 +47,8 @@ grep -q "setuid" "$WORK/err" || fail "attach to a setuid program: $(cat "$WORK/e
 grep -q "run psup as root" "$WORK/err" || fail "attach to a setuid program gives no fix"
 stop_bg "$BG"
 
-start_bg "${NOBODY[@]}" "$TARGETS/nodump" 60
-as_nobody timeout 30 "$PSUP" attach -o rec/nodump.cbor "$BG" >/dev/null 2>"$WORK/err"
+start_bg "${NOBODY[@]}" "$(for_nobody "$TARGETS/nodump")" 60
+as_nobody timeout 30 "$PSUP_N" attach -o rec/nodump.cbor "$BG" >/dev/null 2>"$WORK/err"
 RC=$?
 expect_rc 1
 one_line "attach to a process that is not dumpable"
