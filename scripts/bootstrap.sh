@@ -17,11 +17,12 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 # reads --format pprof files with `go tool pprof`), chromium (t8070 loads
 # the HTML report in headless Chromium), protobuf-c and zlib (--format
 # pprof: protoc-c generates its C at build time), scdoc (the man pages'
-# source format; t0030 installs and renders them).
+# source format; t0030 installs and renders them), strace and gdb (t1093:
+# programs that trace their children work under psup).
 packages=(gcc g++ pkg-config meson ninja-build libdw-dev libelf-dev libunwind-dev libpfm4-dev
           libcbor-dev libiberty-dev libzydis-dev jq procps python3 coz-profiler libc6-dbg
           clang-format golang-go chromium protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
-          scdoc)
+          scdoc strace gdb)
 
 install_missing() {
 	local missing=()
