@@ -206,7 +206,7 @@ int cmd_annotate(int argc, char **argv)
 	static char *default_files[] = { "psup.cbor" };
 	struct rep_annotate *a = NULL;
 	const struct rep_annotate_addr *addrs;
-	char err[512], **files, namebuf[64];
+	char err[512], **files;
 	size_t n;
 	int c, longindex = -1, nfiles, rc = 0;
 
@@ -218,10 +218,7 @@ int cmd_annotate(int argc, char **argv)
 			fputs(annotate_usage, stdout);
 			return 0;
 		default:
-			pr_err("%s: unknown option; see 'psup annotate --help'",
-			       builtin_option_name(c, longindex, longopts, argv, namebuf,
-						   sizeof(namebuf)));
-			return 2;
+			return builtin_option_error("annotate", "annotate", c, longindex, longopts, argv);
 		}
 	}
 	if (optind >= argc) {

@@ -18,5 +18,11 @@ int cmd_annotate(int argc, char **argv);
  * the unknown option or the one missing its value. Returns buf. */
 const char *builtin_option_name(int c, int longindex, const struct option *longopts,
 				char **argv, char *buf, size_t len);
+/* Says in one line what is wrong with the option getopt_long() returned as
+ * ':' (a missing value) or '?' (unknown), and where help is: "psup: diff:
+ * option '-o' needs a value; see 'psup diff --help'". prefix: "diff", or
+ * NULL for none. Returns 2, the exit status for bad usage. */
+int builtin_option_error(const char *prefix, const char *cmd, int c, int longindex,
+			 const struct option *longopts, char **argv);
 
 #endif

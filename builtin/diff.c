@@ -131,7 +131,7 @@ int cmd_diff(int argc, char **argv)
 	double fail_pct = NAN;
 	bool force = false, top_set = false, pretty = false;
 	FILE *out = stdout;
-	char err[512], name[64], why[512];
+	char err[512], why[512];
 	char **files[2];
 	int nfiles[2], c, rc, split, status = 2, li = -1;
 
@@ -195,14 +195,9 @@ int cmd_diff(int argc, char **argv)
 			fputs(diff_usage, stdout);
 			return 0;
 		case ':':
-			pr_err("diff: option '%s' needs a value; see 'psup diff --help'",
-			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)));
-			return 2;
 		case '?':
 		default:
-			pr_err("diff: unknown option '%s'; see 'psup diff --help'",
-			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)));
-			return 2;
+			return builtin_option_error("diff", "diff", c, li, longopts, argv);
 		}
 		li = -1;
 	}

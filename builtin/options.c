@@ -1,9 +1,11 @@
-/* What the commands share of option parsing: naming an option in a message. */
+/* What the commands share of option parsing: naming an option in a message, and the message. */
 #include "builtin/builtin.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "common/log.h"
 
 /* Whether longopts has the option name[0..n) with value val. */
 static bool has_long(const struct option *longopts, const char *name, size_t n, int val)
@@ -41,4 +43,19 @@ const char *builtin_option_name(int c, int longindex, const struct option *longo
 	else
 		snprintf(buf, len, "%s", arg ? arg : "?");
 	return buf;
+}
+
+int builtin_option_error(const char *prefix, const char *cmd, int c, int longindex,
+			 const struct option *longopts, char **argv)
+{
+	char name[64];
+	const char *opt = builtin_option_name(c, longindex, longopts, argv, name, sizeof(name));
+
+	if (c == ':')
+		pr_err("%s%soption '%s' needs a value; see 'psup %s --help'", prefix ? prefix : "",
+		       prefix ? ": " : "", opt, cmd);
+	else
+		pr_err("%s%sunknown option '%s'; see 'psup %s --help'", prefix ? prefix : "",
+		       prefix ? ": " : "", opt, cmd);
+	return 2;
 }

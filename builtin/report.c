@@ -180,7 +180,7 @@ int cmd_report(int argc, char **argv)
 	struct rep_profile *p = NULL;
 	bool top_set = false, min_set = false, depth_set = false, pretty = false;
 	FILE *out = stdout;
-	char err[512], name[64];
+	char err[512];
 	int c, rc, nfiles, status = 1, li = -1;
 
 	optind = 1;
@@ -277,14 +277,9 @@ int cmd_report(int argc, char **argv)
 			fputs(report_usage, stdout);
 			return 0;
 		case ':':
-			pr_err("report: option '%s' needs a value; see 'psup report --help'",
-			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)));
-			return 2;
 		case '?':
 		default:
-			pr_err("report: unknown option '%s'; see 'psup report --help'",
-			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)));
-			return 2;
+			return builtin_option_error("report", "report", c, li, longopts, argv);
 		}
 		li = -1;
 	}

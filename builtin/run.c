@@ -278,13 +278,8 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 			usage_common(stdout, attach, o);
 			return 0;
 		case ':':
-			pr_err("option '%s' needs a value; see 'psup %s --help'",
-			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)), cmd);
-			return 2;
 		case '?':
-			pr_err("unknown option '%s'; see 'psup %s --help'",
-			       builtin_option_name(c, li, longopts, argv, name, sizeof(name)), cmd);
-			return 2;
+			return builtin_option_error(NULL, cmd, c, li, longopts, argv);
 		default:
 			if (mode_option_of(o, c, &mi, &id)) {
 				int rc = o->modes[mi]->option(o->modes[mi], id, optarg, attach);
