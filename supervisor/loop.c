@@ -43,9 +43,22 @@ int sup_session_init(struct sup_session *s, bool attach_mode)
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(sup_signals); i++)
 		sigaddset(&set, sup_signals[i]);
 	/* psup's own signals are read from a signalfd by the loop; a spawned
-	 * child restores this mask before exec. */
-	if (sigprocmask(SIG_BLOCK, &set, &s->old_mask) < 0)
+	 * child restores the mask psup started with before exec. They stay
+	 * blocked after the session: a second SIGTERM (timeout(1) sends one to
+	 * psup and one to its process group) arriving once the loop is over
+	 * would otherwise kill psup while it writes the record's end. Test:
+	 * t3030-leader-exit. */
+	static sigset_t start_mask;
+	static bool start_mask_saved;
+	sigset_t prev;
+
+	if (sigprocmask(SIG_BLOCK, &set, &prev) < 0)
 		return -errno;
+	if (!start_mask_saved) {
+		start_mask = prev;
+		start_mask_saved = true;
+	}
+	s->old_mask = start_mask;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;
@@ -93,7 +106,6 @@ void sup_session_release(struct sup_session *s)
 		close(s->epfd);
 	if (s->exec_err_fd >= 0)
 		close(s->exec_err_fd);
-	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 }
 
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg)

@@ -74,7 +74,7 @@ struct sup_session {
 	void *tick_arg;
 	struct sup_watch *dead_watches;
 	struct psup_u64map watches; /* fd + 1 -> struct sup_watch * */
-	sigset_t old_mask;          /* psup's mask before the loop blocked its signals */
+	sigset_t old_mask;          /* psup's mask before its first session blocked its signals */
 
 	int exec_err_fd; /* run mode: child's close-on-exec error pipe */
 	bool exec_seen;
