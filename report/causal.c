@@ -1353,11 +1353,16 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 			put_site(out, md, base_name(S(a, cv->file)), cv->line);
 			fputs(md ? " | " : "  point ", out);
 			put_str(out, md, S(a, cz->points[cv->point].name));
-			if (md)
-				fprintf(out, " | %" PRIu32 " | %s |\n", cv->nexp, cv->why);
-			else
-				fprintf(out, ": %" PRIu32 " experiment%s: %s\n", cv->nexp,
-					cv->nexp == 1 ? "" : "s", cv->why);
+			/* why names the progress point: the binary's text */
+			if (md) {
+				fprintf(out, " | %" PRIu32 " | ", cv->nexp);
+				rep_md_put(out, cv->why, false);
+				fputs(" |\n", out);
+			} else {
+				fprintf(out, ": %" PRIu32 " experiment%s: ", cv->nexp, cv->nexp == 1 ? "" : "s");
+				rep_text_put(out, cv->why, SIZE_MAX);
+				fputc('\n', out);
+			}
 		}
 		fputc('\n', out);
 	}
