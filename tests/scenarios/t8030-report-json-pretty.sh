@@ -32,4 +32,9 @@ jq -S . pipe.json >pipe.s || fail "pipe.json does not parse"
 for f in file tty pretty; do
 	cmp -s pipe.s "$f.s" || fail "$f.json holds other data than the compact report"
 done
+# A deep stack (300 nested calls) still gives JSON that jq reads, trees
+# included: Debian 12's jq refuses nesting past about 180 levels.
+"$TARGETS/gen-contexts" deep.cbor 300 chain || fail "gen-contexts failed"
+timeout 60 "$PSUP" report --format json --view all deep.cbor >deep.json || fail "report of a deep stack failed"
+jq -e '.summary.samples > 0' deep.json >/dev/null || fail "jq cannot read the JSON report of a deep stack"
 exit 0

@@ -1,14 +1,16 @@
-/* gen-contexts FILE N
+/* gen-contexts FILE N [chain]
  *   Writes a synthetic record file with N calling contexts (plus a root)
  *   through psup's own writer: one thread, one location per context in a
  *   function of its own (work_<i>), each context the leaf of 1 to 7 samples,
  *   context i called from a context before it (a random recursive tree,
- *   deterministic: depth about 3 ln N). For the report's scaling tests (the
+ *   deterministic: depth about 3 ln N; with "chain", each context is
+ *   called from the one before: depth N). For the report's scaling tests (the
  *   HTML page with 100,000 contexts, t8070). Not a profiled program: it
  *   links report/ instead.
  * Exit: 0, 64 usage, 1 a write failed.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +30,10 @@ int main(int argc, char **argv)
 	char fn[32];
 	int rc;
 
-	if (argc != 3 || !(n = strtoul(argv[2], NULL, 10)) || n > 10000000) {
-		fprintf(stderr, "usage: gen-contexts FILE N\n");
+	bool chain = argc == 4 && !strcmp(argv[3], "chain");
+
+	if ((argc != 3 && !chain) || !(n = strtoul(argv[2], NULL, 10)) || n > 10000000) {
+		fprintf(stderr, "usage: gen-contexts FILE N [chain]\n");
 		return 64;
 	}
 	pairs = calloc(2 * n, sizeof(*pairs));
@@ -45,7 +49,7 @@ int main(int argc, char **argv)
 		snprintf(fn, sizeof(fn), "work_%lu", i);
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
 		if (i > 1)
-			parent = 1 + (seed >> 33) % (i - 1);
+			parent = chain ? i - 1 : 1 + (seed >> 33) % (i - 1);
 		rc = rep_write_loc(w, &l);
 		rc = rc ? rc : rep_write_node(w, i, parent, i);
 		pairs[2 * (i - 1)] = i;
