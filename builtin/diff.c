@@ -236,22 +236,9 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (output) {
-		rc = psup_output_open(output, force ? PSUP_OUTPUT_FORCE : 0, &of);
-		if (rc == -EEXIST) {
-			pr_err("diff: %s already exists; name another file, or use --force to replace "
-			       "it",
-			       output);
+		out = builtin_output_open("diff", output, force, &of);
+		if (!out)
 			goto out;
-		}
-		if (rc) {
-			pr_err("diff: cannot write %s: %s", output, psup_output_strerror(rc));
-			goto out;
-		}
-		out = fdopen(of.fd, "w");
-		if (!out) {
-			pr_err("diff: %s: %s", output, strerror(errno));
-			goto out_discard;
-		}
 	}
 	if (opt.format == REP_FORMAT_JSON && !output && isatty(STDOUT_FILENO))
 		pretty = true;

@@ -1,9 +1,12 @@
-/* What the commands share of option parsing: naming an option in a message, and the message. */
+/* What the commands share of option parsing: naming an option in a message,
+ * the message, and opening -o FILE. */
 #include "builtin/builtin.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 
@@ -58,4 +61,28 @@ int builtin_option_error(const char *prefix, const char *cmd, int c, int longind
 		pr_err("%s%sunknown option '%s'; see 'psup %s --help'", prefix ? prefix : "",
 		       prefix ? ": " : "", opt, cmd);
 	return 2;
+}
+
+FILE *builtin_output_open(const char *cmd, const char *path, bool force, struct psup_output *of)
+{
+	int rc = psup_output_open(path, force ? PSUP_OUTPUT_FORCE : 0, of);
+	FILE *f;
+
+	if (rc == -EEXIST) {
+		pr_err("%s: %s already exists; name another file, or use --force to replace it", cmd,
+		       path);
+		return NULL;
+	}
+	if (rc) {
+		pr_err("%s: cannot write %s: %s", cmd, path, psup_output_strerror(rc));
+		return NULL;
+	}
+	f = fdopen(of->fd, "w");
+	if (!f) {
+		pr_err("%s: %s: %s", cmd, path, strerror(errno));
+		psup_output_discard(of, path);
+		close(of->fd);
+		of->fd = -1;
+	}
+	return f;
 }

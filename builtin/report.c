@@ -338,22 +338,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (output) {
-		rc = psup_output_open(output, force ? PSUP_OUTPUT_FORCE : 0, &of);
-		if (rc == -EEXIST) {
-			pr_err("report: %s already exists; name another file, or use --force to "
-			       "replace it",
-			       output);
+		out = builtin_output_open("report", output, force, &of);
+		if (!out)
 			goto out;
-		}
-		if (rc) {
-			pr_err("report: cannot write %s: %s", output, psup_output_strerror(rc));
-			goto out;
-		}
-		out = fdopen(of.fd, "w");
-		if (!out) {
-			pr_err("report: %s: %s", output, strerror(errno));
-			goto out_discard;
-		}
 	}
 	/* A person reads a terminal; scripts (jq, tests) read pipes and files,
 	 * which keep the compact single line. */

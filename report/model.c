@@ -563,7 +563,7 @@ static bool whole_image_name(const char *img)
  * exported function; the code is NOT F's, hence "after" rather than "F" or
  * "F+0x..", which would read as F's own code), else "[ls] (no symbols)" for
  * an image without symbols (or not known to have some: older records) and
- * "[ls] (unnamed code)" for code in an image that has symbols (a PLT stub,
+ * "[ls] (unnamed code)" for code in an image that has symbols (a PLT entry,
  * padding). The offset stays in the loc (rep_mloc.offset).
  */
 static int64_t unknown_name(struct rep_profile *p, uint32_t image, struct rep_slice near,
