@@ -15,6 +15,17 @@ BG_PIDS=()
 # mistaken for ours.
 export PSUP_SCENARIO_TAG="$WORK"
 
+# chromium_dom URL OUT: the DOM of URL after its scripts ran in headless
+# Chromium (virtual time: no wall-clock waits), into OUT. Skips the
+# scenario where Chromium is not installed.
+chromium_dom() {
+	command -v chromium >/dev/null || skip "no chromium (scripts/bootstrap.sh installs Debian's chromium)"
+	timeout 120 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$WORK/chromium" --window-size=1280,1000 \
+		--virtual-time-budget=20000 --dump-dom "$1" >"$2" 2>"$WORK/chromium.err" ||
+		fail "chromium could not load $1: $(tail -3 "$WORK/chromium.err")"
+}
+
 # A copy of a program (psup, a target) that another user can run: the build
 # may sit below a folder only root may enter (/root, where CI may clone).
 # Prints the copy's path.

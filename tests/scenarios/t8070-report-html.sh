@@ -12,13 +12,6 @@ cd "$WORK"
 
 command -v chromium >/dev/null || skip "no chromium (scripts/bootstrap.sh installs Debian's chromium)"
 
-# The DOM after the page's scripts ran (virtual time: no wall-clock waits).
-dom() { # url out
-	timeout 120 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$WORK/chromium" --window-size=1280,1000 \
-		--virtual-time-budget=20000 --dump-dom "$1" >"$2" 2>chromium.err ||
-		fail "chromium could not load $1: $(tail -3 chromium.err)"
-}
 
 run_psup 60 run -q -o t.cbor -- "$TARGETS/threads" 3 0.3
 expect_rc 0
@@ -31,7 +24,7 @@ LC_ALL=C grep -Eqi '<(script|link|img|iframe|object|embed|source)[^>]+(src|href)
 	fail "html loads an external resource: $(grep -Eoi '<(script|link|img)[^>]+(src|href)=[^>]*' t.html | head -1)"
 LC_ALL=C grep -Eqi 'url\(|@import' t.html && fail "html: CSS fetches something"
 
-dom "file://$WORK/t.html" t.dom
+chromium_dom "file://$WORK/t.html" t.dom
 grep -q 'data-ready="1"' t.dom || fail "the flame graph script did not finish"
 frames=$(grep -o '<g class="fr[ "]' t.dom | wc -l)
 [ "$frames" -ge 5 ] || fail "the flame graph has $frames frames, expected at least 5"
@@ -51,13 +44,13 @@ for s in summary threads; do
 done
 
 # search: the function's frames highlighted, their share of the samples said
-dom "file://$WORK/t.html?search=thread_spin" s.dom
+chromium_dom "file://$WORK/t.html?search=thread_spin" s.dom
 hl=$(grep -o '<g class="fr hl"' s.dom | wc -l)
 [ "$hl" -ge 1 ] || fail "search for thread_spin highlights no frame"
 want=$(jq -r '.functions[] | select(.function == "thread_spin") | .total_percent' t.json | xargs printf '%.2f%%')
 grep -q "matched: $want of samples" s.dom ||
 	fail "search share $(grep -o 'matched: [0-9.]*%' s.dom) != JSON's total_percent $want"
-dom "file://$WORK/t.html?search=no_such_function_here" n.dom
+chromium_dom "file://$WORK/t.html?search=no_such_function_here" n.dom
 [ "$(grep -o '<g class="fr hl"' n.dom | wc -l)" -eq 0 ] || fail "a search without matches highlights frames"
 
 # what a person sees is not blank: many colours in the screenshot
@@ -86,7 +79,7 @@ PY
 "$TARGETS/gen-contexts" big.cbor 100000 || fail "gen-contexts failed"
 run_psup 120 report --format html -o big.html big.cbor
 expect_rc 0
-dom "file://$WORK/big.html" big.dom
+chromium_dom "file://$WORK/big.html" big.dom
 grep -q 'data-nodes="100001"' big.dom || fail "the big page's tree has $(grep -o 'data-nodes="[0-9]*"' big.dom), not 100001 nodes"
 grep -q 'data-ready="1"' big.dom || fail "the big page's flame graph did not finish"
 ms=$(grep -o 'data-page-ms="[0-9.]*"' big.dom | grep -o '[0-9.]*')

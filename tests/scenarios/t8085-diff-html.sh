@@ -11,12 +11,6 @@ cd "$WORK"
 
 command -v chromium >/dev/null || skip "no chromium (scripts/bootstrap.sh installs Debian's chromium)"
 
-dom() { # url out
-	timeout 120 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$WORK/chromium" --window-size=1280,1000 \
-		--virtual-time-budget=20000 --dump-dom "$1" >"$2" 2>chromium.err ||
-		fail "chromium could not load $1: $(tail -3 chromium.err)"
-}
 
 T="$TARGETS/diffwork"
 for i in 1 2; do
@@ -34,7 +28,7 @@ LC_ALL=C grep -Eqi '<(script|link|img|iframe|object|embed|source)[^>]+(src|href)
 LC_ALL=C grep -Eqi 'url\(|@import' d.html && fail "html: CSS fetches something"
 grep -q 'id="flame-graph-base"' d.html || fail "the flame graph has no base tree (not differential)"
 
-dom "file://$WORK/d.html" d.dom
+chromium_dom "file://$WORK/d.html" d.dom
 grep -q 'data-ready="1"' d.dom || fail "the flame graph script did not finish"
 frames=$(grep -o '<g class="fr[ "]' d.dom | wc -l)
 [ "$frames" -ge 3 ] || fail "the flame graph has $frames frames, expected at least 3"
@@ -79,7 +73,7 @@ timeout 120 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
 # one run per side: drawn, and no verdict
 run_psup 60 diff --format html -o one.html base1.cbor -- new1.cbor
 expect_rc 0
-dom "file://$WORK/one.html" one.dom
+chromium_dom "file://$WORK/one.html" one.dom
 grep -q 'data-ready="1"' one.dom || fail "one run per side: the flame graph did not finish"
 grep -q 'data-can-judge="0"' one.dom && grep -q 'cannot judge with one run' one.dom ||
 	fail "one run per side does not say it cannot judge"
