@@ -19,6 +19,7 @@
 #include "sampler/sampler.h"
 #include "supervisor/supervisor.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/report-fixture.h"
 
 #define MS 1000000ULL
 
@@ -279,19 +280,7 @@ static void sample_at(const struct smp_sink *sink, pid_t tid, void *pc, uint64_t
 
 static char *render(const char *path)
 {
-	struct rep_profile *p;
-	struct rep_options o = { REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0, 0.0, NULL };
-	char err[256], *text = NULL;
-	size_t len;
-	FILE *f;
-
-	CHECK(rep_profile_new(&p) == 0);
-	CHECK(rep_profile_load(p, path, err, sizeof(err)) == 0);
-	f = open_memstream(&text, &len);
-	CHECK(rep_print(p, &o, f) == 0);
-	fclose(f);
-	rep_profile_free(p);
-	return text;
+	return render_file(path, (struct rep_options){ REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0, 0.0, NULL });
 }
 
 /* ---- a run through the hub ---------------------------------------------- */

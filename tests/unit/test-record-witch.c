@@ -17,6 +17,7 @@
 #include "report/report-internal.h"
 #include "supervisor/supervisor.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/report-fixture.h"
 
 /* ---- stderr of a call ------------------------------------------------- */
 
@@ -145,19 +146,7 @@ static void test_options(void)
 
 static char *render(const char *path)
 {
-	struct rep_profile *p;
-	struct rep_options o = { REP_FORMAT_JSON, REP_VIEW_WITCH, 0, 0.0, NULL };
-	char err[256], *text = NULL;
-	size_t len;
-	FILE *f;
-
-	CHECK(rep_profile_new(&p) == 0);
-	CHECK(rep_profile_load(p, path, err, sizeof(err)) == 0);
-	f = open_memstream(&text, &len);
-	CHECK(rep_print(p, &o, f) == 0);
-	fclose(f);
-	rep_profile_free(p);
-	return text;
+	return render_file(path, (struct rep_options){ REP_FORMAT_JSON, REP_VIEW_WITCH, 0, 0.0, NULL });
 }
 
 /* A sampling run: the configuration record, a thread whose sampling event
