@@ -669,7 +669,8 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 unsigned exp_causal_pick_speedup(uint64_t *rng);
 /* The next experiment length: doubled (up to max) when the minimum visits of
  * any progress point (min_delta) is below min_visits. */
-uint64_t exp_causal_next_length(uint64_t len, uint64_t max, uint64_t min_delta, unsigned min_visits);
+uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64_t min_delta,
+				unsigned min_visits);
 /* Owed ns of a thread: (global - local) x delay minus its excess (never
  * negative; *excess is updated by what was used). */
 uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int64_t *excess);

@@ -46,11 +46,26 @@ static void test_speedup_distribution(void)
 
 static void test_length(void)
 {
-	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 5, 5), 10 * MS);
-	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 4, 5), 20 * MS);
-	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 2000 * MS, 0, 5), 20 * MS);
-	CHECK_EQ_INT(exp_causal_next_length(1500 * MS, 2000 * MS, 0, 5), 2000 * MS);
-	CHECK_EQ_INT(exp_causal_next_length(2000 * MS, 2000 * MS, 0, 5), 2000 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 10 * MS, 2000 * MS, 5, 5), 10 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 10 * MS, 2000 * MS, 4, 5), 20 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 10 * MS, 2000 * MS, 0, 5), 20 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(1500 * MS, 10 * MS, 2000 * MS, 0, 5), 2000 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(2000 * MS, 10 * MS, 2000 * MS, 0, 5), 2000 * MS);
+	/* Back down when the visits come four times as often as needed, never
+	 * below the initial length. */
+	CHECK_EQ_INT(exp_causal_next_length(1280 * MS, 10 * MS, 2000 * MS, 19, 5), 1280 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(1280 * MS, 10 * MS, 2000 * MS, 20, 5), 640 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(20 * MS, 10 * MS, 2000 * MS, 5000, 5), 10 * MS);
+	CHECK_EQ_INT(exp_causal_next_length(10 * MS, 10 * MS, 2000 * MS, 5000, 5), 10 * MS);
+	/* A start-up with few visits, then a steady rate of 50 per 10 ms: the
+	 * length follows the rate back to 10 ms and stays there. */
+	uint64_t len = 10 * MS;
+	for (int i = 0; i < 7; i++)
+		len = exp_causal_next_length(len, 10 * MS, 2000 * MS, 0, 5);
+	CHECK_EQ_INT(len, 1280 * MS);
+	for (int i = 0; i < 20; i++)
+		len = exp_causal_next_length(len, 10 * MS, 2000 * MS, len / MS * 5, 5);
+	CHECK_EQ_INT(len, 10 * MS);
 }
 
 static void test_owed(void)
