@@ -735,7 +735,7 @@ static uint64_t hook_held(void *arg, pid_t tid, uint64_t asked, uint64_t lost, b
 	struct causal_cmd *cz = arg;
 	uint64_t ns;
 
-	exp_causal_held(cz->eng, tid, asked, lost);
+	exp_causal_held(cz->eng, tid, asked, lost, psup_now_ns());
 	if (!may_extend || cz->failed)
 		return 0;
 	ns = exp_causal_hold_on(cz->eng, tid, psup_now_ns());
@@ -938,6 +938,14 @@ static int causal_switch(struct rec_mode *m, const struct smp_switch *sw)
 	if (cz->enabled && cz->eng)
 		exp_causal_switch(cz->eng, sw->tid, sw->out, sw->preempt, sw->time, sw->cpu);
 	return 0;
+}
+
+static void causal_observer(struct rec_mode *m, int cpu, uint64_t time, uint64_t period)
+{
+	struct causal_cmd *cz = to_causal(m);
+
+	if (cz->enabled && cz->eng)
+		exp_causal_observer(cz->eng, cpu, time, period);
 }
 
 static int causal_block(struct rec_mode *m, const struct smp_block *b, enum exp_block_kind kind,
@@ -1152,13 +1160,17 @@ static int causal_end(struct rec_mode *m)
 	/* What a pause costs beyond what was asked (the excess, subtracted
 	 * from later pauses) and how long an interrupt takes to stop a thread:
 	 * the numbers docs/performance.md quotes ("What causal mode costs"). */
+	if (st.observer_samples)
+		pr_info("causal: psup took %.1f ms from threads waiting for their CPU (%llu of its samples)",
+			(double)st.observer_ns / 1e6, (unsigned long long)st.observer_samples);
 	if (ps.requests || ps.seccomp_stops)
 		pr_info("causal: %llu pauses (%llu of them held on, %.1f ms held, %+.1f us excess per "
-			"pause, %.1f us from interrupt to stop, %llu found blocked), %llu intercepted "
-			"calls, %llu unlock traps",
+			"pause, %.1f us from resume to running, %.1f us from interrupt to stop, %llu "
+			"found blocked), %llu intercepted calls, %llu unlock traps",
 			(unsigned long long)ps.holds, (unsigned long long)ps.extended,
 			(double)ps.lost_ns / 1e6,
 			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
+			st.resumes ? (double)st.resume_lag_ns / 1e3 / (double)st.resumes : 0.0,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops,
 			(unsigned long long)ps.trap_stops);
@@ -1319,6 +1331,7 @@ struct rec_mode *rec_causal_new(void)
 		.process_exit = causal_process_exit,
 		.sample = causal_sample,
 		.context_switch = causal_switch,
+		.observer = causal_observer,
 		.block = causal_block,
 		.wakeup = causal_wakeup,
 		.own_breakpoint = causal_own_breakpoint,

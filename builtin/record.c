@@ -88,6 +88,7 @@ struct rec {
 	struct smp_thread **cpu_rings;
 	unsigned ncpu_rings;
 	struct smp_sink cpu_sink;
+	pid_t self_pid; /* psup's: its samples in the CPU rings are the observer's */
 	/* lost: in the program's own rings; cpu_lost: in the CPU rings, whose
 	 * losses cannot be told apart from other tasks' (psup's own). */
 	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
@@ -248,13 +249,20 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	}
 }
 
-/* A CPU ring holds every task's samples: only the traced threads' count. */
+/* A CPU ring holds every task's samples: only the traced threads' count,
+ * and psup's own say where the observer took a CPU (the observer hook). */
 static void on_cpu_sample(void *arg, const struct smp_sample *s)
 {
 	struct rec *r = arg;
 
-	if (s->tid > 0 && thread_find(r, s->tid))
+	if (s->tid > 0 && thread_find(r, s->tid)) {
 		on_sample(arg, s);
+		return;
+	}
+	if (s->pid != r->self_pid || s->cpu < 0)
+		return;
+	for_each_mode(r, m, observer)
+		m->observer(m, s->cpu, s->time, s->period);
 }
 
 static void on_cpu_lost(void *arg, pid_t tid, uint64_t count)
@@ -1017,6 +1025,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		return err;
 	}
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
+	r->self_pid = getpid();
 	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .comm = on_comm, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);

@@ -134,6 +134,9 @@ struct rec_mode {
 	/* ---- events ---- */
 	int (*sample)(struct rec_mode *m, const struct rec_sample *s);
 	int (*context_switch)(struct rec_mode *m, const struct smp_switch *sw);
+	/* psup itself was sampled on cpu at time (a CPU ring: per-CPU
+	 * sampling only): the observer took period ns of that CPU. */
+	void (*observer)(struct rec_mode *m, int cpu, uint64_t time, uint64_t period);
 	/* tid blocked (a block sample) on kind; futex: the futex word's
 	 * address when kind is EXP_BLOCK_FUTEX. */
 	int (*block)(struct rec_mode *m, const struct smp_block *b, enum exp_block_kind kind,

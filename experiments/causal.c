@@ -43,6 +43,9 @@
 /* Line samples remembered per experiment with their CPU: those that reach
  * psup before the switch-out of a thread they preempted (preempt_credit()). */
 #define LINE_HIST 4096
+/* psup's own samples remembered per experiment with their CPU, for the same
+ * reason (observer_charge()). */
+#define OBS_HIST 256
 
 struct cz_line {
 	char *file;
@@ -95,7 +98,10 @@ struct cz_thread {
 	/* Its first switch-in after wait_t0: when psup resumed it into its
 	 * blocking call (0: not yet). */
 	uint64_t resumed_at;
-	bool holding;      /* a hold asked by exp_causal_hold() has not ended */
+	bool holding; /* a hold asked by exp_causal_hold() has not ended */
+	/* When psup last resumed it from a hold (0: its switch-in since was
+	 * seen): the time until it runs again is lost too (resume_lag()). */
+	uint64_t resumed_hold;
 	bool trap;         /* it has a trap on its mutex unlocks */
 	uint64_t trap_hit; /* when it last stopped at its trap, 0: never */
 	/* A blocking call does not make it pay first: its debt goes into the
@@ -190,6 +196,11 @@ struct exp_causal {
 		pid_t tid;
 	} line_hist[LINE_HIST];
 	unsigned nline_hist, line_hpos;
+	struct {
+		uint64_t time, period;
+		int cpu;
+	} obs_hist[OBS_HIST];
+	unsigned nobs_hist, obs_hpos;
 
 	struct exp_causal_stats st;
 	uint64_t sum_periods, nperiods; /* observed sample periods (ns) */
@@ -599,6 +610,46 @@ static void credit_behind(struct exp_causal *c, const struct cz_thread *by, uint
 	}
 }
 
+/*
+ * The observer is not the program. psup runs at SCHED_FIFO on the
+ * program's CPUs: whatever it does there (draining rings, unwinding,
+ * pausing and resuming) preempts a thread of the program, which then waits
+ * for its CPU. That wait is a delay only that thread paid, and it grows
+ * with the experiment's pauses: counted nowhere, it was the program's, and
+ * a line whose speedup only makes others pause (a spinner beside the
+ * worker, both busy, as many busy threads as CPUs) read as contention. So
+ * each of psup's own samples in the CPU rings (per-CPU sampling), taken on
+ * the CPU of a thread's preemption while it waited, counts its period as
+ * time that thread already lost: its excess, as a hold's overshoot, comes
+ * off what it owes (Coz's excess sleep). Sampling makes it exact on
+ * average, as for the line's own samples.
+ */
+static void observer_charge(struct exp_causal *c, struct cz_thread *t, uint64_t ns)
+{
+	t->excess += (int64_t)ns;
+	c->st.observer_ns += ns;
+	c->st.observer_samples++;
+}
+
+void exp_causal_observer(struct exp_causal *c, int cpu, uint64_t time, uint64_t period)
+{
+	if (cpu < 0 || !period || !in_experiment(c, time))
+		return;
+	c->obs_hist[c->obs_hpos].time = time;
+	c->obs_hist[c->obs_hpos].period = period;
+	c->obs_hist[c->obs_hpos].cpu = cpu;
+	c->obs_hpos = (c->obs_hpos + 1) % OBS_HIST;
+	if (c->nobs_hist < OBS_HIST)
+		c->nobs_hist++;
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (!c->threads.keys[i] || !c->threads.vals[i])
+			continue;
+		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
+		if (preempted_then(t, 0, time, cpu))
+			observer_charge(c, t, period);
+	}
+}
+
 /* t switched out preempted at time on cpu: the line samples taken there
  * since, already read, credit it now (one raise: the thread's raise history
  * is short); later ones as they come. */
@@ -622,9 +673,17 @@ static void preempted(struct exp_causal *c, struct cz_thread *t, uint64_t time, 
 	}
 	if (n)
 		preempt_credit(c, t, n, first);
+	for (unsigned k = 0; k < c->nobs_hist; k++) {
+		unsigned i = (c->obs_hpos + OBS_HIST - 1 - k) % OBS_HIST;
+		if (c->obs_hist[i].time + HIST_LAG_NS < time)
+			break;
+		if (preempted_then(t, 0, c->obs_hist[i].time, c->obs_hist[i].cpu))
+			observer_charge(c, t, c->obs_hist[i].period);
+	}
 }
 
 static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time);
+static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time);
 
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
 		       const uint64_t *pcs, unsigned npcs, uint64_t time, int cpu)
@@ -763,6 +822,8 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 		preempted(c, t, time, cpu);
 	else if (!out && time && t->pre_out && !t->pre_in)
 		t->pre_in = time;
+	if (!out && time)
+		resume_lag(c, t, time);
 	if (time && out)
 		t->last_out = time;
 	else if (time)
@@ -1024,7 +1085,8 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	return charge(t, g, c->delay_ns, stopped ? stopped : c->now);
 }
 
-void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns)
+void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns,
+		     uint64_t now)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
@@ -1033,7 +1095,38 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
 	if (t) {
 		t->excess += (int64_t)lost_ns - (int64_t)asked_ns;
 		t->holding = false;
+		t->resumed_hold = now;
 	}
+}
+
+/*
+ * A thread resumed from a hold runs again only when its CPU is free: psup
+ * itself, woken on that CPU (the one the hold left idle) and running at
+ * SCHED_FIFO, goes on with its work there first. That lag is the
+ * observer's cost, paid by the held thread only, and it grows with the
+ * pauses, i.e. with the speedup: counted nowhere, it made a line that only
+ * makes other threads pause (a spinner beside the worker) read as
+ * contention. Its switch-in record says when it ran: the lag is lost time
+ * like a hold's overshoot (Coz's excess sleep, which Coz measures around
+ * its nanosleep, so up to the thread's return to its CPU as well). A lag
+ * longer than RESUME_LAG_MAX is not psup's (job control, a stop).
+ */
+#define RESUME_LAG_MAX (20ULL * 1000000ULL)
+
+static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time)
+{
+	uint64_t lag;
+
+	if (!t->resumed_hold || time < t->resumed_hold)
+		return; /* a record from before the resume, late */
+	lag = time - t->resumed_hold;
+	t->resumed_hold = 0;
+	if (lag > RESUME_LAG_MAX)
+		return;
+	t->excess += (int64_t)lag;
+	c->pause_ns += lag;
+	c->st.resume_lag_ns += lag;
+	c->st.resumes++;
 }
 
 uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now)

@@ -601,12 +601,18 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
  * owed delays as paid. in_syscall: it is blocked, do not hold (it pays when
  * it runs again). */
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall);
-/* The hold ended: lost_ns really lost by the thread. */
-void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns);
+/* The hold ended at now (psup resumes it next): lost_ns really lost by the
+ * thread so far; the time from now to its next switch-in is lost too. */
+void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns,
+		     uint64_t now);
 /* After exp_causal_held, for a hold that ran out: how much longer to hold
  * tid (ns, 0: resume it), the line having run on while it was held: what it
  * owes now, when a pause is worth it. Counts it as paid, as exp_causal_hold. */
 uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now);
+/* psup itself was sampled on cpu at time (a per-CPU ring): a thread of the
+ * program preempted there meanwhile lost period ns to the observer, which
+ * comes off what it owes, like a hold's overshoot. */
+void exp_causal_observer(struct exp_causal *c, int cpu, uint64_t time, uint64_t period);
 /* Threads worth pausing now: owing at least pause_min_ns, not known to be
  * blocked, not waiting for their CPU behind the line, not running the line
  * with a debt of its samples' jitter. Writes up to max tids; returns how
@@ -660,6 +666,12 @@ struct exp_causal_stats {
 	const char *file; /* current experiment's line (NULL when none) */
 	unsigned line, speedup_pct;
 	bool fixed_line_seen; /* --line: a sample fell on it */
+	/* From psup's resume of a held thread to its switch-in, over every
+	 * hold whose switch-in was seen (lost time, as a hold's overshoot). */
+	uint64_t resume_lag_ns, resumes;
+	/* psup's own samples on the CPU of a preempted thread, and their
+	 * periods: time psup took from the program (exp_causal_observer). */
+	uint64_t observer_ns, observer_samples;
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 

@@ -167,7 +167,7 @@ static void test_engine(void)
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
 	/* Paid: nothing more owed. */
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
-	exp_causal_held(c, b, 2 * MS, 2 * MS);
+	exp_causal_held(c, b, 2 * MS, 2 * MS, 0);
 
 	/* Both run the line equally: nobody pauses (not n-1 times each). */
 	for (int i = 0; i < 10; i++) {
@@ -184,29 +184,29 @@ static void test_engine(void)
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, psup_now_ns()));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
 	/* A hold that ran 1 ms long: the excess comes off the next debt. */
-	exp_causal_held(c, a, 3 * MS / 2, 5 * MS / 2);
+	exp_causal_held(c, a, 3 * MS / 2, 5 * MS / 2, 0);
 	samples(c, sp, b, 4); /* a owes 2 ms, minus 1 ms of excess */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 1 * MS);
-	exp_causal_held(c, a, MS, MS);
+	exp_causal_held(c, a, MS, MS, 0);
 	/* b runs the line while a is held: as the hold runs out, a is held
 	 * on for what it came to owe meanwhile (not let go to pay it at its
 	 * next stop, wherever that is), then let go when even. */
 	samples(c, sp, b, 2);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
 	samples(c, sp, b, 2);
-	exp_causal_held(c, a, MS, MS);
+	exp_causal_held(c, a, MS, MS, 0);
 	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), MS);
-	exp_causal_held(c, a, MS, MS);
+	exp_causal_held(c, a, MS, MS, 0);
 	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), 0);
 	/* A hold let go early owes the shortfall at its next pause, not a
 	 * hold of its own. */
 	samples(c, sp, b, 2);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
-	exp_causal_held(c, a, MS, MS / 2);
+	exp_causal_held(c, a, MS, MS / 2, 0);
 	CHECK_EQ_INT(exp_causal_hold_on(c, a, psup_now_ns()), 0);
 	samples(c, sp, b, 2);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
-	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2);
+	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2, 0);
 
 	/* Crediting (3.4.2): a blocks in a futex wait while b runs the line;
 	 * when it wakes (its switch-in), a owes nothing. The switch-in of the
@@ -226,7 +226,7 @@ static void test_engine(void)
 		samples(c, sp, b, 2);
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, psup_now_ns()));
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
-		exp_causal_held(c, a, MS, MS);
+		exp_causal_held(c, a, MS, MS, 0);
 	}
 
 	/* Coz 3.4.1: a wait for time is paid before and at its return, never
@@ -240,7 +240,7 @@ static void test_engine(void)
 		samples(c, sp, b, 2);
 		CHECK(exp_causal_syscall_enter(c, a, SYS_nanosleep, sleep_args, t0));
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
-		exp_causal_held(c, a, MS, MS);
+		exp_causal_held(c, a, MS, MS, 0);
 		exp_causal_switch(c, a, false, false, t0 + 1, -1); /* resumed into it */
 		exp_causal_switch(c, a, true, false, t0 + 2, -1);  /* sleeps */
 		samples(c, sp, b, 4);
@@ -248,7 +248,7 @@ static void test_engine(void)
 		/* its return: what b ran meanwhile is owed, not credited */
 		exp_causal_switch(c, a, true, false, psup_now_ns(), -1); /* the exit stop */
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
-		exp_causal_held(c, a, 2 * MS, 2 * MS);
+		exp_causal_held(c, a, 2 * MS, 2 * MS, 0);
 		exp_causal_switch(c, a, false, false, psup_now_ns(), -1); /* resumed */
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_read, sleep_args, psup_now_ns()));
 		CHECK(!exp_causal_syscall_enter(c, a, SYS_poll, poll_now, psup_now_ns()));
@@ -265,7 +265,7 @@ static void test_engine(void)
 	/* A new thread inherits its creator's count (Coz 3.4): a's debt. */
 	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), a), 0);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 2 * MS);
-	exp_causal_held(c, d, 2 * MS, 2 * MS);
+	exp_causal_held(c, d, 2 * MS, 2 * MS, 0);
 
 	/* The experiment ends after its length, once the debtors paid
 	 * (settling), and none is owed afterwards. */
@@ -277,18 +277,18 @@ static void test_engine(void)
 	CHECK(st.running);     /* a still owes 2 ms: settling */
 	samples(c, sp, b, 10); /* no longer counted (time 0: now) */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 2 * MS);
-	exp_causal_held(c, a, 2 * MS, 2 * MS);
+	exp_causal_held(c, a, 2 * MS, 2 * MS, 0);
 	{
 		/* ...unless taken before the end: it raises what a owes. */
 		line_sample(c, sp, b, now + 10 * MS, -1);
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-		exp_causal_held(c, a, MS / 2, MS / 2);
+		exp_causal_held(c, a, MS / 2, MS / 2, 0);
 		/* d too: settling waits for every debtor. */
 		CHECK_EQ_INT(exp_causal_tick(c, now + 12 * MS), 0);
 		exp_causal_stats(c, &st);
 		CHECK(st.running);
 		CHECK_EQ_INT(exp_causal_hold(c, d, false), MS / 2);
-		exp_causal_held(c, d, MS / 2, MS / 2);
+		exp_causal_held(c, d, MS / 2, MS / 2, 0);
 		/* ...and one taken before the experiment began does not. */
 		line_sample(c, sp, b, now - MS, -1);
 		CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
@@ -403,9 +403,9 @@ static void test_preempt_credit(void)
 	line_sample(c, sp, a, now + 6 * MS, 0);
 	/* Global 5: b at 3, owes 2 ms; d at 1, owes 4 ms. */
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
-	exp_causal_held(c, b, 2 * MS, 2 * MS);
+	exp_causal_held(c, b, 2 * MS, 2 * MS, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 4 * MS);
-	exp_causal_held(c, d, 4 * MS, 4 * MS);
+	exp_causal_held(c, d, 4 * MS, 4 * MS, 0);
 	/* Global 5, d at 5. d waits again on CPU 1, then runs and blocks;
 	 * the line samples of its wait reach psup after both: still
 	 * credited, but never past the global count. */
@@ -417,14 +417,67 @@ static void test_preempt_credit(void)
 	line_sample(c, sp, a, now + 10 * MS, 0);    /* a 7, global 7 */
 	exp_causal_switch(c, d, false, false, now + 11 * MS, 1);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), MS);
-	exp_causal_held(c, d, MS, MS);
+	exp_causal_held(c, d, MS, MS, 0);
 	/* A CPU not known credits nothing: e, preempted again, owes all. */
 	exp_causal_switch(c, e, false, false, now + 9 * MS, 2);
 	exp_causal_switch(c, e, true, true, now + 10 * MS, -1);
 	line_sample(c, sp, a, now + 11 * MS, -1); /* global 8 */
 	exp_causal_switch(c, e, false, false, now + 12 * MS, 2);
 	CHECK_EQ_INT(exp_causal_hold(c, e, false), 8 * MS);
-	exp_causal_held(c, e, 8 * MS, 8 * MS);
+	exp_causal_held(c, e, 8 * MS, 8 * MS, 0);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+/* The observer's cost is the thread's own loss, off what it owes: psup's
+ * samples taken on the CPU of a thread's preemption while it waited
+ * (read before or after its switch-out record; not those on another CPU or
+ * after it ran again), and the time from psup's resume of a hold to the
+ * thread's switch-in. */
+static void test_observer(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 50 * MS,
+		.fixed_speedup = 100,
+		.seed = 7,
+	};
+	struct sym_space *sp;
+	struct exp_causal_stats st;
+	const pid_t a = 4101, b = 4102;
+	uint64_t now = 2000 * MS;
+	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+
+	start_on_line(c, sp, a, now);
+	/* b waits on CPU 0 behind psup (one sample there), then runs. */
+	exp_causal_switch(c, b, true, true, now + MS, 0);
+	exp_causal_observer(c, 0, now + MS + MS / 2, MS);
+	exp_causal_observer(c, 1, now + MS + MS / 2, MS); /* another CPU */
+	exp_causal_switch(c, b, false, false, now + 2 * MS, 0);
+	exp_causal_observer(c, 0, now + 2 * MS + 1, MS); /* b ran again */
+	line_sample(c, sp, a, now + 2 * MS, 1);
+	line_sample(c, sp, a, now + 3 * MS, 1);
+	line_sample(c, sp, a, now + 4 * MS, 1);
+	/* Global 3: b owes 3 ms, less the 1 ms psup took. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
+	/* Resumed at +7 ms, running again at +7.3 ms: 0.3 ms lost more. */
+	exp_causal_held(c, b, 2 * MS, 2 * MS, now + 7 * MS);
+	exp_causal_switch(c, b, false, false, now + 7 * MS + 300000, 0);
+	/* Preempted again on CPU 0 at +8 ms; psup's sample there at +8.5 ms
+	 * reaches the engine before b's switch-out record. */
+	exp_causal_observer(c, 0, now + 8 * MS + MS / 2, MS);
+	exp_causal_switch(c, b, true, true, now + 8 * MS, 0);
+	exp_causal_switch(c, b, false, false, now + 9 * MS, 0);
+	line_sample(c, sp, a, now + 9 * MS, 1);
+	line_sample(c, sp, a, now + 10 * MS, 1);
+	line_sample(c, sp, a, now + 11 * MS, 1);
+	/* Global 6, b paid 3: owes 3 ms, less 0.3 + 1. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 3 * MS - 300000 - MS);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_samples, 2);
+	CHECK_EQ_INT(st.observer_ns, 2 * MS);
+	CHECK_EQ_INT(st.resumes, 1);
+	CHECK_EQ_INT(st.resume_lag_ns, 300000);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
@@ -455,20 +508,20 @@ static void test_switch_credit(void)
 	exp_causal_switch(c, a, false, false, now + 6 * MS, -1);
 	/* a owes the one sample after its wake-up (0.5 ms), not three. */
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
 	/* A switch-in without a futex block before it credits nothing. */
 	line_sample(c, sp, b, now + 8 * MS, -1);
 	exp_causal_switch(c, a, false, false, now + 9 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	/* a stops at 11 ms (a ptrace stop psup answers late): the line
 	 * execution at 12 ms is not owed at this stop, only later. */
 	line_sample(c, sp, b, now + 10 * MS, -1);
 	exp_causal_switch(c, a, true, false, now + 11 * MS, -1);
 	line_sample(c, sp, b, now + 12 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	exp_causal_switch(c, a, false, false, now + 13 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_free(c);
@@ -513,13 +566,13 @@ static void test_late_credit(void)
 	exp_causal_switch(c, a, true, false, now + 3 * MS + MS / 2 + 100000, -1);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 4 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	/* A line sample after its resume is owed (at a pause stop). */
 	exp_causal_switch(c, a, false, false, now + 4 * MS + 100000, -1);
 	line_sample(c, sp, b, now + 4 * MS + MS / 2, -1);
 	exp_causal_switch(c, a, true, false, now + 4 * MS + 800000, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 
 	/* a blocks at 6 ms and wakes at 8 ms; b's sample of 7 ms arrives
 	 * after the switch-in: credited too. One of 9 ms is owed. */
@@ -531,7 +584,7 @@ static void test_late_credit(void)
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	line_sample(c, sp, b, now + 9 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	/* Its next call ends that: every sample was drained before it. */
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 10 * MS));
 	line_sample(c, sp, b, now + 7 * MS + MS / 2, -1);
@@ -603,11 +656,11 @@ static void test_unlock_trap(void)
 	 * three it owed at its call: d pays them when next stopped, a at
 	 * its unlock. */
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 3 * MS / 2);
-	exp_causal_held(c, d, 3 * MS / 2, 3 * MS / 2);
+	exp_causal_held(c, d, 3 * MS / 2, 3 * MS / 2, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
 	exp_causal_trapped(c, a, now + 6 * MS, 0x1000);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
-	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2);
+	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK(!exp_causal_trap_wanted(c, a));
 	/* The wake of its unlock (after the release) pays nothing: the debt
@@ -619,7 +672,7 @@ static void test_unlock_trap(void)
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cwake_args, now + 7 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
-	exp_causal_held(c, a, MS / 2, MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	/* Its trap gone (an exec): its waits are as everyone's. */
 	line_sample(c, sp, b, now + 8 * MS, -1);
 	exp_causal_set_trap(c, a, false);
@@ -711,16 +764,16 @@ static void test_wake_inherit(void)
 	exp_causal_wakeup(c, w, l, now + 5 * MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 6 * MS), 0);
 	CHECK_EQ_INT(exp_causal_hold(c, l, false), 3 * MS);
-	exp_causal_held(c, l, 3 * MS, 3 * MS);
+	exp_causal_held(c, l, 3 * MS, 3 * MS, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 3 * MS);
-	exp_causal_held(c, w, 3 * MS, 3 * MS);
+	exp_causal_held(c, w, 3 * MS, 3 * MS, 0);
 
 	/* Twice more; w pays (stopped at 9 ms) before it wakes l at 12 ms:
 	 * nothing to take over. The wakeup is read first this time. */
 	line_then_wait(c, sp, l, now + 7 * MS, 2, l, now + 8 * MS + 500, now + 8 * MS + 600);
 	exp_causal_switch(c, w, true, true, now + 9 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
-	exp_causal_held(c, w, 2 * MS, 2 * MS);
+	exp_causal_held(c, w, 2 * MS, 2 * MS, 0);
 	exp_causal_switch(c, w, false, false, now + 11 * MS, -1);
 	exp_causal_wakeup(c, w, l, now + 12 * MS);
 	exp_causal_switch(c, l, false, false, now + 12 * MS + 100, -1);
@@ -733,7 +786,7 @@ static void test_wake_inherit(void)
 	exp_causal_switch(c, l, false, false, now + 16 * MS + 100, -1);
 	exp_causal_switch(c, w, true, true, now + 17 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, w, false), 2 * MS);
-	exp_causal_held(c, w, 2 * MS, 2 * MS);
+	exp_causal_held(c, w, 2 * MS, 2 * MS, 0);
 	exp_causal_switch(c, w, false, false, now + 19 * MS, -1);
 	exp_causal_wakeup(c, w, l, now + 16 * MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 20 * MS), 0);
@@ -935,6 +988,7 @@ int main(void)
 	test_engine();
 	test_line_runners();
 	test_preempt_credit();
+	test_observer();
 	test_config();
 	test_filter();
 	return tap_done();

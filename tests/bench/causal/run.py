@@ -64,6 +64,9 @@ CASES = [
     ("fifo cs", "causal-contention.c", ["1", "3000000", "1", "2"], "causal_lock_cs", "causal_lock_done"),
     ("fifo hammer", "causal-contention.c", ["1", "3000000", "1", "2"], "causal_lock_hammer", "causal_lock_done"),
     ("latency serve", "causal-latency.c", [], "causal_lat_serve", None),
+    # A thread spinning beside the work, both busy: the spin line's truth is 0.
+    ("spinner spin", "causal-spinner.c", [], "causal_spinner_spin", "causal_spinner_round"),
+    ("spinner a", "causal-spinner.c", [], "causal_spinner_a", "causal_spinner_round"),
 ]
 SPEEDUPS = (25, 50, 100)
 # Predictions printed but left out of the mean errors: with the hammer line
