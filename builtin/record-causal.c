@@ -717,6 +717,14 @@ static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 	return ns;
 }
 
+static void hook_interrupted(void *arg, pid_t tid, uint64_t now)
+{
+	struct causal_cmd *cz = arg;
+
+	if (!cz->failed)
+		exp_causal_interrupted(cz->eng, tid, now);
+}
+
 /* Holds ran out: the samples taken while they ran are taken in first. */
 static void hook_due(void *arg)
 {
@@ -794,6 +802,7 @@ static void causal_session(struct rec_mode *m, struct sup_session *s)
 		.hold = hook_hold,
 		.due = hook_due,
 		.held = hook_held,
+		.interrupted = hook_interrupted,
 		.syscall_enter = hook_enter,
 		.syscall_exit = hook_exit,
 		.trap = cz->filter ? hook_trap : NULL,
@@ -1165,11 +1174,13 @@ static int causal_end(struct rec_mode *m)
 			(double)st.observer_ns / 1e6, (unsigned long long)st.observer_samples);
 	if (ps.requests || ps.seccomp_stops)
 		pr_info("causal: %llu pauses (%llu of them held on, %.1f ms held, %+.1f us excess per "
-			"pause, %.1f us from resume to running, %.1f us from interrupt to stop, %llu "
+			"pause, %.1f us from stop to psup, %.1f us from resume to running, %.1f us from "
+			"interrupt to psup, %llu "
 			"found blocked), %llu intercepted calls, %llu unlock traps",
 			(unsigned long long)ps.holds, (unsigned long long)ps.extended,
 			(double)ps.lost_ns / 1e6,
 			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
+			st.stops ? (double)st.stop_lag_ns / 1e3 / (double)st.stops : 0.0,
 			st.resumes ? (double)st.resume_lag_ns / 1e3 / (double)st.resumes : 0.0,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops,

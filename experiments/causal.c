@@ -102,6 +102,9 @@ struct cz_thread {
 	/* When psup last resumed it from a hold (0: its switch-in since was
 	 * seen): the time until it runs again is lost too (resume_lag()). */
 	uint64_t resumed_hold;
+	/* When psup saw its stop for a pause request (0: none pending): the
+	 * time from the stop's switch-out to then is lost too. */
+	uint64_t interrupted_at;
 	bool trap;         /* it has a trap on its mutex unlocks */
 	uint64_t trap_hit; /* when it last stopped at its trap, 0: never */
 	/* A blocking call does not make it pay first: its debt goes into the
@@ -631,6 +634,18 @@ static void observer_charge(struct exp_causal *c, struct cz_thread *t, uint64_t 
 	c->st.observer_samples++;
 }
 
+void exp_causal_interrupted(struct exp_causal *c, pid_t tid, uint64_t now)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (!t)
+		return;
+	t->interrupted_at = now;
+	/* Resumed at once when it owes nothing: exp_causal_held() sets the
+	 * resume's time when it is held. */
+	t->resumed_hold = now;
+}
+
 void exp_causal_observer(struct exp_causal *c, int cpu, uint64_t time, uint64_t period)
 {
 	if (cpu < 0 || !period || !in_experiment(c, time))
@@ -1119,6 +1134,18 @@ static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time)
 
 	if (!t->resumed_hold || time < t->resumed_hold)
 		return; /* a record from before the resume, late */
+	/* A pause's own stop: its switch-out, the last record before this
+	 * switch-in (one thread's records come in order), came before psup
+	 * saw the stop. */
+	if (t->interrupted_at && t->last_out && t->last_out <= t->interrupted_at &&
+	    t->interrupted_at - t->last_out <= RESUME_LAG_MAX && t->last_out > t->last_in) {
+		lag = t->interrupted_at - t->last_out;
+		t->excess += (int64_t)lag;
+		c->pause_ns += lag;
+		c->st.stop_lag_ns += lag;
+		c->st.stops++;
+	}
+	t->interrupted_at = 0;
 	lag = time - t->resumed_hold;
 	t->resumed_hold = 0;
 	if (lag > RESUME_LAG_MAX)

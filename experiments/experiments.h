@@ -609,6 +609,10 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
  * tid (ns, 0: resume it), the line having run on while it was held: what it
  * owes now, when a pause is worth it. Counts it as paid, as exp_causal_hold. */
 uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now);
+/* tid stopped for a pause request (in user code); psup sees the stop at
+ * now, before exp_causal_hold: the time since its switch-out, and until it
+ * runs again, is lost to the pause (counted when its records say when). */
+void exp_causal_interrupted(struct exp_causal *c, pid_t tid, uint64_t now);
 /* psup itself was sampled on cpu at time (a per-CPU ring): a thread of the
  * program preempted there meanwhile lost period ns to the observer, which
  * comes off what it owes, like a hold's overshoot. */
@@ -669,6 +673,8 @@ struct exp_causal_stats {
 	/* From psup's resume of a held thread to its switch-in, over every
 	 * hold whose switch-in was seen (lost time, as a hold's overshoot). */
 	uint64_t resume_lag_ns, resumes;
+	/* From a pause's stop (its switch-out) to psup's notice of it. */
+	uint64_t stop_lag_ns, stops;
 	/* psup's own samples on the CPU of a preempted thread, and their
 	 * periods: time psup took from the program (exp_causal_observer). */
 	uint64_t observer_ns, observer_samples;

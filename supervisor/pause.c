@@ -392,6 +392,8 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 		/* The hold counts from the stop, not from the request: a thread
 		 * waiting for a CPU meanwhile was not progressing anyway, and a
 		 * running one stops within microseconds of the request. */
+		if (s->pause_hooks.interrupted)
+			s->pause_hooks.interrupted(s->pause_hooks.arg, t->tid, now);
 		return pay_or_resume(s, t, now, "at an interrupt");
 	default:
 		return false;

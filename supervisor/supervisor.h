@@ -340,6 +340,10 @@ struct sup_pause_hooks {
 	 * pausing (it is then never delivered: hold is asked, and the thread
 	 * resumes without the signal). */
 	bool (*trap)(void *arg, pid_t tid, const siginfo_t *si);
+	/* A pause request's stop, in user code, as psup sees it at now
+	 * (before hold is asked): the thread stopped for the pause alone, so
+	 * the time from its stop to now is lost to the pause too. */
+	void (*interrupted)(void *arg, pid_t tid, uint64_t now);
 	void *arg;
 };
 

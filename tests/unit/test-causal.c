@@ -473,11 +473,23 @@ static void test_observer(void)
 	line_sample(c, sp, a, now + 11 * MS, 1);
 	/* Global 6, b paid 3: owes 3 ms, less 0.3 + 1. */
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 3 * MS - 300000 - MS);
+	exp_causal_held(c, b, 3 * MS - 300000 - MS, 3 * MS - 300000 - MS, now + 14 * MS);
+	exp_causal_switch(c, b, false, false, now + 14 * MS, 0);
+	/* A pause request: b stops at +15 ms, psup sees the stop 40 us later;
+	 * it owes nothing then and is resumed at once, running 10 us later. */
+	exp_causal_switch(c, b, true, false, now + 15 * MS, 0);
+	exp_causal_interrupted(c, b, now + 15 * MS + 40000);
+	exp_causal_switch(c, b, false, false, now + 15 * MS + 50000, 0);
+	line_sample(c, sp, a, now + 16 * MS, 1);
+	/* Global 7, b paid 6: owes 1 ms, less the 50 us of the stop. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), MS - 50000);
 	exp_causal_stats(c, &st);
 	CHECK_EQ_INT(st.observer_samples, 2);
 	CHECK_EQ_INT(st.observer_ns, 2 * MS);
-	CHECK_EQ_INT(st.resumes, 1);
-	CHECK_EQ_INT(st.resume_lag_ns, 300000);
+	CHECK_EQ_INT(st.resumes, 3);
+	CHECK_EQ_INT(st.resume_lag_ns, 300000 + 10000);
+	CHECK_EQ_INT(st.stops, 1);
+	CHECK_EQ_INT(st.stop_lag_ns, 40000);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
