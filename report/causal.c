@@ -1493,8 +1493,9 @@ static bool curve_is_wide(const struct cz_curve *cv)
 	return cv->need_exps > cv->nexp;
 }
 
-/* "interval +-18.0 pts at 100%: about 4x the experiments for +-9.0 (~3 min
- * more at this rate, ~40 s with --line a.c:10)": how much longer to run. */
+/* "interval +-18.0 pts at 100%: about 4.0x the experiments (28) for +-9.0
+ * (~3 min more at this rate, ~40 s with --line a.c:10)": how much longer to
+ * run (text: the parenthesis on a line of its own). */
 static void put_advice(FILE *out, const struct cz_analysis *a, const struct cz_curve *cv,
 		       enum rep_format f)
 {
@@ -1505,8 +1506,9 @@ static void put_advice(FILE *out, const struct cz_analysis *a, const struct cz_c
 	fmt_secs(more, sizeof(more), cv->more_s);
 	fmt_secs(line, sizeof(line), cv->more_s_line);
 	snprintf(site, sizeof(site), "%.256s:%" PRIu32, base_name(S(a, cv->file)), cv->line);
-	fprintf(out, "interval %s%.1f pts at 100%%: about %.*fx the experiments (%" PRIu32 ") for %s%.1f (",
-		pm, cv->half_width, k < 10 ? 1 : 0, k, cv->need_exps, pm, cv->target_half_width);
+	fprintf(out, "interval %s%.1f pts at 100%%: about %.*fx the experiments (%" PRIu32 ") for %s%.1f%s(",
+		pm, cv->half_width, k < 10 ? 1 : 0, k, cv->need_exps, pm, cv->target_half_width,
+		f == REP_FORMAT_TEXT ? "\n      " : " ");
 	if (cv->more_s > 0)
 		fprintf(out, "~%s more at this rate, ", more);
 	fprintf(out, "~%s with --line ", line);

@@ -397,7 +397,7 @@ static void check_coz_viewer(const char *coz)
 static void test_answers(const char *path)
 {
 	struct rep_profile *p;
-	char err[256], *json, *json2, *e;
+	char err[256], *json, *json2, *e, *advice = NULL;
 	const char *a, *b;
 
 	CHECK_EQ_INT(rep_profile_new(&p), 0);
@@ -460,6 +460,31 @@ static void test_answers(const char *path)
 		free(p50);
 	}
 	free(e);
+	/* how much longer: h.c:80's interval is wider than worth reading; it
+	 * narrows as 1/sqrt(experiments), at the rate the recording ran them */
+	e = entry(json, "lines", "h.c:80");
+	{
+		double hw = num(e, "ci_half_width"), target = num(e, "ci_target_half_width");
+		double need = num(e, "experiments_needed"), span = num(json, "experiment_seconds");
+		char want[96];
+
+		/* the JSON's slopes have 4 decimals */
+		NEAR(hw, 100 * (num(e, "slope_ci_high") - num(e, "slope_ci_low")) / 2, 0.01);
+		NEAR(target, fmax(5, 100 * fabs(num(e, "slope")) / 2), 0.01);
+		CHECK(hw > target);
+		CHECK_EQ_INT(need, ceil(hw / target * hw / target * 7 - 1e-9));
+		CHECK(span > 1.9 && span < 2.1); /* m.c's 2 s run: the first start */
+		NEAR(num(e, "more_seconds"), (need - 7) * span / 7, 1e-3);
+		/* --line: every experiment the line's, each 1 s */
+		NEAR(num(e, "more_seconds_fixed_line"), need - 7, 1e-3);
+		snprintf(want, sizeof(want), "the experiments (%.0f) for +-%.1f", need, target);
+		advice = strdup(want);
+	}
+	free(e);
+	/* a.c:10's interval is exact: nothing to wait for */
+	e = entry(json, "lines", "a.c:10");
+	CHECK(e && strstr(e, "\"experiments_needed\":6,\"more_seconds\":0.0000,"));
+	free(e);
 	/* ranked by slope: c (0.4), a (0.2), b and h, m (0.1), ..., d last */
 	a = strstr(json, "{\"line\":\"c.c:30\"");
 	b = strstr(json, "{\"line\":\"a.c:10\"");
@@ -489,6 +514,11 @@ static void test_answers(const char *path)
 	CHECK(json && strstr(json, "Causal profile") && strstr(json, "c.c:30") &&
 	      strstr(json, "CONTENTION") && strstr(json, "no 0% (baseline) experiment") &&
 	      strstr(json, "line speedup") && strstr(json, "*"));
+	/* the advice in the detail, a mark in the ranking */
+	CHECK(json && advice && strstr(json, advice) &&
+	      strstr(json, "\n      (~5 s more at this rate, ~18 s with --line h.c:80)\n"));
+	CHECK(json && strstr(json, "h.c:80 (ops)  (wide: run longer)\n") &&
+	      !strstr(json, "a.c:10 (ops)  (wide"));
 	free(json);
 	json = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 1);
 	/* --top 1: the first line and, always, the falling ones */
@@ -498,9 +528,11 @@ static void test_answers(const char *path)
 	free(json);
 	json = render(p, REP_FORMAT_MARKDOWN, REP_VIEW_CAUSAL, 0);
 	CHECK(json && strstr(json, "## Causal profile") && strstr(json, "| `c.c:30` |"));
+	CHECK(json && advice && strstr(json, advice) && strstr(json, "with --line `h.c:80`)\n"));
 	free(json);
 	json = render(p, REP_FORMAT_HTML, 0, 0);
 	CHECK(json && strncmp(json, "<!DOCTYPE html>", 15) == 0 && strstr(json, "</html>"));
+	CHECK(json && strstr(json, "<br>interval &plusmn;"));
 	if (json) {
 		size_t nsvg = 0;
 
@@ -529,6 +561,7 @@ static void test_answers(const char *path)
 		check_coz_viewer(json);
 	free(json);
 out:
+	free(advice);
 	rep_profile_free(p);
 }
 
