@@ -51,15 +51,19 @@
  *    cover the whole run.
  *  - End-to-end experiments (--runs) use the run itself as the period: a
  *    point named "end-to-end" with one visit per run.
- *  - 95% confidence intervals: bootstrap over experiments: the n
- *    experiments of a (line, point) are drawn n times with replacement, 1000
- *    times from a fixed seed (the output is deterministic); a draw without a
- *    usable baseline is skipped; percentile interval of each point over the
- *    draws that have it, and of the slope. Not stratified by speedup on
- *    purpose: a speedup measured by a single experiment would then never
- *    vary, and the slope's interval would ignore most of the noise. (A
- *    single-experiment point's own interval still only shows the noise of
- *    its baseline: read the experiments column.)
+ *  - Outliers (winsorize()): each experiment's period over the pooled
+ *    baseline is pulled in to CZ_CLIP robust sds of what its neighbours
+ *    say; on clean data nothing moves.
+ *  - 95% intervals of the points (point_intervals()): the noise of one
+ *    experiment pooled over the curve's repeated speedups, delta method,
+ *    Student's t; a point with an experiment pulled in also holds its
+ *    neighbours' value. Without a repeated speedup: the bootstrap's.
+ *  - 95% interval of the slope: the wider of the same model and a
+ *    bootstrap over experiments: the n experiments of a (line, point)
+ *    drawn n times with replacement, 1000 times from a fixed seed (the
+ *    output is deterministic); a draw without a usable baseline is
+ *    skipped; percentile interval. Not stratified by speedup on purpose: a
+ *    speedup measured by a single experiment would then never vary.
  *  - The slope is a least-squares fit weighted by the experiments behind
  *    each point (the same as fitting the experiments one by one, pooled per
  *    speedup), in percent of program speedup per percent of line speedup.
@@ -73,9 +77,12 @@
  *    CZ_MIN_SPEEDUPS distinct speedups with visits (0% included) and at
  *    least CZ_MIN_EXPERIMENTS experiments; every other (line, point) with
  *    experiments is listed as insufficient, saying what is missing.
- *  - Contention: the curve falls, i.e. the slope's whole 95% interval is
- *    below 0 and the slope is at most -CZ_CONTENTION_SLOPE (a line whose
- *    100% speedup would cost the program at least 5%).
+ *  - Contention: the curve falls significantly, i.e. the slope's whole 95%
+ *    interval is below -CZ_CONTENTION_SLOPE (a line whose 100% speedup
+ *    would cost the program at least 5%).
+ *  - How much longer (curve_advise()): the interval narrows as
+ *    1/sqrt(experiments), toward CZ_TARGET_HALF_WIDTH points at 100% or
+ *    half the effect.
  */
 
 #define CZ_MIN_VISITS 5
