@@ -51,15 +51,19 @@
  *    cover the whole run.
  *  - End-to-end experiments (--runs) use the run itself as the period: a
  *    point named "end-to-end" with one visit per run.
- *  - 95% confidence intervals: bootstrap over experiments: the n
- *    experiments of a (line, point) are drawn n times with replacement, 1000
- *    times from a fixed seed (the output is deterministic); a draw without a
- *    usable baseline is skipped; percentile interval of each point over the
- *    draws that have it, and of the slope. Not stratified by speedup on
- *    purpose: a speedup measured by a single experiment would then never
- *    vary, and the slope's interval would ignore most of the noise. (A
- *    single-experiment point's own interval still only shows the noise of
- *    its baseline: read the experiments column.)
+ *  - Outliers (winsorize()): each experiment's period over the pooled
+ *    baseline is pulled in to CZ_CLIP robust sds of what its neighbours
+ *    say; on clean data nothing moves.
+ *  - 95% intervals of the points (point_intervals()): the noise of one
+ *    experiment pooled over the curve's repeated speedups, delta method,
+ *    Student's t; a point with an experiment pulled in also holds its
+ *    neighbours' value. Without a repeated speedup: the bootstrap's.
+ *  - 95% interval of the slope: the wider of the same model and a
+ *    bootstrap over experiments: the n experiments of a (line, point)
+ *    drawn n times with replacement, 1000 times from a fixed seed (the
+ *    output is deterministic); a draw without a usable baseline is
+ *    skipped; percentile interval. Not stratified by speedup on purpose: a
+ *    speedup measured by a single experiment would then never vary.
  *  - The slope is a least-squares fit weighted by the experiments behind
  *    each point (the same as fitting the experiments one by one, pooled per
  *    speedup), in percent of program speedup per percent of line speedup.
@@ -73,9 +77,12 @@
  *    CZ_MIN_SPEEDUPS distinct speedups with visits (0% included) and at
  *    least CZ_MIN_EXPERIMENTS experiments; every other (line, point) with
  *    experiments is listed as insufficient, saying what is missing.
- *  - Contention: the curve falls, i.e. the slope's whole 95% interval is
- *    below 0 and the slope is at most -CZ_CONTENTION_SLOPE (a line whose
- *    100% speedup would cost the program at least 5%).
+ *  - Contention: the curve falls significantly, i.e. the slope's whole 95%
+ *    interval is below -CZ_CONTENTION_SLOPE (a line whose 100% speedup
+ *    would cost the program at least 5%).
+ *  - How much longer (curve_advise()): the interval narrows as
+ *    1/sqrt(experiments), toward CZ_TARGET_HALF_WIDTH points at 100% or
+ *    half the effect.
  */
 
 #define CZ_MIN_VISITS 5
@@ -83,6 +90,10 @@
 #define CZ_MIN_SPEEDUPS 3
 #define CZ_MIN_EXPERIMENTS 4
 #define CZ_CONTENTION_SLOPE 0.05
+#define CZ_CLIP 3.0              /* robust sds before an experiment is pulled in */
+#define CZ_CLIP_FLOOR 0.01       /* the least sd assumed: 1% of the baseline */
+#define CZ_NEIGHBOUR 15          /* speedup points either side that judge an experiment */
+#define CZ_TARGET_HALF_WIDTH 5.0 /* slope interval, points at 100%, worth waiting for */
 #define CZ_BOOTSTRAP 1000
 #define CZ_SEED 0x5eed0c0ffee15ULL
 #define CZ_NSPEEDUPS 101 /* 0..100 */
@@ -491,6 +502,13 @@ struct cz_curve {
 				     their periods (latencies); NAN under 2 */
 	double slope, slope_lo, slope_hi;
 	bool contention;
+	uint32_t nclipped; /* experiments pulled in as outliers */
+	double sigma;      /* one experiment's noise, percent of the baseline; 0: unknown */
+	uint32_t df;       /* its degrees of freedom */
+	/* the slope's interval, half its width in points at 100%, against the
+	 * width worth waiting for; what it takes to get there */
+	double half_width, target_half_width, more_s, more_s_line;
+	uint32_t need_exps;
 	struct cz_cpoint pts[CZ_NSPEEDUPS];
 	unsigned npts;
 };
@@ -500,7 +518,7 @@ struct cz_analysis {
 	const struct rep_causal *cz;
 	struct cz_curve *curves; /* drawn ones first, ranked by slope */
 	uint32_t ncurves, ndrawn, cap;
-	double *boot; /* scratch */
+	double span_s; /* the recorded experiments' time, all runs */
 };
 
 static int obs_cmp(const void *a, const void *b)
@@ -521,44 +539,6 @@ static int obs_cmp(const void *a, const void *b)
 static uint64_t eff_duration(const struct cz_exp *e)
 {
 	return e->duration > e->delay ? e->duration - e->delay : 0;
-}
-
-/* Sums of one speedup stratum. */
-struct cz_sum {
-	double eff, delta, arrivals, lw; /* lw: sum of mean in-flight x effective */
-	uint32_t n;
-};
-
-static void sum_add(struct cz_sum *s, const struct cz_exp *e, const struct cz_pdelta *d)
-{
-	double eff = (double)eff_duration(e);
-	/* Measured over the experiment when recorded; else the mean of its
-	 * start and end values. */
-	double mean_in_flight = !isnan(d->mean_in_flight) ? d->mean_in_flight
-							  : (double)d->in_flight +
-								    ((double)d->arrivals - (double)d->departures) / 2.0;
-
-	/* A recorded mean is signed (the delays taken out of a short
-	 * experiment's integral can exceed it by its noise) and summed as it
-	 * is: clamped one by one, the noise would only ever add; the
-	 * stratum's sum must be positive (sum_measure). The mean of a start
-	 * and an end count is clamped as before. */
-	if (isnan(d->mean_in_flight) && mean_in_flight < 0)
-		mean_in_flight = 0;
-	s->eff += eff;
-	s->delta += (double)d->delta;
-	s->arrivals += (double)d->arrivals;
-	s->lw += mean_in_flight * eff;
-	s->n++;
-}
-
-/* The period (throughput) or mean latency (latency) of a stratum; NAN when
- * it saw no visits. */
-static double sum_measure(const struct cz_sum *s, enum rep_point_kind kind)
-{
-	if (kind == REP_POINT_LATENCY)
-		return s->arrivals > 0 && s->lw > 0 ? s->lw / s->arrivals : NAN;
-	return s->delta > 0 && s->eff > 0 ? s->eff / s->delta : NAN;
 }
 
 /* Weighted least-squares slope of y over x (weights w: the experiments
@@ -646,71 +626,190 @@ static double phase_factor(double t_obs, double s_obs, double s, double T)
 				     : f;
 }
 
+/* One experiment of a curve, as the estimators see it. */
+struct cz_unit {
+	unsigned speedup;
+	double a;        /* its weight in its speedup's pooled value: visits
+			    (throughput), arrivals (latency) */
+	double m;        /* its own period (throughput) or mean latency */
+	double q;        /* m over the pooled baseline, winsorized */
+	double c;        /* what its neighbours say q is (when clipped) */
+	double eff, sel; /* effective duration and samples in the line */
+	bool clipped;    /* q was pulled in: an outlier */
+};
+
 struct cz_strata {
-	const struct cz_obs *o; /* the curve's observations, by speedup */
+	const struct cz_unit *u; /* the curve's experiments, by speedup */
 	uint32_t n;
 };
 
-/* Evaluates a curve from the observations picked by idx (one stratum at a
- * time; idx == NULL: all of them as they are). vals[s] gets the program
- * speedup in percent (NAN where undefined), *slope the fit. Returns false
- * when the baseline is undefined. */
-static bool curve_eval(const struct cz_analysis *a, const struct cz_strata *st,
-		       const uint32_t *idx, enum rep_point_kind kind, bool correct, double s,
+/* Evaluates a curve from the experiments picked by idx (idx == NULL: all of
+ * them as they are). The value at a speedup is the weighted mean of its
+ * experiments' q (the pooled period sum(effective) / sum(visits), or the
+ * pooled latency, over the baseline's); vals[s] gets the program speedup in
+ * percent (NAN where undefined), *slope the fit. Returns false when the
+ * baseline is undefined. */
+static bool curve_eval(const struct cz_strata *st, const uint32_t *idx, bool correct, double s,
 		       double T, double *vals, double *slope)
 {
-	struct cz_sum sums[CZ_NSPEEDUPS];
-	double base, f, t_obs = 0, s_obs = 0, xs[CZ_NSPEEDUPS], ys[CZ_NSPEEDUPS], ws[CZ_NSPEEDUPS];
+	double A[CZ_NSPEEDUPS], AQ[CZ_NSPEEDUPS], base, f, t_obs = 0, s_obs = 0;
+	double xs[CZ_NSPEEDUPS], ys[CZ_NSPEEDUPS], ws[CZ_NSPEEDUPS];
+	uint32_t cnt[CZ_NSPEEDUPS];
 	unsigned n = 0;
 
-	memset(sums, 0, sizeof(sums));
+	memset(A, 0, sizeof(A));
+	memset(AQ, 0, sizeof(AQ));
+	memset(cnt, 0, sizeof(cnt));
 	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++)
 		vals[sp] = NAN;
 	for (uint32_t i = 0; i < st->n; i++) {
-		const struct cz_obs *o = &st->o[idx ? idx[i] : i];
-		const struct cz_exp *e = &a->cz->exps[o->exp];
+		const struct cz_unit *u = &st->u[idx ? idx[i] : i];
 
-		sum_add(&sums[o->speedup], e, &a->cz->pds[o->pd]);
-		t_obs += (double)eff_duration(e);
-		s_obs += (double)e->selected;
+		A[u->speedup] += u->a;
+		AQ[u->speedup] += u->a * u->q;
+		cnt[u->speedup]++;
+		t_obs += u->eff;
+		s_obs += u->sel;
 	}
-	base = sum_measure(&sums[0], kind);
+	base = A[0] > 0 ? AQ[0] / A[0] : NAN;
 	if (!(base > 0))
 		return false;
 	f = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
 	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
-		double m = sums[sp].n ? sum_measure(&sums[sp], kind) : NAN;
+		double m = cnt[sp] && A[sp] > 0 ? AQ[sp] / A[sp] : NAN;
 
-		vals[sp] = NAN;
-		if (!sums[sp].n || isnan(m))
+		/* a pooled latency needs a positive mean in flight */
+		if (!(m > 0))
 			continue;
 		vals[sp] = 100.0 * f * (base - m) / base;
 		xs[n] = sp;
 		ys[n] = vals[sp];
-		ws[n] = sums[sp].n;
+		ws[n] = cnt[sp];
 		n++;
 	}
 	*slope = fit_slope(xs, ys, ws, n);
 	return true;
 }
 
+/* The median of n values (reordered). */
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * One wild experiment (the machine's speed drifted, another program ran)
+ * must not move a point or the slope: each experiment's q is pulled in to
+ * within CZ_CLIP robust standard deviations of what its neighbours say
+ * (winsorizing, Huber's pseudo-observations). The spread is the MAD of the
+ * 0% experiments; a 0% experiment is compared with their median, any other
+ * with the median of the experiments within CZ_NEIGHBOUR points of speedup
+ * (0% excepted), each moved along the curve's least-squares slope to its
+ * speedup, so a rising or capped curve is not mistaken for noise. With
+ * fewer than 3 baseline experiments, or fewer than 2 neighbours, nothing is
+ * judged. On clean data nothing moves: the estimates are the pooled ratios.
+ * Returns the number of experiments pulled in, or -ENOMEM.
+ */
+static int winsorize(struct cz_unit *u, uint32_t n, double *sigma)
+{
+	double *v, med0, sd, beta, sx = 0, sy = 0, sxx = 0, sxy = 0;
+	uint32_t nb = 0, k, clipped = 0;
+
+	*sigma = NAN;
+	v = malloc((n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		if (u[i].speedup == 0)
+			v[nb++] = u[i].q;
+	if (nb < 3)
+		goto out;
+	med0 = median(v, nb);
+	for (uint32_t i = 0; i < nb; i++)
+		v[i] = fabs(v[i] - med0);
+	sd = fmax(1.4826 * median(v, nb), CZ_CLIP_FLOOR);
+	*sigma = sd;
+	for (uint32_t i = 0; i < n; i++) {
+		sx += u[i].speedup;
+		sy += u[i].q;
+	}
+	sx /= n;
+	sy /= n;
+	for (uint32_t i = 0; i < n; i++) {
+		sxx += (u[i].speedup - sx) * (u[i].speedup - sx);
+		sxy += (u[i].speedup - sx) * (u[i].q - sy);
+	}
+	beta = sxx > 0 ? sxy / sxx : 0;
+	/* centers from the values as read, then every q moves */
+	{
+		double *c = malloc((n + 1) * sizeof(*c));
+
+		if (!c) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			c[i] = NAN;
+			if (u[i].speedup == 0) {
+				c[i] = med0;
+				continue;
+			}
+			k = 0;
+			for (uint32_t j = 0; j < n; j++)
+				if (j != i && u[j].speedup &&
+				    abs((int)u[j].speedup - (int)u[i].speedup) <= CZ_NEIGHBOUR)
+					v[k++] = u[j].q + beta * ((double)u[i].speedup - u[j].speedup);
+			if (k >= 2)
+				c[i] = median(v, k);
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			double lim = CZ_CLIP * sd;
+
+			if (isnan(c[i]) || fabs(u[i].q - c[i]) <= lim)
+				continue;
+			u[i].q = u[i].q > c[i] ? c[i] + lim : c[i] - lim;
+			u[i].c = c[i];
+			u[i].clipped = true;
+			clipped++;
+		}
+		free(c);
+	}
+out:
+	free(v);
+	return (int)clipped;
+}
+
+/* The two-sided 95% quantile of Student's t with df degrees of freedom
+ * (exact for 1 and 2, Cornish-Fisher above: within 0.1% from 3 on). */
+static double t975(double df)
+{
+	const double z = 1.959963984540054;
+	double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z, z9 = z7 * z * z;
+
+	if (df < 1.5)
+		return 12.706204736;
+	if (df < 2.5)
+		return 4.302652730;
+	return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df) +
+	       (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df * df * df) +
+	       (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * df * df * df * df);
+}
+
 /* The coefficient of variation of the single 0% experiments' periods (or
  * latencies): how noisy one experiment is. Above ~0.3 a few experiments
  * cannot tell a 10% effect from noise, whatever the statistics. */
-static double baseline_cv(const struct cz_analysis *a, const struct cz_obs *o, uint32_t n,
-			  enum rep_point_kind kind)
+static double baseline_cv(const struct cz_unit *u, uint32_t n)
 {
 	double sum = 0, sum2 = 0;
 	uint32_t k = 0;
 
-	for (uint32_t i = 0; i < n && o[i].speedup == 0; i++) {
-		struct cz_sum one;
-		double m;
+	for (uint32_t i = 0; i < n && u[i].speedup == 0; i++) {
+		double m = u[i].m;
 
-		memset(&one, 0, sizeof(one));
-		sum_add(&one, &a->cz->exps[o[i].exp], &a->cz->pds[o[i].pd]);
-		m = sum_measure(&one, kind);
-		if (isnan(m))
+		if (!(m > 0))
 			continue;
 		sum += m;
 		sum2 += m * m;
@@ -740,15 +839,138 @@ static void __attribute__((format(printf, 2, 3))) curve_why(struct cz_curve *cv,
 	va_end(ap);
 }
 
+/*
+ * The 95% interval of each point but the baseline, from the noise of one
+ * experiment: the spread of the (winsorized) experiments around their
+ * speedup's pooled value, pooled over the curve (N - K degrees of freedom),
+ * so a point measured by one experiment gets that experiment's noise and
+ * not only its baseline's (the bootstrap's blind spot). Delta method on
+ * 100 f (Q_0 - Q_s) / Q_0, Student's t. Without a repeated speedup the
+ * bootstrap intervals stay.
+ */
+static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32_t n, double f)
+{
+	double A[CZ_NSPEEDUPS], AQ[CZ_NSPEEDUPS], AA[CZ_NSPEEDUPS], AC[CZ_NSPEEDUPS], ss = 0, var1,
+										      q0, n0, t;
+	uint32_t N = 0, K = 0;
+	bool clipped[CZ_NSPEEDUPS];
+
+	memset(A, 0, sizeof(A));
+	memset(AQ, 0, sizeof(AQ));
+	memset(AA, 0, sizeof(AA));
+	memset(AC, 0, sizeof(AC));
+	memset(clipped, 0, sizeof(clipped));
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(u[i].a > 0))
+			continue;
+		A[u[i].speedup] += u[i].a;
+		AQ[u[i].speedup] += u[i].a * u[i].q;
+		AA[u[i].speedup] += u[i].a * u[i].a;
+		AC[u[i].speedup] += u[i].a * (u[i].clipped ? u[i].c : u[i].q);
+		clipped[u[i].speedup] |= u[i].clipped;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		double r;
+
+		if (!(u[i].a > 0))
+			continue;
+		r = u[i].q - AQ[u[i].speedup] / A[u[i].speedup];
+		ss += r * r;
+		N++;
+	}
+	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++)
+		K += A[sp] > 0;
+	if (N <= K || !(A[0] > 0) || !(AQ[0] > 0))
+		return;
+	var1 = ss / (N - K);
+	t = t975(N - K);
+	q0 = AQ[0] / A[0];
+	n0 = A[0] * A[0] / AA[0];
+	cv->sigma = 100.0 * sqrt(var1) / q0;
+	cv->df = N - K;
+	/* the slope is sum(c_s y_s), c_s = n_s (x_s - mean x) / Sxx, every
+	 * y_s sharing the baseline's error */
+	{
+		double sw = 0, mx = 0, sxx = 0, own = 0, shared = 0, half;
+
+		for (unsigned i = 0; i < cv->npts; i++) {
+			sw += cv->pts[i].n;
+			mx += cv->pts[i].n * (double)cv->pts[i].speedup;
+		}
+		mx /= sw;
+		for (unsigned i = 0; i < cv->npts; i++)
+			sxx += cv->pts[i].n * ((double)cv->pts[i].speedup - mx) * ((double)cv->pts[i].speedup - mx);
+		for (unsigned i = 0; i < cv->npts && sxx > 0; i++) {
+			const struct cz_cpoint *pt = &cv->pts[i];
+			double c = pt->n * ((double)pt->speedup - mx) / sxx, qs, ns;
+
+			if (!pt->speedup || !(A[pt->speedup] > 0))
+				continue;
+			qs = AQ[pt->speedup] / A[pt->speedup];
+			ns = A[pt->speedup] * A[pt->speedup] / AA[pt->speedup];
+			own += c * c / ns;
+			shared += c * qs / q0;
+		}
+		half = t * 100.0 * f / q0 * sqrt(var1 * (own + shared * shared / n0));
+		if (sxx > 0 && isfinite(half)) {
+			cv->slope_lo = fmin(cv->slope_lo, cv->slope - half);
+			cv->slope_hi = fmax(cv->slope_hi, cv->slope + half);
+		}
+	}
+	for (unsigned i = 0; i < cv->npts; i++) {
+		struct cz_cpoint *pt = &cv->pts[i];
+		double qs, ns, half;
+
+		if (!pt->speedup || !(A[pt->speedup] > 0))
+			continue;
+		qs = AQ[pt->speedup] / A[pt->speedup];
+		ns = A[pt->speedup] * A[pt->speedup] / AA[pt->speedup];
+		half = t * 100.0 * f / q0 * sqrt(var1 * (1 / ns + (qs / q0) * (qs / q0) / n0));
+		pt->lo = pt->value - half;
+		pt->hi = pt->value + half;
+		/* pulled in: the point is its own reading or what its neighbours
+		 * say, and the interval holds both */
+		if (clipped[pt->speedup]) {
+			double y = 100.0 * f * (q0 - AC[pt->speedup] / A[pt->speedup]) / q0;
+
+			pt->lo = fmin(pt->lo, y - half);
+			pt->hi = fmax(pt->hi, y + half);
+		}
+	}
+}
+
+/* How much longer a line with a wide slope interval should be measured: the
+ * interval narrows as 1/sqrt(experiments). */
+static void curve_advise(const struct cz_analysis *a, struct cz_curve *cv, double mean_len)
+{
+	double target, k;
+
+	cv->half_width = 100.0 * (cv->slope_hi - cv->slope_lo) / 2;
+	target = fmax(CZ_TARGET_HALF_WIDTH, 100.0 * fabs(cv->slope) / 2);
+	cv->target_half_width = target;
+	cv->need_exps = cv->nexp;
+	cv->more_s = cv->more_s_line = 0;
+	if (!(cv->half_width > target) || !cv->nexp)
+		return;
+	k = (cv->half_width / target) * (cv->half_width / target);
+	cv->need_exps = k * cv->nexp < 1e9 ? (uint32_t)ceil(k * cv->nexp) : 1000000000u;
+	/* at this rate: the line's share of the recording's experiments stays
+	 * the same; with --line every experiment is the line's */
+	if (a->span_s > 0)
+		cv->more_s = (cv->need_exps - cv->nexp) * a->span_s / cv->nexp;
+	cv->more_s_line = (cv->need_exps - cv->nexp) * mean_len;
+}
+
 static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct cz_obs *all,
 		       uint32_t nall)
 {
 	const struct rep_causal *cz = a->cz;
 	const char *pname = rep_str(a->p, cz->points[all[0].point].name);
 	struct cz_strata st;
-	double vals[CZ_NSPEEDUPS], slope, s, T, *bv = NULL, *bs = NULL;
+	double vals[CZ_NSPEEDUPS], slope, s, T, *bv = NULL, *bs = NULL, p0a = 0, p0m = 0, sigma,
+						mean_len = 0;
 	uint32_t *idx = NULL, counts[CZ_NSPEEDUPS], n = 0, lowbase = 0;
-	struct cz_obs *o = NULL;
+	struct cz_unit *u = NULL;
 	unsigned distinct = 0, nbase = 0;
 	uint32_t nboot = 0;
 	bool correct = true;
@@ -762,27 +984,62 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	cv->point = all[0].point;
 	cv->kind = cz->points[all[0].point].kind;
 	cv->factor = 1.0;
-	o = malloc(nall * sizeof(*o));
-	if (!o)
+	u = calloc(nall + 1, sizeof(*u));
+	if (!u)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nall; i++) {
-		if (!all[i].low)
-			o[n++] = all[i];
-		else
+		const struct cz_exp *e = &cz->exps[all[i].exp];
+		const struct cz_pdelta *d = &cz->pds[all[i].pd];
+		struct cz_unit *x = &u[n];
+
+		if (all[i].low) {
 			lowbase += all[i].speedup == 0;
+			continue;
+		}
+		x->speedup = all[i].speedup;
+		x->eff = (double)eff_duration(e);
+		x->sel = (double)e->selected;
+		if (cv->kind == REP_POINT_LATENCY) {
+			/* Measured over the experiment when recorded (signed: the
+			 * delays taken out of a short experiment's integral can
+			 * exceed it by its noise, and clamped one by one the noise
+			 * would only ever add); else the mean of its start and end
+			 * values, at least 0. */
+			double mif = !isnan(d->mean_in_flight)
+					     ? d->mean_in_flight
+					     : fmax(0, (double)d->in_flight +
+							       ((double)d->arrivals - (double)d->departures) / 2.0);
+
+			x->a = (double)d->arrivals;
+			x->m = x->a > 0 ? mif * x->eff / x->a : NAN;
+		} else {
+			x->a = (double)d->delta;
+			x->m = x->a > 0 ? x->eff / x->a : NAN;
+		}
+		if (isnan(x->m))
+			x->a = 0;
+		if (x->speedup == 0 && x->a > 0) {
+			p0a += x->a;
+			p0m += x->a * x->m;
+		}
+		mean_len += (double)e->duration / 1e9;
+		counts[x->speedup]++;
+		if (e->e2e)
+			correct = false;
+		n++;
 	}
 	cv->nexp = n;
 	cv->nlow = nall - n;
-	st.o = o;
+	st.u = u;
 	st.n = n;
-	for (uint32_t i = 0; i < n; i++) {
-		counts[o[i].speedup]++;
-		if (cz->exps[o[i].exp].e2e)
-			correct = false;
-	}
 	nbase = counts[0];
+	mean_len = n ? mean_len / n : 0;
+	/* q: each experiment over the pooled baseline */
+	for (uint32_t i = 0; i < n; i++)
+		u[i].q = u[i].a > 0 ? (p0a > 0 && p0m > 0 ? u[i].m / (p0m / p0a) : u[i].m) : 0;
+	cv->base_cv = baseline_cv(u, n);
 	line_totals(a, cv->file, cv->line, &s, &T);
-	if (!curve_eval(a, &st, NULL, cv->kind, correct, s, T, vals, &slope)) {
+	if (!curve_eval(&st, NULL, correct, s, T, vals, &slope)) {
 		if (!nbase && lowbase)
 			curve_why(cv, "the %u experiment%s at 0%% saw fewer than %d visits to %s", lowbase,
 				  lowbase == 1 ? "" : "s", CZ_MIN_VISITS, pname ? pname : "?");
@@ -804,17 +1061,26 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	if (cv->why[0])
 		goto out;
 
+	/* the outliers pulled in, then the estimates again */
+	rc = winsorize(u, n, &sigma);
+	if (rc < 0)
+		goto out;
+	cv->nclipped = (uint32_t)rc;
+	rc = 0;
+	if (cv->nclipped && !curve_eval(&st, NULL, correct, s, T, vals, &slope)) {
+		curve_why(cv, "no baseline once outliers are pulled in");
+		goto out;
+	}
 	/* the phase factor as applied to the whole set, for the record */
 	{
 		double t_obs = 0, s_obs = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			t_obs += (double)eff_duration(&cz->exps[o[i].exp]);
-			s_obs += (double)cz->exps[o[i].exp].selected;
+			t_obs += u[i].eff;
+			s_obs += u[i].sel;
 		}
 		cv->factor = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
 	}
-	cv->base_cv = baseline_cv(a, o, n, cv->kind);
 	cv->drawn = true;
 	cv->slope = slope;
 	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
@@ -838,7 +1104,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		 * draw without a baseline says nothing and is skipped */
 		for (uint32_t j = 0; j < n; j++)
 			idx[j] = (uint32_t)(psup_rand_next(&rng) % n);
-		if (!curve_eval(a, &st, idx, cv->kind, correct, s, T, bvals, &bslope))
+		if (!curve_eval(&st, idx, correct, s, T, bvals, &bslope))
 			continue;
 		for (unsigned i = 0; i < cv->npts; i++)
 			bv[(size_t)i * CZ_BOOTSTRAP + nboot] = bvals[cv->pts[i].speedup];
@@ -874,9 +1140,12 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	} else {
 		cv->slope_lo = cv->slope_hi = slope;
 	}
-	cv->contention = cv->slope_hi < 0 && cv->slope <= -CZ_CONTENTION_SLOPE;
+	point_intervals(cv, u, n, correct ? cv->factor : 1.0);
+	/* falling, and significantly: the whole interval below -CZ_CONTENTION_SLOPE */
+	cv->contention = cv->slope_hi < -CZ_CONTENTION_SLOPE;
+	curve_advise(a, cv, mean_len);
 out:
-	free(o);
+	free(u);
 	free(idx);
 	free(bv);
 	free(bs);
@@ -921,6 +1190,23 @@ static int analysis_build(struct cz_analysis *a, const struct rep_profile *p)
 	obs = malloc((size_t)cz->npds * sizeof(*obs) + 1);
 	if (!obs)
 		return -ENOMEM;
+	/* the time the experiments took: first start to last end, per run */
+	for (uint32_t r = 0; r < p->nruns; r++) {
+		uint64_t from = UINT64_MAX, to = 0;
+
+		for (uint32_t i = 0; i < cz->nexps; i++) {
+			const struct cz_exp *e = &cz->exps[i];
+
+			if (e->run != r)
+				continue;
+			if (e->time - (e->time > e->duration ? e->duration : e->time) < from)
+				from = e->time - (e->time > e->duration ? e->duration : e->time);
+			if (e->time > to)
+				to = e->time;
+		}
+		if (to > from)
+			a->span_s += (double)(to - from) / 1e9;
+	}
 	for (uint32_t i = 0; i < cz->nexps; i++) {
 		const struct cz_exp *e = &cz->exps[i];
 
@@ -1198,6 +1484,48 @@ static void put_site(FILE *out, bool md, const char *file, uint32_t line)
 	put_str(out, md, buf);
 }
 
+/* A duration for a person: seconds, minutes or hours. */
+static void fmt_secs(char *buf, size_t len, double s)
+{
+	if (s < 90)
+		snprintf(buf, len, "%.0f s", s);
+	else if (s < 90 * 60)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else
+		snprintf(buf, len, "%.1f h", s / 3600);
+}
+
+static bool curve_is_wide(const struct cz_curve *cv)
+{
+	return cv->need_exps > cv->nexp;
+}
+
+/* "interval +-18.0 pts at 100%: about 4.0x the experiments (28) for +-9.0
+ * (~3 min more at this rate, ~40 s with --line a.c:10)": how much longer to
+ * run (text: the parenthesis on a line of its own). */
+static void put_advice(FILE *out, const struct cz_analysis *a, const struct cz_curve *cv,
+		       enum rep_format f)
+{
+	double k = (double)cv->need_exps / cv->nexp;
+	const char *pm = f == REP_FORMAT_HTML ? "&plusmn;" : "+-";
+	char more[32], line[32], site[320];
+
+	fmt_secs(more, sizeof(more), cv->more_s);
+	fmt_secs(line, sizeof(line), cv->more_s_line);
+	snprintf(site, sizeof(site), "%.256s:%" PRIu32, base_name(S(a, cv->file)), cv->line);
+	fprintf(out, "interval %s%.1f pts at 100%%: about %.*fx the experiments (%" PRIu32 ") for %s%.1f%s(",
+		pm, cv->half_width, k < 10 ? 1 : 0, k, cv->need_exps, pm, cv->target_half_width,
+		f == REP_FORMAT_TEXT ? "\n      " : " ");
+	if (cv->more_s > 0)
+		fprintf(out, "~%s more at this rate, ", more);
+	fprintf(out, "~%s with --line ", line);
+	if (f == REP_FORMAT_HTML)
+		rep_html_put(out, site);
+	else
+		put_str(out, f == REP_FORMAT_MARKDOWN, site);
+	fputc(')', out);
+}
+
 static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_options *o)
 {
 	bool md = o->format == REP_FORMAT_MARKDOWN;
@@ -1295,7 +1623,8 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 				put_str(out, md, lbl);
 				fputs(" (", out);
 				put_str(out, md, S(a, cz->points[cv->point].name));
-				fprintf(out, ")%s\n", cv->contention ? "  CONTENTION: the curve falls" : "");
+				fprintf(out, ")%s\n", cv->contention ? "  CONTENTION: the curve falls" : curve_is_wide(cv) ? "  (wide: run longer)"
+															   : "");
 			}
 		}
 		if (shown < a->ndrawn)
@@ -1323,6 +1652,15 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 			fprintf(out, md ? "slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n\n" : "    slope %+.3f (95%% CI %+.3f .. %+.3f), %" PRIu32 " experiments, phase correction x%.2f%s\n",
 				cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor,
 				cv->contention ? "; the curve falls: speeding this line up slows the program (contention)" : "");
+			if (cv->nclipped)
+				fprintf(out, md ? "%" PRIu32 " outlier experiment%s pulled in to 3 sd of %s neighbours\n\n" : "    %" PRIu32 " outlier experiment%s pulled in to 3 sd of %s neighbours\n",
+					cv->nclipped, cv->nclipped == 1 ? "" : "s",
+					cv->nclipped == 1 ? "its" : "their");
+			if (curve_is_wide(cv)) {
+				fputs(md ? "" : "    ", out);
+				put_advice(out, a, cv, o->format);
+				fputs(md ? "\n\n" : "\n", out);
+			}
 			if (cv->base_cv > CZ_NOISY_CV)
 				fprintf(out, md ? "_noisy: single 0%% experiments vary by %.0f%% (sd/mean); longer "
 						  "experiments (--experiment-ms) or a quieter machine help_\n\n"
@@ -1411,9 +1749,12 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 	fputs(",\"note\":", out);
 	rep_json_str(out, info && info->note ? S(a, info->note) : NULL);
 	fprintf(out, ",\"experiments\":%" PRIu32 ",\"runs\":%" PRIu32 ",\"min_speedups\":%d,"
-		     "\"min_experiments\":%d,\"min_visits\":%d,\"bootstrap\":%d,\"contention_slope\":%.2f}",
+		     "\"min_experiments\":%d,\"min_visits\":%d,\"bootstrap\":%d,\"contention_slope\":%.2f,"
+		     "\"outlier_sd\":%.1f,\"experiment_seconds\":",
 		cz->nexps, a->p->nruns, CZ_MIN_SPEEDUPS, CZ_MIN_EXPERIMENTS, CZ_MIN_VISITS, CZ_BOOTSTRAP,
-		-CZ_CONTENTION_SLOPE);
+		-CZ_CONTENTION_SLOPE, CZ_CLIP);
+	json_num(out, a->span_s);
+	fputc('}', out);
 	fputs(",\"progress_points\":[", out);
 	for (uint32_t i = 0; i < cz->npoints; i++) {
 		const struct cz_point *pt = &cz->points[i];
@@ -1443,6 +1784,16 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 		json_num(out, cv->factor);
 		fputs(",\"baseline_cv\":", out);
 		json_num(out, cv->base_cv);
+		fprintf(out, ",\"outliers\":%" PRIu32 ",\"experiment_sd\":", cv->nclipped);
+		json_num(out, cv->df ? cv->sigma : NAN);
+		fputs(",\"ci_half_width\":", out);
+		json_num(out, cv->half_width);
+		fputs(",\"ci_target_half_width\":", out);
+		json_num(out, cv->target_half_width);
+		fprintf(out, ",\"experiments_needed\":%" PRIu32 ",\"more_seconds\":", cv->need_exps);
+		json_num(out, cv->more_s);
+		fputs(",\"more_seconds_fixed_line\":", out);
+		json_num(out, cv->more_s_line);
 		fputs(",\"curve\":[", out);
 		for (unsigned j = 0; j < cv->npts; j++) {
 			const struct cz_cpoint *pt = &cv->pts[j];
@@ -1602,6 +1953,13 @@ static void print_html_body(FILE *out, const struct cz_analysis *a, const struct
 			cv->slope, cv->slope_lo, cv->slope_hi, cv->nexp, cv->factor);
 		if (cv->contention)
 			fputs(" <span class=\"contention\">contention: the curve falls</span>", out);
+		if (cv->nclipped)
+			fprintf(out, "<br>%" PRIu32 " outlier experiment%s pulled in to 3 sd of %s neighbours",
+				cv->nclipped, cv->nclipped == 1 ? "" : "s", cv->nclipped == 1 ? "its" : "their");
+		if (curve_is_wide(cv)) {
+			fputs("<br>", out);
+			put_advice(out, a, cv, REP_FORMAT_HTML);
+		}
 		fputs("</p>\n", out);
 		svg_plot(out, cv);
 	}

@@ -397,7 +397,7 @@ static void check_coz_viewer(const char *coz)
 static void test_answers(const char *path)
 {
 	struct rep_profile *p;
-	char err[256], *json, *json2, *e;
+	char err[256], *json, *json2, *e, *advice = NULL;
 	const char *a, *b;
 
 	CHECK_EQ_INT(rep_profile_new(&p), 0);
@@ -460,6 +460,31 @@ static void test_answers(const char *path)
 		free(p50);
 	}
 	free(e);
+	/* how much longer: h.c:80's interval is wider than worth reading; it
+	 * narrows as 1/sqrt(experiments), at the rate the recording ran them */
+	e = entry(json, "lines", "h.c:80");
+	{
+		double hw = num(e, "ci_half_width"), target = num(e, "ci_target_half_width");
+		double need = num(e, "experiments_needed"), span = num(json, "experiment_seconds");
+		char want[96];
+
+		/* the JSON's slopes have 4 decimals */
+		NEAR(hw, 100 * (num(e, "slope_ci_high") - num(e, "slope_ci_low")) / 2, 0.01);
+		NEAR(target, fmax(5, 100 * fabs(num(e, "slope")) / 2), 0.01);
+		CHECK(hw > target);
+		CHECK_EQ_INT(need, ceil(hw / target * hw / target * 7 - 1e-9));
+		CHECK(span > 1.9 && span < 2.1); /* m.c's 2 s run: the first start */
+		NEAR(num(e, "more_seconds"), (need - 7) * span / 7, 1e-3);
+		/* --line: every experiment the line's, each 1 s */
+		NEAR(num(e, "more_seconds_fixed_line"), need - 7, 1e-3);
+		snprintf(want, sizeof(want), "the experiments (%.0f) for +-%.1f", need, target);
+		advice = strdup(want);
+	}
+	free(e);
+	/* a.c:10's interval is exact: nothing to wait for */
+	e = entry(json, "lines", "a.c:10");
+	CHECK(e && strstr(e, "\"experiments_needed\":6,\"more_seconds\":0.0000,"));
+	free(e);
 	/* ranked by slope: c (0.4), a (0.2), b and h, m (0.1), ..., d last */
 	a = strstr(json, "{\"line\":\"c.c:30\"");
 	b = strstr(json, "{\"line\":\"a.c:10\"");
@@ -489,6 +514,11 @@ static void test_answers(const char *path)
 	CHECK(json && strstr(json, "Causal profile") && strstr(json, "c.c:30") &&
 	      strstr(json, "CONTENTION") && strstr(json, "no 0% (baseline) experiment") &&
 	      strstr(json, "line speedup") && strstr(json, "*"));
+	/* the advice in the detail, a mark in the ranking */
+	CHECK(json && advice && strstr(json, advice) &&
+	      strstr(json, "\n      (~5 s more at this rate, ~18 s with --line h.c:80)\n"));
+	CHECK(json && strstr(json, "h.c:80 (ops)  (wide: run longer)\n") &&
+	      !strstr(json, "a.c:10 (ops)  (wide"));
 	free(json);
 	json = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 1);
 	/* --top 1: the first line and, always, the falling ones */
@@ -498,9 +528,11 @@ static void test_answers(const char *path)
 	free(json);
 	json = render(p, REP_FORMAT_MARKDOWN, REP_VIEW_CAUSAL, 0);
 	CHECK(json && strstr(json, "## Causal profile") && strstr(json, "| `c.c:30` |"));
+	CHECK(json && advice && strstr(json, advice) && strstr(json, "with --line `h.c:80`)\n"));
 	free(json);
 	json = render(p, REP_FORMAT_HTML, 0, 0);
 	CHECK(json && strncmp(json, "<!DOCTYPE html>", 15) == 0 && strstr(json, "</html>"));
+	CHECK(json && strstr(json, "<br>interval &plusmn;"));
 	if (json) {
 		size_t nsvg = 0;
 
@@ -529,6 +561,7 @@ static void test_answers(const char *path)
 		check_coz_viewer(json);
 	free(json);
 out:
+	free(advice);
 	rep_profile_free(p);
 }
 
@@ -764,6 +797,324 @@ static void test_cuts_and_corruption(const char *path)
 	free(buf);
 }
 
+/* psup's draw (experiments/causal.c): 0% half the time, else 5..100. */
+static unsigned exp_pick(uint64_t *rng)
+{
+	uint64_t r = psup_rand_next(rng);
+
+	return r & 1 ? 0 : (unsigned)(((r >> 1) % 20) + 1) * 5;
+}
+
+static int dbl_order(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Writes one line's throughput experiments (speedup, effective ms, visits)
+ * to path, one every second. */
+struct one_exp {
+	unsigned speedup;
+	uint64_t eff_ms, visits;
+};
+
+static int write_line(const char *path, const char *file, const struct one_exp *x, size_t n)
+{
+	struct rep_header h = { .mode = "run", .pid = 42, .mono_ns = START, .event = "task-clock", .period = MS, .clock_event = true };
+	struct rep_causal_info ci = { "run", true, MS, 10, NULL };
+	struct rep_writer *w;
+	int rc;
+
+	if ((rc = rep_writer_open(path, REP_WRITER_FORCE, &w)))
+		return rc;
+	rc = rep_write_header(w, &h);
+	if (!rc)
+		rc = rep_write_causal_info(w, &ci);
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct rep_point_delta pd = { "ops", REP_POINT_THROUGHPUT, x[i].visits, 0, 0, 0, 0, false };
+		uint64_t delay = x[i].eff_ms * MS * x[i].speedup / 200;
+		struct rep_experiment e = {
+			.time = START + (i + 1) * S_,
+			.file = file,
+			.line = 85,
+			.speedup_pct = x[i].speedup,
+			.duration_ns = x[i].eff_ms * MS + delay,
+			.delay_ns = delay,
+			.total_samples = 100,
+			.npoints = 1,
+			.points = &pd,
+		};
+
+		rc = rep_write_experiment(w, &e);
+	}
+	if (rc) {
+		rep_writer_close(w);
+		return rc;
+	}
+	return rep_writer_close(w);
+}
+
+/*
+ * One wild experiment moves neither its point nor the slope. o.c:85 runs
+ * 100 visits per experiment; its true period is 10 ms x (1 - 0.4 s / 100)
+ * (slope 0.4: +8, +10, +12, +20, +40% at 20, 25, 30, 50, 100%). The one
+ * experiment at 25% ran while the machine was slow: 11.3 ms, -13% (issue
+ * 19's Amdahl line read -13% at 25% between neighbours near +28%). Its
+ * neighbours at 20% and 30% say 9.0 ms (+10%); the baseline's spread (MAD)
+ * is below the 1% floor, so it is pulled in to 3% of the baseline above
+ * them: 9.3 ms, +7%; its interval holds its neighbours' +10% too; the slope
+ * stays near 0.4 (the old pooled estimate read -13% at 25%).
+ */
+static void test_outlier(void)
+{
+	static const struct one_exp x[] = {
+		{ 0, 1000, 100 },
+		{ 0, 1010, 100 },
+		{ 0, 990, 100 },
+		{ 0, 1000, 100 },
+		{ 0, 1000, 100 },
+		{ 20, 920, 100 },
+		{ 20, 920, 100 },
+		{ 25, 1130, 100 },
+		{ 30, 880, 100 },
+		{ 30, 880, 100 },
+		{ 50, 800, 100 },
+		{ 50, 800, 100 },
+		{ 100, 600, 100 },
+		{ 100, 600, 100 },
+	};
+	struct rep_profile *p;
+	char path[300], err[256], *json, *e, *p25;
+
+	snprintf(path, sizeof(path), "%s/outlier.cbor", tmpdir);
+	CHECK_EQ_INT(write_line(path, "/src/o.c", x, PSUP_ARRAY_SIZE(x)), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	e = entry(json ? json : "", "lines", "o.c:85");
+	p25 = cpoint(e, 25);
+	CHECK(e && strstr(e, "\"outliers\":1,"));
+	NEAR(num(p25, "program_speedup"), 7.0, 0.05);
+	CHECK(num(p25, "ci_low") <= 10 && num(p25, "ci_high") >= 10);
+	NEAR(num(e, "slope"), 0.4, 0.005);
+	check_json_parses(json ? json : "");
+	free(p25);
+	free(e);
+	free(json);
+	json = render(p, REP_FORMAT_TEXT, REP_VIEW_CAUSAL, 0);
+	CHECK(json && strstr(json, "    1 outlier experiment pulled in to 3 sd of its neighbours\n"));
+	free(json);
+	rep_profile_free(p);
+}
+
+/* ---- coverage of the intervals, by simulation ------------------------------ */
+
+/*
+ * Many simulated lines (each its own curve, as many runs of one line),
+ * seeded: a known true curve, experiments of 25 or 50 ms at a speedup drawn
+ * as psup draws them (0% half the time, else 5..100 in steps of 5), visits
+ * Poisson around the true rate, the machine's speed drifting (AR(1) from one
+ * experiment to the next, as a 2-core VM's does) and now and then a wild
+ * experiment (the rate off by 25-50%). Checks what issue 19 asks of the
+ * intervals: at least 90% of the 95% intervals hold the truth, per point and
+ * for the slope; a flat line is flagged as contention in under 5% of runs; the
+ * intervals are not absurdly wide. PSUP_SIM_LINES sets the lines per shape.
+ */
+enum sim_shape { SIM_LINEAR,
+		 SIM_FLAT,
+		 SIM_CAPPED,
+		 SIM_FALLING,
+		 SIM_NSHAPES };
+static const char *const sim_names[] = { "linear", "flat", "capped", "falling" };
+
+/* The true program speedup (percent) at line speedup x. */
+static double sim_truth(enum sim_shape k, double x)
+{
+	switch (k) {
+	case SIM_LINEAR:
+		return 0.3 * x;
+	case SIM_CAPPED:
+		return fmin(0.6 * x, 18.0);
+	case SIM_FALLING:
+		return -0.2 * x;
+	default:
+		return 0;
+	}
+}
+
+static double sim_gauss(uint64_t *rng)
+{
+	double u = ((double)(psup_rand_next(rng) >> 11) + 0.5) / 9007199254740992.0;
+	double v = ((double)(psup_rand_next(rng) >> 11) + 0.5) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+static double sim_unif(uint64_t *rng)
+{
+	return ((double)(psup_rand_next(rng) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+struct sim_tally {
+	unsigned pts, pts_in, slopes, slopes_in, runs, flagged;
+	double pt_err, slope_err; /* sums of absolute errors */
+	double *widths;
+	unsigned nwidths;
+};
+
+static int sim_write(const char *path, unsigned per_shape, unsigned nexp, uint64_t seed)
+{
+	struct rep_header h = { .mode = "run", .pid = 42, .mono_ns = START, .event = "task-clock", .period = MS, .clock_event = true };
+	struct rep_causal_info ci = { "run", true, MS, 100, NULL };
+	uint64_t rng = seed, now = START;
+	struct rep_writer *w;
+	int rc;
+
+	rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
+	if (rc)
+		return rc;
+	if ((rc = rep_write_header(w, &h)) || (rc = rep_write_causal_info(w, &ci)))
+		goto out;
+	for (unsigned k = 0; k < SIM_NSHAPES; k++) {
+		for (unsigned l = 0; l < per_shape; l++) {
+			double drift = 0;
+			char file[32];
+
+			snprintf(file, sizeof(file), "/sim/%s.c", sim_names[k]);
+			for (unsigned i = 0; i < nexp; i++) {
+				unsigned sp = exp_pick(&rng);
+				uint64_t eff = (psup_rand_next(&rng) & 1 ? 50 : 25) * MS;
+				double rate = 8000.0 / (1 - sim_truth(k, sp) / 100); /* visits/s */
+				double mu, visits;
+				struct rep_point_delta pd = { "ops", REP_POINT_THROUGHPUT, 0, 0, 0, 0, 0, false };
+				struct rep_experiment e = { 0 };
+
+				/* the machine's speed: 4% sd, correlated 0.7 between
+				 * neighbours; 4% of experiments off by 25-50% */
+				drift = 0.7 * drift + 0.04 * sqrt(1 - 0.49) * sim_gauss(&rng);
+				mu = rate * (double)eff / 1e9 * exp(drift);
+				if (sim_unif(&rng) < 0.04)
+					mu *= sim_unif(&rng) < 0.5 ? 0.5 + 0.25 * sim_unif(&rng)
+								   : 1.25 + 0.25 * sim_unif(&rng);
+				visits = fmax(0, round(mu + sqrt(mu) * sim_gauss(&rng)));
+				pd.delta = (uint64_t)visits;
+				now += eff + eff * sp / 200;
+				e.time = now;
+				e.file = file;
+				e.line = l + 1;
+				e.speedup_pct = sp;
+				e.duration_ns = eff + eff * sp / 200;
+				e.delay_ns = eff * sp / 200;
+				e.total_samples = 100;
+				e.npoints = 1;
+				e.points = &pd;
+				if ((rc = rep_write_experiment(w, &e)))
+					goto out;
+			}
+		}
+	}
+out:
+	if (rc) {
+		rep_writer_close(w);
+		return rc;
+	}
+	return rep_writer_close(w);
+}
+
+/* Scores the report of one simulated file into t[shape]. */
+static void sim_score(const char *json, unsigned per_shape, struct sim_tally *t)
+{
+	for (unsigned k = 0; k < SIM_NSHAPES; k++) {
+		for (unsigned l = 0; l < per_shape; l++) {
+			char label[48], *e;
+			const char *at;
+			double slope_truth = k == SIM_LINEAR ? 0.3 : k == SIM_FALLING ? -0.2
+										      : 0;
+
+			snprintf(label, sizeof(label), "%s.c:%u", sim_names[k], l + 1);
+			e = entry(json, "lines", label);
+			if (!e)
+				continue; /* not drawn: no interval to score */
+			t[k].runs++;
+			t[k].flagged += strstr(e, "\"contention\":true") != NULL;
+			if (k != SIM_CAPPED) {
+				t[k].slopes++;
+				t[k].slopes_in += num(e, "slope_ci_low") <= slope_truth &&
+						  num(e, "slope_ci_high") >= slope_truth;
+				t[k].slope_err += fabs(num(e, "slope") - slope_truth);
+			}
+			for (at = strstr(e, "{\"speedup\":"); at; at = strstr(at + 1, "{\"speedup\":")) {
+				double sp = strtod(at + 11, NULL), lo = num(at, "ci_low"), hi = num(at, "ci_high");
+				double truth = sim_truth(k, sp);
+
+				if (sp == 0)
+					continue;
+				t[k].pts++;
+				t[k].pts_in += lo <= truth + 1e-9 && hi >= truth - 1e-9;
+				t[k].pt_err += fabs(num(at, "program_speedup") - truth);
+				if (t[k].widths)
+					t[k].widths[t[k].nwidths++] = hi - lo;
+			}
+			free(e);
+		}
+	}
+}
+
+static void test_coverage(void)
+{
+	unsigned per_shape = getenv("PSUP_SIM_LINES") ? (unsigned)atoi(getenv("PSUP_SIM_LINES")) : 100;
+	const unsigned nexp = 48;
+	struct sim_tally t[SIM_NSHAPES];
+	struct rep_profile *p;
+	char path[300], err[256], *json;
+	unsigned pts = 0, pts_in = 0;
+
+	memset(t, 0, sizeof(t));
+	snprintf(path, sizeof(path), "%s/sim.cbor", tmpdir);
+	CHECK_EQ_INT(sim_write(path, per_shape, nexp, 0x51a7c0feULL), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(json != NULL);
+	for (unsigned k = 0; k < SIM_NSHAPES; k++)
+		t[k].widths = calloc((size_t)per_shape * nexp, sizeof(double));
+	if (json)
+		sim_score(json, per_shape, t);
+	for (unsigned k = 0; k < SIM_NSHAPES; k++) {
+		double med = NAN;
+
+		if (t[k].nwidths) {
+			qsort(t[k].widths, t[k].nwidths, sizeof(double), dbl_order);
+			med = t[k].widths[t[k].nwidths / 2];
+		}
+		printf("# %-8s %u lines drawn: points %u/%u = %.1f%% in their 95%% CI (median width %.1f pts, "
+		       "mean error %.2f pts); slope %u/%u = %.1f%% (mean error %.3f); flagged contention %u\n",
+		       sim_names[k], t[k].runs, t[k].pts_in, t[k].pts, 100.0 * t[k].pts_in / (t[k].pts ? t[k].pts : 1),
+		       med, t[k].pt_err / (t[k].pts ? t[k].pts : 1), t[k].slopes_in, t[k].slopes,
+		       100.0 * t[k].slopes_in / (t[k].slopes ? t[k].slopes : 1),
+		       t[k].slope_err / (t[k].slopes ? t[k].slopes : 1), t[k].flagged);
+		pts += t[k].pts;
+		pts_in += t[k].pts_in;
+		CHECK(t[k].runs >= per_shape * 9 / 10);
+		CHECK(t[k].pts_in >= 0.9 * t[k].pts);
+		if (k != SIM_CAPPED)
+			CHECK(t[k].slopes_in >= 0.9 * t[k].slopes);
+		/* one experiment's noise here is ~8 points; a 95% interval of a
+		 * point seen by one or two experiments is ~30 wide */
+		CHECK(med <= 45);
+		free(t[k].widths);
+	}
+	printf("# all points: %u/%u = %.1f%% in their 95%% CI\n", pts_in, pts, 100.0 * pts_in / (pts ? pts : 1));
+	/* a flag needs at least the interval's upper end below 0, a one-sided 2.5%
+	 * test: a flat line
+	 * flagged more often than that had intervals too narrow */
+	CHECK(t[SIM_FLAT].flagged < 0.025 * t[SIM_FLAT].runs);
+	CHECK(t[SIM_FALLING].flagged >= 0.5 * t[SIM_FALLING].runs);
+	free(json);
+	rep_profile_free(p);
+}
+
 int main(void)
 {
 	char path[300], cmd[400];
@@ -782,6 +1133,8 @@ int main(void)
 	test_schema();
 	CHECK_EQ_INT(write_file(path, true), 0);
 	test_cuts_and_corruption(path);
+	test_outlier();
+	test_coverage();
 	fclose(devnull);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (getenv("PSUP_TEST_KEEP"))
