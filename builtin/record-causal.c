@@ -65,6 +65,7 @@ struct causal_cmd {
 	unsigned nbinary_scope;
 	const char *line;
 	int speedup;
+	unsigned speedup_step; /* --speedup-step (0: the engine's default) */
 	uint64_t experiment_ns;
 
 	struct rep_writer *w;
@@ -126,6 +127,7 @@ enum {
 	CAUSAL_OPT_LINE,
 	CAUSAL_OPT_SPEEDUP,
 	CAUSAL_OPT_EXPERIMENT_MS,
+	CAUSAL_OPT_SPEEDUP_STEP,
 	CAUSAL_OPT_NO_INTERCEPT,
 	CAUSAL_OPT_NO_WAKE_STOPS,
 };
@@ -141,6 +143,7 @@ static const struct rec_option causal_options[] = {
 	{ "line", required_argument, 0, CAUSAL_OPT_LINE },
 	{ "speedup", required_argument, 0, CAUSAL_OPT_SPEEDUP },
 	{ "experiment-ms", required_argument, 0, CAUSAL_OPT_EXPERIMENT_MS },
+	{ "speedup-step", required_argument, 0, CAUSAL_OPT_SPEEDUP_STEP },
 	{ "no-intercept", no_argument, 0, CAUSAL_OPT_NO_INTERCEPT },
 	{ "no-wake-stops", no_argument, 0, CAUSAL_OPT_NO_WAKE_STOPS },
 	{ NULL, 0, 0, 0 },
@@ -266,6 +269,13 @@ static int causal_option(struct rec_mode *m, int c, const char *arg, bool attach
 	case CAUSAL_OPT_NO_WAKE_STOPS:
 		cz->no_wake_stops = true;
 		break;
+	case CAUSAL_OPT_SPEEDUP_STEP:
+		if (psup_parse_long(arg, 5, 100, &v) < 0 || v % 5 || 100 % v) {
+			pr_err("invalid --speedup-step '%s': expected 5, 10, 20, 25, 50 or 100", arg);
+			return 2;
+		}
+		cz->speedup_step = (unsigned)v;
+		break;
 	case CAUSAL_OPT_EXPERIMENT_MS:
 		if (psup_parse_long(arg, 1, 600000, &v) < 0) {
 			pr_err("invalid --experiment-ms '%s': expected milliseconds from 1 to 600000", arg);
@@ -312,6 +322,7 @@ static void causal_usage(FILE *f, bool attach)
 	      "      --binary-scope GLOB  images experiments may speed up\n"
 	      "      --line FILE:LINE  always speed up this line\n"
 	      "      --speedup PCT     always this speedup (0..100, multiple of 5)\n"
+	      "      --speedup-step N  random speedups in steps of N% (default 25)\n"
 	      "      --experiment-ms N initial experiment length (default 10)\n",
 	      f);
 	if (!attach)
@@ -415,6 +426,7 @@ static int causal_start(struct rec_mode *m, const struct rec_env *env)
 		.period_ns = cz->period_ns,
 		.experiment_ns = cz->experiment_ns,
 		.fixed_speedup = cz->speedup,
+		.speedup_step = cz->speedup_step,
 		.fixed_line = cz->line,
 		.scope = cz->scope,
 		.nscope = cz->nscope,

@@ -490,9 +490,10 @@ int exp_witch_flush(struct exp_witch *x);
 /*
  * The experiment engine. One experiment at a time: a line picked at random
  * from recent in-scope samples (or fixed by --line), a speedup from
- * {0, 5, ..., 100}% with P(0) = 1/2 (or fixed by --speedup), run for the
- * experiment length (doubled, up to a cap, when a progress point saw fewer
- * than the minimum visits), then a cool-off, then the next.
+ * {0, 25, 50, 75, 100}% with P(0) about 1/3 (other steps: --speedup-step;
+ * or fixed by --speedup), run for the experiment length (doubled, up to a
+ * cap, when a progress point saw fewer than the minimum visits, halved back
+ * when they saw four times as many), then a cool-off, then the next.
  *
  * Virtual speedup (3.4): a sample whose first in-scope frame is the selected
  * line adds one to its thread's local count; when a local count passes the
@@ -514,10 +515,11 @@ int exp_witch_flush(struct exp_witch *x);
 struct exp_progress;
 
 #define EXP_CAUSAL_DEFAULT_EXPERIMENT_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
-#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)      /* doubling cap */
-#define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL)    /* Coz: 10 ms */
-#define EXP_CAUSAL_MIN_VISITS 5                               /* Coz: 5 */
-#define EXP_CAUSAL_PAUSE_MIN_NS (100000ULL)                   /* batch debts below 0.1 ms (a stop costs ~20 us) */
+#define EXP_CAUSAL_DEFAULT_SPEEDUP_STEP 25
+#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)   /* doubling cap */
+#define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
+#define EXP_CAUSAL_MIN_VISITS 5                            /* Coz: 5 */
+#define EXP_CAUSAL_PAUSE_MIN_NS (100000ULL)                /* batch debts below 0.1 ms (a stop costs ~20 us) */
 
 struct exp_causal_config {
 	uint64_t period_ns;         /* mean sampling period (task ns) */
@@ -527,6 +529,7 @@ struct exp_causal_config {
 	unsigned min_visits;        /* (0: default) */
 	uint64_t pause_min_ns;      /* debts below this are not worth a stop (0: default) */
 	int fixed_speedup;          /* 0..100, or -1: random */
+	unsigned speedup_step;      /* random speedups' step (0: 25) */
 	const char *fixed_line;     /* "FILE:LINE" (path suffix), or NULL */
 	const char *const *scope;   /* source path globs (fnmatch); none: every source */
 	unsigned nscope;
@@ -682,9 +685,11 @@ struct exp_causal_stats {
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 
 /* Pure helpers, exposed for the unit tests. */
-/* A speedup in {0, 5, ..., 100}: 0 with probability 1/2, else uniform over
- * 5..100. */
-unsigned exp_causal_pick_speedup(uint64_t *rng);
+/* A speedup in {0, step, 2 step, ..., 100} (step 0 or not dividing 100:
+ * the default): 0 with probability sqrt(k) / (sqrt(k) + k), k = 100 / step
+ * in 64ths, with floor(sqrt(k)): 21/64 for step 25, 1/2 for step 100,
+ * 10/64 for step 5), else uniform. */
+unsigned exp_causal_pick_speedup(uint64_t *rng, unsigned step);
 /* The next experiment length: doubled (up to max) when the minimum visits of
  * any progress point (min_delta) is below min_visits. */
 uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64_t min_delta,

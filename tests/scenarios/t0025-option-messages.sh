@@ -28,5 +28,6 @@ says 2 "option '-o' needs a value" report -o
 says 2 "option '--view' needs a value" report --view
 says 2 "unknown option '-z'" report -z
 says 2 "expected one PID" attach 12 13
+says 2 "invalid --speedup-step '30': expected 5, 10, 20, 25, 50 or 100" run --speedup-step 30 true
 [ -e psup.cbor ] && fail "a usage error left psup.cbor behind"
 exit 0

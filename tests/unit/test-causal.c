@@ -26,22 +26,37 @@ static void test_speedup_distribution(void)
 {
 	uint64_t rng = 12345;
 	unsigned counts[21] = { 0 };
-	const unsigned n = 20000;
+	const unsigned n = 24000;
 	bool bad = false;
 
+	/* Default step 25: P(0) = 21/64 (7875 expected, sd ~73), the rest
+	 * uniform over 25, 50, 75, 100 (4031 each, sd ~58). */
 	for (unsigned i = 0; i < n; i++) {
-		unsigned s = exp_causal_pick_speedup(&rng);
+		unsigned s = exp_causal_pick_speedup(&rng, 0);
+		if (s > 100 || s % 25)
+			bad = true;
+		else
+			counts[s / 5]++;
+	}
+	CHECK(!bad);
+	CHECK(counts[0] > 7500 && counts[0] < 8250);
+	for (unsigned k = 5; k <= 20; k += 5)
+		CHECK(counts[k] > 3750 && counts[k] < 4300);
+	/* Coz's step of 5: P(0) = 10/64 (3750, sd ~56), 1012 each (sd ~30). */
+	memset(counts, 0, sizeof(counts));
+	for (unsigned i = 0; i < n; i++) {
+		unsigned s = exp_causal_pick_speedup(&rng, 5);
 		if (s > 100 || s % 5)
 			bad = true;
 		else
 			counts[s / 5]++;
 	}
 	CHECK(!bad);
-	/* P(0) = 1/2: 10000 expected, sd ~71. */
-	CHECK(counts[0] > 9400 && counts[0] < 10600);
-	/* The rest uniform over 5..100: 500 each, sd ~22. */
+	CHECK(counts[0] > 3500 && counts[0] < 4000);
 	for (unsigned k = 1; k <= 20; k++)
-		CHECK(counts[k] > 380 && counts[k] < 620);
+		CHECK(counts[k] > 860 && counts[k] < 1170);
+	/* A step that does not divide 100 is the default's. */
+	CHECK_EQ_INT(exp_causal_pick_speedup(&rng, 30) % 25, 0);
 }
 
 static void test_length(void)
