@@ -216,27 +216,21 @@ struct exp_causal {
  * Coz section 2 draws from 0..100 in steps of 5, half of them 0%: twenty
  * speedups share a line's experiments, so each point of a curve rests on
  * one or two of them and swings by tens of points (an Amdahl line read -13%
- * at 25% between +28% at 50%). With steps of 25 each point has several
- * experiments, and every one is compared with the line's baseline: for k
- * speedups the variance of those k differences is least with sqrt(k)
- * times a speedup's share at 0%, 1/3 of them for k = 4.
+ * at 25% between +28% at 50%). With steps of 25 each point has several.
+ * Half stay at 0%: every point is compared with the line's baseline, and
+ * the variance of those differences would be least with sqrt(k) times a
+ * speedup's share at 0% (1/3 for k = 4), but only by a tenth, while the
+ * delays the experiments insert (the user's cost) would grow by a third.
  */
 unsigned exp_causal_pick_speedup(uint64_t *rng, unsigned step)
 {
 	uint64_t r = psup_rand_next(rng);
-	unsigned k;
 
 	if (!step || step > 100 || 100 % step)
 		step = EXP_CAUSAL_DEFAULT_SPEEDUP_STEP;
-	k = 100 / step;
-	/* P(0) = sqrt(k) / (sqrt(k) + k), rounded to a share of 1/64. */
-	unsigned zero = 0;
-	while ((zero + 1) * (zero + 1) <= k)
-		zero++; /* floor(sqrt(k)) */
-	uint64_t p0 = (uint64_t)64 * zero / (zero + k);
-	if (r % 64 < p0)
+	if (r & 1)
 		return 0;
-	return (unsigned)(((r >> 6) % k) + 1) * step;
+	return (unsigned)(((r >> 1) % (100 / step)) + 1) * step;
 }
 
 uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64_t min_delta,

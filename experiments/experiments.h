@@ -490,7 +490,7 @@ int exp_witch_flush(struct exp_witch *x);
 /*
  * The experiment engine. One experiment at a time: a line picked at random
  * from recent in-scope samples (or fixed by --line), a speedup from
- * {0, 25, 50, 75, 100}% with P(0) about 1/3 (other steps: --speedup-step;
+ * {0, 25, 50, 75, 100}% with P(0) = 1/2 (other steps: --speedup-step;
  * or fixed by --speedup), run for the experiment length (doubled, up to a
  * cap, when a progress point saw fewer than the minimum visits, halved back
  * when they saw four times as many), then a cool-off, then the next.
@@ -686,9 +686,7 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 
 /* Pure helpers, exposed for the unit tests. */
 /* A speedup in {0, step, 2 step, ..., 100} (step 0 or not dividing 100:
- * the default): 0 with probability sqrt(k) / (sqrt(k) + k), k = 100 / step
- * in 64ths, with floor(sqrt(k)): 21/64 for step 25, 1/2 for step 100,
- * 10/64 for step 5), else uniform. */
+ * the default): 0 with probability 1/2, else uniform. */
 unsigned exp_causal_pick_speedup(uint64_t *rng, unsigned step);
 /* The next experiment length: doubled (up to max) when the minimum visits of
  * any progress point (min_delta) is below min_visits. */

@@ -29,8 +29,8 @@ static void test_speedup_distribution(void)
 	const unsigned n = 24000;
 	bool bad = false;
 
-	/* Default step 25: P(0) = 21/64 (7875 expected, sd ~73), the rest
-	 * uniform over 25, 50, 75, 100 (4031 each, sd ~58). */
+	/* Default step 25: P(0) = 1/2 (12000 expected, sd ~77), the rest
+	 * uniform over 25, 50, 75, 100 (3000 each, sd ~51). */
 	for (unsigned i = 0; i < n; i++) {
 		unsigned s = exp_causal_pick_speedup(&rng, 0);
 		if (s > 100 || s % 25)
@@ -39,10 +39,10 @@ static void test_speedup_distribution(void)
 			counts[s / 5]++;
 	}
 	CHECK(!bad);
-	CHECK(counts[0] > 7500 && counts[0] < 8250);
+	CHECK(counts[0] > 11600 && counts[0] < 12400);
 	for (unsigned k = 5; k <= 20; k += 5)
-		CHECK(counts[k] > 3750 && counts[k] < 4300);
-	/* Coz's step of 5: P(0) = 10/64 (3750, sd ~56), 1012 each (sd ~30). */
+		CHECK(counts[k] > 2750 && counts[k] < 3250);
+	/* Coz's step of 5: 600 each (sd ~24). */
 	memset(counts, 0, sizeof(counts));
 	for (unsigned i = 0; i < n; i++) {
 		unsigned s = exp_causal_pick_speedup(&rng, 5);
@@ -52,9 +52,9 @@ static void test_speedup_distribution(void)
 			counts[s / 5]++;
 	}
 	CHECK(!bad);
-	CHECK(counts[0] > 3500 && counts[0] < 4000);
+	CHECK(counts[0] > 11600 && counts[0] < 12400);
 	for (unsigned k = 1; k <= 20; k++)
-		CHECK(counts[k] > 860 && counts[k] < 1170);
+		CHECK(counts[k] > 480 && counts[k] < 720);
 	/* A step that does not divide 100 is the default's. */
 	CHECK_EQ_INT(exp_causal_pick_speedup(&rng, 30) % 25, 0);
 }
