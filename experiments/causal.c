@@ -1269,9 +1269,11 @@ static void forgive_all(struct exp_causal *c)
 		 * in one must not shorten the pauses of the next, whose own
 		 * delays it would then under-insert. */
 		t->excess = 0;
+		t->resumed_hold = t->interrupted_at = 0;
 	}
 	c->global = 0;
 	c->nline_hist = c->line_hpos = 0;
+	c->nobs_hist = c->obs_hpos = 0;
 }
 
 static unsigned read_points(struct exp_causal *c, struct exp_point_value *out)
