@@ -48,13 +48,29 @@ struct rec_snapshot {
 	uint8_t stack[SMP_STACK_SNAPSHOT];
 };
 
+/*
+ * A ring and what writes into it: one thread's events, or with inheritance
+ * (smp_thread_inherits()) also every thread created in its process since it
+ * was opened. An inherited ring belongs to its process, and is closed when
+ * the last traced thread of the process is gone (closing it removes the
+ * copies the kernel made in those threads); a thread's own ring when the
+ * thread is.
+ */
+struct rec_ring {
+	struct rec *r;
+	struct smp_thread *st;
+	struct rec_ring *next, *prev;  /* every ring of r, for drain_all() */
+	struct rec_ring *next_of_proc; /* an inherited ring: the process's */
+};
+
 struct rec_thread {
 	struct rec *r;
 	pid_t tid, pid, parent;
-	struct smp_thread *st;
+	struct rec_ring *ring; /* its own, or its process's inherited one */
 	/* Its "thread" record waits for the creation context (see
 	 * thread_record_pending()). */
 	bool record_pending;
+	bool exiting; /* past its exit stop */
 	uint64_t created;
 	char comm[16];
 	struct rec_snapshot *creator;
@@ -66,6 +82,8 @@ struct rec_proc {
 	struct sym_space *sp;
 	struct psup_u64map block_kinds; /* user ip -> exp_block_site_kind()'s word */
 	bool told_unreadable;           /* warned that its maps cannot be read */
+	struct rec_ring *rings;         /* inherited rings (struct rec_ring) */
+	unsigned nthreads;              /* threads reported and not gone */
 };
 
 struct rec {
@@ -79,9 +97,12 @@ struct rec {
 	struct exp_profile *prof; /* calling contexts, and the samples' counts */
 	unsigned cpus;            /* CPUs the program may use */
 	struct sup_session *sup;
-	struct psup_u64map threads; /* tid -> struct rec_thread * */
-	uint64_t threads_seen;      /* threads ever opened (ring sizes) */
-	struct psup_u64map procs;   /* pid -> struct rec_proc * */
+	struct psup_u64map threads;          /* tid -> struct rec_thread * */
+	struct rec_ring *rings;              /* every open ring but the CPUs' */
+	uint64_t rings_opened, rings_shared; /* threads given events of their own, or inherited ones */
+	bool inherit_refused;                /* smp_thread_open_inherited() failed once */
+	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
+	struct psup_u64map procs;            /* pid -> struct rec_proc * */
 	struct smp_sink sink;
 	/* Sampled per CPU (smp_event_per_cpu()): one ring per CPU, whose
 	 * samples of other tasks cpu_sink drops. */
@@ -172,12 +193,15 @@ static struct rec_proc *proc_get(struct rec *r, pid_t pid, const struct rec_proc
 	return p;
 }
 
+static void proc_rings_free(struct rec *r, struct rec_proc *p);
+
 static void proc_drop(struct rec *r, pid_t pid)
 {
 	struct rec_proc *p = proc_find(r, pid);
 
 	if (!p)
 		return;
+	proc_rings_free(r, p);
 	psup_u64map_remove(&r->procs, (uint64_t)pid);
 	exp_profile_process_end(r->prof, pid);
 	sym_space_free(p->sp);
@@ -396,7 +420,14 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 	struct rec_proc *p = proc_find(r, wk->pid);
 	uint64_t node = EXP_PAR_UNSAMPLED;
 
-	if (!thread_find(r, wk->wakee_tid) || r->write_err)
+	struct rec_thread *waker = thread_find(r, wk->tid);
+
+	/* Both traced: the CPUs' wakeup events (inherited sampling) see every
+	 * task's, a thread's own those of whatever interrupt ran on it. A
+	 * thread past its exit stop wakes its joiner after its own events
+	 * are gone, where the CPU's still see it: the join is its exit's
+	 * (record-profile.c's thread_exiting), as without inheritance. */
+	if (!thread_find(r, wk->wakee_tid) || !waker || waker->exiting || r->write_err)
 		return;
 	/* Every wakeup has an unsampled record; a sampled twin adds a stack. */
 	if (wk->sampled && !(wk->have_regs && p && p->sp && r->unwind))
@@ -432,10 +463,10 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 		rec_write_failed(r, m->wakeup(m, wk, node));
 }
 
-static void drain_thread(struct rec *r, struct rec_thread *t)
+static void drain_ring(struct rec *r, struct rec_ring *g)
 {
-	if (t->st && smp_thread_drain(t->st, &r->sink) < 0)
-		pr_debug("drain of %d failed", t->tid);
+	if (g && smp_thread_drain(g->st, &r->sink) < 0)
+		pr_debug("drain of %d's ring failed", smp_thread_tid(g->st));
 }
 
 /* The CPU rings, before anything leaves the threads' map (their samples
@@ -460,10 +491,10 @@ static void on_cpu_ring(void *arg, int fd)
 
 static void on_thread_ring(void *arg, int fd)
 {
-	struct rec_thread *t = arg;
+	struct rec_ring *g = arg;
 
 	(void)fd;
-	drain_thread(t->r, t);
+	drain_ring(g->r, g);
 }
 
 /*
@@ -593,12 +624,110 @@ static unsigned ring_pages_for(const struct rec *r)
 	return 32;
 }
 
+/* Opens tid's own ring and watches it; NULL when it cannot be sampled
+ * (said here). An inherited one joins p's. */
+static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
+{
+	struct rec_ring *g = calloc(1, sizeof(*g));
+	int err = !g ? -ENOMEM : -ENODEV;
+
+	if (g && r->ev && smp_event_inherits(r->ev) && r->ncpu_rings && !r->inherit_refused) {
+		err = smp_thread_open_inherited(r->ev, tid, r->cpu_rings, r->ncpu_rings, &g->st);
+		if (err < 0 && err != -ESRCH) {
+			pr_debug("inherited events refused for thread %d (%s): one set per thread from now on",
+				 tid, strerror(-err));
+			r->inherit_refused = true;
+		}
+	}
+	if (g && r->ev && err < 0 && err != -ESRCH)
+		err = smp_thread_open(r->ev, tid, ring_pages_for(r), &g->st);
+	r->threads_seen++;
+	if (err < 0) {
+		free(g);
+		/* -ESRCH: the thread is already gone, nothing was missed.
+		 * -ENODEV: a recorder without a sampler (rec_new_bare()). */
+		if (err != -ESRCH && err != -ENODEV) {
+			char why[192] = "";
+
+			r->open_failures++;
+			if (err == -EACCES || err == -EPERM)
+				sup_proc_access_why(tid, why, sizeof(why));
+			if (why[0])
+				pr_warn("cannot sample thread %d: permission denied%s", tid, why);
+			else
+				pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
+		}
+		return NULL;
+	}
+	g->r = r;
+	/* Inherited events write into the CPUs' rings: nothing to watch. */
+	if (smp_thread_fd(g->st) >= 0 && sup_session_watch(r->sup, smp_thread_fd(g->st), on_thread_ring, g) < 0)
+		pr_warn("cannot watch the ring of thread %d", tid);
+	g->next = r->rings;
+	if (r->rings)
+		r->rings->prev = g;
+	r->rings = g;
+	if (p && smp_thread_inherits(g->st)) {
+		g->next_of_proc = p->rings;
+		p->rings = g;
+	}
+	r->rings_opened++;
+	return g;
+}
+
+/* Its last records are read (sink), then it is closed. */
+static void ring_free(struct rec *r, struct rec_ring *g, const struct smp_sink *sink)
+{
+	if (r->sup && smp_thread_fd(g->st) >= 0)
+		sup_session_unwatch(r->sup, smp_thread_fd(g->st));
+	smp_thread_close(g->st, sink);
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		r->rings = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	free(g);
+}
+
+/* The inherited rings of p, once none of its threads is traced. */
+static void proc_rings_free(struct rec *r, struct rec_proc *p)
+{
+	while (p->rings) {
+		struct rec_ring *g = p->rings;
+
+		p->rings = g->next_of_proc;
+		ring_free(r, g, &r->sink);
+	}
+}
+
+/*
+ * The ring a new thread writes into without an open of its own: the kernel
+ * copied its creator's inherited events into it in clone(), so its records
+ * go where its creator's go. A thread whose first stop came before its
+ * creator's clone event (rule 10, docs/ptrace-rules.md) has no known creator
+ * yet: it is one of its process's threads, and in run mode (the only one
+ * that inherits) every thread of a process descends from one opened at the
+ * process's exec or fork, whose ring is the process's.
+ */
+static struct rec_ring *inherited_ring(struct rec *r, struct rec_proc *p, pid_t parent, bool new_process)
+{
+	struct rec_thread *pt;
+
+	if (new_process || !p || !p->rings)
+		return NULL;
+	pt = parent ? thread_find(r, parent) : NULL;
+	if (pt && pt->pid == p->pid)
+		return pt->ring && smp_thread_inherits(pt->ring->st) ? pt->ring : NULL;
+	return parent ? NULL : p->rings;
+}
+
 static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
 {
 	struct rec *r = arg;
 	struct rec_thread *t;
+	struct rec_proc *p;
 	uint64_t *v;
-	int err;
 
 	/* The header comes first: the first thread is reported from inside
 	 * sup_spawn()/sup_attach(), once the pid is known. */
@@ -614,7 +743,9 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	}
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
-		proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
+		p = proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
+	} else {
+		p = proc_get(r, pid, NULL);
 	}
 	t = calloc(1, sizeof(*t));
 	v = t ? psup_u64map_upsert(&r->threads, (uint64_t)tid, NULL) : NULL;
@@ -627,51 +758,47 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->r = r;
 	t->tid = tid;
 	t->pid = pid;
-	err = r->ev ? smp_thread_open(r->ev, tid, ring_pages_for(r), &t->st) : -ENODEV;
-	r->threads_seen++;
-	if (err < 0) {
-		/* -ESRCH: the thread is already gone, nothing was missed.
-		 * -ENODEV: a recorder without a sampler (rec_new_bare()). */
-		if (err != -ESRCH && err != -ENODEV) {
-			char why[192] = "";
-
-			r->open_failures++;
-			if (err == -EACCES || err == -EPERM)
-				sup_proc_access_why(tid, why, sizeof(why));
-			if (why[0])
-				pr_warn("cannot sample thread %d: permission denied%s", tid, why);
-			else
-				pr_warn("cannot sample thread %d: %s", tid, smp_open_strerror(err));
-		}
-		t->st = NULL;
-	} else if (sup_session_watch(r->sup, smp_thread_fd(t->st), on_thread_ring, t) < 0) {
-		pr_warn("cannot watch the ring of thread %d", tid);
-	}
+	if (p)
+		p->nthreads++;
+	t->ring = inherited_ring(r, p, parent, new_process);
+	if (t->ring)
+		r->rings_shared++;
+	else
+		t->ring = ring_new(r, p, tid);
 	sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
 	t->created = psup_now_ns();
 	t->creator = snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
-	struct rec_proc *cp = proc_find(r, pid);
 	for_each_mode(r, m, thread_new)
-		rec_write_failed(r, m->thread_new(m, cp ? cp->sp : NULL, tid, pid, parent, new_process));
+		rec_write_failed(r, m->thread_new(m, p ? p->sp : NULL, tid, pid, parent, new_process));
 }
 
+/* The thread's last records are in its ring by now (it was reaped): read
+ * them; its own ring is closed, its process's once the process has no
+ * traced thread left. */
 static void thread_close(struct rec *r, struct rec_thread *t)
 {
-	if (t->st) {
-		sup_session_unwatch(r->sup, smp_thread_fd(t->st));
-		/* The last samples of the thread are still in its ring. */
-		smp_thread_close(t->st, &r->sink);
-		t->st = NULL;
-	}
+	struct rec_proc *p = proc_find(r, t->pid);
+	struct rec_ring *g = t->ring;
+
+	t->ring = NULL;
+	if (g && !smp_thread_inherits(g->st))
+		ring_free(r, g, &r->sink);
+	else if (g && !(p && p->nthreads == 1))
+		drain_ring(r, g);
+	if (p && p->nthreads && !--p->nthreads)
+		proc_rings_free(r, p);
 }
 
 static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 {
 	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, tid);
 
+	if (t)
+		t->exiting = true;
 	for_each_mode(r, m, thread_exiting)
 		rec_write_failed(r, m->thread_exiting(m, tid, pid));
 }
@@ -777,9 +904,8 @@ static void drain_all(void *arg)
 	struct rec *r = arg;
 
 	drain_cpus(r);
-	for (size_t i = 0; i < r->threads.cap; i++)
-		if (r->threads.keys[i] && r->threads.vals[i])
-			drain_thread(r, (struct rec_thread *)(uintptr_t)r->threads.vals[i]);
+	for (struct rec_ring *g = r->rings; g; g = g->next)
+		drain_ring(r, g);
 }
 
 static void on_tick(void *arg)
@@ -886,6 +1012,8 @@ static void finish(struct rec *r, const char *reason)
 				 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
 			 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs",
+		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared);
 	if (r->open_failures)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
@@ -925,6 +1053,11 @@ static void open_cpu_rings(struct rec *r)
 
 	if (n <= 0 || smp_event_set_per_cpu(r->ev, true) < 0)
 		return;
+	/* Attach: the threads found running get events of their own, opened
+	 * while they run: one could create a thread before its events exist,
+	 * and that thread would inherit none. */
+	if (!strcmp(r->mode, "attach"))
+		smp_event_set_inherit(r->ev, false);
 	r->cpu_rings = calloc((size_t)n, sizeof(*r->cpu_rings));
 	if (!r->cpu_rings) {
 		smp_event_set_per_cpu(r->ev, false);
@@ -959,8 +1092,6 @@ static void rec_release(struct rec *r)
 	for (size_t i = 0; i < r->threads.cap; i++) {
 		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
 		if (r->threads.keys[i] && t) {
-			if (t->st)
-				smp_thread_close(t->st, NULL);
 			free(t->creator);
 			free(t);
 		}
@@ -973,6 +1104,8 @@ static void rec_release(struct rec *r)
 			free(p);
 		}
 	}
+	while (r->rings)
+		ring_free(r, r->rings, NULL);
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
 	close_cpu_rings(r);
@@ -1026,7 +1159,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	}
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	r->self_pid = getpid();
-	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .comm = on_comm, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
 	return 0;

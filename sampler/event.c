@@ -450,10 +450,14 @@ static int event_alloc(const char *canon, const struct perf_event_attr *base,
 	if (!ev)
 		return -ENOMEM;
 	ev->name = strdup(canon);
-	if (!ev->name) {
+	ev->ids = calloc(1, sizeof(*ev->ids));
+	if (!ev->name || !ev->ids) {
+		free(ev->name);
+		free(ev->ids);
 		free(ev);
 		return -ENOMEM;
 	}
+	psup_u64map_init(ev->ids);
 	ev->attr = *base;
 	ev->is_clock = is_clock_attr(base);
 	if (!period)
@@ -666,6 +670,9 @@ void smp_event_free(struct smp_event *ev)
 {
 	if (!ev)
 		return;
+	if (ev->ids)
+		psup_u64map_release(ev->ids);
+	free(ev->ids);
 	free(ev->name);
 	free(ev);
 }
@@ -685,12 +692,52 @@ unsigned smp_event_jitter(const struct smp_event *ev)
 	return ev->jitter_pct;
 }
 
+/* Whether this kernel takes inherit_thread (5.13 and later): a dummy
+ * event on psup's own thread, opened once. */
+static bool kernel_inherits_threads(void)
+{
+	static int known; /* 0 not asked, 1 yes, -1 no */
+	struct perf_event_attr a;
+	int fd;
+
+	if (known)
+		return known > 0;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.disabled = 1;
+	a.inherit = 1;
+	a.inherit_thread = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	known = fd >= 0 ? 1 : -1;
+	if (fd >= 0)
+		close(fd);
+	else
+		pr_debug("sampler: no inherit_thread (%s): one set of events per thread", strerror(errno));
+	return known > 0;
+}
+
 int smp_event_set_per_cpu(struct smp_event *ev, bool on)
 {
 	if (on && !ev->is_clock)
 		return -EINVAL;
 	ev->per_cpu = on;
+	smp_event_set_inherit(ev, on);
 	return 0;
+}
+
+void smp_event_set_inherit(struct smp_event *ev, bool on)
+{
+	ev->inherit = on && ev->per_cpu && kernel_inherits_threads();
+	ev->cpu_wakeups = ev->inherit && (ev->flags & SMP_EVENT_WAKEUPS);
+}
+
+bool smp_event_inherits(const struct smp_event *ev)
+{
+	return ev->inherit;
 }
 
 bool smp_event_per_cpu(const struct smp_event *ev)

@@ -28,8 +28,15 @@ struct smp_thread {
 	pid_t tid;
 	int fd;                             /* the main event: owns the ring */
 	int block_fd, wake_fd, wake_all_fd; /* -1 unless asked for; output into fd's ring */
-	uint64_t wakeups_at_change;         /* stats.wakeups at the last wakeup period change */
-	void *map;                          /* metadata page + data pages */
+	int cpu;                            /* a CPU's ring: its CPU; else -1 */
+	/* smp_thread_open_inherited(): no ring; per CPU, the side-band events
+	 * (INHERITED_KINDS of them, -1 where not asked for), each writing into
+	 * that CPU's ring. */
+	int *inh_fds;
+	uint64_t *inh_ids;
+	unsigned ninh;
+	uint64_t wakeups_at_change; /* stats.wakeups at the last wakeup period change */
+	void *map;                  /* metadata page + data pages */
 	size_t map_len;
 	uint8_t *data;
 	size_t data_size; /* a power of two */
@@ -41,6 +48,7 @@ struct smp_thread {
 	uint64_t samples_at_change; /* stats.samples at the last period change */
 	struct smp_thread_stats stats;
 };
+
 
 static inline uint64_t rd64(const uint8_t *p)
 {
@@ -290,6 +298,16 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			id_wakeup_all = ctx->id_wakeup_all;
 		}
 		if (id != id_main) {
+			/* A CPU's ring: the inherited events of every
+			 * process write there too, each set with its ids. */
+			const uint64_t *kind = ev->ids ? psup_u64map_find(ev->ids, id) : NULL;
+
+			if (kind) {
+				id_block = SMP_SYNTH_ID_BLOCK;
+				id_wakeup = SMP_SYNTH_ID_WAKEUP;
+				id_wakeup_all = SMP_SYNTH_ID_WAKEUP_ALL;
+				id = *kind;
+			}
 			if ((ev->flags & SMP_EVENT_BLOCKS) && id == id_block)
 				return parse_block(ev, &c, sink, ctx);
 			if ((ev->flags & SMP_EVENT_WAKEUPS) && id == id_wakeup)
@@ -513,7 +531,7 @@ static int thread_open_extra(struct smp_thread *t,
 	struct perf_event_attr attr = *a;
 
 	attr.disabled = 1;
-	*fd = (int)sys_perf_event_open(&attr, t->tid, -1, -1,
+	*fd = (int)sys_perf_event_open(&attr, t->tid, t->cpu, -1,
 				       PERF_FLAG_FD_CLOEXEC);
 	if (*fd < 0) {
 		*fd = -1;
@@ -559,6 +577,7 @@ static int ring_open(const struct smp_event *ev, struct perf_event_attr attr, pi
 	t->block_fd = -1;
 	t->wake_fd = -1;
 	t->wake_all_fd = -1;
+	t->cpu = cpu;
 	t->map = MAP_FAILED;
 
 	attr.disabled = 0;
@@ -651,7 +670,8 @@ int smp_thread_open(const struct smp_event *ev, pid_t tid, unsigned ring_pages,
 		if (err)
 			goto fail;
 	}
-	if (ev->flags & SMP_EVENT_WAKEUPS) {
+	/* The CPUs' rings have every wakeup already (smp_cpu_open()). */
+	if ((ev->flags & SMP_EVENT_WAKEUPS) && !ev->cpu_wakeups) {
 		err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd, &t->ctx.id_wakeup);
 		if (!err)
 			err = thread_open_extra(t, &ev->wake_all_attr, &t->wake_all_fd,
@@ -668,6 +688,98 @@ fail:
 	return err;
 }
 
+/* One inherited event of tid on cpu, writing into ring (that CPU's), its id
+ * known to the CPU rings' parser as kind (SMP_SYNTH_ID_*). */
+static int inherited_open(struct smp_thread *t, const struct perf_event_attr *a, int cpu,
+			  const struct smp_thread *ring, uint64_t kind, int *fd, uint64_t *id)
+{
+	struct perf_event_attr attr = *a;
+	uint64_t *v;
+
+	attr.disabled = 1;
+	/* inherit_thread: new threads, not new processes (psup opens those
+	 * itself at their fork stop). */
+	attr.inherit = 1;
+	attr.inherit_thread = 1;
+	*fd = (int)sys_perf_event_open(&attr, t->tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (*fd < 0) {
+		*fd = -1;
+		return -errno;
+	}
+	if (ioctl(*fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0 || ioctl(*fd, PERF_EVENT_IOC_ID, id) < 0)
+		return -errno;
+	if (kind != SMP_SYNTH_ID_MAIN) {
+		v = psup_u64map_upsert(t->ev->ids, *id, NULL);
+		if (!v)
+			return -ENOMEM;
+		*v = kind;
+	}
+	return 0;
+}
+
+int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_thread *const *cpu_rings,
+			      unsigned ncpu, struct smp_thread **out)
+{
+	struct smp_thread *t;
+	unsigned i;
+	int err = 0;
+
+	if (!ev->inherit || !ncpu)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->ev = ev;
+	t->tid = tid;
+	t->fd = t->block_fd = t->wake_fd = t->wake_all_fd = t->cpu = -1;
+	t->map = MAP_FAILED;
+	t->ninh = ncpu;
+	t->inh_fds = malloc(t->ninh * sizeof(*t->inh_fds));
+	t->inh_ids = calloc(t->ninh, sizeof(*t->inh_ids));
+	if (!t->inh_fds || !t->inh_ids) {
+		t->ninh = 0;
+		smp_thread_close(t, NULL);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->ninh; i++)
+		t->inh_fds[i] = -1;
+	/* One event per CPU: the block event (a sample at each switch-out)
+	 * carries the switch records too, or without blocks a dummy does (an
+	 * inherited event takes PERF_SAMPLE_READ only with a group read, and a
+	 * record's sample_id holds no read value: the trailers keep the CPU
+	 * ring's layout). Renames come from the CPU events' comm records, the
+	 * wakeups from their tracepoint events (smp_cpu_open()): a tracepoint
+	 * event costs the kernel a search of every trace event at each copy,
+	 * which would be in every clone(). */
+	struct perf_event_attr side = ev->attr;
+	uint64_t kind = SMP_SYNTH_ID_MAIN;
+
+	if (ev->flags & SMP_EVENT_BLOCKS) {
+		side = ev->block_attr;
+		kind = SMP_SYNTH_ID_BLOCK;
+	} else {
+		side.type = PERF_TYPE_SOFTWARE;
+		side.config = PERF_COUNT_SW_DUMMY;
+		side.sample_period = 0;
+		side.sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
+	}
+	side.comm = 0;
+	side.context_switch = !!(ev->flags & SMP_EVENT_SWITCHES);
+	for (i = 0; i < ncpu && !err; i++)
+		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, &t->inh_fds[i], &t->inh_ids[i]);
+	/* Enabled once all are in place: the thread is stopped, so nothing
+	 * of it is missed, and none of its threads exists yet. */
+	for (i = 0; i < t->ninh && !err; i++)
+		if (t->inh_fds[i] >= 0 && ioctl(t->inh_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+			err = -errno;
+	if (err) {
+		smp_thread_close(t, NULL);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
 int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages, struct smp_thread **out)
 {
 	struct perf_event_attr attr = ev->attr;
@@ -680,9 +792,25 @@ int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages, struc
 	attr.exclude_idle = 1;
 	attr.context_switch = 0;
 	int err = ring_open(ev, attr, -1, cpu, ring_pages, out);
-	if (err == 0)
-		(*out)->ctx.by_period = true;
-	return err;
+	if (err)
+		return err;
+	(*out)->ctx.by_period = true;
+	/* Inherited, the wakeups are the CPU's: every task's, which the
+	 * caller filters (smp_thread_open_inherited()). */
+	if (ev->inherit && (ev->flags & SMP_EVENT_WAKEUPS) &&
+	    (attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		struct smp_thread *t = *out;
+
+		err = thread_open_extra(t, &ev->wake_attr, &t->wake_fd, &t->ctx.id_wakeup);
+		if (!err)
+			err = thread_open_extra(t, &ev->wake_all_attr, &t->wake_all_fd, &t->ctx.id_wakeup_all);
+		if (err) {
+			smp_thread_close(t, NULL);
+			*out = NULL;
+			return err;
+		}
+	}
+	return 0;
 }
 
 int smp_thread_fd(const struct smp_thread *t)
@@ -693,6 +821,11 @@ int smp_thread_fd(const struct smp_thread *t)
 pid_t smp_thread_tid(const struct smp_thread *t)
 {
 	return t->tid;
+}
+
+bool smp_thread_inherits(const struct smp_thread *t)
+{
+	return t->ninh > 0;
 }
 
 void smp_thread_get_stats(const struct smp_thread *t,
@@ -773,8 +906,12 @@ static int thread_drain(struct smp_thread *t, const struct smp_sink *sink,
 			bool randomize)
 {
 	struct perf_event_mmap_page *mp = t->map;
-	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	uint64_t head;
 	int n;
+
+	if (t->map == MAP_FAILED)
+		return 0; /* inherited: its records are in the CPUs' rings */
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 
 	n = smp_ring_walk(t->ev, t->data, t->data_size, &t->tail, head,
 			  t->bounce, t->bounce_size, sink, &t->ctx);
@@ -806,6 +943,19 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
 {
 	if (!t)
 		return;
+	if (t->inh_fds) {
+		/* Closing the parents removes their copies in every thread. */
+		for (unsigned i = 0; i < t->ninh; i++) {
+			if (t->inh_fds[i] < 0)
+				continue;
+			psup_u64map_remove(t->ev->ids, t->inh_ids[i]);
+			close(t->inh_fds[i]);
+		}
+		free(t->inh_fds);
+		free(t->inh_ids);
+		free(t);
+		return;
+	}
 	if (t->block_fd >= 0)
 		ioctl(t->block_fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (t->wake_fd >= 0)

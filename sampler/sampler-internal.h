@@ -10,6 +10,8 @@
 
 #include <linux/perf_event.h>
 
+#include "common/hash.h"
+
 /* The registers smp_thread_open() asks for, in perf's PERF_REG_X86_* bits:
  * AX..FLAGS are bits 0-9, R8..R15 bits 16-23. The kernel writes them in bit
  * order, which is enum smp_reg's order. */
@@ -41,6 +43,17 @@ struct smp_event {
 	unsigned flags; /* enum smp_event_flags */
 	bool is_clock;
 	bool per_cpu; /* sampled by smp_cpu_open(); threads only count */
+	/* Per CPU, a process's side-band events are inherited by its new
+	 * threads (smp_thread_open_inherited()); false where the kernel
+	 * refused inherit_thread (before 5.13) or smp_event_set_inherit() said
+	 * so. */
+	bool inherit;
+	/* The CPUs' rings carry every wakeup (smp_cpu_open(), with inherit):
+	 * threads' own rings then have none. */
+	bool cpu_wakeups;
+	/* Their ids (PERF_EVENT_IOC_ID) -> SMP_SYNTH_ID_BLOCK/WAKEUP/
+	 * WAKEUP_ALL, for the CPU rings' parser. */
+	struct psup_u64map *ids;
 };
 
 /* A ring's parsing state, carried from record to record: each sample's

@@ -114,6 +114,20 @@ bool smp_event_is_clock(const struct smp_event *ev);
  */
 int smp_event_set_per_cpu(struct smp_event *ev, bool on);
 bool smp_event_per_cpu(const struct smp_event *ev);
+/*
+ * Per CPU, where the kernel has inherit_thread (5.13), smp_event_set_per_cpu()
+ * also turns inheritance on: smp_thread_open_inherited() gives a thread
+ * side-band events (switch records, blocks, wakeups) that every thread it
+ * creates from then on inherits (not new processes), writing into the CPUs'
+ * rings. A new thread then costs psup no perf_event_open and no ring: the
+ * kernel copies the events in the creator's clone(), as for perf record's
+ * inherited per-CPU events. smp_event_set_inherit(ev, false) turns it off;
+ * smp_event_inherits() says whether it is on.
+ */
+/* Set before the CPUs are opened: with inheritance smp_cpu_open() opens the
+ * wakeup events per CPU, for every task, and smp_thread_open() none. */
+void smp_event_set_inherit(struct smp_event *ev, bool on);
+bool smp_event_inherits(const struct smp_event *ev);
 /* true when samples taken in the kernel (in a syscall) are kept (with their
  * kernel ip and user regs); false when perf_event_paranoid limited the event
  * to user space, where such samples are dropped by the kernel. */
@@ -293,6 +307,22 @@ int smp_thread_drain(struct smp_thread *t, const struct smp_sink *sink);
 /* Disables the events, drains what remains, unmaps and closes them all.
  * NULL is fine. */
 void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
+/*
+ * The side-band events of thread tid and of every thread it creates from
+ * now on, inherited: for each of the ncpu CPU rings (smp_cpu_open()), a
+ * dummy event with its switch records and the SMP_EVENT_BLOCKS and
+ * SMP_EVENT_WAKEUPS events, on that CPU, redirected into that ring, whose
+ * parser knows their ids; renames come from the CPU events' comm records.
+ * The records name their thread; drain the CPU rings for them. t has no
+ * ring (smp_thread_fd() -1, smp_thread_drain() reads nothing). Closing it
+ * removes the events from every thread that inherited them, so it stays
+ * open while any of them is traced. Kernels 5.13+ (inherit_thread); ev must
+ * inherit (smp_event_inherits(), else -EINVAL). 0 or -errno (-ESRCH: gone).
+ */
+int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_thread *const *cpu_rings,
+			      unsigned ncpu, struct smp_thread **out);
+/* true for smp_thread_open_inherited()'s. */
+bool smp_thread_inherits(const struct smp_thread *t);
 
 /*
  * The sampling event of CPU cpu for an event set per CPU: every task that

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run mode, sampled per CPU: a new thread inherits its creator's side-band
+# events (switch records, block samples) in clone(), and the CPUs' events have
+# every wakeup, so psup opens nothing for it: 200 threads cost a handful of
+# perf_event_open calls (four per thread before), and every thread still has
+# its states (its switch records arrived) and a creation record.
+. "$(dirname "$0")/lib.sh"
+command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
+cd "$WORK"
+# strace follows psup alone (no -f): the target is psup's tracee.
+timeout --kill-after=5 240 strace -o st -e trace=perf_event_open \
+	"$PSUP" run -q -o m.cbor -- "$TARGETS/manythreads" 200 >out 2>err
+RC=$?
+expect_rc 0
+report_json m.cbor >m.json
+jq -e '.runs[0].per_cpu' m.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
+opens=$(grep -c '^perf_event_open(' st)
+note "$opens perf_event_open calls for 201 threads"
+[ "$opens" -lt 100 ] || fail "psup opened $opens perf events for 201 threads: new threads did not inherit theirs"
+jq_check m.json '.summary.threads == 201' "not every thread was seen"
+jq_check m.json '[.threads[] | select(.times.running > 0)] | length == 201' \
+	"a thread lacks its states (switch records)"
+# Each waits at the gate until all exist (the last may find it open).
+jq_check m.json '[.threads[] | select(.times.blocked > 0)] | length >= 190' \
+	"threads' blocked time is missing"
+check_nothing_left
