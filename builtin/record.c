@@ -8,6 +8,7 @@
 #include "builtin/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -71,6 +72,7 @@ struct rec_thread {
 	 * thread_record_pending()). */
 	bool record_pending;
 	bool exiting; /* past its exit stop */
+	int comm_fd;  /* its /proc comm file, once it created a thread; else -1 */
 	uint64_t created;
 	char comm[16];
 	struct rec_snapshot *creator;
@@ -722,6 +724,37 @@ static struct rec_ring *inherited_ring(struct rec *r, struct rec_proc *p, pid_t 
 	return parent ? NULL : p->rings;
 }
 
+/*
+ * The name a new thread or process starts with: its creator's, read while
+ * the creator is stopped at its clone or fork event (so it is the one copied;
+ * psup's own copy may lag a rename whose comm record is not drained yet). The
+ * creator's comm file stays open for the next thread it makes: a pread
+ * instead of an open, read and close of the new thread's own file, whose
+ * /proc entry is made for it (about 11 us of the creator's stop, 1-2 now).
+ */
+static void creator_comm(struct rec_thread *pt, char *out, size_t len)
+{
+	char path[64], buf[32];
+	ssize_t n = -1;
+
+	if (pt->comm_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pt->pid, pt->tid);
+		pt->comm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (pt->comm_fd >= 0)
+		n = pread(pt->comm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		sup_proc_comm(pt->tid, out, len);
+		return;
+	}
+	buf[n] = '\0';
+	n = (ssize_t)strcspn(buf, "\n");
+	if ((size_t)n >= len)
+		n = (ssize_t)len - 1;
+	memcpy(out, buf, (size_t)n);
+	out[n] = '\0';
+}
+
 static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
 {
 	struct rec *r = arg;
@@ -758,6 +791,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->r = r;
 	t->tid = tid;
 	t->pid = pid;
+	t->comm_fd = -1;
 	if (p)
 		p->nthreads++;
 	t->ring = inherited_ring(r, p, parent, new_process);
@@ -765,7 +799,14 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		r->rings_shared++;
 	else
 		t->ring = ring_new(r, p, tid);
-	sup_proc_comm(tid, t->comm, sizeof(t->comm));
+	/* A new thread or process has its creator's name (clone and fork copy
+	 * it; a rename later comes as a comm record). An exec's survivor
+	 * (another process's parent) has its own. */
+	struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
+	if (pt && (new_process || pt->pid == pid))
+		creator_comm(pt, t->comm, sizeof(t->comm));
+	else
+		sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
 	t->created = psup_now_ns();
 	t->creator = snapshot_creator(r, parent);
@@ -825,6 +866,8 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 		rec_write_failed(r, m->thread_gone(m, tid, exited, now));
 	thread_close(r, t);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
+	if (t->comm_fd >= 0)
+		close(t->comm_fd);
 	free(t);
 	for_each_mode(r, m, thread_drained)
 		rec_write_failed(r, m->thread_drained(m, tid, exited, now));
@@ -1092,6 +1135,8 @@ static void rec_release(struct rec *r)
 	for (size_t i = 0; i < r->threads.cap; i++) {
 		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
 		if (r->threads.keys[i] && t) {
+			if (t->comm_fd >= 0)
+				close(t->comm_fd);
 			free(t->creator);
 			free(t);
 		}

@@ -3,12 +3,15 @@
 # events (switch records, block samples) in clone(), and the CPUs' events have
 # every wakeup, so psup opens nothing for it: 200 threads cost a handful of
 # perf_event_open calls (four per thread before), and every thread still has
-# its states (its switch records arrived) and a creation record.
+# its states (its switch records arrived) and a creation record. Nor does
+# psup read /proc for each: the creator's clone stop asks tgkill whether the
+# child is a thread, and the creator's open comm file for its name (the
+# creator waited ~25 us more for the two /proc files of each new thread).
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
 # strace follows psup alone (no -f): the target is psup's tracee.
-timeout --kill-after=5 240 strace -o st -e trace=perf_event_open \
+timeout --kill-after=5 240 strace -o st -e trace=perf_event_open,openat \
 	"$PSUP" run -q -o m.cbor -- "$TARGETS/manythreads" 200 >out 2>err
 RC=$?
 expect_rc 0
@@ -17,6 +20,9 @@ jq -e '.runs[0].per_cpu' m.json >/dev/null || skip "sampled per thread here (nee
 opens=$(grep -c '^perf_event_open(' st)
 note "$opens perf_event_open calls for 201 threads"
 [ "$opens" -lt 100 ] || fail "psup opened $opens perf events for 201 threads: new threads did not inherit theirs"
+procs=$(grep -cE '^openat\(.*"/proc/[0-9]+/(status|comm)"' st)
+note "$procs /proc status or comm files opened for 201 threads"
+[ "$procs" -lt 50 ] || fail "psup read /proc $procs times for 201 threads: once or twice per new thread"
 jq_check m.json '.summary.threads == 201' "not every thread was seen"
 jq_check m.json '[.threads[] | select(.times.running > 0)] | length == 201' \
 	"a thread lacks its states (switch records)"
