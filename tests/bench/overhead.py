@@ -6,7 +6,12 @@ native, psup, perf, ...) so CPU-speed drift hits them alike; each tool's ratio
 over the native run of the same round is computed, and the table shows the
 median of those ratios with their spread (min-max) over the rounds.
 
-usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N] [--only ROW]
+Process churn rows: a shell loop of 1,000 /bin/true (fork/exec storm), and
+ninja -j2 of three of psup's own libraries (23 compile and archive steps) in a
+copy of its sources (git archive of HEAD, configured once with meson; cleaned
+before each run, untimed).
+
+usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N] [--only ROW] [--tool TOOL]
 """
 import argparse
 import os
@@ -18,13 +23,36 @@ import tempfile
 import time
 
 
-def timed(cmd, env=None):
+def timed(cmd, env=None, prepare=None):
+    if prepare:
+        prepare()
     t0 = time.perf_counter()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
     return dt
+
+
+def build_row(tmp):
+    """A copy of psup's sources at HEAD, configured: the ninja command of the
+    build row, and what cleans its outputs before each run."""
+    src = os.path.join(tmp, "src")
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.abspath(__file__)))
+    if top.returncode != 0:
+        sys.exit("bench: the build row needs psup's git checkout (git archive HEAD)")
+    os.makedirs(src)
+    archive = subprocess.run(["git", "-C", top.stdout.strip(), "archive", "HEAD"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
+    bdir = os.path.join(src, "b")
+    subprocess.run(["meson", "setup", bdir], cwd=src, stdout=subprocess.DEVNULL, check=True)
+    cmd = ["ninja", "-C", bdir, "-j2", "symbols/libpsup-symbols.a", "supervisor/libpsup-supervisor.a",
+           "common/libpsup-common.a"]
+
+    def clean():
+        subprocess.run(["ninja", "-C", bdir, "-t", "clean"], stdout=subprocess.DEVNULL, check=True)
+    return cmd, clean
 
 
 def main():
@@ -34,6 +62,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=3_000_000_000)
     ap.add_argument("--period", type=int, default=1_000_000, help="ns (task-clock)")
     ap.add_argument("--only", action="append", help="run the rows whose name contains this (repeatable)")
+    ap.add_argument("--tool", action="append", help="only the columns whose name is this (repeatable)")
     args = ap.parse_args()
 
     psup = os.path.join(args.build, "psup")
@@ -67,6 +96,11 @@ def main():
             perf, "record", "-q", "-e", "task-clock", "-c", str(args.period), "--call-graph", "dwarf",
             "-o", pdata, "--"] + prog
 
+    if args.tool:
+        tools = {n: f for n, f in tools.items() if n in args.tool}
+        if not tools:
+            sys.exit(f"bench: no tool named {args.tool}")
+
     threads = os.path.join(args.build, "tests", "targets", "threads")
     programs = {
         "1 thread": [work, "1", str(args.iterations)],
@@ -75,11 +109,19 @@ def main():
         "futex ping-pong, 4 threads": [threads, "--futex", "4", "20000"],
         # ~0.3 ms tasks on fresh threads: the cost per thread creation and exit.
         "thread churn, 2x5000 threads": [spawn, "5000"],
+        # fork, exec and exit of a tiny program, 1,000 times.
+        "fork/exec storm, 1000 /bin/true": ["sh", "-c", "for i in $(seq 1000); do /bin/true; done"],
+        # A real build: compilers, assembler, archiver, two at a time.
+        "ninja -j2, 23 steps of psup's sources": None,
     }
     if args.only:
         programs = {p: v for p, v in programs.items() if any(o in p for o in args.only)}
         if not programs:
             sys.exit(f"bench: no row matches {args.only}")
+    prepare = {}
+    for pname, prog in list(programs.items()):
+        if prog is None:
+            programs[pname], prepare[pname] = build_row(tmp)
     print(f"# psup overhead over native, task-clock period {args.period} ns, "
           f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios")
     names = list(tools)
@@ -88,11 +130,12 @@ def main():
     for pname, prog in programs.items():
         ratios = {n: [] for n in names}
         natives = []
+        prep = prepare.get(pname)
         for _ in range(args.rounds):
-            nat = timed(prog)
+            nat = timed(prog, prepare=prep)
             natives.append(nat)
             for n in names:
-                ratios[n].append(timed(tools[n](prog)) / nat)
+                ratios[n].append(timed(tools[n](prog), prepare=prep) / nat)
         cells = []
         for n in names:
             r = ratios[n]
