@@ -15,6 +15,7 @@ usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N] [--
 """
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -24,14 +25,19 @@ import time
 
 
 def timed(cmd, env=None, prepare=None):
+    """Wall seconds, and CPU seconds of the command and everything it waited
+    for (the profiler and its target): on a machine shared with other work
+    the CPU time says more than the wall time."""
     if prepare:
         prepare()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     dt = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
-    return dt
+    return dt, (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
 
 
 def build_row(tmp):
@@ -63,6 +69,8 @@ def main():
     ap.add_argument("--period", type=int, default=1_000_000, help="ns (task-clock)")
     ap.add_argument("--only", action="append", help="run the rows whose name contains this (repeatable)")
     ap.add_argument("--tool", action="append", help="only the columns whose name is this (repeatable)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also the ratio of CPU time (the tool's and its target's over the native run's)")
     args = ap.parse_args()
 
     psup = os.path.join(args.build, "psup")
@@ -123,23 +131,31 @@ def main():
         if prog is None:
             programs[pname], prepare[pname] = build_row(tmp)
     print(f"# psup overhead over native, task-clock period {args.period} ns, "
-          f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios")
+          f"{args.rounds} interleaved rounds, median (min-max) of per-round ratios"
+          + ("; cpu: the same of CPU time (tool and target)" if args.cpu else ""))
     names = list(tools)
     print("| program | native s | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
     for pname, prog in programs.items():
         ratios = {n: [] for n in names}
+        cpus = {n: [] for n in names}
         natives = []
         prep = prepare.get(pname)
         for _ in range(args.rounds):
-            nat = timed(prog, prepare=prep)
+            nat, nat_cpu = timed(prog, prepare=prep)
             natives.append(nat)
             for n in names:
-                ratios[n].append(timed(tools[n](prog), prepare=prep) / nat)
+                wall, cpu = timed(tools[n](prog), prepare=prep)
+                ratios[n].append(wall / nat)
+                cpus[n].append(cpu / nat_cpu if nat_cpu > 0 else float("nan"))
         cells = []
         for n in names:
             r = ratios[n]
-            cells.append(f"{statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})")
+            cell = f"{statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
+            if args.cpu:
+                c = cpus[n]
+                cell += f"; cpu {statistics.median(c):.3f} ({min(c):.3f}-{max(c):.3f})"
+            cells.append(cell)
         print(f"| {pname} | {statistics.median(natives):.2f} | " + " | ".join(cells) + " |")
     shutil.rmtree(tmp, ignore_errors=True)
 
