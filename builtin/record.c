@@ -77,6 +77,7 @@ struct rec_thread {
 	char comm[16];
 	struct rec_snapshot *creator;
 	uint64_t probe_running_ns; /* when /proc last found it running */
+	uint64_t last_switch;      /* time of its last switch record */
 };
 
 struct rec_proc {
@@ -111,7 +112,10 @@ struct rec {
 	struct smp_thread **cpu_rings;
 	unsigned ncpu_rings;
 	struct smp_sink cpu_sink;
-	pid_t self_pid; /* psup's: its samples in the CPU rings are the observer's */
+	pid_t self_pid;           /* psup's: its samples in the CPU rings are the observer's */
+	struct smp_merge *merge;  /* the CPU rings' events in time order */
+	bool merging;             /* drain_cpus_until() is handing them on */
+	uint64_t switch_disorder; /* switch records older than their thread's last */
 	/* lost: in the program's own rings; cpu_lost: in the CPU rings, whose
 	 * losses cannot be told apart from other tasks' (psup's own). */
 	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
@@ -331,6 +335,14 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 static void on_switch(void *arg, const struct smp_switch *sw)
 {
 	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, sw->tid);
+
+	/* A thread's switch records must come in order (smp_merge): -v
+	 * says when they did not. */
+	if (t && sw->time && sw->time < t->last_switch)
+		r->switch_disorder++;
+	else if (t && sw->time)
+		t->last_switch = sw->time;
 
 	for_each_mode(r, m, context_switch)
 		rec_write_failed(r, m->context_switch(m, sw));
@@ -472,23 +484,34 @@ static void drain_ring(struct rec *r, struct rec_ring *g)
 }
 
 /* The CPU rings, before anything leaves the threads' map (their samples
- * would be dropped as another task's) or reads the threads' state. */
-static void drain_cpus(struct rec *r)
+ * would be dropped as another task's) or reads the threads' state; their
+ * events in time order (smp_merge: an inherited thread's events are in the
+ * rings of every CPU it ran on), up to horizon. */
+static void drain_cpus_until(struct rec *r, uint64_t horizon)
 {
+	const struct smp_sink *into = r->merge ? smp_merge_sink(r->merge) : &r->cpu_sink;
+
+	if (r->merging)
+		return; /* from one of the events being handed on */
+	r->merging = true;
 	for (unsigned i = 0; i < r->ncpu_rings; i++)
-		if (smp_thread_drain(r->cpu_rings[i], &r->cpu_sink) < 0)
+		if (smp_thread_drain(r->cpu_rings[i], into) < 0)
 			pr_debug("drain of CPU ring %u failed", i);
+	if (r->merge && smp_merge_flush(r->merge, horizon, &r->cpu_sink) < 0)
+		pr_warn("out of memory: events of the CPU rings were dropped");
+	r->merging = false;
 }
 
-/* The ring past its watermark, alone: the others wait for their own. */
+static void drain_cpus(struct rec *r)
+{
+	drain_cpus_until(r, psup_now_ns());
+}
+
+/* A ring past its watermark: all of them, to keep the order. */
 static void on_cpu_ring(void *arg, int fd)
 {
-	struct rec *r = arg;
-
-	for (unsigned i = 0; i < r->ncpu_rings; i++)
-		if (smp_thread_fd(r->cpu_rings[i]) == fd &&
-		    smp_thread_drain(r->cpu_rings[i], &r->cpu_sink) < 0)
-			pr_debug("drain of CPU ring %u failed", i);
+	(void)fd;
+	drain_cpus(arg);
 }
 
 static void on_thread_ring(void *arg, int fd)
@@ -1027,7 +1050,7 @@ static void finish(struct rec *r, const char *reason)
 	struct exp_profile_stats st;
 	struct rep_end e;
 
-	drain_cpus(r);
+	drain_cpus_until(r, UINT64_MAX);
 	for_each_mode(r, m, finish) if (!r->write_err)
 		rec_write_failed(r, m->finish(m, r->quiet));
 	flush(r);
@@ -1055,8 +1078,10 @@ static void finish(struct rec *r, const char *reason)
 				 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
 			 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
-	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs",
-		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared);
+	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs; %llu switch "
+		 "record(s) out of order",
+		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared,
+		 (unsigned long long)r->switch_disorder);
 	if (r->open_failures)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
@@ -1074,6 +1099,8 @@ static void finish(struct rec *r, const char *reason)
 
 static void close_cpu_rings(struct rec *r)
 {
+	smp_merge_free(r->merge);
+	r->merge = NULL;
 	for (unsigned i = 0; i < r->ncpu_rings; i++)
 		smp_thread_close(r->cpu_rings[i], NULL);
 	free(r->cpu_rings);
@@ -1127,6 +1154,8 @@ static void open_cpu_rings(struct rec *r)
 		smp_event_set_per_cpu(r->ev, false);
 		return;
 	}
+	if (r->ncpu_rings > 1 && smp_merge_new(&r->merge) < 0)
+		r->merge = NULL; /* ring by ring, as they come */
 	pr_debug("sampling per CPU: %u CPUs", r->ncpu_rings);
 }
 

@@ -304,6 +304,25 @@ pid_t smp_thread_tid(const struct smp_thread *t);
  * -EIO when the ring's framing is corrupt (its content is then dropped).
  */
 int smp_thread_drain(struct smp_thread *t, const struct smp_sink *sink);
+
+/*
+ * Events of several rings in time order. Each CPU's ring is in order, but
+ * a thread whose events are inherited has them in the rings of every CPU it
+ * ran on: read one ring after another, its switch-in could come before the
+ * switch-out that preceded it. Drain the rings into smp_merge_sink(m)
+ * (events are copied, stacks included), then smp_merge_flush(m, horizon,
+ * sink) hands every kept event at or before horizon to sink, sorted by
+ * time (stable), and keeps the later ones for the next flush: take the
+ * horizon (psup_now_ns()) before reading the rings, UINT64_MAX at the end.
+ * Lost records and names have no time here and go out at the next flush.
+ * The flush returns -ENOMEM when events could not be kept since the last
+ * one (they are lost), else 0. sink must not drain into m.
+ */
+struct smp_merge;
+int smp_merge_new(struct smp_merge **out);
+const struct smp_sink *smp_merge_sink(struct smp_merge *m);
+int smp_merge_flush(struct smp_merge *m, uint64_t horizon, const struct smp_sink *sink);
+void smp_merge_free(struct smp_merge *m);
 /* Disables the events, drains what remains, unmaps and closes them all.
  * NULL is fine. */
 void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
