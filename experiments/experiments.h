@@ -692,6 +692,10 @@ unsigned exp_causal_pick_speedup(uint64_t *rng, unsigned step);
  * any progress point (min_delta) is below min_visits. */
 uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64_t min_delta,
 				unsigned min_visits);
+/* The fewest visits of a point that had any (latency: departures), 0 when
+ * none had: what the experiment length follows. */
+struct rep_point_delta;
+uint64_t exp_causal_min_visits(const struct rep_point_delta *d, unsigned n);
 /* Owed ns of a thread: (global - local) x delay minus its excess (never
  * negative; *excess is updated by what was used). */
 uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int64_t *excess);

@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "experiments/experiments.h"
 #include "supervisor/supervisor.h"
+#include "report/report.h"
 #include "symbols/symbols.h"
 #include "tap.h"
 
@@ -81,6 +82,26 @@ static void test_length(void)
 	for (int i = 0; i < 20; i++)
 		len = exp_causal_next_length(len, 10 * MS, 2000 * MS, len / MS * 5, 5);
 	CHECK_EQ_INT(len, 10 * MS);
+}
+
+/* The length follows the points that saw visits: an idle one (another
+ * phase's) does not double it. */
+static void test_min_visits(void)
+{
+	struct rep_point_delta d[3] = {
+		{ .name = "merge", .kind = REP_POINT_THROUGHPUT, .delta = 0 },
+		{ .name = "map", .kind = REP_POINT_THROUGHPUT, .delta = 50 },
+		{ .name = "req", .kind = REP_POINT_LATENCY, .arrivals = 9, .departures = 7 },
+	};
+
+	CHECK_EQ_INT(exp_causal_min_visits(d, 2), 50);
+	CHECK_EQ_INT(exp_causal_min_visits(d, 3), 7);
+	d[1].delta = 3;
+	CHECK_EQ_INT(exp_causal_min_visits(d, 3), 3);
+	d[1].delta = 0;
+	d[2].departures = 0;
+	CHECK_EQ_INT(exp_causal_min_visits(d, 3), 0);
+	CHECK_EQ_INT(exp_causal_min_visits(d, 0), 0);
 }
 
 static void test_owed(void)
@@ -1011,6 +1032,7 @@ int main(void)
 	test_period();
 	test_speedup_distribution();
 	test_length();
+	test_min_visits();
 	test_owed();
 	test_engine();
 	test_line_runners();
