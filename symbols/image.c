@@ -170,8 +170,7 @@ static void image_destroy(struct sym_image *img)
 {
 	resolved_clear(img);
 	psup_u64map_release(&img->resolved);
-	free(img->bounds);
-	free(img->gap_names);
+	sym_symtab_free(img->symtab);
 	if (img->dwfl)
 		dwfl_end(img->dwfl);
 	if (img->elf)
@@ -1046,96 +1045,21 @@ static void image_load_near(struct sym_image *img)
 	img->nnear = k;
 }
 
-static int u64_cmp(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Every address where dwfl_module_addrinfo()'s answer may change: each
- * symbol's start and end, each section's start and end (its choice of a
- * sizeless symbol looks at the address's section), in module addresses.
- * A bound too many only splits a gap. */
-static void image_load_bounds(struct sym_image *img)
-{
-	int n = dwfl_module_getsymtab(img->mod);
-	size_t cap = 0, k = 0;
-	Elf_Scn *scn = NULL;
-	uint64_t *b;
-
-	img->bounds_tried = true;
-	if (n < 0 || !img->elf)
-		return;
-	cap = 2 * (size_t)n + 2;
-	for (scn = elf_nextscn(img->elf, NULL); scn; scn = elf_nextscn(img->elf, scn))
-		cap += 2;
-	b = malloc(cap * sizeof(*b));
-	if (!b)
-		return;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-
-		if (!dwfl_module_getsym_info(img->mod, i, &sym, &addr, NULL, NULL, NULL))
-			continue;
-		b[k++] = addr;
-		b[k++] = addr + sym.st_size;
-	}
-	while ((scn = elf_nextscn(img->elf, scn)) && k + 2 <= cap) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		b[k++] = sh.sh_addr + img->mod_bias;
-		b[k++] = sh.sh_addr + sh.sh_size + img->mod_bias;
-	}
-	qsort(b, k, sizeof(*b), u64_cmp);
-	size_t u = 0;
-	for (size_t i = 0; i < k; i++)
-		if (!u || b[u - 1] != b[i])
-			b[u++] = b[i];
-	img->gap_names = calloc(u + 1, sizeof(*img->gap_names));
-	if (!img->gap_names) {
-		free(b);
-		return;
-	}
-	img->bounds = b;
-	img->nbounds = u;
-}
-
-/* An empty name, told apart from "not asked yet" (NULL). */
-static const char no_symbol[] = "";
-
-/* dwfl_module_addrinfo()'s name for modaddr, once per gap between bounds;
- * an address on a bound is asked directly (its caller caches per address). */
+/* dwfl_module_addrinfo()'s name for modaddr, from the sorted table; the
+ * table is read on first use. */
 static const char *addr_symbol(struct sym_image *img, Dwarf_Addr modaddr)
 {
 	GElf_Sym sym;
 	GElf_Off off;
-	size_t a = 0, z;
-	const char *name;
 
-	if (!img->bounds_tried)
-		image_load_bounds(img);
-	if (!img->bounds)
-		return dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
-	z = img->nbounds;
-	while (a < z) { /* the first bound above modaddr */
-		size_t m = a + (z - a) / 2;
-
-		if (img->bounds[m] <= modaddr)
-			a = m + 1;
-		else
-			z = m;
+	if (!img->symtab_tried) {
+		img->symtab_tried = true;
+		if (sym_symtab_new(img->mod, &img->symtab) < 0)
+			pr_debug("%s: no memory for the symbol table; asking libdw", img->path);
 	}
-	if (a && img->bounds[a - 1] == modaddr)
+	if (!img->symtab)
 		return dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
-	if (!img->gap_names[a]) {
-		name = dwfl_module_addrinfo(img->mod, modaddr, &off, &sym, NULL, NULL, NULL);
-		img->gap_names[a] = name ? name : no_symbol;
-	}
-	return img->gap_names[a] == no_symbol ? NULL : img->gap_names[a];
+	return sym_symtab_lookup(img->symtab, modaddr);
 }
 
 const char *sym_image_symbol_at(struct sym_image *img, uint64_t vaddr)

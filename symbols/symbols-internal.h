@@ -84,14 +84,11 @@ struct sym_image {
 	 * so the next process of the same image resolves its addresses for
 	 * the cost of a lookup. Cleared when it reaches its cap. */
 	struct psup_u64map resolved;
-	/* dwfl_module_addrinfo() scans the whole symbol table per address
-	 * (29,000 symbols in cc1). Its answer can change only where a symbol
-	 * or a section starts or ends: between two such bounds (Dwfl module
-	 * addresses, sorted) it is the same, computed once per gap. */
-	bool bounds_tried;
-	uint64_t *bounds;
-	size_t nbounds;
-	const char **gap_names; /* per gap k (bounds[k-1], bounds[k]): NULL when not yet asked */
+	/* The symbol table sorted once (symtab.c), asked instead of
+	 * dwfl_module_addrinfo(), which scans the whole table per address
+	 * (109,000 symbols in node). Built on the first address without DWARF. */
+	bool symtab_tried;
+	struct sym_symtab *symtab;
 	/* Address ranges of the compile units, sorted, for DWARF without
 	 * .debug_aranges (Go's): built on the first address libdw cannot
 	 * place in a unit. */
@@ -137,9 +134,25 @@ bool sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size
  * call instruction for return addresses). Returns 0 or -errno. */
 int sym_image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out);
 /* The symbol table's name for ELF vaddr as dwfl_module_addrinfo() gives it
- * (NULL when none), asked once per gap between symbol and section bounds.
- * Needs the image's DWARF opened (any sym_image_resolve() does it). */
+ * (NULL when none), from the image's sorted table (symtab.c). Needs the image's DWARF opened (any sym_image_resolve() does it). */
 const char *sym_image_symbol_at(struct sym_image *img, uint64_t vaddr);
+
+/*
+ * symtab.c: a module's symbol table sorted by address, read once, that
+ * answers as dwfl_module_addrinfo() does (the same name for every address)
+ * for the cost of a binary search.
+ */
+struct sym_symtab;
+/* Reads mod's table (one pass); *out is freed with sym_symtab_free(). A
+ * module without a table gets a table that answers NULL. 0 or -ENOMEM. */
+int sym_symtab_new(Dwfl_Module *mod, struct sym_symtab **out);
+void sym_symtab_free(struct sym_symtab *t);
+/* dwfl_module_addrinfo(mod, addr, ...)'s name (module address), or NULL;
+ * valid while the module is. */
+const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr);
+/* The symbols kept, and the most entries one lookup walked (for tests). */
+size_t sym_symtab_count(const struct sym_symtab *t);
+size_t sym_symtab_longest_walk(const struct sym_symtab *t);
 
 /* Demangles a C++ or Rust name; returns a heap string (caller frees) or
  * NULL when name is not mangled (or on ENOMEM). */

@@ -351,63 +351,6 @@ out:
 	CHECK_EQ_INT(s3.idle, 0);
 }
 
-/* The symbol table's answer asked once per gap between symbol and section
- * bounds is libdw's answer at every address: random ones (two per gap, the
- * second answered from the first) and each side of many bounds, in libc. */
-static void test_symbol_gaps(void)
-{
-	struct sym_space *sp = NULL;
-	struct sym_mapping *m;
-	struct sym_image *img;
-	const struct sym_load *text = NULL;
-	uint64_t pc = (uint64_t)(uintptr_t)&printf, x = 88172645463325252ULL;
-	unsigned bad = 0, n = 0;
-	struct sym_loc tmp;
-
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	m = sp ? sym_space_find(sp, pc, false) : NULL;
-	img = m ? sym_space_mapping_image(sp, m) : NULL;
-	CHECK(img != NULL);
-	if (!img)
-		goto out;
-	memset(&tmp, 0, sizeof(tmp));
-	sym_image_resolve(img, pc - m->bias, &tmp); /* opens the DWARF */
-	for (unsigned i = 0; i < img->nloads; i++)
-		if (img->loads[i].flags & PF_X)
-			text = &img->loads[i];
-	CHECK(img->mod && text);
-	if (!img->mod || !text)
-		goto out;
-	for (int i = 0; i < 4000; i++) {
-		uint64_t v;
-
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		if (i & 1 && img->nbounds) /* around a bound */
-			v = img->bounds[x % img->nbounds] - img->mod_bias + (x >> 40) % 3 - 1;
-		else
-			v = text->vaddr + x % text->memsz;
-		for (int k = 0; k < 2; k++, v += (x >> 20) % 64) {
-			GElf_Off off;
-			GElf_Sym sym;
-			const char *want = dwfl_module_addrinfo(img->mod, v + img->mod_bias, &off, &sym,
-								NULL, NULL, NULL);
-			const char *got = sym_image_symbol_at(img, v);
-
-			n++;
-			if (!want != !got || (want && strcmp(want, got))) {
-				if (bad++ < 5)
-					fprintf(stderr, "0x%llx: libdw %s, per gap %s\n", (unsigned long long)v,
-						want ? want : "NULL", got ? got : "NULL");
-			}
-		}
-	}
-	CHECK(img->nbounds > 100);
-	CHECK_EQ_INT(bad, 0);
-	printf("# %u addresses of libc, %zu bounds\n", n, img->nbounds);
-out:
-	sym_space_free(sp);
-}
-
 int main(void)
 {
 	test_file_base();
@@ -417,7 +360,6 @@ int main(void)
 	test_empty_and_self();
 	test_space_self();
 	test_image_shared();
-	test_symbol_gaps();
 	test_perfmap();
 	return tap_done();
 }

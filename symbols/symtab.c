@@ -1,0 +1,317 @@
+#include "symbols/symbols-internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * dwfl_module_addrinfo() scans the whole symbol table for every address
+ * (__libdwfl_addrsym, libdwfl/dwfl_module_addrsym.c in elfutils 0.188):
+ * 109,000 symbols in node, milliseconds a call. This table is read once
+ * (one pass of dwfl_module_getsym_info()) and sorted by address; a lookup
+ * is a binary search plus a walk over the symbols that still cover the
+ * address, and gives libdwfl's answer. Its rules, as that file has them:
+ *
+ * - The global symbols (from dwfl_module_getsymtab_first_global()) are
+ *   scanned first; the local ones only when that found no sized symbol
+ *   and no sizeless one exactly at the address.
+ * - Skipped: no name or an empty one, st_shndx SHN_UNDEF, STT_SECTION,
+ *   STT_FILE, STT_TLS, and any symbol above the address.
+ * - Among the sized symbols containing the address, in table order, the
+ *   next replaces the one kept when it starts later or binds stronger
+ *   (global 3 > weak 2 > local 1 > any other 0), or when it starts at the
+ *   same address and is smaller without binding weaker. In table order:
+ *   with nested symbols of different bindings the answer depends on it, so
+ *   the candidates are replayed in that order.
+ * - Without one, a sizeless symbol: every symbol at or below the address
+ *   raises a floor to its end; the answer is the last sizeless symbol in
+ *   scan order that sits exactly on the final floor, in the address's
+ *   section (SHN_ABS and other reserved indexes: exactly at the address).
+ *
+ * The second try with a resolved function descriptor (ppc64's .opd) never
+ * happens on x86-64 and is not modelled. Test: test-symtab, which compares
+ * every answer with dwfl_module_addrinfo() in libc, node and its own
+ * crafted symbols.
+ */
+
+struct symtab_ent {
+	uint64_t value;  /* module address (getsym_info's) */
+	uint64_t size;   /* st_size */
+	uint64_t maxend; /* the largest value + size of this and every entry before */
+	const char *name;
+	uint32_t index; /* in libdwfl's table: the scan order */
+	uint32_t shndx; /* the section index getsym_info gives (SHN_XINDEX resolved) */
+	int bind;       /* libdwfl's binding_value() */
+};
+
+struct symtab_part {
+	struct symtab_ent *ents; /* sorted by value, then index */
+	size_t n;
+};
+
+struct sym_symtab {
+	Dwfl_Module *mod;
+	bool none;                       /* no table: every answer is NULL */
+	struct symtab_part part[2];      /* [0] scanned first (globals), [1] locals */
+	const struct symtab_ent **cands; /* scratch for the covering candidates */
+	size_t ncands_cap;
+	size_t longest_walk; /* statistics for tests */
+};
+
+/* libdwfl's binding_value(): higher is preferred. */
+static int binding_value(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int ent_cmp(const void *x, const void *y)
+{
+	const struct symtab_ent *a = x, *b = y;
+
+	if (a->value != b->value)
+		return a->value < b->value ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static int part_fill(struct symtab_part *p, Dwfl_Module *mod, int from, int to)
+{
+	size_t k = 0;
+
+	if (to <= from)
+		return 0;
+	p->ents = malloc((size_t)(to - from) * sizeof(*p->ents));
+	if (!p->ents)
+		return -ENOMEM;
+	for (int i = from; i < to; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		GElf_Word shndx;
+		const char *name =
+			dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		p->ents[k++] = (struct symtab_ent){
+			.value = value,
+			.size = sym.st_size,
+			.name = name,
+			.index = (uint32_t)i,
+			.shndx = shndx,
+			.bind = binding_value(&sym),
+		};
+	}
+	p->n = k;
+	qsort(p->ents, k, sizeof(*p->ents), ent_cmp);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t end = sat_add(p->ents[i].value, p->ents[i].size);
+
+		p->ents[i].maxend = i && p->ents[i - 1].maxend > end ? p->ents[i - 1].maxend : end;
+	}
+	return 0;
+}
+
+int sym_symtab_new(Dwfl_Module *mod, struct sym_symtab **out)
+{
+	struct sym_symtab *t = calloc(1, sizeof(*t));
+	int n, first_global, err;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->mod = mod;
+	n = dwfl_module_getsymtab(mod);
+	first_global = n < 0 ? -1 : dwfl_module_getsymtab_first_global(mod);
+	if (n < 0 || first_global < 0) {
+		t->none = true;
+		*out = t;
+		return 0;
+	}
+	/* first_global 0: only a .dynsym found through the program headers,
+	 * scanned whole as globals (libdwfl's comment). */
+	err = part_fill(&t->part[0], mod, first_global == 0 ? 1 : first_global, n);
+	if (!err && first_global > 1)
+		err = part_fill(&t->part[1], mod, 1, first_global);
+	if (err) {
+		sym_symtab_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+void sym_symtab_free(struct sym_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->part[0].ents);
+	free(t->part[1].ents);
+	free(t->cands);
+	free(t);
+}
+
+size_t sym_symtab_count(const struct sym_symtab *t)
+{
+	return t ? t->part[0].n + t->part[1].n : 0;
+}
+
+size_t sym_symtab_longest_walk(const struct sym_symtab *t)
+{
+	return t ? t->longest_walk : 0;
+}
+
+/* The number of entries with value <= addr. */
+static size_t upper_bound(const struct symtab_part *p, uint64_t addr)
+{
+	size_t a = 0, z = p->n;
+
+	while (a < z) {
+		size_t m = a + (z - a) / 2;
+
+		if (p->ents[m].value <= addr)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a;
+}
+
+static int cand_cmp(const void *x, const void *y)
+{
+	const struct symtab_ent *a = *(const struct symtab_ent *const *)x;
+	const struct symtab_ent *b = *(const struct symtab_ent *const *)y;
+
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The sized symbol of part p that libdwfl's scan keeps for addr, or NULL:
+ * the entries covering addr are those before upper_bound whose maxend is
+ * above addr (maxend only grows), then replayed in table order. */
+static const struct symtab_ent *sized_pick(struct sym_symtab *t, const struct symtab_part *p,
+					   uint64_t addr)
+{
+	const struct symtab_ent *cur = NULL;
+	size_t hi = upper_bound(p, addr), nc = 0, walked = 0;
+
+	for (size_t j = hi; j-- > 0 && p->ents[j].maxend > addr;) {
+		const struct symtab_ent *e = &p->ents[j];
+
+		walked++;
+		if (!e->size || addr - e->value >= e->size)
+			continue;
+		if (nc == t->ncands_cap) {
+			size_t cap = t->ncands_cap ? 2 * t->ncands_cap : 16;
+			const struct symtab_ent **c = realloc(t->cands, cap * sizeof(*c));
+
+			if (!c)
+				break; /* a partial answer rather than none */
+			t->cands = c;
+			t->ncands_cap = cap;
+		}
+		t->cands[nc++] = e;
+	}
+	if (walked > t->longest_walk)
+		t->longest_walk = walked;
+	if (nc > 1)
+		qsort(t->cands, nc, sizeof(*t->cands), cand_cmp);
+	for (size_t i = 0; i < nc; i++) {
+		const struct symtab_ent *e = t->cands[i];
+
+		if (!cur || cur->value < e->value || cur->bind < e->bind)
+			cur = e;
+		else if (cur->value == e->value &&
+			 ((cur->size > e->size && cur->bind <= e->bind) ||
+			  (cur->size >= e->size && cur->bind < e->bind)))
+			cur = e;
+	}
+	return cur;
+}
+
+/* The section index libdwfl's same_section() compares: the allocated
+ * section of the main file holding addr, 0 when none. */
+static size_t section_of(Dwfl_Module *mod, uint64_t addr)
+{
+	Dwarf_Addr a = addr, bias;
+	Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
+
+	return scn ? elf_ndxscn(scn) : 0;
+}
+
+/* The last sizeless entry of p (in table order) at value v that passes
+ * same_section() for addr; *same caches the section comparison (-1 not
+ * yet known). Entries of equal value are sorted by index: the first one
+ * from the top that passes is the answer. */
+static const struct symtab_ent *sizeless_at(struct sym_symtab *t, const struct symtab_part *p,
+					    uint64_t v, uint64_t addr, int *same)
+{
+	for (size_t j = upper_bound(p, v); j-- > 0 && p->ents[j].value == v;) {
+		const struct symtab_ent *e = &p->ents[j];
+
+		if (e->size)
+			continue;
+		if (e->shndx >= SHN_LORESERVE) {
+			if (v == addr)
+				return e;
+			continue;
+		}
+		if (*same < 0)
+			*same = v == addr || section_of(t->mod, v) == section_of(t->mod, addr);
+		if (*same)
+			return e;
+	}
+	return NULL;
+}
+
+/* libdwfl's min_label at the end of a scan of p: the largest end of the
+ * entries at or below addr (0 when none). */
+static uint64_t floor_of(const struct symtab_part *p, uint64_t addr)
+{
+	size_t hi = upper_bound(p, addr);
+
+	return hi ? p->ents[hi - 1].maxend : 0;
+}
+
+const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr)
+{
+	const struct symtab_ent *e;
+	uint64_t floor;
+	int same = -1;
+
+	if (!t || t->none)
+		return NULL;
+	e = sized_pick(t, &t->part[0], addr);
+	if (e)
+		return e->name;
+	/* a global sizeless symbol exactly at addr ends the search */
+	e = sizeless_at(t, &t->part[0], addr, addr, &same);
+	if (e)
+		return e->name;
+	e = sized_pick(t, &t->part[1], addr);
+	if (e)
+		return e->name;
+	floor = floor_of(&t->part[0], addr);
+	if (floor_of(&t->part[1], addr) > floor)
+		floor = floor_of(&t->part[1], addr);
+	if (floor > addr || (!t->part[0].n && !t->part[1].n))
+		return NULL;
+	same = -1;
+	e = sizeless_at(t, &t->part[1], floor, addr, &same);
+	if (!e)
+		e = sizeless_at(t, &t->part[0], floor, addr, &same);
+	return e ? e->name : NULL;
+}

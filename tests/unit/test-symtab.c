@@ -1,0 +1,270 @@
+/* The sorted symbol table (symbols/symtab.c) gives dwfl_module_addrinfo()'s
+ * name at every address asked: around every symbol's start, middle and end
+ * (all of them where the table is small, a spread where libdw's linear scan
+ * makes asking all too slow), around every section bound, and at random
+ * addresses; in this test's own crafted symbols, in libc, in psup and, when
+ * installed, in node (109,000 symbols) and libjvm. */
+#include "symbols/symbols.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "symbols/symbols-internal.h"
+#include "tests/unit/tap.h"
+
+/*
+ * Symbols whose answer depends on libdwfl's finer rules: nested sized
+ * symbols of different bindings and starts (the answer depends on the
+ * table's order), aliases of different sizes and bindings at one address,
+ * sizeless labels after and inside sized functions, a sizeless global at
+ * an address with a local sized one, labels in other sections (a label
+ * is no answer for an address past its section's end), an absolute symbol
+ * and a GNU unique object.
+ */
+__asm__(".text\n"
+	".p2align 6\n"
+	".globl st_outer\n .type st_outer,@function\n"
+	".weak st_mid\n .type st_mid,@function\n"
+	".type st_inner,@function\n"
+	"st_outer:\n .fill 8,1,0x90\n"
+	"st_mid:\n .fill 8,1,0x90\n"
+	"st_inner:\n .fill 16,1,0x90\n"
+	".size st_inner, 16\n"
+	".fill 8,1,0x90\n"
+	".size st_mid, 32\n"
+	".fill 24,1,0x90\n"
+	".size st_outer, 64\n"
+	".globl st_alias_g\n .type st_alias_g,@function\n"
+	".weak st_alias_w\n .type st_alias_w,@function\n"
+	".type st_alias_l,@function\n"
+	".globl st_alias_g2\n .type st_alias_g2,@function\n"
+	"st_alias_l:\nst_alias_w:\nst_alias_g:\nst_alias_g2:\n"
+	".fill 32,1,0x90\n"
+	".size st_alias_l, 8\n .size st_alias_w, 16\n .size st_alias_g, 32\n"
+	".size st_alias_g2, 32\n"
+	"st_label_local:\n .fill 8,1,0x90\n"
+	".globl st_label_global\n"
+	"st_label_global:\n .fill 8,1,0x90\n"
+	"st_label_local2:\n"
+	".type st_sized_local,@function\n"
+	"st_sized_local:\n .fill 8,1,0x90\n .size st_sized_local, 8\n"
+	".globl st_label_at_local\n"
+	"st_label_at_local = st_sized_local + 4\n"
+	".type st_with_label,@function\n"
+	"st_with_label:\n .fill 4,1,0x90\n"
+	"st_label_inside:\n .fill 12,1,0x90\n .size st_with_label, 16\n"
+	".fill 16,1,0x90\n"
+	"st_label_tail:\n .fill 16,1,0xc3\n"
+	".data\n"
+	".globl st_data_label\n"
+	"st_data_label:\n .quad 0\n"
+	".globl st_unique\n .type st_unique,@gnu_unique_object\n .size st_unique, 8\n"
+	"st_unique:\n .quad 0\n"
+	".globl st_abs\n st_abs = 0x1234\n"
+	".section st_sec_a,\"ax\",@progbits\n"
+	".globl st_sec_a_start\n"
+	"st_sec_a_start:\n .fill 8,1,0x90\n"
+	".globl st_label_a\n"
+	"st_label_a:\n .fill 8,1,0x90\n"
+	".section st_sec_b,\"ax\",@progbits\n"
+	".fill 16,1,0x90\n"
+	".globl st_label_b\n"
+	"st_label_b:\n .fill 8,1,0x90\n"
+	".globl st_sec_b_end\n"
+	"st_sec_b_end:\n"
+	".text\n");
+
+struct checker {
+	struct sym_image *img;
+	unsigned asked, bad;
+};
+
+static void check_at(struct checker *c, uint64_t v)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *want = dwfl_module_addrinfo(c->img->mod, v + c->img->mod_bias, &off, &sym, NULL,
+						NULL, NULL);
+	const char *got = sym_image_symbol_at(c->img, v);
+
+	c->asked++;
+	if (!want != !got || (want && strcmp(want, got))) {
+		if (c->bad++ < 8)
+			fprintf(stderr, "%s 0x%" PRIx64 ": libdw %s, table %s\n", c->img->path, v,
+				want ? want : "NULL", got ? got : "NULL");
+	}
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* An image of path through the cache, as a mapping of this process would
+ * give it; its DWARF and symbol table opened. NULL when path is absent. */
+static struct sym_image *image_of(const char *path)
+{
+	struct sym_map m = { .path = (char *)path };
+	struct sym_image *img = NULL;
+	struct sym_loc tmp;
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return NULL;
+	m.inode = st.st_ino;
+	m.dev_major = major(st.st_dev);
+	m.dev_minor = minor(st.st_dev);
+	if (sym_image_get_file(getpid(), &m, &img) < 0)
+		return NULL;
+	memset(&tmp, 0, sizeof(tmp));
+	sym_image_resolve(img, 0, &tmp); /* opens the DWARF */
+	return img;
+}
+
+/*
+ * Asks around every step-th symbol (start - 1, start, middle, last byte,
+ * end, end + 1), around every allocated section's bounds, and at nrandom
+ * addresses spread over the sections. libdw's answer costs a scan of the
+ * table: step and nrandom keep a big table's test to a few thousand asks.
+ */
+static void check_image(const char *path, bool required, unsigned step, unsigned nrandom)
+{
+	struct sym_image *img = image_of(path);
+	struct checker c = { img, 0, 0 };
+	uint64_t lo = UINT64_MAX, hi = 0, x = 88172645463325252ULL;
+	Elf_Scn *scn = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+	int n;
+
+	if (!img) {
+		if (required)
+			CHECK(!"image opens");
+		else
+			printf("# %s: not installed, skipped\n", path);
+		return;
+	}
+	CHECK(img->mod != NULL);
+	if (!img->mod)
+		goto out;
+	n = dwfl_module_getsymtab(img->mod);
+	CHECK(n > 1);
+	for (int i = 1; i < n; i += (int)step) {
+		GElf_Sym sym;
+		GElf_Addr a;
+		uint64_t v;
+
+		if (!dwfl_module_getsym_info(img->mod, i, &sym, &a, NULL, NULL, NULL) ||
+		    a < img->mod_bias)
+			continue;
+		v = a - img->mod_bias;
+		check_at(&c, v - 1);
+		check_at(&c, v);
+		if (sym.st_size) {
+			check_at(&c, v + sym.st_size / 2);
+			check_at(&c, v + sym.st_size - 1);
+			check_at(&c, v + sym.st_size);
+			check_at(&c, v + sym.st_size + 1);
+		}
+	}
+	elf = dwfl_module_getelf(img->mod, &bias);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		for (int d = -1; d <= 1; d++) {
+			check_at(&c, sh.sh_addr + (uint64_t)d);
+			check_at(&c, sh.sh_addr + sh.sh_size + (uint64_t)d);
+		}
+		if (sh.sh_addr < lo)
+			lo = sh.sh_addr;
+		if (sh.sh_addr + sh.sh_size > hi)
+			hi = sh.sh_addr + sh.sh_size;
+	}
+	CHECK(lo < hi);
+	for (unsigned i = 0; lo < hi && i < nrandom; i++)
+		check_at(&c, lo + xorshift(&x) % (hi - lo));
+	CHECK_EQ_INT(c.bad, 0);
+	CHECK(img->symtab != NULL);
+	printf("# %s: %u addresses asked, %zu symbols, longest walk %zu\n", path, c.asked,
+	       sym_symtab_count(img->symtab), sym_symtab_longest_walk(img->symtab));
+out:
+	sym_image_put(img);
+}
+
+/* The crafted symbols: every byte from st_outer to past st_label_tail, and
+ * the bytes around the absolute symbol. */
+static void test_crafted(void)
+{
+	extern char st_outer[], st_label_tail[], st_sec_a_start[], st_sec_b_end[];
+	struct checker c = { NULL, 0, 0 };
+	struct sym_space *sp = NULL;
+	struct sym_mapping *m;
+	struct sym_loc tmp;
+	uint64_t from, to;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	m = sp ? sym_space_find(sp, (uint64_t)(uintptr_t)st_outer, false) : NULL;
+	c.img = m ? sym_space_mapping_image(sp, m) : NULL;
+	CHECK(c.img != NULL);
+	if (!c.img)
+		goto out;
+	from = (uint64_t)(uintptr_t)st_outer - m->bias;
+	to = (uint64_t)(uintptr_t)st_label_tail - m->bias + 24;
+	memset(&tmp, 0, sizeof(tmp));
+	sym_image_resolve(c.img, from, &tmp); /* opens the DWARF */
+	CHECK(c.img->mod != NULL);
+	if (!c.img->mod)
+		goto out;
+	for (uint64_t v = from - 8; v < to; v++)
+		check_at(&c, v);
+	for (uint64_t v = 0x1230; v < 0x1238; v++)
+		check_at(&c, v);
+	for (uint64_t v = (uint64_t)(uintptr_t)st_sec_a_start - m->bias - 4;
+	     v < (uint64_t)(uintptr_t)st_sec_b_end - m->bias + 4; v++)
+		check_at(&c, v);
+	CHECK_EQ_INT(c.bad, 0);
+	/* the finer rules are reached: a nested local, a label after a function */
+	/* the finer rules are reached: a global containing a nested weak and
+	 * local one, the first of equal aliases, a sizeless global label, a
+	 * sizeless label hidden by the function around it, one after code */
+	CHECK(!strcmp(sym_image_symbol_at(c.img, from + 20) ?: "", "st_outer"));
+	CHECK(!strcmp(sym_image_symbol_at(c.img, from + 64) ?: "", "st_alias_g2"));
+	CHECK(!strcmp(sym_image_symbol_at(c.img, from + 104) ?: "", "st_label_global"));
+	CHECK(sym_image_symbol_at(c.img, from + 136) == NULL);
+	CHECK(!strcmp(sym_image_symbol_at(c.img, from + 152) ?: "", "st_label_tail"));
+	CHECK(sym_image_symbol_at(c.img, (uint64_t)(uintptr_t)st_sec_b_end - m->bias - 20) ==
+	      NULL);
+	printf("# crafted: %u addresses asked\n", c.asked);
+out:
+	sym_space_free(sp);
+}
+
+int main(void)
+{
+	char psup[4096];
+	const char *root = getenv("PSUP_BUILD_ROOT");
+	Dl_info info;
+
+	test_crafted();
+	CHECK(dladdr((void *)&printf, &info) && info.dli_fname);
+	check_image(info.dli_fname, true, 4, 1000);
+	check_image("/proc/self/exe", true, 1, 2000);
+	if (root) {
+		snprintf(psup, sizeof(psup), "%s/psup", root);
+		check_image(psup, true, 3, 1000);
+	}
+	check_image("/usr/bin/node", false, 1000, 100);
+	sym_cache_trim();
+	return tap_done();
+}
