@@ -73,13 +73,48 @@ static int binding_value(const GElf_Sym *sym)
 	}
 }
 
-static int ent_cmp(const void *x, const void *y)
+/*
+ * Sorts p->ents by value, keeping the table order among equal values (the
+ * entries come in table order): an LSD radix sort on 8-bit digits, a pass
+ * skipped when every value has the same digit there (the high bytes of a
+ * module's addresses mostly do). qsort() of node's 106,579 entries was a
+ * fifth of psup's CPU at node's start. Returns -ENOMEM or 0.
+ */
+static int part_sort(struct symtab_part *p)
 {
-	const struct symtab_ent *a = x, *b = y;
+	struct symtab_ent *tmp, *src = p->ents, *dst;
+	size_t count[256];
 
-	if (a->value != b->value)
-		return a->value < b->value ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
+	if (p->n < 2)
+		return 0;
+	tmp = malloc(p->n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t pos = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < p->n; i++)
+			count[(src[i].value >> shift) & 0xff]++;
+		if (count[(src[0].value >> shift) & 0xff] == p->n)
+			continue;
+		for (unsigned d = 0; d < 256; d++) {
+			size_t c = count[d];
+
+			count[d] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < p->n; i++)
+			dst[count[(src[i].value >> shift) & 0xff]++] = src[i];
+		struct symtab_ent *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != p->ents)
+		memcpy(p->ents, src, p->n * sizeof(*src));
+	free(tmp);
+	return 0;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -117,7 +152,8 @@ static int part_fill(struct symtab_part *p, Dwfl_Module *mod, int from, int to)
 		};
 	}
 	p->n = k;
-	qsort(p->ents, k, sizeof(*p->ents), ent_cmp);
+	if (part_sort(p) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < k; i++) {
 		uint64_t end = sat_add(p->ents[i].value, p->ents[i].size);
 
