@@ -178,7 +178,6 @@ static void image_destroy(struct sym_image *img)
 	if (img->fd >= 0)
 		close(img->fd);
 	sym_strpool_release(&img->names);
-	free(img->near);
 	free(img->cu_ranges);
 	free(img->loads);
 	free(img->build_id);
@@ -1009,42 +1008,6 @@ out:
 	return n;
 }
 
-static int near_cmp(const void *x, const void *y)
-{
-	const struct sym_near *a = x, *b = y;
-
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
-/* The function symbols of the image's table, sorted, in ELF addresses. */
-static void image_load_near(struct sym_image *img)
-{
-	int n = dwfl_module_getsymtab(img->mod);
-	size_t k = 0;
-
-	img->near_tried = true;
-	if (n <= 1)
-		return;
-	img->near = calloc((size_t)n, sizeof(*img->near));
-	if (!img->near)
-		return;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(img->mod, i, &sym, &addr, NULL, NULL,
-							   NULL);
-
-		if (!name || !*name || !is_function_symbol(&sym) || addr < img->mod_bias)
-			continue;
-		img->near[k].start = addr - img->mod_bias;
-		img->near[k].end = img->near[k].start + sym.st_size;
-		img->near[k].name = name;
-		k++;
-	}
-	qsort(img->near, k, sizeof(*img->near), near_cmp);
-	img->nnear = k;
-}
-
 /* dwfl_module_addrinfo()'s name for modaddr, from the sorted table; the
  * table is read on first use. */
 static const char *addr_symbol(struct sym_image *img, Dwarf_Addr modaddr)
@@ -1095,29 +1058,20 @@ static bool code_section_of(struct sym_image *img, uint64_t vaddr, uint64_t *lo,
  * function the code belongs to: the report says "after". */
 static const char *near_symbol(struct sym_image *img, uint64_t vaddr)
 {
-	uint64_t lo, hi;
-	size_t a = 0, b;
+	uint64_t lo, hi, start, end;
+	const char *name;
 
-	if (!img->near_tried)
-		image_load_near(img);
-	if (!img->nnear || !code_section_of(img, vaddr, &lo, &hi))
+	if (!code_section_of(img, vaddr, &lo, &hi))
 		return NULL;
-	b = img->nnear;
-	while (a < b) { /* the first symbol starting after vaddr */
-		size_t m = a + (b - a) / 2;
-
-		if (img->near[m].start <= vaddr)
-			a = m + 1;
-		else
-			b = m;
-	}
-	if (a == 0)
+	name = sym_symtab_function_below(img->symtab, vaddr + img->mod_bias, &start, &end);
+	if (!name || start < img->mod_bias)
 		return NULL;
-	const struct sym_near *s = &img->near[a - 1];
+	start -= img->mod_bias;
+	end -= img->mod_bias;
 	/* in another section, or vaddr inside it (then it is not "near") */
-	if (s->start < lo || (s->end > vaddr && s->end != s->start))
+	if (start < lo || (end > vaddr && end != start))
 		return NULL;
-	return symbol_name(img, s->name);
+	return symbol_name(img, name);
 }
 
 static int cu_range_cmp(const void *a, const void *b)

@@ -75,18 +75,14 @@ struct sym_image {
 	struct sym_strpool names; /* demangled names */
 	/* sym_loc.symbols of the image, set with the Dwfl */
 	const char *symbols;
-	/* Function symbols sorted by address, for sym_loc.near; built on the
-	 * first address that has no symbol. */
-	bool near_tried;
-	struct sym_near *near;
-	size_t nnear;
 	/* sym_image_resolve()'s answers: vaddr + 1 -> struct sym_resolved *,
 	 * so the next process of the same image resolves its addresses for
 	 * the cost of a lookup. Cleared when it reaches its cap. */
 	struct psup_u64map resolved;
 	/* The symbol table sorted once (symtab.c), asked instead of
 	 * dwfl_module_addrinfo(), which scans the whole table per address
-	 * (109,000 symbols in node). Built on the first address without DWARF. */
+	 * (109,000 symbols in node). Built on the first address without DWARF;
+	 * also gives sym_loc.near. */
 	bool symtab_tried;
 	struct sym_symtab *symtab;
 	/* Address ranges of the compile units, sorted, for DWARF without
@@ -100,12 +96,6 @@ struct sym_image {
 struct sym_cu_range {
 	uint64_t start, end; /* DWARF addresses */
 	uint64_t die;        /* offset of the unit's DIE */
-};
-
-struct sym_near {
-	uint64_t start, end; /* Dwfl module addresses */
-	const char *name;    /* demangled, valid while the Dwfl is */
-	const char *section; /* the section's name in its file */
 };
 
 /*
@@ -150,6 +140,10 @@ void sym_symtab_free(struct sym_symtab *t);
 /* dwfl_module_addrinfo(mod, addr, ...)'s name (module address), or NULL;
  * valid while the module is. */
 const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr);
+/* The function (STT_FUNC, STT_GNU_IFUNC) starting last at or below addr,
+ * with its [*start, *end) in module addresses; NULL when none. */
+const char *sym_symtab_function_below(const struct sym_symtab *t, uint64_t addr,
+				      uint64_t *start, uint64_t *end);
 /* The symbols kept, and the most entries one lookup walked (for tests). */
 size_t sym_symtab_count(const struct sym_symtab *t);
 size_t sym_symtab_longest_walk(const struct sym_symtab *t);

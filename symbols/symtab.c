@@ -42,6 +42,7 @@ struct symtab_ent {
 	uint32_t index; /* in libdwfl's table: the scan order */
 	uint32_t shndx; /* the section index getsym_info gives (SHN_XINDEX resolved) */
 	int bind;       /* libdwfl's binding_value() */
+	bool function;  /* STT_FUNC or STT_GNU_IFUNC */
 };
 
 struct symtab_part {
@@ -149,6 +150,7 @@ static int part_fill(struct symtab_part *p, Dwfl_Module *mod, int from, int to)
 			.index = (uint32_t)i,
 			.shndx = shndx,
 			.bind = binding_value(&sym),
+			.function = type == STT_FUNC || type == STT_GNU_IFUNC,
 		};
 	}
 	p->n = k;
@@ -350,4 +352,31 @@ const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr)
 	if (!e)
 		e = sizeless_at(t, &t->part[0], floor, addr, &same);
 	return e ? e->name : NULL;
+}
+
+/* The last function entry of p starting at or below addr, or NULL. */
+static const struct symtab_ent *function_below(const struct symtab_part *p, uint64_t addr)
+{
+	for (size_t j = upper_bound(p, addr); j-- > 0;)
+		if (p->ents[j].function)
+			return &p->ents[j];
+	return NULL;
+}
+
+const char *sym_symtab_function_below(const struct sym_symtab *t, uint64_t addr,
+				      uint64_t *start, uint64_t *end)
+{
+	const struct symtab_ent *g, *l;
+
+	if (!t || t->none)
+		return NULL;
+	g = function_below(&t->part[0], addr);
+	l = function_below(&t->part[1], addr);
+	if (!g || (l && l->value > g->value))
+		g = l;
+	if (!g)
+		return NULL;
+	*start = g->value;
+	*end = sat_add(g->value, g->size);
+	return g->name;
 }
