@@ -863,6 +863,13 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 
 	if (t)
 		t->exiting = true;
+	/* A leader at its exit stop still has its memory: the samples waiting
+	 * in the CPU rings are named now, from maps that are gone once it has
+	 * exited (a process shorter than the tick was all [unknown]). Test:
+	 * t1101-short-process-attributed. */
+	if (tid == pid)
+		drain_cpus(r);
+
 	for_each_mode(r, m, thread_exiting)
 		rec_write_failed(r, m->thread_exiting(m, tid, pid));
 }

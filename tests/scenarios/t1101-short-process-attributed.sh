@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A process shorter than the recorder's tick (100 ms) keeps its samples'
+# names: with per-CPU sampling its samples wait in the CPU rings until a
+# drain, and a drain after its exit found no mappings to read (every sample
+# [unknown], `chromium --version` too). They are drained at its leader's
+# exit stop, while its memory is still there. Counted in samples, not time.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+# ratio spends 50 ms of CPU in work_three and work_one, then exits.
+run_psup 60 run -q -o short.cbor -- "$TARGETS/ratio" direct 0.05
+expect_rc 0
+report_json short.cbor >short.json
+jq_check short.json '.summary.samples >= 10' "too few samples to judge"
+# Shares of the user-space samples: a loaded machine adds kernel ones.
+jq_check short.json '([.images[] | select(.image | endswith("/ratio")) | .samples] | add // 0) / ([.images[] | select(.image != "[kernel]") | .samples] | add) > 0.8' \
+	"the short process's samples are not attributed to its image"
+
+# Two short processes of a shell: each one's samples named.
+run_psup 60 run -q -o two.cbor -- sh -c "\"$TARGETS/ratio\" direct 0.03 && \"$TARGETS/ratio\" lib 0.03"
+expect_rc 0
+report_json two.cbor >two.json
+jq_check two.json '[.functions[] | select(.function == "work_three")] | length > 0' \
+	"the first process's samples are not named"
+jq_check two.json '[.functions[] | select(.function == "lib_three")] | length > 0' \
+	"the second process's samples are not named"
+check_nothing_left
