@@ -863,12 +863,16 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 
 	if (t)
 		t->exiting = true;
-	/* A leader at its exit stop still has its memory: the samples waiting
-	 * in the CPU rings are named now, from maps that are gone once it has
-	 * exited (a process shorter than the tick was all [unknown]). Test:
+	/* A leader at its exit stop still has its maps: read them now for
+	 * the samples still in the CPU rings, named after its exit (a process
+	 * shorter than the tick was all [unknown]). Test:
 	 * t1101-short-process-attributed. */
-	if (tid == pid)
-		drain_cpus(r);
+	if (tid == pid) {
+		struct rec_proc *p = proc_find(r, pid);
+
+		if (p && p->sp)
+			sym_space_snapshot(p->sp);
+	}
 
 	for_each_mode(r, m, thread_exiting)
 		rec_write_failed(r, m->thread_exiting(m, tid, pid));

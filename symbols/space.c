@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 
 #include "common/log.h"
@@ -186,6 +188,30 @@ int sym_space_maps_error(const struct sym_space *sp)
 int sym_space_refresh(struct sym_space *sp)
 {
 	return space_load(sp);
+}
+
+int sym_space_snapshot(struct sym_space *sp)
+{
+	int err = space_load(sp);
+
+	if (err)
+		return err;
+	sp->stale = false;
+	/* A file deleted or replaced since it was mapped is read through
+	 * map_files, which goes with the process: its image is opened now.
+	 * The others open later by path, when a sample needs them (chromium
+	 * maps 109 files). */
+	for (size_t i = 0; i < sp->nmaps; i++) {
+		struct sym_mapping *m = &sp->maps[i];
+		struct stat st;
+
+		if (m->tried || m->path[0] != '/')
+			continue;
+		if (m->deleted || stat(m->path, &st) < 0 || st.st_ino != m->inode ||
+		    (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) != m->dev)
+			sym_space_mapping_image(sp, m);
+	}
+	return 0;
 }
 
 void sym_space_exec(struct sym_space *sp)

@@ -117,6 +117,14 @@ int sym_space_maps_error(const struct sym_space *sp);
  * the first miss always, later ones at most every 10 ms, backing off to
  * once a second while refreshes keep missing (JIT or anonymous code). */
 int sym_space_refresh(struct sym_space *sp);
+/*
+ * Reads the maps now and opens the image of every executable mapping, for
+ * samples resolved after the process is gone: then neither /proc/PID/maps
+ * nor /proc/PID/map_files can be read (a process ends with samples still in
+ * the CPU rings). Call it at the exit stop of the process's leader; it
+ * loads no symbols. Returns 0 or -errno.
+ */
+int sym_space_snapshot(struct sym_space *sp);
 /* The process exec'ed: forget every mapping (a new image is coming). */
 void sym_space_exec(struct sym_space *sp);
 /* A child created by fork shares its parent's mappings at birth: copy them

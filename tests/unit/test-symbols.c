@@ -5,6 +5,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -351,6 +354,80 @@ out:
 	CHECK_EQ_INT(s3.idle, 0);
 }
 
+/*
+ * A process that ends with samples still in the rings: its space is read at
+ * its exit stop (sym_space_snapshot()), and after it is gone an address of
+ * a file it mapped and that was deleted still resolves (the image was
+ * opened through map_files while it lived).
+ */
+static void test_snapshot_gone(void)
+{
+	char tmpl[] = "/tmp/psup-snapshot-XXXXXX", exe[4096];
+	struct sym_space *sp = NULL, *self = NULL;
+	struct sym_mapping *own;
+	uint64_t pc = (uint64_t)(uintptr_t)&self_marker, start = 0;
+	int fd = mkstemp(tmpl), src, pipefd[2] = { -1, -1 };
+	struct sym_loc loc;
+	ssize_t len, k;
+	pid_t child = -1;
+	char buf[65536];
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	src = len > 0 ? (exe[len] = '\0', open(exe, O_RDONLY)) : -1;
+	CHECK(fd >= 0 && src >= 0 && pipe(pipefd) == 0);
+	if (fd < 0 || src < 0 || pipefd[0] < 0)
+		goto out;
+	while ((k = read(src, buf, sizeof(buf))) > 0)
+		CHECK(write(fd, buf, (size_t)k) == k);
+	child = fork();
+	if (child == 0) {
+		struct stat st;
+		void *p = fstat(fd, &st) ? MAP_FAILED
+					 : mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
+						MAP_PRIVATE, fd, 0);
+		uint64_t a = p == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)p;
+
+		if (write(pipefd[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0 && read(pipefd[0], &start, sizeof(start)) == sizeof(start) && start);
+	unlink(tmpl);
+	CHECK_EQ_INT(sym_space_new(getpid(), &self), 0);
+	own = self ? sym_space_find(self, pc, false) : NULL;
+	CHECK(own && sym_space_mapping_image(self, own));
+	if (child <= 0 || !start || !own || !own->image)
+		goto out;
+	CHECK_EQ_INT(sym_space_new(child, &sp), 0);
+	CHECK_EQ_INT(sp ? sym_space_snapshot(sp) : -1, 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	child = -1;
+	/* The copy is mapped from offset 0, so its start is the ELF address 0
+	 * of this program's image. */
+	memset(&loc, 0, sizeof(loc));
+	CHECK_EQ_INT(sp ? sym_space_resolve(sp, start + (pc - own->bias), false, &loc) : -1, 0);
+	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+	      !strcmp(loc.frames[0].function, "self_marker"));
+out:
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	unlink(tmpl);
+	if (fd >= 0)
+		close(fd);
+	if (src >= 0)
+		close(src);
+	if (pipefd[0] >= 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+	}
+	sym_space_free(sp);
+	sym_space_free(self);
+}
+
 int main(void)
 {
 	test_file_base();
@@ -360,6 +437,7 @@ int main(void)
 	test_empty_and_self();
 	test_space_self();
 	test_image_shared();
+	test_snapshot_gone();
 	test_perfmap();
 	return tap_done();
 }
