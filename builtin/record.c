@@ -415,9 +415,15 @@ static void on_block(void *arg, const struct smp_block *b)
 	struct block_probe bp = { r, p, b };
 	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
+	struct rec_thread *t = thread_find(r, b->tid);
 	uint64_t *v;
 
-	if (b->have_regs && p && p->sp && ip && (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
+	/* A thread past its exit stop switches out for the last time in
+	 * exit(): no wait to name, and naming its site would load the symbols
+	 * of the C library (tens of ms with its debug file) for nothing, now
+	 * that the maps are read at the exit stop. Test: t1101. */
+	if (b->have_regs && p && p->sp && ip && !(t && t->exiting) &&
+	    (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
 		kind = exp_block_site_kind(v, di, si, &probe);
 	/* The futex word: the first argument (syscall(2) has moved it there
 	 * too before entering the kernel). */

@@ -24,4 +24,11 @@ jq_check two.json '[.functions[] | select(.function == "work_three")] | length >
 	"the first process's samples are not named"
 jq_check two.json '[.functions[] | select(.function == "lib_three")] | length > 0' \
 	"the second process's samples are not named"
+# Nothing of a process is named at its exit: without samples (a period of
+# a second), a run of /bin/true loads no symbols (the last switch of an
+# exiting thread is no wait to name; naming it loaded libc's DWARF).
+run_psup 60 run -v -c 1000000000 -o true.cbor -- /bin/true
+expect_rc 0
+grep -q 'symbols: 0 images loaded.* 0 addresses resolved' "$WORK/err" ||
+	{ cat "$WORK/err" >&2; fail "a run of /bin/true without samples loaded symbols"; }
 check_nothing_left
