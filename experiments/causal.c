@@ -1488,6 +1488,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		.points = deltas,
 		.end_to_end = end_to_end,
 	};
+	c->st.settle_delays += c->settle_global;
 	if (c->latency && e.duration_ns > e.delay_ns) {
 		/* The mean over the effective duration (the report's L,
 		 * weighed by it): W = integral / arrivals. */

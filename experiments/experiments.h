@@ -681,6 +681,9 @@ struct exp_causal_stats {
 	/* psup's own samples on the CPU of a preempted thread, and their
 	 * periods: time psup took from the program (exp_causal_observer). */
 	uint64_t observer_ns, observer_samples;
+	/* Delays counted for the line's executions while experiments settled
+	 * (owed by nobody). */
+	uint64_t settle_delays;
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 

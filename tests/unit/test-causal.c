@@ -162,6 +162,42 @@ static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runn
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 }
 
+/* While the experiment settles, the line's samples count as delays that
+ * nobody owes; those taken before its time was up are owed as usual. */
+static void test_settle_tail(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 100,
+		.seed = 7,
+	};
+	struct sym_space *sp;
+	struct exp_causal_stats st;
+	const pid_t a = 4201, b = 4202;
+	uint64_t now = 3000 * MS;
+	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+
+	start_on_line(c, sp, a, now);
+	line_sample(c, sp, a, now + 2 * MS, 0);
+	/* Time is up at +10 ms: b owes 1 ms, so the experiment settles. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 10 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	line_sample(c, sp, a, now + 9 * MS, 0);  /* taken before: owed */
+	line_sample(c, sp, a, now + 11 * MS, 0); /* the tail: counted only */
+	line_sample(c, sp, a, now + 12 * MS, 0);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS);
+	exp_causal_held(c, b, 2 * MS, 2 * MS, 0);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(st.experiments, 1);
+	CHECK_EQ_INT(st.settle_delays, 2);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 static void test_engine(void)
 {
 	struct exp_causal_config cfg = {
@@ -1033,6 +1069,7 @@ int main(void)
 	test_speedup_distribution();
 	test_length();
 	test_min_visits();
+	test_settle_tail();
 	test_owed();
 	test_engine();
 	test_line_runners();
