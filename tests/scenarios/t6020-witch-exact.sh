@@ -10,9 +10,13 @@
 cd "$WORK"
 
 # Accuracy: the plain build's bound; under a sanitizer (witch-lib.sh) wide.
-tol=5
+# Against a time share, two sampled estimates of ~1200 samples each are
+# compared: their difference has a spread of about 3 points, so 5 failed one
+# run in ten or so (52.5% against 47.4% on a loaded machine); 8 is near 3
+# spreads, and a witch that misjudges is tens of points off.
+tol=5 tol_share=8
 if witch_sanitized; then
-	tol=25
+	tol=25 tol_share=25
 	note "psup is a sanitizer build: sampled vs exact within $tol points, not 5"
 fi
 
@@ -33,7 +37,7 @@ compare() { # name kind exact-args sampled-args [expected-sampled]
 	if [ -n "${5:-}" ]; then
 		want=$($5 "$tag-s.cbor")
 		note "$name $kind: sampled $sa%, time share $want%"
-		near_share "$name $kind: sampled" "$sa" "$want" "$tol"
+		near_share "$name $kind: sampled" "$sa" "$want" "$tol_share"
 		return
 	fi
 	near "$ex" "$sa" "$tol" || fail "$name $kind: sampled $sa% vs exact $ex%: more than $tol points apart"
