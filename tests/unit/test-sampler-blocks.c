@@ -14,6 +14,7 @@
 #include <linux/futex.h>
 #include <linux/perf_event.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -1007,6 +1008,30 @@ out:
 	smp_event_free(extra);
 }
 
+/* This process's open perf events. */
+static unsigned count_perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+	char path[300], link[64];
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k > 0) {
+			link[k] = '\0';
+			n += strcmp(link, "anon_inode:[perf_event]") == 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 int main(void)
 {
 	const char *why = NULL;
@@ -1023,7 +1048,13 @@ int main(void)
 	test_synthetic();
 	test_format();
 
+	unsigned perf_fds = count_perf_fds();
 	wakeups = smp_have_wakeup_tracepoint();
+	/* The probe's event stays open: closing a tracepoint's last event
+	 * waits for an RCU grace period (35-55 ms), which every run paid up
+	 * to three times. */
+	if (wakeups)
+		CHECK_EQ_INT(count_perf_fds(), perf_fds + 1);
 	ret = smp_event_new("task-clock", 0, 10, SMP_EVENT_WAKEUPS, &ev, &why);
 	if (wakeups) {
 		CHECK_EQ_INT(ret, 0);
