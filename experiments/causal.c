@@ -799,10 +799,10 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
  * too: not sped up, those executions made a slice of each experiment a 0%
  * one (t5140's worker line, whose truth is 70% at 100%, read 58% with 20 ms
  * experiments and their 1-3 ms tails, 62-64% with this; 75%: 46 and
- * 47-49, truth 52). They count as delays
- * inserted, as a line sample during the experiment does, but nobody owes
- * them (they would never settle): the tail is read as Coz reads a whole
- * experiment, whose debts left at its end are forgiven.
+ * 47-49, truth 52). They count as delays inserted, as a line sample during
+ * the experiment does, but nobody owes them (they would never settle): the
+ * tail is read as Coz reads a whole experiment, whose debts left at its end
+ * are forgiven.
  */
 static void settle_tail(struct exp_causal *c, struct cz_thread *t, uint64_t time)
 {
