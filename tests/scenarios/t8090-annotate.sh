@@ -29,7 +29,9 @@ case "$hot_head" in
 esac
 grep -q 'imul' a.txt || fail "no disassembled instructions"
 # sums: instruction rows are "[ >] PCT% N  ADDR:  TEXT"
-insn_sum=$(awk '/^[ >] +[0-9.]+% +[0-9]+ +[0-9a-f]+:  / { s += $3 } END { print s + 0 }' a.txt)
+# (awk's fields start at the first non-blank: a row without '>' has its
+# count in $2, and $3 is the address, "1386:" read as 1386).
+insn_sum=$(awk '/^[ >] +[0-9.]+% +[0-9]+ +[0-9a-f]+:  / { sub(/^>/, " "); s += $2 } END { print s + 0 }' a.txt)
 head_total=$(sed -n 's/^Samples of work_three in .*: \([0-9]*\) (self \([0-9]*\), in inlined functions \([0-9]*\))$/\1 \2 \3/p' a.txt)
 read -r total self inlined <<<"$head_total"
 [ -n "$total" ] || { cat a.txt >&2; fail "no 'Samples of work_three' heading"; }
