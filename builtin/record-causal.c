@@ -322,7 +322,7 @@ static void causal_usage(FILE *f, bool attach)
 	      "      --binary-scope GLOB  images experiments may speed up\n"
 	      "      --line FILE:LINE  always speed up this line\n"
 	      "      --speedup PCT     always this speedup (0..100, multiple of 5)\n"
-	      "      --speedup-step N  random speedups in steps of N% (default 25)\n"
+	      "      --speedup-step N  random speedups in steps of N% (default 5)\n"
 	      "      --experiment-ms N initial experiment length (default 10)\n",
 	      f);
 	if (!attach)

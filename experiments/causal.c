@@ -61,8 +61,7 @@ struct cz_line {
 
 struct cz_thread {
 	pid_t tid, pid;
-	uint64_t local;        /* delay units: samples in the line + pauses + credits */
-	uint64_t settle_local; /* its samples in the line while settling */
+	uint64_t local; /* delay units: samples in the line + pauses + credits */
 	/* Its last raises by a hold or a credit: when, and the count before. */
 	struct {
 		uint64_t time, before;
@@ -179,9 +178,6 @@ struct exp_causal {
 	unsigned speedup;
 	uint64_t delay_ns; /* per unit during the experiment */
 	uint64_t global;   /* global delay count in the experiment */
-	/* The line's executions while the experiment settles (settle_tail()):
-	 * delays counted, never owed. */
-	uint64_t settle_global;
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
 	struct exp_point_value start_vals[MAX_POINTS];
 	unsigned npoints;
@@ -217,14 +213,14 @@ struct exp_causal {
 /* ---- pure helpers --------------------------------------------------- */
 
 /*
- * Coz section 2 draws from 0..100 in steps of 5, half of them 0%: twenty
- * speedups share a line's experiments, so each point of a curve rests on
- * one or two of them and swings by tens of points (an Amdahl line read -13%
- * at 25% between +28% at 50%). With steps of 25 each point has several.
- * Half stay at 0%: every point is compared with the line's baseline, and
- * the variance of those differences would be least with sqrt(k) times a
- * speedup's share at 0% (1/3 for k = 4), but only by a tenth, while the
- * delays the experiments insert (the user's cost) would grow by a third.
+ * Coz section 2: half of the experiments at 0% (every line's baseline),
+ * the rest uniform over step..100 in steps of step (default 5, as Coz).
+ * Coarser steps (--speedup-step 25) put more experiments behind each
+ * point of a curve, but also an eighth of them at 100%, where a line that
+ * runs all the time on another thread pauses everyone else for the whole
+ * experiment: its progress point then sees a few visits in almost no
+ * effective time, and those experiments swung t5060's unrelated worker
+ * line between -67% and +65% at 100%.
  */
 unsigned exp_causal_pick_speedup(uint64_t *rng, unsigned step)
 {
@@ -731,7 +727,6 @@ static void preempted(struct exp_causal *c, struct cz_thread *t, uint64_t time, 
 }
 
 static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time);
-static void settle_tail(struct exp_causal *c, struct cz_thread *t, uint64_t time);
 static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time);
 
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
@@ -762,8 +757,6 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	c->recent_pos = (c->recent_pos + 1) % RECENT;
 	if (c->nrecent < RECENT)
 		c->nrecent++;
-	if (!counts && (int64_t)idx == c->sel && t)
-		settle_tail(c, t, time);
 	if (!counts || (int64_t)idx != c->sel || !t)
 		return;
 	c->sel_samples++;
@@ -791,28 +784,6 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	else if (!rose)
 		return;
 	credit_behind(c, t, time, rose, cpu);
-}
-
-/*
- * While the experiment settles (its time is up and the threads that owe
- * pay), the others run on and their progress counts, so the line runs on
- * too: not sped up, those executions made a slice of each experiment a 0%
- * one (t5140's worker line, whose truth is 70% at 100%, read 58% with 20 ms
- * experiments and their 1-3 ms tails, 62-64% with this; 75%: 46 and
- * 47-49, truth 52). They count as delays inserted, as a line sample during
- * the experiment does, but nobody owes them (they would never settle): the
- * tail is read as Coz reads a whole experiment, whose debts left at its end
- * are forgiven.
- */
-static void settle_tail(struct exp_causal *c, struct cz_thread *t, uint64_t time)
-{
-	if (c->state != CZ_SETTLING || !time || time < c->t_settle)
-		return;
-	t->settle_local++;
-	if (t->settle_local > c->settle_global) {
-		flight_delays(c, t->settle_local - c->settle_global, time);
-		c->settle_global = t->settle_local;
-	}
 }
 
 /* The global count as of time: its highest value caused by a sample taken
@@ -1301,7 +1272,7 @@ static void forgive_all(struct exp_causal *c)
 		if (!c->threads.keys[i] || !c->threads.vals[i])
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
-		t->local = t->settle_local = 0;
+		t->local = 0;
 		memset(t->raises, 0, sizeof(t->raises));
 		memset(t->wakes, 0, sizeof(t->wakes));
 		/* A wait begun in an earlier experiment took no debt of this
@@ -1319,7 +1290,7 @@ static void forgive_all(struct exp_causal *c)
 		t->excess = 0;
 		t->resumed_hold = t->interrupted_at = 0;
 	}
-	c->global = c->settle_global = 0;
+	c->global = 0;
 	c->nline_hist = c->line_hpos = 0;
 	c->nobs_hist = c->obs_hpos = 0;
 }
@@ -1478,8 +1449,8 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		.line = l ? l->line : 0,
 		.speedup_pct = c->speedup,
 		.duration_ns = now - c->t_start,
-		.delay_ns = (c->global + c->settle_global) * c->delay_ns,
-		.delays = c->global + c->settle_global,
+		.delay_ns = c->global * c->delay_ns,
+		.delays = c->global,
 		.selected_samples = c->sel_samples,
 		.total_samples = c->tot_samples,
 		.pause_ns = c->pause_ns,
@@ -1488,7 +1459,6 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		.points = deltas,
 		.end_to_end = end_to_end,
 	};
-	c->st.settle_delays += c->settle_global;
 	if (c->latency && e.duration_ns > e.delay_ns) {
 		/* The mean over the effective duration (the report's L,
 		 * weighed by it): W = integral / arrivals. */

@@ -490,7 +490,7 @@ int exp_witch_flush(struct exp_witch *x);
 /*
  * The experiment engine. One experiment at a time: a line picked at random
  * from recent in-scope samples (or fixed by --line), a speedup from
- * {0, 25, 50, 75, 100}% with P(0) = 1/2 (other steps: --speedup-step;
+ * {0, 5, ..., 100}% with P(0) = 1/2 (other steps: --speedup-step;
  * or fixed by --speedup), run for the experiment length (doubled, up to a
  * cap, when a progress point saw fewer than the minimum visits, halved back
  * when they saw four times as many), then a cool-off, then the next.
@@ -515,7 +515,7 @@ int exp_witch_flush(struct exp_witch *x);
 struct exp_progress;
 
 #define EXP_CAUSAL_DEFAULT_EXPERIMENT_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
-#define EXP_CAUSAL_DEFAULT_SPEEDUP_STEP 25
+#define EXP_CAUSAL_DEFAULT_SPEEDUP_STEP 5
 #define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)   /* doubling cap */
 #define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
 #define EXP_CAUSAL_MIN_VISITS 5                            /* Coz: 5 */
@@ -529,7 +529,7 @@ struct exp_causal_config {
 	unsigned min_visits;        /* (0: default) */
 	uint64_t pause_min_ns;      /* debts below this are not worth a stop (0: default) */
 	int fixed_speedup;          /* 0..100, or -1: random */
-	unsigned speedup_step;      /* random speedups' step (0: 25) */
+	unsigned speedup_step;      /* random speedups' step (0: 5) */
 	const char *fixed_line;     /* "FILE:LINE" (path suffix), or NULL */
 	const char *const *scope;   /* source path globs (fnmatch); none: every source */
 	unsigned nscope;
@@ -681,9 +681,6 @@ struct exp_causal_stats {
 	/* psup's own samples on the CPU of a preempted thread, and their
 	 * periods: time psup took from the program (exp_causal_observer). */
 	uint64_t observer_ns, observer_samples;
-	/* Delays counted for the line's executions while experiments settled
-	 * (owed by nobody). */
-	uint64_t settle_delays;
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 
