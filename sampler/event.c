@@ -700,31 +700,42 @@ unsigned smp_event_jitter(const struct smp_event *ev)
 	return ev->jitter_pct;
 }
 
+/* Whether the kernel takes a disabled user-only event of this type and
+ * config on psup's own thread (opened and closed): 0 or -errno. */
+static int probe_event(uint32_t type, uint64_t config, bool inherit_thread)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.disabled = 1;
+	a.inherit = inherit_thread;
+	a.inherit_thread = inherit_thread;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 /* Whether this kernel takes inherit_thread (5.13 and later): a dummy
  * event on psup's own thread, opened once. */
 static bool kernel_inherits_threads(void)
 {
 	static int known; /* 0 not asked, 1 yes, -1 no */
-	struct perf_event_attr a;
-	int fd;
+	int err;
 
 	if (known)
 		return known > 0;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.disabled = 1;
-	a.inherit = 1;
-	a.inherit_thread = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	known = fd >= 0 ? 1 : -1;
-	if (fd >= 0)
-		close(fd);
-	else
-		pr_debug("sampler: no inherit_thread (%s): one set of events per thread", strerror(errno));
+	err = probe_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true);
+	known = err ? -1 : 1;
+	if (err)
+		pr_debug("sampler: no inherit_thread (%s): one set of events per thread", strerror(-err));
 	return known > 0;
 }
 
@@ -767,24 +778,15 @@ static int hw_pmu_state; /* 0 unknown, 1 yes, 2 no */
 
 bool smp_have_hw_pmu(void)
 {
-	struct perf_event_attr a;
 	int state = __atomic_load_n(&hw_pmu_state, __ATOMIC_RELAXED);
-	int fd;
+	int err;
 
 	if (state)
 		return state == 1;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
+	err = probe_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false);
+	if (!err) {
 		state = 1;
-	} else if (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV) {
+	} else if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
 		state = 2;
 	} else {
 		/* Refused for another reason (perf_event_paranoid 3, a
