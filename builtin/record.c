@@ -77,7 +77,6 @@ struct rec_thread {
 	char comm[16];
 	struct rec_snapshot *creator;
 	uint64_t probe_running_ns; /* when /proc last found it running */
-	uint64_t last_switch;      /* time of its last switch record */
 };
 
 struct rec_proc {
@@ -112,10 +111,9 @@ struct rec {
 	struct smp_thread **cpu_rings;
 	unsigned ncpu_rings;
 	struct smp_sink cpu_sink;
-	pid_t self_pid;           /* psup's: its samples in the CPU rings are the observer's */
-	struct smp_merge *merge;  /* the CPU rings' events in time order */
-	bool merging;             /* drain_cpus_until() is handing them on */
-	uint64_t switch_disorder; /* switch records older than their thread's last */
+	pid_t self_pid;          /* psup's: its samples in the CPU rings are the observer's */
+	struct smp_merge *merge; /* the CPU rings' events in time order */
+	bool merging;            /* drain_cpus_until() is handing them on */
 	/* lost: in the program's own rings; cpu_lost: in the CPU rings, whose
 	 * losses cannot be told apart from other tasks' (psup's own). */
 	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
@@ -335,14 +333,6 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 static void on_switch(void *arg, const struct smp_switch *sw)
 {
 	struct rec *r = arg;
-	struct rec_thread *t = thread_find(r, sw->tid);
-
-	/* A thread's switch records must come in order (smp_merge): -v
-	 * says when they did not. */
-	if (t && sw->time && sw->time < t->last_switch)
-		r->switch_disorder++;
-	else if (t && sw->time)
-		t->last_switch = sw->time;
 
 	for_each_mode(r, m, context_switch)
 		rec_write_failed(r, m->context_switch(m, sw));
@@ -1095,10 +1085,8 @@ static void finish(struct rec *r, const char *reason)
 				 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
 			 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
-	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs; %llu switch "
-		 "record(s) out of order",
-		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared,
-		 (unsigned long long)r->switch_disorder);
+	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs",
+		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared);
 	if (r->open_failures)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
