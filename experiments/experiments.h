@@ -688,8 +688,9 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 /* A speedup in {0, step, 2 step, ..., 100} (step 0 or not dividing 100:
  * the default): 0 with probability 1/2, else uniform. */
 unsigned exp_causal_pick_speedup(uint64_t *rng, unsigned step);
-/* The next experiment length: doubled (up to max) when the minimum visits of
- * any progress point (min_delta) is below min_visits. */
+/* The next experiment length: doubled (up to max) when min_delta
+ * (exp_causal_min_visits()) is below min_visits, halved (down to min) when
+ * it is at least four times min_visits. */
 uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64_t min_delta,
 				unsigned min_visits);
 /* The fewest visits of a point that had any (latency: departures), 0 when
