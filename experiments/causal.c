@@ -1157,32 +1157,30 @@ void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_
  */
 #define RESUME_LAG_MAX (20ULL * 1000000ULL)
 
+/* t lost lag ns more to a pause (a lag of its stop or of its resume): an
+ * excess like a hold's overshoot; *sum and *n are the -v totals. */
+static void pause_lag(struct exp_causal *c, struct cz_thread *t, uint64_t lag, uint64_t *sum,
+		      uint64_t *n)
+{
+	t->excess += (int64_t)lag;
+	c->pause_ns += lag;
+	*sum += lag;
+	(*n)++;
+}
+
 static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time)
 {
-	uint64_t lag;
-
 	if (!t->resumed_hold || time < t->resumed_hold)
 		return; /* a record from before the resume, late */
 	/* A pause's own stop: its switch-out, the last record before this
 	 * switch-in (one thread's records come in order), came before psup
 	 * saw the stop. */
 	if (t->interrupted_at && t->last_out && t->last_out <= t->interrupted_at &&
-	    t->interrupted_at - t->last_out <= RESUME_LAG_MAX && t->last_out > t->last_in) {
-		lag = t->interrupted_at - t->last_out;
-		t->excess += (int64_t)lag;
-		c->pause_ns += lag;
-		c->st.stop_lag_ns += lag;
-		c->st.stops++;
-	}
-	t->interrupted_at = 0;
-	lag = time - t->resumed_hold;
-	t->resumed_hold = 0;
-	if (lag > RESUME_LAG_MAX)
-		return;
-	t->excess += (int64_t)lag;
-	c->pause_ns += lag;
-	c->st.resume_lag_ns += lag;
-	c->st.resumes++;
+	    t->interrupted_at - t->last_out <= RESUME_LAG_MAX && t->last_out > t->last_in)
+		pause_lag(c, t, t->interrupted_at - t->last_out, &c->st.stop_lag_ns, &c->st.stops);
+	if (time - t->resumed_hold <= RESUME_LAG_MAX)
+		pause_lag(c, t, time - t->resumed_hold, &c->st.resume_lag_ns, &c->st.resumes);
+	t->interrupted_at = t->resumed_hold = 0;
 }
 
 uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now)
