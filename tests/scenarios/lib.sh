@@ -164,6 +164,15 @@ wait_for() {
 	return 1
 }
 
+# interrupt_attach PID SECONDS: the psup attach started in the background as
+# PID gets SIGINT and must detach within SECONDS; RC is its exit status.
+interrupt_attach() {
+	kill -INT "$1"
+	wait_for "! kill -0 $1 2>/dev/null" "$2" || fail "psup did not detach on SIGINT"
+	wait "$1"
+	RC=$?
+}
+
 # cpu_ms PID: CPU time the process's live threads have run, in ms
 # (schedstat: ns on a CPU). For waits on work done, not on wall time.
 cpu_ms() {

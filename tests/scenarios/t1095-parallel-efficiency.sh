@@ -85,10 +85,7 @@ for ((i = 0; i < 240; i++)); do
 	kill -0 $BG 2>/dev/null || break
 	sleep 0.5
 done
-kill -INT $apid
-wait_for "! kill -0 $apid 2>/dev/null" 30 || fail "psup did not detach on SIGINT"
-wait $apid
-RC=$?
+interrupt_attach $apid 30
 expect_rc 0
 report_json --view locks,efficiency a.cbor >a.json
 jq_check a.json ".locks[0].holders[0].released_in.function == \"holder_critical\"" \

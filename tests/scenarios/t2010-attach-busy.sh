@@ -11,11 +11,8 @@ wait_for "[ \"\$(tracer_of $BG)\" = $apid ]" 10 || fail "psup did not attach"
 # attached until the target ran 0.5 s of CPU time (not 1 s of wall time, of
 # which a loaded machine may give it little)
 wait_cpu $BG 500 || fail "the target did not run 0.5 s of CPU in 60 s"
-kill -INT $apid
-wait_for "! kill -0 $apid 2>/dev/null" 10 || fail "psup did not detach on SIGINT"
-wait $apid
-rc=$?
-[ $rc -eq 0 ] || { cat a.err >&2; fail "psup attach exited $rc after SIGINT"; }
+interrupt_attach $apid 10
+[ $RC -eq 0 ] || { cat a.err >&2; fail "psup attach exited $RC after SIGINT"; }
 st=$(proc_state $BG)
 [ "$st" = R ] || [ "$st" = S ] || fail "target in state '$st' after detach"
 [ "$(tracer_of $BG)" = 0 ] || fail "target still traced"

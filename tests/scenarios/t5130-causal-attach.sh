@@ -26,10 +26,7 @@ for ((i = 0; i < 240; i++)); do
 	[ "$(experiments_so_far)" -ge 8 ] && break
 	sleep 0.5
 done
-kill -INT $apid
-wait_for "! kill -0 $apid 2>/dev/null" 30 || fail "psup did not detach on SIGINT"
-wait $apid
-RC=$?
+interrupt_attach $apid 30
 expect_rc 0
 kill -0 "$BG" 2>/dev/null || fail "the program did not survive attach and detach"
 [ "$(tracer_of "$BG")" = 0 ] || fail "the program is still traced after detach"

@@ -16,11 +16,8 @@ apid=$!
 wait_for "[ \"\$(tracer_of $BG)\" = $apid ]" 10 || fail "psup did not attach"
 # 2.5 s of the program's CPU time traced, however loaded the machine
 wait_cpu $BG 2500 120 || fail "the program did not run 2.5 s of CPU time while attached"
-kill -INT $apid
-wait_for "! kill -0 $apid 2>/dev/null" 15 || fail "psup did not detach on SIGINT"
-wait $apid
-rc=$?
-[ $rc -eq 0 ] || { cat a.err >&2; fail "psup attach exited $rc"; }
+interrupt_attach $apid 15
+[ $RC -eq 0 ] || { cat a.err >&2; fail "psup attach exited $RC"; }
 [ "$(tracer_of $BG)" = 0 ] || fail "target still traced"
 ls -l /proc/$BG/fd | grep -q perf_event && fail "a perf fd was left in the target"
 "$TARGETS/witch-drcheck" $BG >dr.out || fail "cannot read the target's debug registers"
