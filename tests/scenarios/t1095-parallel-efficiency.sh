@@ -60,6 +60,7 @@ jq_check l.json '[.top_down | .. | objects | select(.function? == "start_holder"
 run_psup 120 run -q --no-lock-blame -o n.cbor -- "$TARGETS/parallel" lock 50
 expect_rc 0
 report_json --view locks n.cbor >n.json
+note "--no-lock-blame: $(jq -c '[.locks[] | .waits]' n.json) waits (50 lock rounds)"
 jq_check n.json '.locks[0].waits >= 45' "--no-lock-blame lost the waits"
 jq_check n.json '[.locks[].holders[] | select(.released_in != null and (.thread_exit | not))] | length == 0' \
 	"--no-lock-blame still blames holders"
