@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -775,6 +776,30 @@ void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *
 	*out = s->lstats;
 }
 
+/* The detach deadline passed: say which threads did not stop, with their
+ * state, so that the user (or a failed test's log) knows what held it. */
+static void report_unstopped(struct sup_session *s)
+{
+	char list[160] = "";
+	size_t len = 0, named = 0;
+
+	for (size_t i = 0; i < s->threads.cap && named < 4; i++) {
+		if (!s->threads.keys[i] || !s->threads.vals[i])
+			continue;
+		const struct sup_thread *t = (const struct sup_thread *)(uintptr_t)s->threads.vals[i];
+		struct sup_proc_status ps;
+		char st = sup_proc_status(t->tid, &ps) == 0 ? ps.state : '?';
+		int n = snprintf(list + len, sizeof(list) - len, "%s%d (state %c, flags %#x)",
+				 named ? ", " : "", t->tid, st, t->flags);
+		if (n < 0 || (size_t)n >= sizeof(list) - len)
+			break;
+		len += (size_t)n;
+		named++;
+	}
+	pr_err("%u thread(s) did not stop for detaching within %llu s: %s%s; leaving them to the kernel",
+	       s->nthreads, SUP_DETACH_TIMEOUT_NS / 1000000000ULL, list, named < s->nthreads ? ", ..." : "");
+}
+
 int sup_session_run(struct sup_session *s)
 {
 	struct epoll_event evs[64];
@@ -795,8 +820,7 @@ int sup_session_run(struct sup_session *s)
 		if (s->stopping) {
 			uint64_t now = psup_now_ns();
 			if (now >= s->stop_deadline) {
-				pr_err("%u thread(s) did not stop for detaching; leaving them to the kernel",
-				       s->nthreads);
+				report_unstopped(s);
 				s->done = true;
 				break;
 			}

@@ -97,6 +97,8 @@ dump_state() {
 fail() {
 	echo "FAIL [$SCENARIO]: $*" >&2
 	dump_state
+	# Once more after the dump: a log shown by its head and tail keeps it.
+	echo "FAIL [$SCENARIO]: $*" >&2
 	exit 1
 }
 
