@@ -302,6 +302,7 @@ void sym_cache_stats(struct sym_cache_stats *out)
 	pthread_mutex_lock(&cache_lock);
 	*out = cache_stats;
 	pthread_mutex_unlock(&cache_lock);
+	sym_debug_cache_stats(&out->debug_hits, &out->debug_written);
 }
 
 /* Reads an unsigned value of a DW_EH_PE_* encoding's size (the low nibble),
@@ -724,6 +725,7 @@ bool sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size
 /* ---- DWARF and symbol tables ---- */
 
 static char *debuginfo_path; /* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
+static const Dwfl_Callbacks dwfl_callbacks;
 
 /* Whether path is absent or a regular file: what libdwfl may open() without
  * O_NONBLOCK and wait on for ever (a FIFO) is refused first. */
@@ -772,8 +774,52 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			return -1;
 		}
 	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	/* The module's own debug file is searched first; a later call is for
+	 * its dwz file (.gnu_debugaltlink), which is not cached. */
+	bool own = !*userdata;
+	const unsigned char *id = NULL;
+	GElf_Addr id_vaddr;
+	int idlen = 0, fd, cfd = -1;
+	bool id_file = false;
+	char *cached = NULL;
+
+	*userdata = (void *)&dwfl_callbacks;
+	if (own)
+		idlen = dwfl_module_build_id(mod, &id, &id_vaddr);
+	if (idlen > 0) {
+		/* A compressed debug file is opened from its inflated copy
+		 * (debugcache.c): libdw would inflate it on every run. The
+		 * distribution's file by build-id is inflated before libdwfl
+		 * opens it (its search by build-id keeps the file it opened). */
+		char path[PATH_MAX];
+		int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+
+		cfd = sym_debug_cache_lookup(id, (size_t)idlen, &cached);
+		for (int i = 1; i < idlen && n + 3 < (int)sizeof(path); i++)
+			n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
+		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+		if (cfd < 0 && openable_or_absent(path) && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			id_file = true;
+			cfd = sym_debug_cache_add(fd, id, (size_t)idlen, &cached);
+			close(fd);
+		}
+		if (cfd >= 0) {
+			*debuginfo_file_name = cached;
+			return cfd;
+		}
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	/* Found by .gnu_debuglink (or debuginfod): libdwfl opens what we
+	 * return. */
+	if (fd >= 0 && idlen > 0 && !id_file &&
+	    (cfd = sym_debug_cache_add(fd, id, (size_t)idlen, &cached)) >= 0) {
+		close(fd);
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = cached;
+		fd = cfd;
+	}
+	return fd;
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {

@@ -215,4 +215,17 @@ ssize_t sym_space_floor(const struct sym_space *sp, uint64_t addr);
 /* unwind.c: frees the libunwind address spaces of sp. */
 void sym_unwind_release(struct sym_space *sp);
 
+/* debugcache.c: the inflated copies of compressed separate debug files.
+ * lookup: an fd on the copy for ELF build-id id, with *path_out its path
+ * (the caller frees both), or -1 when there is none. add: inflates the
+ * debug file fd (build-id id) into the cache and returns the copy as lookup
+ * does; -1 when the cache is off or fd has nothing compressed (then fd
+ * serves as it is). */
+int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_out);
+int sym_debug_cache_add(int fd, const unsigned char *id, size_t idlen, char **path_out);
+/* Inflates every compressed section of the ELF file open read-write as fd,
+ * in place. Returns 0 or -1. */
+int sym_debug_inflate(int fd);
+void sym_debug_cache_stats(uint64_t *hits, uint64_t *written);
+
 #endif

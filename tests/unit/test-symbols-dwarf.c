@@ -2,7 +2,8 @@
  * Symbols against real binaries: small C fixtures compiled at test time with
  * cc (-O2 -g, -O0 -g, a shared library, a dlopen'ed library, an object
  * without DWARF, an always_inline helper, stripped binaries whose DWARF is
- * in a .gnu_debuglink file checked by build-id or by CRC). Each fixture runs
+ * in a .gnu_debuglink file checked by build-id or by CRC, one of them
+ * compressed and read through psup's debug cache). Each fixture runs
  * as a ptraced child that stops itself inside fx_a -> fx_b -> fx_c; the test
  * resolves the addresses the child printed, and unwinds the stopped thread
  * both with ptrace and from a register + stack snapshot.
@@ -21,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -181,6 +183,7 @@ static const struct variant variants[] = {
 	{ .name = "fx_s", .stripped = true, .build_id = true },
 	{ .name = "fx_crc", .stripped = true },
 	{ .name = "fx_bad", .stripped = true, .bad_debug = true },
+	{ .name = "fx_z", .stripped = true, .build_id = true },
 	{ .name = "fxx", .build_id = true, .cxx = true },
 };
 
@@ -213,6 +216,13 @@ static int build_fixtures(void)
 		   "objcopy --strip-all --add-gnu-debuglink=fx_s.debug fx_s.full fx_s",
 		   dir, ld))
 		return -1;
+	/* Its debug sections zlib-compressed, as Debian's -dbgsym files. */
+	if (fx_run("cd %s && cc -O2 -g fx.c nodebug.o %s -o fx_z.full && "
+		   "objcopy --only-keep-debug --compress-debug-sections=zlib fx_z.full fx_z.debug && "
+		   "objcopy --strip-all --add-gnu-debuglink=fx_z.debug fx_z.full fx_z",
+		   dir, ld))
+		return -1;
+	CHECK(fx_run("readelf -SW %s/fx_z.debug | grep debug_info | grep -q ' C '", dir) == 0);
 	/* No build-id: the debuglink's CRC is the only check. */
 	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_crc.full && "
 		   "objcopy --only-keep-debug fx_crc.full fx_crc.debug && "
@@ -696,6 +706,58 @@ out:
 	sym_space_free(sp);
 }
 
+static long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/*
+ * The debug cache (PSUP_DEBUG_CACHE, set by main): fx_z's compressed debug
+ * file was inflated into it by its first test_variant(), by build-id. Once
+ * the image is dropped, the next load opens the copy (a hit, nothing
+ * written); a damaged copy is not used but replaced. Names and lines come
+ * out right each time (test_variant's checks).
+ */
+static void test_debug_cache(void)
+{
+	const struct variant *z = NULL;
+	struct sym_cache_stats a, b;
+	char bid[128], copy[512], debug[256];
+
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(variants); i++)
+		if (!strcmp(variants[i].name, "fx_z"))
+			z = &variants[i];
+	read_build_id("fx_z", bid, sizeof(bid));
+	CHECK(z && strlen(bid) > 2);
+	if (!z || strlen(bid) <= 2)
+		return;
+	fprintf(stderr, "# debug cache\n");
+	snprintf(copy, sizeof(copy), "%s/cache/%.2s/%s.debug", dir, bid, bid + 2);
+	snprintf(debug, sizeof(debug), "%s/fx_z.debug", dir);
+	/* Inflated: larger than the compressed file, nothing compressed. */
+	CHECK(file_size(copy) > file_size(debug));
+	CHECK(fx_run("! readelf -SW %s 2>/dev/null | grep debug_info | grep -q ' C '", copy) == 0);
+
+	sym_cache_trim();
+	sym_cache_stats(&a);
+	test_variant(z);
+	sym_cache_trim();
+	sym_cache_stats(&b);
+	/* (libc's copy may be among the hits: its debug file is compressed
+	 * too where libc6-dbg is installed) */
+	CHECK(b.debug_hits > a.debug_hits);
+	CHECK(b.debug_written == a.debug_written);
+
+	CHECK(truncate(copy, 4096) == 0);
+	test_variant(z);
+	sym_cache_trim();
+	sym_cache_stats(&a);
+	CHECK(a.debug_written == b.debug_written + 1);
+	CHECK(file_size(copy) > file_size(debug));
+}
+
 int main(int argc, char **argv)
 {
 	verbose = argc > 1 && !strcmp(argv[1], "-v");
@@ -709,9 +771,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	CHECK_EQ_INT(build_fixtures(), 0);
-	if (!tap_failures)
+	{
+		char cache[128];
+
+		snprintf(cache, sizeof(cache), "%s/cache", dir);
+		setenv("PSUP_DEBUG_CACHE", cache, 1);
+	}
+	if (!tap_failures) {
 		for (size_t i = 0; i < PSUP_ARRAY_SIZE(variants); i++)
 			test_variant(&variants[i]);
+		test_debug_cache();
+	}
 	if (!getenv("PSUP_KEEP_FIXTURES"))
 		fx_run("rm -rf %s", dir);
 	else
