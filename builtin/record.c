@@ -86,6 +86,7 @@ struct rec_proc {
 	bool told_unreadable;           /* warned that its maps cannot be read */
 	struct rec_ring *rings;         /* inherited rings (struct rec_ring) */
 	unsigned nthreads;              /* threads reported and not gone */
+	pid_t exec_survivor;            /* exec'ed: the thread reported next keeps rings */
 };
 
 struct rec {
@@ -731,12 +732,23 @@ static void proc_rings_free(struct rec *r, struct rec_proc *p)
  * that inherits) every thread of a process descends from one opened at the
  * process's exec or fork, whose ring is the process's.
  */
-static struct rec_ring *inherited_ring(struct rec *r, struct rec_proc *p, pid_t parent, bool new_process)
+static struct rec_ring *inherited_ring(struct rec *r, struct rec_proc *p, pid_t tid, pid_t parent,
+				       bool new_process)
 {
 	struct rec_thread *pt;
 
 	if (new_process || !p || !p->rings)
 		return NULL;
+	/* An exec's survivor: the events opened for the process were not
+	 * closed with its threads (thread_close()), and the kernel keeps them
+	 * on the task through the exec (on a leader that another thread's
+	 * exec removed, its threads' inherited copies write on into the same
+	 * rings). Reopening them cost 2 perf_event_open, 6 ioctls and 2
+	 * closes per CPU pair in every exec stop of a build's processes. */
+	if (p->exec_survivor == tid) {
+		p->exec_survivor = 0;
+		return p->rings;
+	}
 	pt = parent ? thread_find(r, parent) : NULL;
 	if (pt && pt->pid == p->pid)
 		return pt->ring && smp_thread_inherits(pt->ring->st) ? pt->ring : NULL;
@@ -813,7 +825,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->comm_fd = -1;
 	if (p)
 		p->nthreads++;
-	t->ring = inherited_ring(r, p, parent, new_process);
+	t->ring = inherited_ring(r, p, tid, parent, new_process);
 	if (t->ring)
 		r->rings_shared++;
 	else
@@ -837,8 +849,9 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 
 /* The thread's last records are in its ring by now (it was reaped): read
  * them; its own ring is closed, its process's once the process has no
- * traced thread left. */
-static void thread_close(struct rec *r, struct rec_thread *t)
+ * traced thread left and psup let go of it (exited: at the process's exit,
+ * proc_drop(), for an exec may follow, whose survivor keeps them). */
+static void thread_close(struct rec *r, struct rec_thread *t, bool exited)
 {
 	struct rec_proc *p = proc_find(r, t->pid);
 	struct rec_ring *g = t->ring;
@@ -848,7 +861,7 @@ static void thread_close(struct rec *r, struct rec_thread *t)
 		ring_free(r, g, &r->sink);
 	else if (g && !(p && p->nthreads == 1))
 		drain_ring(r, g);
-	if (p && p->nthreads && !--p->nthreads)
+	if (p && p->nthreads && !--p->nthreads && !exited)
 		proc_rings_free(r, p);
 }
 
@@ -894,7 +907,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 		thread_record(r, t);
 	for_each_mode(r, m, thread_gone)
 		rec_write_failed(r, m->thread_gone(m, tid, exited, now));
-	thread_close(r, t);
+	thread_close(r, t, exited);
 	psup_u64map_remove(&r->threads, (uint64_t)tid);
 	if (t->comm_fd >= 0)
 		close(t->comm_fd);
@@ -938,8 +951,10 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	}
 	if (p && p->sp)
 		sym_space_exec(p->sp);
-	if (p)
+	if (p) {
 		psup_u64map_clear(&p->block_kinds); /* addresses of the old image */
+		p->exec_survivor = pid;
+	}
 	exp_profile_forget_process(r->prof, pid);
 	for_each_mode(r, m, exec)
 		m->exec(m, p ? p->sp : NULL, pid);

@@ -30,4 +30,23 @@ jq_check m.json '[.threads[] | select(.times.running > 0)] | length == 201' \
 # Each waits at the gate until all exist (the last may find it open).
 jq_check m.json '[.threads[] | select(.times.blocked > 0)] | length >= 190' \
 	"threads' blocked time is missing"
+
+# An exec keeps its process's events (the kernel keeps them on the task):
+# psup opens a set per CPU at each fork only, not again at the exec (it did
+# both before: twice the opens). The program exec'ed is sampled through the
+# set kept: its samples and switch records arrive.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st2 -e trace=perf_event_open \
+	"$PSUP" run -q -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30" >out 2>err
+RC=$?
+expect_rc 0
+report_json e.cbor >e.json
+ncpu=$(jq '.runs[0].cpus // 0' e.json)
+[ "$ncpu" -gt 0 ] || ncpu=$(getconf _NPROCESSORS_ONLN)
+opens=$(grep -c '^perf_event_open(' st2)
+note "$opens perf_event_open calls for 52 processes (50 fork+exec), $ncpu CPUs"
+[ "$opens" -lt $((ncpu * 52 * 3 / 2 + 30)) ] || fail "psup opened $opens perf events for 52 processes on $ncpu CPUs: an exec reopened its process's"
+pct=$(func_total_pct e.json work_a)
+in_range "$pct" 30 100 || fail "work_a, run by exec through the events kept, has ${pct}% of the samples"
+jq_check e.json '[.threads[] | select(.name == "diffwork" and .times.running > 0)] | length == 1' \
+	"the exec'ed program has no switch records"
 check_nothing_left
