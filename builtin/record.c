@@ -73,6 +73,7 @@ struct rec_thread {
 	bool record_pending;
 	bool exiting;        /* past its exit stop */
 	uint64_t exiting_ns; /* when psup saw that stop (mono ns) */
+	uint64_t exit_ip;    /* its IP there: the exit call's */
 	int comm_fd;         /* its /proc comm file, once it created a thread; else -1 */
 	uint64_t created;
 	char comm[16];
@@ -343,10 +344,35 @@ static void on_switch(void *arg, const struct smp_switch *sw)
 /* Whether an event of t at time (mono ns) came after its exit stop. The
  * CPU rings are drained late: a waiter's last lock waits were still in them
  * when its exit stop came, and were taken for its exit's last switch-outs
- * (t1095: 42 of 50 waits named, 1 run in 30 under a sanitizer build). */
+ * (t1095: 42 of 50 waits named, 4 runs in 30 under a sanitizer build). */
 static bool thread_exited_by(const struct rec_thread *t, uint64_t time)
 {
 	return t && t->exiting && time >= t->exiting_ns;
+}
+
+/* The switch-out into the exit stop (before psup saw the stop, at the
+ * exit call's IP, drained later): what its site is known to be, learned
+ * nothing new. It is at a site of _exit never seen before, and naming it
+ * would load the C library's symbols for nothing (t1101). */
+static long no_probe_nr(void *arg)
+{
+	(void)arg;
+	return EXP_BLOCK_NR_NOT_NOW;
+}
+
+static enum exp_block_kind no_probe_name(void *arg, bool *raw)
+{
+	(void)arg;
+	*raw = false;
+	return EXP_BLOCK_OTHER;
+}
+
+static size_t no_probe_code(void *arg, uint8_t *buf, size_t len)
+{
+	(void)arg;
+	(void)buf;
+	(void)len;
+	return 0;
 }
 
 /* What a thread blocks on: the system call it made at the block sample's
@@ -415,6 +441,7 @@ static void on_block(void *arg, const struct smp_block *b)
 	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
 	struct block_probe bp = { r, p, b };
 	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
+	static const struct exp_block_probe known = { no_probe_nr, no_probe_name, no_probe_code, NULL };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
 	struct rec_thread *t = thread_find(r, b->tid);
 	uint64_t *v;
@@ -423,8 +450,12 @@ static void on_block(void *arg, const struct smp_block *b)
 	 * exit(): no wait to name, and naming its site would load the symbols
 	 * of the C library (tens of ms with its debug file) for nothing, now
 	 * that the maps are read at the exit stop. Test: t1101. */
-	if (b->have_regs && p && p->sp && ip && !thread_exited_by(t, b->time) &&
-	    (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
+	if (!b->have_regs || !p || !p->sp || !ip || thread_exited_by(t, b->time))
+		;
+	else if (t && t->exiting && ip == t->exit_ip)
+		kind = (v = psup_u64map_find(&p->block_kinds, ip)) ? exp_block_site_kind(v, di, si, &known)
+								   : EXP_BLOCK_OTHER;
+	else if ((v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
 		kind = exp_block_site_kind(v, di, si, &probe);
 	/* The futex word: the first argument (syscall(2) has moved it there
 	 * too before entering the kernel). */
@@ -881,8 +912,12 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 	struct rec_thread *t = thread_find(r, tid);
 
 	if (t) {
+		struct user_regs_struct regs;
+
 		t->exiting = true;
 		t->exiting_ns = psup_now_ns();
+		if (r->sup && sup_thread_regs(r->sup, tid, &regs) == 0)
+			t->exit_ip = regs.rip;
 	}
 	/* A leader at its exit stop still has its maps: read them now for
 	 * the samples still in the CPU rings, named after its exit (a process
