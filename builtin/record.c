@@ -106,6 +106,7 @@ struct rec {
 	struct rec_ring *rings;              /* every open ring but the CPUs' */
 	uint64_t rings_opened, rings_shared; /* threads given events of their own, or inherited ones */
 	bool inherit_refused;                /* smp_thread_open_inherited() failed once */
+	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
 	struct smp_sink sink;
@@ -1109,6 +1110,16 @@ static int write_header(struct rec *r, pid_t pid)
 		.cpus = r->cpus,
 	};
 
+	if (r->ev && smp_event_inherits(r->ev) && r->ncpu_rings) {
+		h.thread_events = "inherited";
+	} else if (r->ev) {
+		h.thread_events = "per_thread";
+		h.thread_events_why = r->per_thread_why;
+		if (!strcmp(r->mode, "attach"))
+			h.thread_events_why = "attach mode";
+		else if (r->ncpu_rings)
+			h.thread_events_why = "the kernel has no inherit_thread (5.13 and later)";
+	}
 	gethostname(host, sizeof(host) - 1);
 	r->header_written = true;
 	return rep_write_header(r->w, &h);
@@ -1212,6 +1223,10 @@ static void open_cpu_rings(struct rec *r)
 			pr_debug("sampling per thread: per-CPU events need root, CAP_PERFMON or "
 				 "perf_event_paranoid <= 0 (CPU %ld: %s)",
 				 cpu, strerror(-err));
+			r->per_thread_why = err == -EACCES || err == -EPERM
+						    ? "no permission for per-CPU events (root, CAP_PERFMON or "
+						      "perf_event_paranoid <= 0)"
+						    : "per-CPU events could not be opened";
 			break;
 		}
 		r->ncpu_rings++;
@@ -1303,6 +1318,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
+	else
+		r->per_thread_why = o->per_thread ? "--sample-per-thread" : "the event is not a clock";
 	return 0;
 }
 
@@ -1563,9 +1580,10 @@ void rec_loop(struct rec *r, struct sup_result *res)
 		pr_err("event loop failed: %s", strerror(-err));
 	sup_session_loop_stats(r->sup, &ls);
 	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
-		 "(%llu hung-up fds dropped)",
+		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop)",
 		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
-		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups);
+		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups,
+		 (unsigned long long)ls.early_first_stops);
 	sym_cache_stats(&cs);
 	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
 		 "%llu addresses resolved, %llu from the images' caches; "

@@ -388,6 +388,8 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 	TEXT(event, REP_K_EVENT);
 	TEXT(hostname, REP_K_HOSTNAME);
 	TEXT(version, REP_K_PSUP);
+	TEXT(thread_events, REP_K_THREAD_EVENTS);
+	TEXT(thread_events_why, REP_K_THREAD_EVENTS_WHY);
 #undef TEXT
 	if ((id = intern_str(p, c->name)) < 0)
 		return (int)id;

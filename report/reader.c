@@ -327,6 +327,8 @@ static const struct {
 	[REP_K_CLOCK] = { "clock", KK_BOOL },
 	[REP_K_HW_PMU] = { "hw_pmu", KK_BOOL },
 	[REP_K_PER_CPU] = { "per_cpu", KK_BOOL },
+	[REP_K_THREAD_EVENTS] = { "thread_events", KK_TEXT },
+	[REP_K_THREAD_EVENTS_WHY] = { "thread_events_why", KK_TEXT },
 	[REP_K_HOSTNAME] = { "hostname", KK_TEXT },
 	[REP_K_TID] = { "tid", KK_INT },
 	[REP_K_PARENT] = { "parent", KK_UINT },

@@ -246,7 +246,9 @@ static int rec_end(struct rep_writer *w)
 
 int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 {
-	size_t nkeys = 14 + (h->cpus != 0) + h->per_cpu, argc = 0;
+	size_t nkeys = 14 + (h->cpus != 0) + h->per_cpu + (h->thread_events != NULL) +
+		       (h->thread_events_why != NULL),
+	       argc = 0;
 	int err;
 
 	if (h->argv) {
@@ -277,6 +279,10 @@ int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 	kv_bool(w, "hw_pmu", h->hw_pmu);
 	if (h->per_cpu)
 		kv_bool(w, "per_cpu", true);
+	if (h->thread_events)
+		kv_text(w, "thread_events", h->thread_events);
+	if (h->thread_events_why)
+		kv_text(w, "thread_events_why", h->thread_events_why);
 	kv_text_or_null(w, "hostname", h->hostname);
 	if (h->cpus)
 		kv_uint(w, "cpus", h->cpus);

@@ -95,7 +95,7 @@ enum rep_key {
 	REP_K_REASON, REP_K_SAMPLES, REP_K_LOST, REP_K_UNWIND_FAILURES,
 	REP_K_RUNNING, REP_K_RUNNABLE, REP_K_BLOCKED_FUTEX, REP_K_BLOCKED_IO,
 	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER, REP_K_CPUS, REP_K_WAIT_NS, REP_K_TRACED,
-	REP_K_WEIGHTING, REP_K_NEAR, REP_K_SYMBOLS,
+	REP_K_WEIGHTING, REP_K_NEAR, REP_K_SYMBOLS, REP_K_THREAD_EVENTS, REP_K_THREAD_EVENTS_WHY,
 	REP_K_NKEYS
 };
 /* clang-format on */
@@ -195,6 +195,7 @@ struct rep_run {
 	uint32_t nargv;
 	bool has_argv;
 	uint32_t mode, event, hostname, version, exec_path, end_reason;
+	uint32_t thread_events, thread_events_why; /* header's; 0: absent */
 	uint64_t period, jitter, wall_ns, mono_ns, last_time, end_time;
 	bool clock, hw_pmu, per_cpu;
 	int pid;

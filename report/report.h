@@ -51,6 +51,10 @@ struct rep_header {
 	bool clock_event; /* period is in ns */
 	bool hw_pmu;
 	bool per_cpu; /* sampled by one cpu-clock event per CPU */
+	/* How threads got their side-band events: "inherited" (per-CPU
+	 * events a new thread inherits in clone()) or "per_thread" (opened
+	 * for each thread), and why not inherited; NULL: not written. */
+	const char *thread_events, *thread_events_why;
 	const char *hostname;
 	unsigned cpus; /* CPUs the program may use (idleness's n); 0: unknown */
 };

@@ -955,6 +955,19 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 		rc |= cell(&kv, "%s", r0->mode ? S(a, r0->mode) : "?");
 		rc |= cell(&kv, "event");
 		rc |= cell(&kv, "%s", buf);
+		if (r0->thread_events) {
+			/* How threads got their switch records, blocks and
+			 * wakeups (docs/format.md, header). */
+			bool inherited = !strcmp(rep_str(p, r0->thread_events), "inherited");
+
+			rc |= cell(&kv, "thread events");
+			if (inherited)
+				rc |= cell(&kv, "inherited from per-CPU events (none opened per thread)");
+			else if (r0->thread_events_why)
+				rc |= cell(&kv, "opened per thread (%s)", S(a, r0->thread_events_why));
+			else
+				rc |= cell(&kv, "%s", S(a, r0->thread_events));
+		}
 	}
 	fmt_ns(dur, sizeof(dur), t.duration);
 	rc |= cell(&kv, "runs");
@@ -1918,6 +1931,8 @@ static void json_runs(const struct agg *a, FILE *out)
 		rep_json_kbool(out, &f, "clock", r->clock);
 		rep_json_kbool(out, &f, "hw_pmu", r->hw_pmu);
 		rep_json_kbool(out, &f, "per_cpu", r->per_cpu);
+		rep_json_kstr(out, &f, "thread_events", rep_str(p, r->thread_events));
+		rep_json_kstr(out, &f, "thread_events_why", rep_str(p, r->thread_events_why));
 		rep_json_kstr(out, &f, "hostname", rep_str(p, r->hostname));
 		rep_json_kstr(out, &f, "recorder", rep_str(p, r->version));
 		rep_json_ku64(out, &f, "wall_ns", r->wall_ns);

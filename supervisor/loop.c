@@ -35,6 +35,7 @@ int sup_session_init(struct sup_session *s, bool attach_mode)
 	int err;
 
 	s->attach_mode = attach_mode;
+	s->test_clone_wait = getenv("PSUP_TEST_CLONE_WAIT") != NULL;
 	s->epfd = s->sigfd = s->tickfd = s->durfd = s->exec_err_fd = -1;
 	s->pausefd = -1;
 	psup_u64map_init(&s->threads);
@@ -463,6 +464,47 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	sup_thread_report(s, t, false);
 }
 
+static void dispatch(struct sup_session *s, pid_t tid, int status);
+
+/*
+ * At its creator's clone (fork, vfork) stop, a new thread whose first stop
+ * has come already, in the batch being dispatched or since, is handled now
+ * and resumed before its creator: it waited in that stop for the creator's
+ * bookkeeping, and then for a second pass of the loop (an epoll_wait, a
+ * signalfd read and a waitpid) while its resumed creator took the CPU
+ * first. The new thread was reported (thread_new) by adopt_child(), so what
+ * must be ready before it runs is. True when a status was dispatched (the
+ * creator's own state may have changed: the caller finds it again).
+ * PSUP_TEST_CLONE_WAIT=1 waits for the first stop (a test hook: every new
+ * thread is then resumed here; its death ends the wait too).
+ */
+static bool child_first_stop(struct sup_session *s, pid_t child)
+{
+	struct sup_thread *c = child ? sup_thread_find(s, child) : NULL;
+	int status;
+	pid_t r;
+
+	if (!c || (c->flags & SUP_THREAD_SEEN_STOP))
+		return false;
+	for (size_t i = 0; i < s->nbatch; i++) {
+		if (s->batch[i].tid == child && !s->batch[i].done) {
+			s->batch[i].done = true;
+			s->lstats.early_first_stops++;
+			dispatch(s, child, s->batch[i].status);
+			return true;
+		}
+	}
+	do
+		r = waitpid(child, &status, __WALL | (s->test_clone_wait ? 0 : WNOHANG));
+	while (r < 0 && errno == EINTR);
+	if (r != child)
+		return false;
+	s->lstats.statuses++;
+	s->lstats.early_first_stops++;
+	dispatch(s, child, status);
+	return true;
+}
+
 static void dispatch(struct sup_session *s, pid_t tid, int status)
 {
 	struct sup_stop st;
@@ -545,12 +587,15 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		sup_thread_resume(t, PTRACE_LISTEN, 0);
 		return;
 	case SUP_STOP_CLONE:
-		adopt_child(s, t, (pid_t)event_msg(tid), false);
-		break;
 	case SUP_STOP_FORK:
-	case SUP_STOP_VFORK:
-		adopt_child(s, t, (pid_t)event_msg(tid), true);
+	case SUP_STOP_VFORK: {
+		pid_t child = (pid_t)event_msg(tid);
+
+		adopt_child(s, t, child, st.kind != SUP_STOP_CLONE);
+		if (child_first_stop(s, child) && !(t = sup_thread_find(s, tid)))
+			return;
 		break;
+	}
 	case SUP_STOP_EXEC:
 		on_exec(s, t);
 		t = sup_thread_find(s, tid);
@@ -589,14 +634,46 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	sup_thread_resume(t, request, sig);
 }
 
+static bool is_death(int status)
+{
+	return WIFEXITED(status) || WIFSIGNALED(status);
+}
+
+/*
+ * Dispatches a batch of statuses. A thread's death comes last: its hooks
+ * are the slow ones (the thread's last records drained, its creation
+ * context unwound, records written), and the stops beside it in the batch
+ * (a creator at its clone, a new thread's first stop) each hold a thread
+ * until psup answers. A death stays in place when another status of the
+ * batch has its id (the id reaped and already reused).
+ */
+static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n)
+{
+	s->batch = b;
+	s->nbatch = n;
+	for (size_t i = 0; i < n; i++) {
+		b[i].done = false;
+		b[i].deferred = is_death(b[i].status);
+		for (size_t j = 0; j < n && b[i].deferred; j++)
+			if (j != i && b[j].tid == b[i].tid)
+				b[i].deferred = false;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			if (b[i].done || b[i].deferred != (pass == 1))
+				continue;
+			b[i].done = true;
+			dispatch(s, b[i].tid, b[i].status);
+		}
+	s->batch = NULL;
+	s->nbatch = 0;
+}
+
 /* Rule 5: collect every pending status before handling any. */
 static void wait_all(struct sup_session *s)
 {
 	enum { BATCH = 256 };
-	struct {
-		pid_t tid;
-		int status;
-	} pend[BATCH];
+	struct sup_status pend[BATCH];
 
 	for (;;) {
 		size_t n = 0;
@@ -609,8 +686,7 @@ static void wait_all(struct sup_session *s)
 				if (errno == ECHILD) {
 					/* Rule 10: nothing left to wait for. */
 					s->lstats.statuses += n;
-					for (size_t i = 0; i < n; i++)
-						dispatch(s, pend[i].tid, pend[i].status);
+					dispatch_batch(s, pend, n);
 					s->done = true;
 					return;
 				}
@@ -624,8 +700,7 @@ static void wait_all(struct sup_session *s)
 			n++;
 		}
 		s->lstats.statuses += n;
-		for (size_t i = 0; i < n; i++)
-			dispatch(s, pend[i].tid, pend[i].status);
+		dispatch_batch(s, pend, n);
 		/* Done when nothing is left to trace: the run target ended, or
 		 * every attached thread is gone. No SIGCHLD would come again. */
 		if (!s->nthreads && (s->attach_mode || s->result.exited))

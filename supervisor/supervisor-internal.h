@@ -56,6 +56,14 @@ struct sup_watch {
 	struct sup_watch *next_dead;
 };
 
+/* A wait status collected by wait_all() and not yet dispatched. */
+struct sup_status {
+	pid_t tid;
+	int status;
+	bool deferred; /* a death, dispatched after the batch's stops */
+	bool done;     /* dispatched (a new thread's first stop may go early) */
+};
+
 struct sup_session {
 	bool attach_mode;
 	long desc_opts; /* run mode: ptrace options of descendant processes */
@@ -98,6 +106,11 @@ struct sup_session {
 	size_t nheld, capheld;
 	struct sup_pause_stats pstats;
 	struct sup_loop_stats lstats;
+	/* wait_all()'s batch while it is dispatched: a creator's clone stop
+	 * takes its child's first stop from it (loop.c, child_first_stop()). */
+	struct sup_status *batch;
+	size_t nbatch;
+	bool test_clone_wait; /* PSUP_TEST_CLONE_WAIT: wait for that first stop */
 };
 
 /* thread.c */

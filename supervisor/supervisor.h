@@ -374,10 +374,11 @@ void sup_session_pause_stats(const struct sup_session *s, struct sup_pause_stats
  * loop that waits only for work makes about one wait per status, timer
  * expiration or ring past its watermark. Test: t1099-no-busy-loop. */
 struct sup_loop_stats {
-	uint64_t waits;    /* epoll_wait calls */
-	uint64_t statuses; /* wait statuses dispatched */
-	uint64_t timers;   /* timer expirations handled: tick, duration, pauses */
-	uint64_t hangups;  /* watched fds taken out of the epoll set at EPOLLHUP/EPOLLERR */
+	uint64_t waits;             /* epoll_wait calls */
+	uint64_t statuses;          /* wait statuses dispatched */
+	uint64_t timers;            /* timer expirations handled: tick, duration, pauses */
+	uint64_t hangups;           /* watched fds taken out of the epoll set at EPOLLHUP/EPOLLERR */
+	uint64_t early_first_stops; /* new threads resumed at their creator's clone stop */
 };
 void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *out);
 

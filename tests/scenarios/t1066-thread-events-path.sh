@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The report says how threads got their side-band events (switch records,
+# blocks, wakeups), and why not the cheap way: inherited from per-CPU events
+# (run mode, root or CAP_PERFMON), or opened per thread with its cause:
+# --sample-per-thread, attach mode, no permission (issue 20).
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+# check REC WHAT EVENTS WHY_PATTERN: the JSON run and the text summary.
+check() {
+	report_json "$1" >"$1.json"
+	jq_check "$1.json" ".runs[0].thread_events == \"$3\"" "$2: thread events are not $3"
+	if [ -n "$4" ]; then
+		jq_check "$1.json" ".runs[0].thread_events_why | test(\"$4\")" "$2: no reason matching '$4'"
+	else
+		jq_check "$1.json" '.runs[0].thread_events_why == null' "$2: a reason for inherited events"
+	fi
+	timeout 60 "$PSUP" report "$1" >"$1.txt" || fail "psup report $1 failed"
+	grep -q "^  thread events  *$([ "$3" = inherited ] && echo inherited || echo 'opened per thread')" "$1.txt" ||
+		{ cat "$1.txt" >&2; fail "$2: the summary does not say how threads got their events"; }
+}
+
+run_psup 60 run -q -o p.cbor -- "$TARGETS/threads" 2 0.1
+expect_rc 0
+report_json p.cbor >probe.json
+if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
+	check p.cbor "run, per CPU" inherited ""
+fi
+run_psup 60 run -q --sample-per-thread -o t.cbor -- "$TARGETS/threads" 2 0.1
+expect_rc 0
+check t.cbor "--sample-per-thread" per_thread "sample-per-thread"
+
+"$TARGETS/spin" 30 1 >/dev/null 2>&1 &
+pid=$!
+run_psup 60 attach -q --duration 0.3 -o a.cbor "$pid"
+stop_bg "$pid"
+check a.cbor "attach" per_thread "attach"
+
+# An ordinary user with perf_event_paranoid above 0: no per-CPU events.
+[ "$(id -u)" -eq 0 ] || { check_nothing_left; exit 0; }
+[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ] || { check_nothing_left; exit 0; }
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+as_nobody true || skip "setpriv cannot switch to nobody"
+chmod 755 "$WORK"
+mkdir -m 777 rec
+as_nobody timeout 60 "$(for_nobody "$PSUP")" run -q -o rec/n.cbor -- "$(for_nobody "$TARGETS/threads")" 2 0.1 \
+	>/dev/null 2>"$WORK/err" || skip "psup cannot profile as nobody here: $(cat "$WORK/err")"
+check rec/n.cbor "nobody" per_thread "no permission"
+check_nothing_left
