@@ -38,7 +38,9 @@ case "$want" in *diffwork.c:[0-9]*) ;; *) fail "work_a has no source line throug
 
 ino=$(stat -c %i "$copy")
 record second "$WORK/cache"
-grep -Eq '[1-9][0-9]* debug files from the debug cache, 0 written' second.err ||
+# (other images' copies may be written in either run: which images get
+# samples, and so are named, varies)
+grep -Eq '[1-9][0-9]* debug files from the debug cache' second.err ||
 	fail "the second run did not read the copy: $(grep debug second.err)"
 [ "$(stat -c %i "$copy")" = "$ino" ] || fail "the copy was written again"
 [ "$(line_of second.json work_a)" = "$want" ] || fail "work_a's line changed through the copy: $(line_of second.json work_a), was $want"
