@@ -41,6 +41,17 @@ int sup_thread_siginfo(struct sup_session *s, pid_t tid, siginfo_t *si)
 	return 0;
 }
 
+const struct __ptrace_syscall_info *sup_thread_syscall_info(struct sup_thread *t)
+{
+	if (!t->sci_valid) {
+		memset(&t->sci, 0, sizeof(t->sci));
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(t->sci), &t->sci) <= 0)
+			return NULL;
+		t->sci_valid = true;
+	}
+	return &t->sci;
+}
+
 int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *regs)
 {
 	if (!sup_thread_find(s, tid))

@@ -102,14 +102,12 @@ static void retry_call(struct sup_thread *t)
 
 bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t)
 {
-	struct __ptrace_syscall_info info;
+	const struct __ptrace_syscall_info *info = sup_thread_syscall_info(t);
 	struct sup_thread *target;
 
-	memset(&info, 0, sizeof(info));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(info), &info) <= 0 ||
-	    info.op != PTRACE_SYSCALL_INFO_SECCOMP || info.seccomp.ret_data != SUP_SECCOMP_PTRACE_DATA)
+	if (!info || info->op != PTRACE_SYSCALL_INFO_SECCOMP || info->seccomp.ret_data != SUP_SECCOMP_PTRACE_DATA)
 		return false;
-	switch ((long)info.seccomp.args[0]) {
+	switch ((long)info->seccomp.args[0]) {
 	case PTRACE_TRACEME:
 		/* Its parent is psup (the run's program): psup traces it
 		 * already, and the call fails with EPERM as for any traced
@@ -124,7 +122,7 @@ bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t)
 		return true;
 	case PTRACE_ATTACH:
 	case PTRACE_SEIZE:
-		target = sup_thread_find(s, (pid_t)info.seccomp.args[1]);
+		target = sup_thread_find(s, (pid_t)info->seccomp.args[1]);
 		/* Not psup's, the program's own process, or an exiting thread
 		 * (a zombie leader whose other threads live on: the kernel
 		 * refuses it, and a retry would wait for its whole process):

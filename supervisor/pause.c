@@ -272,20 +272,21 @@ pay_or_resume(struct sup_session *s, struct sup_thread *t, uint64_t now, const c
 
 static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 {
-	struct __ptrace_syscall_info info;
+	const struct __ptrace_syscall_info *info;
 	unsigned long msg = 0;
 	uint64_t now = psup_now_ns();
-	bool want_exit = false, have_info;
+	bool want_exit = false;
 
 	/* One request, not two: the filter's data (whose filter stopped it)
-	 * comes with the call's number and arguments. Every request on a
-	 * stopped thread is a system call on psup's side of the stop, which a
-	 * futex hand-off of the program waits for. */
-	memset(&info, 0, sizeof(info));
-	have_info = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(info), &info) > 0 &&
-		    info.op == PTRACE_SYSCALL_INFO_SECCOMP;
-	if (have_info)
-		msg = (unsigned long)info.seccomp.ret_data;
+	 * comes with the call's number and arguments, read once per stop
+	 * (nested.c looked at it first). Every request on a stopped thread
+	 * is a system call on psup's side of the stop, which a futex hand-off
+	 * of the program waits for. */
+	info = sup_thread_syscall_info(t);
+	if (info && info->op != PTRACE_SYSCALL_INFO_SECCOMP)
+		info = NULL;
+	if (info)
+		msg = (unsigned long)info->seccomp.ret_data;
 	else if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
 		return false;
 	if (msg != SUP_SECCOMP_DATA) {
@@ -293,14 +294,15 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 		return true;
 	}
 	s->pstats.seccomp_stops++;
-	if (have_info) {
+	t->sysexit_nr = -1;
+	if (info) {
 		uint64_t args[6];
 		for (int i = 0; i < 6; i++)
-			args[i] = info.seccomp.args[i];
+			args[i] = info->seccomp.args[i];
 		if (s->pause_hooks.syscall_enter)
 			want_exit = s->pause_hooks.syscall_enter(s->pause_hooks.arg, t->tid,
-								 (int)info.seccomp.nr, args);
-		t->sysexit_nr = (int)info.seccomp.nr;
+								 (int)info->seccomp.nr, args);
+		t->sysexit_nr = (int)info->seccomp.nr;
 	}
 	if (want_exit)
 		t->flags |= SUP_THREAD_SYSEXIT;
@@ -308,22 +310,22 @@ static bool on_seccomp(struct sup_session *s, struct sup_thread *t)
 		t->flags &= ~SUP_THREAD_SYSEXIT;
 	/* Coz 3.4.2: owed delays are executed before the call. */
 	return pay_or_resume(s, t, now, "before call %d (arg1 %#llx)", t->sysexit_nr,
-			     (unsigned long long)info.seccomp.args[1]);
+			     (unsigned long long)(info ? info->seccomp.args[1] : 0));
 }
 
 static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
 {
-	struct __ptrace_syscall_info info;
+	const struct __ptrace_syscall_info *info;
 
 	if (!(t->flags & SUP_THREAD_SYSEXIT))
 		return false;
-	memset(&info, 0, sizeof(info));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(info), &info) <= 0) {
+	info = sup_thread_syscall_info(t);
+	if (!info) {
 		t->flags &= ~SUP_THREAD_SYSEXIT;
 		sup_thread_resume(t, PTRACE_CONT, 0);
 		return true;
 	}
-	if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
+	if (info->op == PTRACE_SYSCALL_INFO_EXIT) {
 		/* The exit of the awaited call, or of restart_syscall standing
 		 * in for it after an interrupt (a wait with a timeout). A
 		 * call made by a signal handler meanwhile is not it. */
@@ -336,7 +338,7 @@ static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
 			t->flags &= ~SUP_THREAD_SYSEXIT;
 			if (s->pause_hooks.syscall_exit)
 				s->pause_hooks.syscall_exit(s->pause_hooks.arg, t->tid, nr,
-							    info.exit.rval);
+							    info->exit.rval);
 			/* Coz 3.4.1: what a wait for I/O or time let
 			 * accumulate is paid as it returns. */
 			return pay_or_resume(s, t, psup_now_ns(), "after call %d", nr);

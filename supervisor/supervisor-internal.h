@@ -3,6 +3,7 @@
 
 #include "supervisor/supervisor.h"
 
+#include <sys/ptrace.h>
 #include <signal.h>
 
 #include "common/hash.h"
@@ -33,6 +34,10 @@ struct sup_thread {
 	 * (sup_thread_siginfo()); si_valid is cleared at each stop. */
 	siginfo_t si;
 	bool si_valid;
+	/* A seccomp or syscall stop's call (sup_thread_syscall_info()): read
+	 * once per stop, as si. */
+	struct __ptrace_syscall_info sci;
+	bool sci_valid;
 	/* pause.c */
 	uint64_t pause_t0;    /* mono ns: interrupt request (or seccomp stop seen) */
 	uint64_t hold_until;  /* mono ns, SUP_THREAD_HELD */
@@ -151,6 +156,10 @@ bool sup_thread_own_signal_pending(struct sup_session *s, struct sup_thread *t);
 void sup_thread_drain_at_stop(struct sup_session *s, struct sup_thread *t, int delivered_sig);
 /* The program's own signal mask back, if a drain changed it (detach). */
 void sup_thread_mask_restore(struct sup_thread *t);
+/* The call t is stopped at (PTRACE_GET_SYSCALL_INFO, once per stop: every
+ * ptrace request on a stopped thread costs the program's hand-offs time).
+ * NULL when it cannot be read. The pointer is t's, valid until t resumes. */
+const struct __ptrace_syscall_info *sup_thread_syscall_info(struct sup_thread *t);
 /* pause.c */
 /* At a stop of t (not detaching): handles psup's seccomp and syscall-exit
  * stops and the stop a pause asked for. true when t was resumed or is held
