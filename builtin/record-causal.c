@@ -75,11 +75,13 @@ struct causal_cmd {
 	const struct rec_causal_sup *ops; /* the supervisor's functions (a test's fake) */
 	uint64_t period_ns;
 	bool failed;
-	bool filter;        /* run mode: seccomp interception */
-	bool no_intercept;  /* --no-intercept */
-	bool no_wake_stops; /* --no-wake-stops */
-	bool wakeups;       /* every wakeup is recorded (who woke whom) */
-	bool clock;         /* sample periods are ns */
+	bool filter;         /* run mode: seccomp interception */
+	bool no_intercept;   /* --no-intercept */
+	bool no_wake_stops;  /* --no-wake-stops */
+	bool no_futex_stops; /* --no-futex-stops */
+	bool futex_records;  /* futex calls not intercepted: waits credited from block records */
+	bool wakeups;        /* every wakeup is recorded (who woke whom) */
+	bool clock;          /* sample periods are ns */
 	uint64_t rate_t0, rate_stops0;
 	bool warned_rate;
 	pid_t root;
@@ -130,6 +132,7 @@ enum {
 	CAUSAL_OPT_SPEEDUP_STEP,
 	CAUSAL_OPT_NO_INTERCEPT,
 	CAUSAL_OPT_NO_WAKE_STOPS,
+	CAUSAL_OPT_NO_FUTEX_STOPS,
 };
 
 static const struct rec_option causal_options[] = {
@@ -146,6 +149,7 @@ static const struct rec_option causal_options[] = {
 	{ "speedup-step", required_argument, 0, CAUSAL_OPT_SPEEDUP_STEP },
 	{ "no-intercept", no_argument, 0, CAUSAL_OPT_NO_INTERCEPT },
 	{ "no-wake-stops", no_argument, 0, CAUSAL_OPT_NO_WAKE_STOPS },
+	{ "no-futex-stops", no_argument, 0, CAUSAL_OPT_NO_FUTEX_STOPS },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -269,6 +273,9 @@ static int causal_option(struct rec_mode *m, int c, const char *arg, bool attach
 	case CAUSAL_OPT_NO_WAKE_STOPS:
 		cz->no_wake_stops = true;
 		break;
+	case CAUSAL_OPT_NO_FUTEX_STOPS:
+		cz->no_futex_stops = true;
+		break;
 	case CAUSAL_OPT_SPEEDUP_STEP:
 		if (psup_parse_long(arg, 5, 100, &v) < 0 || v % 5 || 100 % v) {
 			pr_err("invalid --speedup-step '%s': expected 5, 10, 20, 25, 50 or 100", arg);
@@ -331,7 +338,10 @@ static void causal_usage(FILE *f, bool attach)
 		      "                        for futex-heavy programs, less exact)\n"
 		      "      --no-wake-stops   no stops at futex wakes: a woken thread takes over\n"
 		      "                        its waker's debt (cheaper for condvar hand-offs;\n"
-		      "                        see README for the programs it slows)\n",
+		      "                        see README for the programs it slows)\n"
+		      "      --no-futex-stops  no stops at futex calls at all: waits credited from\n"
+		      "                        block and switch records, wakes as --no-wake-stops;\n"
+		      "                        I/O and sleeps still stop (lock-heavy programs)\n",
 		      f);
 }
 
@@ -365,11 +375,20 @@ static unsigned causal_spawn_flags(struct rec_mode *m)
 	/* --no-wake-stops: who woke whom comes from the wakeup records
 	 * (exp_causal_wakeup), so the wakes, two thirds of a condvar
 	 * pipeline's futex calls, need no stop. */
+	/* --no-futex-stops: a wait is seen in the block and switch records
+	 * (exp_causal_block_futex), so no futex call stops; the calls that
+	 * wait for I/O or time, send signals or end a thread still do. The
+	 * block records come with the wakeup records. */
+	if (cz->no_futex_stops && cz->wakeups) {
+		cz->futex_records = true;
+		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES | SUP_SPAWN_CAUSAL_NO_FUTEX;
+	}
 	if (cz->no_wake_stops && cz->wakeups)
 		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES;
-	if (cz->no_wake_stops)
-		pr_warn("--no-wake-stops needs wakeup records (the sched_waking tracepoint: root or "
-			"CAP_PERFMON, and no --no-lock-blame): the wakes stop as usual");
+	if (cz->no_wake_stops || cz->no_futex_stops)
+		pr_warn("%s needs wakeup records (the sched_waking tracepoint: root or "
+			"CAP_PERFMON, and no --no-lock-blame): the futex calls stop as usual",
+			cz->no_futex_stops ? "--no-futex-stops" : "--no-wake-stops");
 	return SUP_SPAWN_CAUSAL_FILTER;
 }
 
@@ -450,6 +469,12 @@ static int causal_start(struct rec_mode *m, const struct rec_env *env)
 	"recorded), so predictions for lines whose threads hand work over through locks " \
 	"are less exact"
 
+#define NO_FUTEX_INTERCEPTION \
+	"futex calls are not intercepted; threads woken from a futex are credited when they " \
+	"run again (from block and switch records, their debt from before the wait kept), and " \
+	"delays are not executed before futex wake-ups (the woken thread takes its waker's " \
+	"debt over)"
+
 static int causal_header(struct rec_mode *m, struct sup_session *s)
 {
 	struct causal_cmd *cz = to_causal(m);
@@ -462,9 +487,10 @@ static int causal_header(struct rec_mode *m, struct sup_session *s)
 		.syscall_crediting = cz->filter,
 		.period_ns = cz->period_ns,
 		.scope_lines = 0,
-		.note = cz->attach    ? "attach mode: " NO_INTERCEPTION
-			: !cz->filter ? "--no-intercept: " NO_INTERCEPTION
-				      : NULL,
+		.note = cz->attach          ? "attach mode: " NO_INTERCEPTION
+			: !cz->filter       ? "--no-intercept: " NO_INTERCEPTION
+			: cz->futex_records ? "--no-futex-stops: " NO_FUTEX_INTERCEPTION
+					    : NULL,
 	};
 	return fail(cz, rep_write_causal_info(cz->w, &ci));
 }
@@ -975,9 +1001,10 @@ static int causal_block(struct rec_mode *m, const struct smp_block *b, enum exp_
 	struct causal_cmd *cz = to_causal(m);
 
 	(void)futex;
-	/* With interception, crediting happens at the call's return instead. */
-	if (kind == EXP_BLOCK_FUTEX && cz->enabled && cz->eng && !cz->filter)
-		exp_causal_block_futex(cz->eng, b->tid);
+	/* With futex interception, crediting happens at the call's return
+	 * instead. */
+	if (kind == EXP_BLOCK_FUTEX && cz->enabled && cz->eng && (!cz->filter || cz->futex_records))
+		exp_causal_block_futex(cz->eng, b->tid, b->time);
 	return 0;
 }
 

@@ -913,12 +913,22 @@ void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns)
 	c->nperiods++;
 }
 
-void exp_causal_block_futex(struct exp_causal *c, pid_t tid)
+void exp_causal_block_futex(struct exp_causal *c, pid_t tid, uint64_t time)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
-	if (t)
-		t->wait = WAIT_BLOCKED;
+	if (!t)
+		return;
+	t->wait = WAIT_BLOCKED;
+	/* Its debt goes into the wait, as at an intercepted one (Coz's
+	 * pre_block() notes the global count): the credit at its wake-up
+	 * covers only the delays inserted while it was blocked. Credited up
+	 * to the global count instead, a thread that owed when it blocked had
+	 * that debt forgiven. */
+	if (time && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
+		t->call_at = time;
+		t->pre_global = global_at(c, time);
+	}
 }
 
 void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t time)

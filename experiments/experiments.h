@@ -574,10 +574,12 @@ void exp_causal_observe_period(struct exp_causal *c, uint64_t period_ns);
  * unit for each line sample taken there until it switched in again. */
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time,
 		       int cpu);
-/* A thread switched out blocked on a futex (crediting without interception,
- * attach mode or --no-intercept: it is credited at its next switch-in with
- * the global count as of that switch-in's time). */
-void exp_causal_block_futex(struct exp_causal *c, pid_t tid);
+/* A thread switched out blocked on a futex at time (its block record;
+ * crediting without interception of futex calls, attach mode,
+ * --no-intercept or --no-futex-stops: it is credited at its next switch-in
+ * with the global count as of that switch-in's time, less the debt it had
+ * at time, which it still owes). */
+void exp_causal_block_futex(struct exp_causal *c, pid_t tid, uint64_t time);
 /* Thread waker woke wakee at time (a wakeup record, from either ring, in
  * any order with the switch records). Coz's wrappers make a waker pay before
  * it wakes, so the wakee runs that much later. A run without stops at the

@@ -7,7 +7,9 @@
  * filter is as narrow as that rule allows: futex operations that block or
  * wake (not FUTEX_FD or the like; --no-wake-stops leaves the wakes out: psup
  * learns who woke whom from wakeup records, and the woken thread takes over
- * its waker's debt instead, experiments/causal.c), futex_waitv, the calls
+ * its waker's debt instead, experiments/causal.c; --no-futex-stops leaves the
+ * waits out too: a blocked thread is credited from its block and switch
+ * records), futex_waitv, the calls
  * that send a signal to a thread or process (a wakeup in Coz's table 1),
  * sigtimedwait and sigsuspend (table 2), and exit of a thread (it wakes its
  * joiner through CLONE_CHILD_CLEARTID), and the calls that block on I/O or
@@ -31,9 +33,10 @@
 #include "common/kcompat.h"
 #include "common/util.h"
 
-/* Futex commands that can block the caller, and those that wake another
- * thread (left out of the filter when the engine learns who woke whom from
- * wakeup records instead: SUP_SPAWN_CAUSAL_NO_WAKES). */
+/* Futex commands that can block the caller (left out with
+ * SUP_SPAWN_CAUSAL_NO_FUTEX), and those that wake another thread (left out
+ * when the engine learns who woke whom from wakeup records instead:
+ * SUP_SPAWN_CAUSAL_NO_WAKES). */
 /* clang-format off */
 static const unsigned futex_waits[] = {
 	FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2,
@@ -68,24 +71,24 @@ static const int other_calls[] = {
 #define NOTHER PSUP_ARRAY_SIZE(other_calls)
 
 /* The futex commands that stop, waits first: how many, and the k-th. */
-static size_t nfutex(bool wakes)
+static size_t nfutex(bool waits, bool wakes)
 {
-	return PSUP_ARRAY_SIZE(futex_waits) + (wakes ? PSUP_ARRAY_SIZE(futex_wakes) : 0);
+	return (waits ? PSUP_ARRAY_SIZE(futex_waits) : 0) + (wakes ? PSUP_ARRAY_SIZE(futex_wakes) : 0);
 }
 
-static unsigned futex_cmd(size_t k)
+static unsigned futex_cmd(bool waits, size_t k)
 {
-	size_t nw = PSUP_ARRAY_SIZE(futex_waits);
+	size_t nw = waits ? PSUP_ARRAY_SIZE(futex_waits) : 0;
 
 	return k < nw ? futex_waits[k] : futex_wakes[k - nw];
 }
 
-bool sup_seccomp_traps(int nr, const uint64_t args[6], bool wakes)
+bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes)
 {
 	if (nr == SYS_futex) {
 		unsigned cmd = (unsigned)args[1] & FUTEX_CMD_MASK;
-		for (size_t i = 0; i < nfutex(wakes); i++)
-			if (cmd == futex_cmd(i))
+		for (size_t i = 0; i < nfutex(waits, wakes); i++)
+			if (cmd == futex_cmd(waits, i))
 				return true;
 		return false;
 	}
@@ -95,11 +98,11 @@ bool sup_seccomp_traps(int nr, const uint64_t args[6], bool wakes)
 	return false;
 }
 
-int sup_seccomp_filter(struct sock_fprog **out, bool wakes)
+int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes)
 {
 	/* Layout: arch check, nr dispatch to TRACE or the futex op check,
 	 * ALLOW, TRACE. Jumps are relative, computed from the final layout. */
-	size_t nf = nfutex(wakes);
+	size_t nf = nfutex(waits, wakes);
 	size_t n = 4 + 1 + NOTHER + 1 + 2 + nf + 1 + 1;
 	struct sock_filter *f = calloc(n, sizeof(*f));
 	struct sock_fprog *prog = malloc(sizeof(*prog));
@@ -137,7 +140,7 @@ int sup_seccomp_filter(struct sock_fprog **out, bool wakes)
 					      offsetof(struct seccomp_data, args[1]));
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK);
 	for (size_t k = 0; k < nf; k++, i++)
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, futex_cmd(k),
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, futex_cmd(waits, k),
 						    (unsigned char)(trace - i - 1), 0);
 	/* allow */
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);

@@ -102,6 +102,7 @@ enum sup_spawn_flags {
 	SUP_SPAWN_FOLLOW_FORKS = 1 << 0,    /* trace child processes too */
 	SUP_SPAWN_CAUSAL_FILTER = 1 << 1,   /* install sup_seccomp's filter (see the causal section) */
 	SUP_SPAWN_CAUSAL_NO_WAKES = 1 << 2, /* ... without the futex wakes (waits only) */
+	SUP_SPAWN_CAUSAL_NO_FUTEX = 1 << 3, /* ... without the futex waits (with NO_WAKES: no futex call) */
 };
 
 /*
@@ -292,7 +293,8 @@ int sup_thread_debug_control(struct sup_session *s, pid_t tid, uint64_t *dr7);
  * Interception (run mode only, SUP_SPAWN_CAUSAL_FILTER): a seccomp filter
  * installed in the child after the seize and before exec returns
  * SECCOMP_RET_TRACE for futex operations that can block or wake (block only,
- * with SUP_SPAWN_CAUSAL_NO_WAKES), futex_waitv, the signal-sending calls,
+ * with SUP_SPAWN_CAUSAL_NO_WAKES; wake only with SUP_SPAWN_CAUSAL_NO_FUTEX;
+ * none with both), futex_waitv, the signal-sending calls,
  * sigtimedwait/sigsuspend, a thread's exit, and the calls that block on I/O
  * or time.
  * Everything else runs untouched. Because such a filter makes the calls fail
@@ -388,7 +390,7 @@ void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *
  * it into a child and checks which calls stop.
  */
 struct sock_fprog;
-int sup_seccomp_filter(struct sock_fprog **out, bool wakes);
+int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes);
 /* Installs prog into the calling thread (no allocation; async-signal-safe,
  * for a forked child): without NO_NEW_PRIVS first (privileged, setuid keeps
  * working), with it when that is refused. 0 or -errno. */
@@ -401,6 +403,6 @@ int sup_seccomp_ptrace_filter(struct sock_fprog **out);
 int sup_seccomp_install_privileged(const struct sock_fprog *prog);
 /* Whether the calls nr/args would stop under psup's filter (the filter's
  * logic in C, for the engine and the tests). */
-bool sup_seccomp_traps(int nr, const uint64_t args[6], bool wakes);
+bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes);
 
 #endif

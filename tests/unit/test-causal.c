@@ -530,6 +530,40 @@ static void test_observer(void)
 	sym_space_free(sp);
 }
 
+/* Without futex interception (attach, --no-intercept, --no-futex-stops): a
+ * thread that owed when it blocked still owes that after the credit at its
+ * wake-up, as after an intercepted wait (Coz's pre_block() notes the global
+ * count); only the delays inserted while it was blocked are credited. */
+static void test_block_carries_debt(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 50,
+		.seed = 9,
+	};
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 3101, b = 3102;
+	uint64_t now = 5000 * MS;
+
+	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	start_on_line(c, sp, b, now);
+	/* b runs the line twice while a runs (a owes 2 units: 1 ms), then a
+	 * blocks on a futex, unpaid, and b runs it twice more meanwhile. */
+	line_sample(c, sp, b, now + 1 * MS, -1);
+	line_sample(c, sp, b, now + 2 * MS, -1);
+	exp_causal_switch(c, a, true, false, now + 3 * MS, -1);
+	exp_causal_block_futex(c, a, now + 3 * MS);
+	line_sample(c, sp, b, now + 4 * MS, -1);
+	line_sample(c, sp, b, now + 5 * MS, -1);
+	exp_causal_switch(c, a, false, false, now + 6 * MS, -1);
+	/* Credited the two executions of its wait, not the two before. */
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Without interception (attach, --no-intercept): a thread that blocked on a
  * futex is credited at its switch-in with the global count as of that
  * switch-in, not with the samples that reached psup since. */
@@ -549,7 +583,7 @@ static void test_switch_credit(void)
 	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
 	start_on_line(c, sp, b, now);
 	exp_causal_switch(c, a, true, false, now + 3 * MS, -1);
-	exp_causal_block_futex(c, a);
+	exp_causal_block_futex(c, a, now + 3 * MS);
 	line_sample(c, sp, b, now + 4 * MS, -1);
 	line_sample(c, sp, b, now + 5 * MS, -1);
 	line_sample(c, sp, b, now + 7 * MS, -1); /* after the wake */
@@ -889,55 +923,60 @@ static void test_config(void)
 
 /* One call in a child under the filter: 1 when it failed with ENOSYS
  * (trapped, no tracer), 0 otherwise. wake: trapped only by the filter with
- * the wakes (not by SUP_SPAWN_CAUSAL_NO_WAKES's). */
+ * the wakes (not by SUP_SPAWN_CAUSAL_NO_WAKES's); wait: only by the filter
+ * with the futex waits (not by SUP_SPAWN_CAUSAL_NO_FUTEX's). */
 struct call {
 	const char *what;
 	long nr;
 	long a0, a1, a2, a3, a4, a5;
-	bool trapped, wake;
+	bool trapped, wake, wait;
 };
 
-static void filter_case(bool wakes)
+static void filter_case(bool waits, bool wakes)
 {
 	static int word, word2;
 	struct sock_fprog *prog;
 	struct timespec zero = { 0, 0 };
 	sigset_t none;
 	struct call calls[] = {
-		{ "getpid", SYS_getpid, 0, 0, 0, 0, 0, 0, false, false },
-		{ "futex wake", SYS_futex, (long)&word, FUTEX_WAKE, 1, 0, 0, 0, true, true },
-		{ "futex wake private", SYS_futex, (long)&word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0, true, true },
+		{ "getpid", SYS_getpid, 0, 0, 0, 0, 0, 0, false, false, false },
+		{ "futex wake", SYS_futex, (long)&word, FUTEX_WAKE, 1, 0, 0, 0, true, true, false },
+		{ "futex wake private", SYS_futex, (long)&word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0, true, true,
+		  false },
 		{ "futex wait (value differs)", SYS_futex, (long)&word, FUTEX_WAIT_PRIVATE, 5, 0, 0, 0, true,
-		  false },
+		  false, true },
 		{ "futex wait_bitset realtime", SYS_futex, (long)&word,
-		  FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 5, 0, 0, -1, true, false },
+		  FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 5, 0, 0, -1, true, false, true },
 		{ "futex cmp_requeue", SYS_futex, (long)&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1,
-		  (long)&word2, 5, true, true },
-		{ "futex unlock_pi", SYS_futex, (long)&word2, FUTEX_UNLOCK_PI_PRIVATE, 0, 0, 0, 0, true, true },
-		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false,
+		  (long)&word2, 5, true, true, false },
+		{ "futex unlock_pi", SYS_futex, (long)&word2, FUTEX_UNLOCK_PI_PRIVATE, 0, 0, 0, 0, true, true,
 		  false },
-		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true, false },
-		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true, false },
-		{ "read (pays its debt before it may block)", SYS_read, -1, 0, 0, 0, 0, 0, true, false },
-		{ "nanosleep", SYS_nanosleep, (long)&zero, 0, 0, 0, 0, 0, true, false },
-		{ "write", SYS_write, -1, 0, 0, 0, 0, 0, false, false },
+		{ "futex trylock_pi", SYS_futex, (long)&word2, FUTEX_TRYLOCK_PI_PRIVATE, 0, 0, 0, 0, false,
+		  false, false },
+		{ "tgkill 0", SYS_tgkill, 0, 0, 0, 0, 0, 0, true, false, false },
+		{ "rt_sigtimedwait", SYS_rt_sigtimedwait, (long)&none, 0, (long)&zero, 8, 0, 0, true, false,
+		  false },
+		{ "read (pays its debt before it may block)", SYS_read, -1, 0, 0, 0, 0, 0, true, false,
+		  false },
+		{ "nanosleep", SYS_nanosleep, (long)&zero, 0, 0, 0, 0, 0, true, false, false },
+		{ "write", SYS_write, -1, 0, 0, 0, 0, 0, false, false, false },
 	};
 	const unsigned n = sizeof(calls) / sizeof(calls[0]);
 	int fds[2];
 	char got[32] = { 0 };
 
 	for (unsigned i = 0; i < n; i++)
-		calls[i].trapped = calls[i].trapped && (wakes || !calls[i].wake);
+		calls[i].trapped = calls[i].trapped && (wakes || !calls[i].wake) && (waits || !calls[i].wait);
 	sigemptyset(&none);
-	CHECK_EQ_INT(sup_seccomp_filter(&prog, wakes), 0);
+	CHECK_EQ_INT(sup_seccomp_filter(&prog, waits, wakes), 0);
 	CHECK(pipe(fds) == 0);
 	/* The C mirror of the filter agrees with the table. */
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t args[6] = { (uint64_t)calls[i].a0, (uint64_t)calls[i].a1, (uint64_t)calls[i].a2,
 				     (uint64_t)calls[i].a3, (uint64_t)calls[i].a4, (uint64_t)calls[i].a5 };
-		if (sup_seccomp_traps((int)calls[i].nr, args, wakes) != calls[i].trapped)
+		if (sup_seccomp_traps((int)calls[i].nr, args, waits, wakes) != calls[i].trapped)
 			fprintf(stderr, "sup_seccomp_traps disagrees on %s\n", calls[i].what);
-		CHECK(sup_seccomp_traps((int)calls[i].nr, args, wakes) == calls[i].trapped);
+		CHECK(sup_seccomp_traps((int)calls[i].nr, args, waits, wakes) == calls[i].trapped);
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -967,8 +1006,9 @@ static void filter_case(bool wakes)
 	for (unsigned i = 0; i < n; i++) {
 		bool trapped = got[i] == 'T';
 		if (trapped != calls[i].trapped)
-			fprintf(stderr, "%s: %s under the filter%s\n", calls[i].what,
-				trapped ? "trapped" : "not trapped", wakes ? "" : " without wakes");
+			fprintf(stderr, "%s: %s under the filter%s%s\n", calls[i].what,
+				trapped ? "trapped" : "not trapped", wakes ? "" : " without wakes",
+				waits ? "" : " without waits");
 		CHECK(trapped == calls[i].trapped);
 	}
 	close(fds[0]);
@@ -979,8 +1019,9 @@ static void filter_case(bool wakes)
 
 static void test_filter(void)
 {
-	filter_case(true);
-	filter_case(false);
+	filter_case(true, true);
+	filter_case(true, false);
+	filter_case(false, false);
 }
 
 /* --runs: one experiment per run; the first, with nothing sampled yet, is a
@@ -1025,6 +1066,7 @@ int main(void)
 {
 	test_runs();
 	test_switch_credit();
+	test_block_carries_debt();
 	test_late_credit();
 	test_unlock_trap();
 	test_wait_across_experiments();
