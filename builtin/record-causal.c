@@ -1082,10 +1082,11 @@ static void check_rate(struct causal_cmd *cz, uint64_t now)
 		return;
 	cz->warned_rate = true;
 	pr_warn("causal: %.0f synchronization and blocking calls/s intercepted, each a ptrace stop (tens to "
-		"hundreds of us on a VM): the program runs slower under psup; %s--no-intercept credits "
-		"blocked threads from switch records instead (cheaper, less exact)",
+		"hundreds of us on a VM): the program runs slower under psup; %s--no-futex-stops credits "
+		"futex waits from block records instead, --no-intercept every blocked thread from switch "
+		"records (cheaper, less exact; see docs/causal.md)",
 		rate,
-		cz->no_wake_stops ? "" : "--no-wake-stops lets the wakes run without a stop (see README), ");
+		cz->no_wake_stops ? "" : "--no-wake-stops lets the wakes run without a stop, ");
 }
 
 static int causal_tick(struct rec_mode *m, uint64_t now)

@@ -53,6 +53,24 @@ elif ! { [ -n "$with" ] && [ -n "$without" ] && [ "$without" -gt 0 ] && [ $((wit
 	fail "--no-wake-stops intercepted $without calls against $with with the wake stops, expected about half"
 fi
 
+# Without futex stops (--no-futex-stops): the same output, and none of the
+# 20000 hand-offs' futex calls stops (a handful of other calls do: the
+# threads' exits); the waits are credited from block records.
+run_psup 120 run -v -o pp3.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 --no-futex-stops \
+	-- "$T" handoff 20000
+expect_rc 0
+grep -q "handoff ok" "$WORK/out" || fail "hand-offs without futex stops failed: $(tail -3 "$WORK/err")"
+nofutex=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
+note "intercepted calls: $nofutex without futex stops"
+if grep -q "needs wakeup records" "$WORK/err"; then
+	note "no wakeup records here: the futex calls stopped"
+elif ! { [ -n "$with" ] && [ -n "$nofutex" ] && [ "$nofutex" -lt 100 ] && [ "$with" -ge 20000 ]; }; then
+	fail "--no-futex-stops intercepted $nofutex calls against $with with the futex stops, expected under 100"
+fi
+report_json pp3.cbor >pp3.json
+jq_check pp3.json '.causal.info.experiments >= 1' "no experiment without futex stops"
+jq_check pp3.json '.causal.info.note | test("no-futex-stops")' "the record does not say --no-futex-stops was used"
+
 # Unlock traps: with the hammer line sped up, the client (main) and the
 # other hammerer owe, and pay at their pthread_mutex_unlock traps.
 hammer=$(grep -n 'MARK:causal_lock_hammer' "$SRCDIR/tests/targets/causal-contention.c" | cut -d: -f1)
