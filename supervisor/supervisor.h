@@ -380,7 +380,7 @@ struct sup_loop_stats {
 	uint64_t statuses;          /* wait statuses dispatched */
 	uint64_t timers;            /* timer expirations handled: tick, duration, pauses */
 	uint64_t hangups;           /* watched fds taken out of the epoll set at EPOLLHUP/EPOLLERR */
-	uint64_t early_first_stops; /* new threads resumed at their creator's clone stop */
+	uint64_t early_first_stops; /* new threads resumed in the pass of their creator's clone stop */
 };
 void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *out);
 
