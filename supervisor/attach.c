@@ -277,6 +277,7 @@ void sup_thread_restart_interrupted(struct sup_thread *t)
 		return; /* the EINTR may be the program's own: leave it */
 	regs.rax = regs.orig_rax;
 	regs.rip -= 2; /* the syscall instruction, 0f 05 */
+	t->regs_valid = false;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) == 0)
 		pr_debug("thread %d: restarting its interrupted system call %lld", t->tid,
 			 (long long)regs.orig_rax);

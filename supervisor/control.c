@@ -52,13 +52,22 @@ const struct __ptrace_syscall_info *sup_thread_syscall_info(struct sup_thread *t
 	return &t->sci;
 }
 
+int sup_thread_regs_of(struct sup_thread *t, struct user_regs_struct *regs)
+{
+	if (!t->regs_valid) {
+		if (ptrace(PTRACE_GETREGS, t->tid, 0L, &t->regs) < 0)
+			return -errno;
+		t->regs_valid = true;
+	}
+	*regs = t->regs;
+	return 0;
+}
+
 int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *regs)
 {
-	if (!sup_thread_find(s, tid))
-		return -ESRCH;
-	if (ptrace(PTRACE_GETREGS, tid, 0L, regs) < 0)
-		return -errno;
-	return 0;
+	struct sup_thread *t = sup_thread_find(s, tid);
+
+	return t ? sup_thread_regs_of(t, regs) : -ESRCH;
 }
 
 long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len)

@@ -543,6 +543,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	t->si_valid = false;
 	t->sci_valid = false;
+	t->regs_valid = false;
 	/* The program traces a child of its own (nested.c). */
 	if (st.kind == SUP_STOP_SECCOMP && !(t->flags & SUP_THREAD_DETACHING)) {
 		if (sup_nested_on_seccomp(s, t))

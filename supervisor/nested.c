@@ -95,6 +95,7 @@ static void retry_call(struct sup_thread *t)
 		regs.orig_rax = (unsigned long long)-1LL; /* skip this execution */
 		regs.rax = SYS_ptrace;                    /* the number, again */
 		regs.rip -= 2;                            /* the syscall instruction */
+		t->regs_valid = false;
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 	}
 	sup_thread_resume(t, PTRACE_CONT, 0);

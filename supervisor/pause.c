@@ -240,6 +240,7 @@ void sup_seccomp_foreign(struct sup_session *s, struct sup_thread *t)
 	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0) {
 		regs.orig_rax = (unsigned long long)-1LL;
 		regs.rax = (unsigned long long)-ENOSYS;
+		t->regs_valid = false;
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 	}
 	sup_thread_resume(t, resume_request(t), 0);

@@ -4,6 +4,7 @@
 #include "supervisor/supervisor.h"
 
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <signal.h>
 
 #include "common/hash.h"
@@ -38,6 +39,10 @@ struct sup_thread {
 	 * once per stop, as si. */
 	struct __ptrace_syscall_info sci;
 	bool sci_valid;
+	/* Its registers at this stop (sup_thread_regs()), as si: a clone
+	 * stop asked twice (the creator's snapshot, the child's tid word). */
+	struct user_regs_struct regs;
+	bool regs_valid;
 	/* pause.c */
 	uint64_t pause_t0;    /* mono ns: interrupt request (or seccomp stop seen) */
 	uint64_t hold_until;  /* mono ns, SUP_THREAD_HELD */
@@ -160,6 +165,8 @@ void sup_thread_mask_restore(struct sup_thread *t);
  * ptrace request on a stopped thread costs the program's hand-offs time).
  * NULL when it cannot be read. The pointer is t's, valid until t resumes. */
 const struct __ptrace_syscall_info *sup_thread_syscall_info(struct sup_thread *t);
+/* t's registers at this stop, read once per stop. 0 or -errno. */
+int sup_thread_regs_of(struct sup_thread *t, struct user_regs_struct *regs);
 /* pause.c */
 /* At a stop of t (not detaching): handles psup's seccomp and syscall-exit
  * stops and the stop a pause asked for. true when t was resumed or is held

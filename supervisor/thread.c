@@ -174,8 +174,9 @@ int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struc
 
 	if (!t)
 		return -ESRCH;
-	if (ptrace(PTRACE_GETREGS, tid, 0L, regs) < 0)
-		return -errno;
+	int err = sup_thread_regs_of(t, regs);
+	if (err < 0)
+		return err;
 	if (!len)
 		return 0;
 	remote.iov_base = (void *)(uintptr_t)regs->rsp;
