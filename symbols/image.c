@@ -1162,7 +1162,8 @@ static void cu_ranges_build(struct sym_image *img, Dwarf *dw)
 		}
 		off = next;
 	}
-	qsort(img->cu_ranges, img->ncu_ranges, sizeof(*img->cu_ranges), cu_range_cmp);
+	if (img->ncu_ranges > 1) /* none: a damaged or empty .debug_info */
+		qsort(img->cu_ranges, img->ncu_ranges, sizeof(*img->cu_ranges), cu_range_cmp);
 }
 
 /* The unit containing addr (a DWARF address) from cu_ranges, in *die. */
