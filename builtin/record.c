@@ -71,8 +71,7 @@ struct rec_thread {
 	/* Its "thread" record waits for the creation context (see
 	 * thread_record_pending()). */
 	bool record_pending;
-	bool exiting;        /* past its exit stop */
-	uint64_t exiting_ns; /* when psup saw that stop (mono ns) */
+	uint64_t exiting_ns; /* when psup saw its exit stop (mono ns); 0 before */
 	uint64_t exit_ip;    /* its IP there: the exit call's */
 	int comm_fd;         /* its /proc comm file, once it created a thread; else -1 */
 	uint64_t created;
@@ -348,32 +347,14 @@ static void on_switch(void *arg, const struct smp_switch *sw)
  * (t1095: 42 of 50 waits named, 4 runs in 30 under a sanitizer build). */
 static bool thread_exited_by(const struct rec_thread *t, uint64_t time)
 {
-	return t && t->exiting && time >= t->exiting_ns;
+	return t && t->exiting_ns && time >= t->exiting_ns;
 }
 
-/* The switch-out into the exit stop (before psup saw the stop, at the
- * exit call's IP, drained later): what its site is known to be, learned
- * nothing new. It is at a site of _exit never seen before, and naming it
- * would load the C library's symbols for nothing (t1101). */
-static long no_probe_nr(void *arg)
+/* Whether b is t's switch-out into its exit stop: before psup saw the stop
+ * (drained later), at the exit call's IP. No wait to name. */
+static bool is_exit_switch(const struct rec_thread *t, const struct smp_block *b)
 {
-	(void)arg;
-	return EXP_BLOCK_NR_NOT_NOW;
-}
-
-static enum exp_block_kind no_probe_name(void *arg, bool *raw)
-{
-	(void)arg;
-	*raw = false;
-	return EXP_BLOCK_OTHER;
-}
-
-static size_t no_probe_code(void *arg, uint8_t *buf, size_t len)
-{
-	(void)arg;
-	(void)buf;
-	(void)len;
-	return 0;
+	return t && t->exiting_ns && b->regs[SMP_REG_IP] == t->exit_ip;
 }
 
 /* What a thread blocks on: the system call it made at the block sample's
@@ -442,21 +423,18 @@ static void on_block(void *arg, const struct smp_block *b)
 	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
 	struct block_probe bp = { r, p, b };
 	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
-	static const struct exp_block_probe known = { no_probe_nr, no_probe_name, no_probe_code, NULL };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
 	struct rec_thread *t = thread_find(r, b->tid);
 	uint64_t *v;
 
-	/* A thread past its exit stop switches out for the last time in
-	 * exit(): no wait to name, and naming its site would load the symbols
-	 * of the C library (tens of ms with its debug file) for nothing, now
-	 * that the maps are read at the exit stop. Test: t1101. */
-	if (!b->have_regs || !p || !p->sp || !ip || thread_exited_by(t, b->time))
-		;
-	else if (t && t->exiting && ip == t->exit_ip)
-		kind = (v = psup_u64map_find(&p->block_kinds, ip)) ? exp_block_site_kind(v, di, si, &known)
-								   : EXP_BLOCK_OTHER;
-	else if ((v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
+	/* An exiting thread switches out into its exit stop and for the last
+	 * time in exit(): no wait to name, and naming its site would load the
+	 * symbols of the C library (tens of ms with its debug file) for
+	 * nothing, now that the maps are read at the exit stop. Its blocks
+	 * from before, drained after that stop, are named. Tests: t1101,
+	 * t1095. */
+	if (b->have_regs && p && p->sp && ip && !thread_exited_by(t, b->time) && !is_exit_switch(t, b) &&
+	    (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
 		kind = exp_block_site_kind(v, di, si, &probe);
 	/* The futex word: the first argument (syscall(2) has moved it there
 	 * too before entering the kernel). */
@@ -915,7 +893,6 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 	if (t) {
 		struct user_regs_struct regs;
 
-		t->exiting = true;
 		t->exiting_ns = psup_now_ns();
 		if (r->sup && sup_thread_regs(r->sup, tid, &regs) == 0)
 			t->exit_ip = regs.rip;
