@@ -268,7 +268,7 @@ void sup_thread_restart_interrupted(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+	if (sup_thread_regs_of(t, &regs) < 0)
 		return;
 	if ((long)regs.rax != -EINTR || !never_restarted((long)regs.orig_rax))
 		return;
@@ -277,8 +277,7 @@ void sup_thread_restart_interrupted(struct sup_thread *t)
 		return; /* the EINTR may be the program's own: leave it */
 	regs.rax = regs.orig_rax;
 	regs.rip -= 2; /* the syscall instruction, 0f 05 */
-	t->regs_valid = false;
-	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) == 0)
+	if (sup_thread_set_regs(t, &regs) == 0)
 		pr_debug("thread %d: restarting its interrupted system call %lld", t->tid,
 			 (long long)regs.orig_rax);
 }

@@ -63,6 +63,17 @@ int sup_thread_regs_of(struct sup_thread *t, struct user_regs_struct *regs)
 	return 0;
 }
 
+int sup_thread_set_regs(struct sup_thread *t, const struct user_regs_struct *regs)
+{
+	if (ptrace(PTRACE_SETREGS, t->tid, 0L, regs) < 0) {
+		t->regs_valid = false;
+		return -errno;
+	}
+	t->regs = *regs;
+	t->regs_valid = true;
+	return 0;
+}
+
 int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *regs)
 {
 	struct sup_thread *t = sup_thread_find(s, tid);

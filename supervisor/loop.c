@@ -247,6 +247,8 @@ static void on_duration(void *arg, int fd)
 
 void sup_thread_resume(struct sup_thread *t, int request, int sig)
 {
+	/* What was read of it at this stop is stale once it runs. */
+	t->si_valid = t->sci_valid = t->regs_valid = false;
 	if (ptrace(request, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
 		pr_debug("ptrace(%d) on %d: %s", request, t->tid, strerror(errno));
 }
@@ -541,9 +543,6 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	    t->pid != s->root && ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->desc_opts) < 0)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags |= SUP_THREAD_SEEN_STOP;
-	t->si_valid = false;
-	t->sci_valid = false;
-	t->regs_valid = false;
 	/* The program traces a child of its own (nested.c). */
 	if (st.kind == SUP_STOP_SECCOMP && !(t->flags & SUP_THREAD_DETACHING)) {
 		if (sup_nested_on_seccomp(s, t))

@@ -91,12 +91,11 @@ static void retry_call(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0) {
+	if (sup_thread_regs_of(t, &regs) == 0) {
 		regs.orig_rax = (unsigned long long)-1LL; /* skip this execution */
 		regs.rax = SYS_ptrace;                    /* the number, again */
 		regs.rip -= 2;                            /* the syscall instruction */
-		t->regs_valid = false;
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+		sup_thread_set_regs(t, &regs);
 	}
 	sup_thread_resume(t, PTRACE_CONT, 0);
 }

@@ -213,12 +213,12 @@ int sup_thread_pause(struct sup_session *s, pid_t tid)
 	return 0;
 }
 
-static bool in_blocking_call(pid_t tid)
+static bool in_blocking_call(struct sup_thread *t)
 {
 	struct user_regs_struct regs;
 	long rax;
 
-	if (ptrace(PTRACE_GETREGS, tid, 0L, &regs) < 0)
+	if (sup_thread_regs_of(t, &regs) < 0)
 		return true; /* unknown: do not hold */
 	if ((long)regs.orig_rax < 0)
 		return false; /* stopped in user code (an interrupt entry) */
@@ -237,11 +237,10 @@ void sup_seccomp_foreign(struct sup_session *s, struct sup_thread *t)
 	struct user_regs_struct regs;
 
 	s->pstats.seccomp_foreign++;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0) {
+	if (sup_thread_regs_of(t, &regs) == 0) {
 		regs.orig_rax = (unsigned long long)-1LL;
 		regs.rax = (unsigned long long)-ENOSYS;
-		t->regs_valid = false;
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+		sup_thread_set_regs(t, &regs);
 	}
 	sup_thread_resume(t, resume_request(t), 0);
 }
@@ -333,7 +332,7 @@ static bool on_syscall_stop(struct sup_session *s, struct sup_thread *t)
 		int nr = t->sysexit_nr;
 		long cur = -1;
 		struct user_regs_struct regs;
-		if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0)
+		if (sup_thread_regs_of(t, &regs) == 0)
 			cur = (long)regs.orig_rax;
 		if (cur == nr || cur == SYS_restart_syscall || cur < 0) {
 			t->flags &= ~SUP_THREAD_SYSEXIT;
@@ -381,7 +380,7 @@ bool sup_pause_on_stop(struct sup_session *s, struct sup_thread *t, const struct
 		t->flags &= ~SUP_THREAD_PAUSE_PENDING;
 		now = psup_now_ns();
 		s->pstats.interrupt_ns += now - t->pause_t0;
-		if (in_blocking_call(t->tid)) {
+		if (in_blocking_call(t)) {
 			/* Blocked (or blocking) since the request: holding it
 			 * would change nothing for it, and its debt is paid
 			 * or credited when it comes back. */

@@ -32,15 +32,17 @@ struct sup_thread {
 	int drained_sig;           /* the signal unblocked while mask_saved */
 	uint64_t saved_mask;
 	/* The stop's siginfo, read once for the pause and signal hooks
-	 * (sup_thread_siginfo()); si_valid is cleared at each stop. */
+	 * (sup_thread_siginfo()); si_valid is cleared when the thread is
+	 * resumed (sup_thread_resume()), as sci_valid and regs_valid. */
 	siginfo_t si;
 	bool si_valid;
 	/* A seccomp or syscall stop's call (sup_thread_syscall_info()): read
 	 * once per stop, as si. */
 	struct __ptrace_syscall_info sci;
 	bool sci_valid;
-	/* Its registers at this stop (sup_thread_regs()), as si: a clone
-	 * stop asked twice (the creator's snapshot, the child's tid word). */
+	/* Its registers at this stop (sup_thread_regs_of(), set through
+	 * sup_thread_set_regs()), as si: a clone stop asked twice (the
+	 * creator's snapshot, the child's tid word). */
 	struct user_regs_struct regs;
 	bool regs_valid;
 	/* pause.c */
@@ -165,8 +167,10 @@ void sup_thread_mask_restore(struct sup_thread *t);
  * ptrace request on a stopped thread costs the program's hand-offs time).
  * NULL when it cannot be read. The pointer is t's, valid until t resumes. */
 const struct __ptrace_syscall_info *sup_thread_syscall_info(struct sup_thread *t);
-/* t's registers at this stop, read once per stop. 0 or -errno. */
+/* t's registers at this stop, read once per stop, and set (the copy
+ * follows). 0 or -errno. */
 int sup_thread_regs_of(struct sup_thread *t, struct user_regs_struct *regs);
+int sup_thread_set_regs(struct sup_thread *t, const struct user_regs_struct *regs);
 /* pause.c */
 /* At a stop of t (not detaching): handles psup's seccomp and syscall-exit
  * stops and the stop a pause asked for. true when t was resumed or is held
