@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <elfutils/libdwelf.h>
+
 #include "common/log.h"
 
 /*
@@ -98,46 +100,27 @@ static const char *cache_dir(void)
 	return dc.dir;
 }
 
-/* The GNU build-id note of elf: its length, *bits pointing into elf's data,
- * or 0. */
-static size_t elf_build_id(Elf *elf, const unsigned char **bits)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		GElf_Nhdr nhdr;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		while (data && (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-			    !memcmp((const char *)data->d_buf + name_off, "GNU", 4)) {
-				*bits = (const unsigned char *)data->d_buf + desc_off;
-				return nhdr.n_descsz;
-			}
-		}
-	}
-	return 0;
-}
-
-/* Whether fd is an ELF file with a compressed section. */
-static bool has_compressed_sections(int fd)
+/* What the cache needs to know of the ELF file fd: whether its build-id
+ * is id and whether a section is compressed. false when it is not ELF. */
+static bool elf_facts(int fd, const unsigned char *id, size_t idlen, bool *id_matches, bool *compressed)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	Elf_Scn *scn = NULL;
-	bool found = false;
+	const void *bits;
 
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return false;
+	}
+	*id_matches = dwelf_elf_gnu_build_id(elf, &bits) == (ssize_t)idlen && !memcmp(bits, id, idlen);
+	*compressed = false;
+	while (!*compressed && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr;
 
-		found = gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED);
+		*compressed = gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED);
 	}
 	elf_end(elf);
-	return found;
+	return true;
 }
 
 /* Opens path if it is a copy psup may use for build-id id: a regular file
@@ -147,21 +130,12 @@ static int open_checked(const char *path, const unsigned char *id, size_t idlen)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	const unsigned char *bits = NULL;
-	Elf *elf;
-	bool ok;
+	bool id_matches, compressed;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		close(fd);
-		return -1;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	ok = elf && elf_kind(elf) == ELF_K_ELF && elf_build_id(elf, &bits) == idlen &&
-	     !memcmp(bits, id, idlen);
-	elf_end(elf);
-	if (!ok || has_compressed_sections(fd)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    !elf_facts(fd, id, idlen, &id_matches, &compressed) || !id_matches || compressed) {
 		close(fd);
 		return -1;
 	}
@@ -195,9 +169,9 @@ static int copy_fd(int from, int to)
 	}
 }
 
-/* Inflates every compressed section of the ELF file fd in place (libelf
- * lays the file out again). Returns 0 or -1. */
-int sym_debug_inflate(int fd)
+/* Inflates every compressed section of the ELF file fd, open read-write,
+ * in place (libelf lays the file out again). Returns 0 or -1. */
+static int inflate(int fd)
 {
 	Elf *elf = elf_begin(fd, ELF_C_RDWR, NULL);
 	Elf_Scn *scn = NULL;
@@ -283,7 +257,7 @@ static int write_copy(int fd, const char *dir, const char *path)
 	out = mkostemp(tmp, O_CLOEXEC);
 	if (out < 0)
 		return -1;
-	if (copy_fd(fd, out) < 0 || sym_debug_inflate(out) < 0 || fdatasync(out) < 0 ||
+	if (copy_fd(fd, out) < 0 || inflate(out) < 0 || fdatasync(out) < 0 ||
 	    rename(tmp, path) < 0) {
 		close(out);
 		unlink(tmp);
@@ -298,12 +272,11 @@ static int write_copy(int fd, const char *dir, const char *path)
 /* The copy's path for build-id id, and its directory. */
 static int copy_path(const char *dir, const unsigned char *id, size_t idlen, char *sub, char *path)
 {
-	char hex[2 * 64 + 1];
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
 
-	if (idlen < 2 || idlen > 64)
+	if (idlen < 2 || idlen > SYM_BUILD_ID_MAX)
 		return -1;
-	for (size_t i = 0; i < idlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	sym_hex(id, idlen, hex);
 	snprintf(sub, PATH_MAX, "%s/%.2s", dir, hex);
 	if (snprintf(path, PATH_MAX, "%s/%s.debug", sub, hex + 2) >= PATH_MAX)
 		return -1;
@@ -338,25 +311,46 @@ int sym_debug_cache_add(int fd, const unsigned char *id, size_t idlen, char **pa
 	char path[PATH_MAX], sub[PATH_MAX];
 	int cfd;
 
+	bool id_matches, compressed;
+
 	*path_out = NULL;
-	if (!dir || copy_path(dir, id, idlen, sub, path) < 0 || !has_compressed_sections(fd))
-		return -1; /* nothing to inflate: the file serves as it is */
+	if (!dir || copy_path(dir, id, idlen, sub, path) < 0 ||
+	    !elf_facts(fd, id, idlen, &id_matches, &compressed) || !id_matches || !compressed)
+		return -1; /* nothing to inflate (or not the file): it serves as it is */
 	if ((mkdir(sub, 0700) < 0 && errno != EEXIST) || !dir_is_ours(sub) ||
 	    write_copy(fd, dir, path) < 0) {
 		pr_debug("debug cache: cannot keep an inflated copy as %s", path);
 		return -1;
 	}
-	/* Checked as any copy: the file found must have had build-id id. */
 	cfd = open_checked(path, id, idlen);
-	if (cfd < 0) {
-		unlink(path);
+	if (cfd < 0)
 		return -1;
-	}
 	*path_out = strdup(path);
 	if (!*path_out) {
 		close(cfd);
 		return -1;
 	}
+	return cfd;
+}
+
+int sym_debug_cache_by_id(const unsigned char *id, size_t idlen, char **path_out, bool *id_file)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], path[PATH_MAX];
+	int fd, cfd;
+
+	*id_file = false;
+	cfd = sym_debug_cache_lookup(id, idlen, path_out);
+	if (cfd >= 0 || !cache_dir() || idlen < 2 || idlen > SYM_BUILD_ID_MAX)
+		return cfd;
+	sym_hex(id, idlen, hex);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	/* O_NONBLOCK: a FIFO under that name is not waited on (nor ELF) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	*id_file = true;
+	cfd = sym_debug_cache_add(fd, id, idlen, path_out);
+	close(fd);
 	return cfd;
 }
 

@@ -405,10 +405,20 @@ static int image_init_elf(struct sym_image *img)
 		img->build_id = malloc((size_t)blen * 2 + 1);
 		if (!img->build_id)
 			return -ENOMEM;
-		for (ssize_t i = 0; i < blen; i++)
-			sprintf(img->build_id + i * 2, "%02x", ((const uint8_t *)build_id)[i]);
+		sym_hex(build_id, (size_t)blen, img->build_id);
 	}
 	return 0;
+}
+
+void sym_hex(const uint8_t *bytes, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 static struct sym_image *image_alloc(const char *path, int fd)
@@ -779,34 +789,20 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	bool own = !*userdata;
 	const unsigned char *id = NULL;
 	GElf_Addr id_vaddr;
-	int idlen = 0, fd, cfd = -1;
+	int idlen = 0, fd, cfd;
 	bool id_file = false;
 	char *cached = NULL;
 
 	*userdata = (void *)&dwfl_callbacks;
 	if (own)
 		idlen = dwfl_module_build_id(mod, &id, &id_vaddr);
-	if (idlen > 0) {
-		/* A compressed debug file is opened from its inflated copy
-		 * (debugcache.c): libdw would inflate it on every run. The
-		 * distribution's file by build-id is inflated before libdwfl
-		 * opens it (its search by build-id keeps the file it opened). */
-		char path[PATH_MAX];
-		int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
-
-		cfd = sym_debug_cache_lookup(id, (size_t)idlen, &cached);
-		for (int i = 1; i < idlen && n + 3 < (int)sizeof(path); i++)
-			n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
-		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
-		if (cfd < 0 && openable_or_absent(path) && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-			id_file = true;
-			cfd = sym_debug_cache_add(fd, id, (size_t)idlen, &cached);
-			close(fd);
-		}
-		if (cfd >= 0) {
-			*debuginfo_file_name = cached;
-			return cfd;
-		}
+	/* A compressed debug file is opened from its inflated copy
+	 * (debugcache.c): libdw would inflate it on every run. The
+	 * distribution's file by build-id is inflated before libdwfl opens it
+	 * (its search by build-id keeps the file it opened). */
+	if (idlen > 0 && (cfd = sym_debug_cache_by_id(id, (size_t)idlen, &cached, &id_file)) >= 0) {
+		*debuginfo_file_name = cached;
+		return cfd;
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					  debuglink_crc, debuginfo_file_name);

@@ -215,17 +215,21 @@ ssize_t sym_space_floor(const struct sym_space *sp, uint64_t addr);
 /* unwind.c: frees the libunwind address spaces of sp. */
 void sym_unwind_release(struct sym_space *sp);
 
+/* image.c: bytes as lowercase hex into out (2 n + 1 bytes). */
+#define SYM_BUILD_ID_MAX 64 /* bytes of a build-id psup keeps */
+void sym_hex(const uint8_t *bytes, size_t n, char *out);
+
 /* debugcache.c: the inflated copies of compressed separate debug files.
  * lookup: an fd on the copy for ELF build-id id, with *path_out its path
  * (the caller frees both), or -1 when there is none. add: inflates the
  * debug file fd (build-id id) into the cache and returns the copy as lookup
  * does; -1 when the cache is off or fd has nothing compressed (then fd
- * serves as it is). */
+ * serves as it is). by_id: lookup, else add of the distribution's file by
+ * build-id (/usr/lib/debug/.build-id), *id_file saying whether that file
+ * exists (libdwfl's own search then keeps it). */
 int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_out);
 int sym_debug_cache_add(int fd, const unsigned char *id, size_t idlen, char **path_out);
-/* Inflates every compressed section of the ELF file open read-write as fd,
- * in place. Returns 0 or -1. */
-int sym_debug_inflate(int fd);
+int sym_debug_cache_by_id(const unsigned char *id, size_t idlen, char **path_out, bool *id_file);
 void sym_debug_cache_stats(uint64_t *hits, uint64_t *written);
 
 #endif
