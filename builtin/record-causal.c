@@ -372,9 +372,6 @@ static unsigned causal_spawn_flags(struct rec_mode *m)
 	 * session intercepts. */
 	if (!cz->enabled || cz->attach || cz->no_intercept)
 		return 0;
-	/* --no-wake-stops: who woke whom comes from the wakeup records
-	 * (exp_causal_wakeup), so the wakes, two thirds of a condvar
-	 * pipeline's futex calls, need no stop. */
 	/* --no-futex-stops: a wait is seen in the block and switch records
 	 * (exp_causal_block_futex), so no futex call stops; the calls that
 	 * wait for I/O or time, send signals or end a thread still do. The
@@ -383,6 +380,9 @@ static unsigned causal_spawn_flags(struct rec_mode *m)
 		cz->futex_records = true;
 		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES | SUP_SPAWN_CAUSAL_NO_FUTEX;
 	}
+	/* --no-wake-stops: who woke whom comes from the wakeup records
+	 * (exp_causal_wakeup), so the wakes, two thirds of a condvar
+	 * pipeline's futex calls, need no stop. */
 	if (cz->no_wake_stops && cz->wakeups)
 		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES;
 	if (cz->no_wake_stops || cz->no_futex_stops)

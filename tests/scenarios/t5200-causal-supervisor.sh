@@ -27,25 +27,30 @@ expect_rc 0
 [ "$(cat "$WORK/orphan.txt" 2>/dev/null)" = "ok 2000" ] ||
 	fail "a child outliving its parent broke under the filter: '$(cat "$WORK/orphan.txt" 2>/dev/null)'"
 
-# Experiments with delays on: pauses at sync calls, crediting at their exits.
+# handoff NAME [OPTION...]: 20000 hand-offs under experiments at a fixed
+# speedup on their hottest line, with OPTION; the program checks its own
+# output. INTERCEPTED: the calls psup intercepted (-v).
 line=$(grep -n 'turn = !me;' "$SRCDIR/tests/targets/causal-sup.c" | cut -d: -f1)
-run_psup 120 run -q -o pp.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 \
-	-- "$T" handoff 20000
-expect_rc 0
-grep -q "handoff ok" "$WORK/out" || fail "hand-offs under experiments failed: $(cat "$WORK/err")"
+handoff() {
+	local name=$1
+	shift
+	run_psup 120 run -v -o "$name.cbor" --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 "$@" \
+		-- "$T" handoff 20000
+	expect_rc 0
+	grep -q "handoff ok" "$WORK/out" || fail "hand-offs under experiments${*:+ with $*} failed: $(tail -3 "$WORK/err")"
+	INTERCEPTED=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
+}
+
+# Experiments with delays on: pauses at sync calls, crediting at their exits.
+handoff pp
+with=$INTERCEPTED
 report_json pp.cbor >pp.json
 jq_check pp.json '.causal.info.experiments >= 1' "no experiment in a run of 20000 hand-offs"
+
 # Without wake stops (--no-wake-stops): the same output, and only the waits
 # stop, about half the calls (each hand-off is a FUTEX_WAKE and a FUTEX_WAIT).
-run_psup 120 run -v -o pp1.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 \
-	-- "$T" handoff 20000
-expect_rc 0
-with=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
-run_psup 120 run -v -o pp2.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 --no-wake-stops \
-	-- "$T" handoff 20000
-expect_rc 0
-grep -q "handoff ok" "$WORK/out" || fail "hand-offs without wake stops failed: $(tail -3 "$WORK/err")"
-without=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
+handoff pp2 --no-wake-stops
+without=$INTERCEPTED
 note "intercepted calls: $with with wake stops, $without without"
 if grep -q "needs wakeup records" "$WORK/err"; then
 	note "no wakeup records here: the wakes stopped"
@@ -56,11 +61,8 @@ fi
 # Without futex stops (--no-futex-stops): the same output, and none of the
 # 20000 hand-offs' futex calls stops (a handful of other calls do: the
 # threads' exits); the waits are credited from block records.
-run_psup 120 run -v -o pp3.cbor --experiment-ms 20 -p "causal-sup.c:$line" --speedup 50 --no-futex-stops \
-	-- "$T" handoff 20000
-expect_rc 0
-grep -q "handoff ok" "$WORK/out" || fail "hand-offs without futex stops failed: $(tail -3 "$WORK/err")"
-nofutex=$(grep -o '[0-9]* intercepted calls' "$WORK/err" | awk '{print $1}')
+handoff pp3 --no-futex-stops
+nofutex=$INTERCEPTED
 note "intercepted calls: $nofutex without futex stops"
 if grep -q "needs wakeup records" "$WORK/err"; then
 	note "no wakeup records here: the futex calls stopped"
