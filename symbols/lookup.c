@@ -732,7 +732,7 @@ static int lk_images(struct sym_space *sp, struct lk_image **out)
 
 	if (!v)
 		return -ENOMEM;
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)sp->pid);
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)sp->mem_pid);
 	len = readlink(link, exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = '\0';
 	if (len > 10 && !strcmp(exe + len - 10, " (deleted)"))

@@ -185,7 +185,7 @@ void sym_maps_free(struct sym_map *maps, size_t n)
 	free(maps);
 }
 
-int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen)
+int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen, pid_t *from)
 {
 	char own[64], dir[64];
 	struct dirent *de;
@@ -197,6 +197,8 @@ int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen)
 		path = own;
 		pathlen = sizeof(own);
 	}
+	if (from)
+		*from = pid;
 	snprintf(path, pathlen, "/proc/%d/maps", (int)pid);
 	err = psup_read_file(path, text, &len);
 	if (err || len)
@@ -217,6 +219,8 @@ int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen)
 		if (psup_read_file(path, &t, &tlen) == 0 && tlen) {
 			free(*text);
 			*text = t;
+			if (from)
+				*from = (pid_t)atoi(de->d_name);
 			break;
 		}
 		free(t);
@@ -233,7 +237,7 @@ int sym_maps_file_base(pid_t pid, dev_t dev, ino_t ino, uint64_t *base)
 	size_t n;
 	int err;
 
-	err = sym_maps_read(pid, &text, NULL, 0);
+	err = sym_maps_read(pid, &text, NULL, 0, NULL);
 	if (err < 0)
 		return err;
 	err = sym_maps_parse(text, &maps, &n, NULL);

@@ -80,7 +80,7 @@ static int space_load(struct sym_space *sp)
 	bool changed;
 	int err;
 
-	err = sym_maps_read(sp->pid, &text, path, sizeof(path));
+	err = sym_maps_read(sp->pid, &text, path, sizeof(path), &sp->mem_pid);
 	sp->maps_err = err;
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
@@ -149,7 +149,7 @@ int sym_space_new(pid_t pid, struct sym_space **out)
 
 	if (!sp)
 		return -ENOMEM;
-	sp->pid = pid;
+	sp->pid = sp->mem_pid = pid;
 	sp->miss_interval_ns = MISS_INTERVAL_MIN_NS;
 	sym_strpool_init(&sp->strings);
 	err = space_load(sp);
@@ -233,7 +233,7 @@ int sym_space_fork(const struct sym_space *parent, pid_t child, struct sym_space
 
 	if (!sp)
 		return -ENOMEM;
-	sp->pid = child;
+	sp->pid = sp->mem_pid = child;
 	sp->miss_interval_ns = MISS_INTERVAL_MIN_NS;
 	sp->stale = parent->stale;
 	sym_strpool_init(&sp->strings);
@@ -296,7 +296,7 @@ struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mappi
 		return m->image;
 	m->tried = true;
 	if (!strcmp(m->path, "[vdso]")) {
-		err = sym_image_get_vdso(sp->pid, m->start, m->end, &img);
+		err = sym_image_get_vdso(sp->mem_pid, m->start, m->end, &img);
 	} else if (m->path[0] == '/') {
 		struct sym_map map = {
 			.start = m->start,
@@ -310,7 +310,7 @@ struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mappi
 			.deleted = m->deleted,
 		};
 
-		err = sym_image_get_file(sp->pid, &map, &img);
+		err = sym_image_get_file(sp->mem_pid, &map, &img);
 	} else {
 		return NULL; /* anonymous, JIT, [vsyscall] */
 	}

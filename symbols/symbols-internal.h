@@ -181,6 +181,11 @@ struct sym_perfmap {
 
 struct sym_space {
 	pid_t pid;
+	/* Whose memory is read (the vdso, live stack words, map_files, exe):
+	 * pid, or a thread of it when pid is a leader that called
+	 * pthread_exit (a zombie has no memory). From the last read of the
+	 * maps. */
+	pid_t mem_pid;
 	struct sym_mapping *maps; /* sorted by start, not overlapping */
 	size_t nmaps;
 	/* Every image this space ever used holds one ref here until

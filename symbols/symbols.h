@@ -39,9 +39,10 @@ void sym_maps_free(struct sym_map *maps, size_t n);
 /* The text of process pid's maps into *text (freed by the caller; *path,
  * when not NULL, says which file, for messages): /proc/PID/maps, or, when
  * that is empty (a zombie leader has no memory of its own while the other
- * threads run on), the first non-empty /proc/PID/task/TID/maps. 0, or
- * -errno (-ENOENT when the process is gone). */
-int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen);
+ * threads run on), the first non-empty /proc/PID/task/TID/maps. *from, when
+ * not NULL, is the task whose maps they are (pid or that TID): the one whose
+ * memory can be read. 0, or -errno (-ENOENT when the process is gone). */
+int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen, pid_t *from);
 /* Where pid maps the file (dev, ino) at offset 0, read from /proc/PID/maps
  * (the file at each mapping's path is stat'ed: the device maps names may
  * be an overlay's). 0 with *base set, -ENOENT when not mapped, or -errno. */

@@ -112,7 +112,7 @@ static bool read_image(struct unwind_ctx *ctx, struct sym_mapping *m, unw_word_t
  */
 static bool read_live(struct unwind_ctx *ctx, uint64_t addr, unw_word_t *valp)
 {
-	if (addr < ctx->stack_hi || addr - ctx->stack_hi >= LIVE_STACK_MAX || ctx->sp->pid <= 0)
+	if (addr < ctx->stack_hi || addr - ctx->stack_hi >= LIVE_STACK_MAX || ctx->sp->mem_pid <= 0)
 		return false;
 	if (!ctx->live_len || addr < ctx->live_lo || addr + sizeof(*valp) > ctx->live_lo + ctx->live_len) {
 		struct iovec local = { ctx->live, sizeof(ctx->live) };
@@ -122,7 +122,7 @@ static bool read_live(struct unwind_ctx *ctx, uint64_t addr, unw_word_t *valp)
 		ctx->live_lo = addr & ~(uint64_t)(sizeof(ctx->live) - 1);
 		remote.iov_base = (void *)(uintptr_t)ctx->live_lo;
 		remote.iov_len = sizeof(ctx->live);
-		got = process_vm_readv(ctx->sp->pid, &local, 1, &remote, 1, 0);
+		got = process_vm_readv(ctx->sp->mem_pid, &local, 1, &remote, 1, 0);
 		ctx->live_len = got > 0 ? (size_t)got : 0;
 		if (addr + sizeof(*valp) > ctx->live_lo + ctx->live_len) {
 			ctx->live_len = 0;

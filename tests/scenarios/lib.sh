@@ -94,6 +94,40 @@ dump_state() {
 	done
 }
 
+# Waits up to SECS for process PID to end (gone or a zombie). If it does not,
+# says where it and each process below it are, kernel stacks included (read
+# while they still hang, not after a kill), and returns 1.
+wait_exit() { # pid secs
+	local p t n=$(($2 * 10))
+	while [ $n -gt 0 ]; do
+		case "$(proc_state "$1")" in "" | Z) return 0 ;; esac
+		sleep 0.1
+		n=$((n - 1))
+	done
+	for p in $1 $(descendants "$1"); do
+		echo "---- $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-120) ----" >&2
+		grep -E '^(State|TracerPid|Threads|SigPnd|ShdPnd|SigBlk)' "/proc/$p/status" >&2 2>/dev/null
+		for t in /proc/$p/task/*; do
+			echo "  task ${t##*/}: wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1-3 "$t/syscall" 2>/dev/null)" >&2
+			sed 's/^/    /' "$t/stack" >&2 2>/dev/null
+		done
+		# Its own stacks too, where nothing traces it already.
+		if [ "$(tracer_of "$p")" = 0 ] && command -v gdb >/dev/null; then
+			timeout 20 gdb -nx -batch -p "$p" -ex 'thread apply all bt' 2>&1 |
+				grep -E '^(#|Thread)' | head -40 >&2
+		fi
+	done
+	return 1
+}
+
+descendants() { # pid -> every process below it
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
 fail() {
 	echo "FAIL [$SCENARIO]: $*" >&2
 	dump_state

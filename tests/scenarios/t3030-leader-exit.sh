@@ -20,19 +20,23 @@ BG_PIDS+=("$BG")
 wait_for "[ \"\$(proc_state $BG)\" = Z ]" 10 || fail "leader did not become a zombie"
 tid=$(ls "/proc/$BG/task" | grep -v "^$BG\$" | head -1)
 [ -n "$tid" ] || fail "no thread besides the zombie leader"
-# -v: psup says what it did, shown if the detach fails. The kill comes 20 s
-# after the SIGTERM, well after psup's own 5 s detach deadline, so psup can
-# say which thread did not stop.
-timeout --kill-after=20 60 "$PSUP" attach -v -o a.cbor $BG >"$WORK/out" 2>"$WORK/err" &
+# -v: psup says what it did, shown if the detach fails. A psup still there
+# 15 s after the SIGTERM (well after its own 5 s detach deadline) is shown
+# where it waits, kernel stacks included, before timeout's kill 40 s after.
+timeout --kill-after=40 60 "$PSUP" attach -v -o a.cbor $BG >"$WORK/out" 2>"$WORK/err" &
 apid=$!
 BG_PIDS+=("$apid")
 wait_for "t=\$(tracer_of $tid); [ -n \"\$t\" ] && [ \"\$t\" != 0 ]" 30 || fail "psup did not attach to thread $tid: $(cat "$WORK/err")"
 wait_cpu $BG 500 || fail "the threads did not run 0.5 s of CPU in 60 s"
+psup_pid=$(cat /proc/$apid/task/*/children)
 kill -TERM $apid
+wait_exit "$psup_pid" 15 || fail "psup did not exit 15 s after SIGTERM: $(cat "$WORK/err")"
 wait $apid
 RC=$?
 expect_rc 0
 grep -q "did not stop" "$WORK/err" && fail "detach waited for a thread: $(cat "$WORK/err")"
+# The zombie leader has no memory: the vdso is read through a live thread.
+grep -q "no image" "$WORK/err" && fail "an image was not read: $(cat "$WORK/err")"
 report_json a.cbor >a.json
 # 1 ms of task-clock a sample: about 500 for the 0.5 s counted; 50 leaves
 # room for the time between the trace and the sampling timers.

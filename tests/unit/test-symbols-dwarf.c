@@ -651,7 +651,7 @@ static void test_variant(const struct variant *v)
 		struct smp_sample d = s;
 		uint64_t pcs_d[64];
 		int nd;
-		pid_t pid = sp->pid;
+		pid_t pid = sp->mem_pid;
 
 		d.stack_size = 64;
 		nd = sym_space_unwind_sample(sp, &d, pcs_d, PSUP_ARRAY_SIZE(pcs_d));
@@ -659,9 +659,9 @@ static void test_variant(const struct variant *v)
 		for (int i = 0; i < nd && i < ns; i++)
 			CHECK(pcs_d[i] == pcs_s[i]);
 		CHECK(!sym_space_unwind_was_cut(sp));
-		sp->pid = 0;
+		sp->mem_pid = 0;
 		nd = sym_space_unwind_sample(sp, &d, pcs_d, PSUP_ARRAY_SIZE(pcs_d));
-		sp->pid = pid;
+		sp->mem_pid = pid;
 		CHECK(nd >= 1 && nd < ns);
 		CHECK(sym_space_unwind_was_cut(sp));
 	}
