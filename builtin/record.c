@@ -105,6 +105,10 @@ struct rec {
 	struct rec_ring *rings;              /* every open ring but the CPUs' */
 	uint64_t rings_opened, rings_shared; /* threads given events of their own, or inherited ones */
 	bool inherit_refused;                /* smp_thread_open_inherited() failed once */
+	char inherit_refused_why[96];        /* the refusal, for the end record */
+	uint64_t own_sets_after;             /* sets opened per thread since the refusal */
+	uint64_t inherit_opens;              /* smp_thread_open_inherited() calls (a test's fault) */
+	uint64_t test_refuse_inherit;        /* PSUP_TEST_REFUSE_INHERIT: refuse from this call on */
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
@@ -674,15 +678,23 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 	int err = !g ? -ENOMEM : -ENODEV;
 
 	if (g && r->ev && smp_event_inherits(r->ev) && r->ncpu_rings && !r->inherit_refused) {
-		err = smp_thread_open_inherited(r->ev, tid, r->cpu_rings, r->ncpu_rings, &g->st);
+		if (r->test_refuse_inherit && ++r->inherit_opens >= r->test_refuse_inherit)
+			err = -EMFILE;
+		else
+			err = smp_thread_open_inherited(r->ev, tid, r->cpu_rings, r->ncpu_rings, &g->st);
 		if (err < 0 && err != -ESRCH) {
 			pr_debug("inherited events refused for thread %d (%s): one set per thread from now on",
 				 tid, strerror(-err));
 			r->inherit_refused = true;
+			snprintf(r->inherit_refused_why, sizeof(r->inherit_refused_why),
+				 "thread %d: %s", (int)tid, strerror(-err));
 		}
 	}
-	if (g && r->ev && err < 0 && err != -ESRCH)
+	if (g && r->ev && err < 0 && err != -ESRCH) {
 		err = smp_thread_open(r->ev, tid, ring_pages_for(r), &g->st);
+		if (err == 0 && r->inherit_refused)
+			r->own_sets_after++;
+	}
 	r->threads_seen++;
 	if (err < 0) {
 		free(g);
@@ -1118,6 +1130,8 @@ static void finish(struct rec *r, const char *reason)
 		.samples = r->samples,
 		.lost = r->lost,
 		.unwind_failures = r->unwind_failures,
+		.inherit_refused = r->inherit_refused ? r->inherit_refused_why : NULL,
+		.own_sets_after = r->own_sets_after,
 	};
 	for_each_mode(r, m, end) if (!r->write_err)
 		rec_write_failed(r, m->end(m));
@@ -1406,6 +1420,11 @@ int rec_new(const struct rec_options *o, const char *mode, pid_t pid, struct rec
 	r->cpus = sched_getaffinity(pid, sizeof(cpus), &cpus) == 0 ? (unsigned)CPU_COUNT(&cpus) : 0;
 	if (!r->cpus)
 		r->cpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	/* Tests: the kernel's refusal of inherited events, from the Nth
+	 * process on (t1066), which no test machine can be made to do. */
+	const char *refuse = getenv("PSUP_TEST_REFUSE_INHERIT");
+	if (refuse)
+		r->test_refuse_inherit = strtoull(refuse, NULL, 10);
 
 	if (rec_setup(r, o) < 0 || open_output(r, o) < 0) {
 		rec_release(r);

@@ -1016,6 +1016,20 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 		run->end_samples = r->u[REP_K_SAMPLES];
 		run->end_lost = r->u[REP_K_LOST];
 		run->unwind_failures = r->u[REP_K_UNWIND_FAILURES];
+		if (rep_rec_has(r, REP_K_THREAD_EVENTS)) {
+			/* How the run's thread events ended up (the header
+			 * said how they began). */
+			if ((id = intern_slice(c->p, r->s[REP_K_THREAD_EVENTS])) < 0)
+				return (int)id;
+			run->thread_events = (uint32_t)id;
+			id = rep_rec_has(r, REP_K_THREAD_EVENTS_WHY)
+				     ? intern_slice(c->p, r->s[REP_K_THREAD_EVENTS_WHY])
+				     : 0;
+			if (id < 0)
+				return (int)id;
+			run->thread_events_why = (uint32_t)id;
+			run->own_sets_after = rep_rec_has(r, REP_K_COUNT) ? r->u[REP_K_COUNT] : 0;
+		}
 		return 0;
 	case REP_REC_EXPERIMENT:
 	case REP_REC_LINE_SAMPLES:

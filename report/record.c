@@ -488,7 +488,7 @@ int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint
 
 int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 {
-	int err = rec_begin(w, 6, "end");
+	int err = rec_begin(w, 6 + (e->inherit_refused ? 3 : 0), "end");
 
 	if (err)
 		return err;
@@ -497,6 +497,12 @@ int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 	kv_uint(w, "samples", e->samples);
 	kv_uint(w, "lost", e->lost);
 	kv_uint(w, "unwind_failures", e->unwind_failures);
+	if (e->inherit_refused) {
+		/* The header's thread_events, as it ended (docs/format.md). */
+		kv_text(w, "thread_events", "inherited_then_per_thread");
+		kv_text(w, "thread_events_why", e->inherit_refused);
+		kv_uint(w, "count", e->own_sets_after);
+	}
 	return rec_end(w);
 }
 

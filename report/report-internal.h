@@ -196,6 +196,7 @@ struct rep_run {
 	bool has_argv;
 	uint32_t mode, event, hostname, version, exec_path, end_reason;
 	uint32_t thread_events, thread_events_why; /* header's; 0: absent */
+	uint64_t own_sets_after;                   /* "inherited_then_per_thread": sets opened per thread */
 	uint64_t period, jitter, wall_ns, mono_ns, last_time, end_time;
 	bool clock, hw_pmu, per_cpu;
 	int pid;

@@ -140,6 +140,11 @@ struct rep_end {
 	const char *reason;     /* "exit", "detach", "interrupted", "error" */
 	uint64_t samples, lost; /* totals */
 	uint64_t unwind_failures;
+	/* The header said "inherited" and the kernel refused inheritance for
+	 * a new process later: why (NULL: it never did), and how many sets
+	 * of events were opened per thread from then on. */
+	const char *inherit_refused;
+	uint64_t own_sets_after;
 };
 int rep_write_end(struct rep_writer *w, const struct rep_end *e);
 

@@ -963,6 +963,12 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 			rc |= cell(&kv, "thread events");
 			if (inherited)
 				rc |= cell(&kv, "inherited from per-CPU events (none opened per thread)");
+			else if (!strcmp(rep_str(p, r0->thread_events), "inherited_then_per_thread"))
+				rc |= cell(&kv,
+					   "inherited from per-CPU events until the kernel refused "
+					   "(%s); then opened per thread (%" PRIu64 " sets)",
+					   r0->thread_events_why ? S(a, r0->thread_events_why) : "?",
+					   r0->own_sets_after);
 			else if (r0->thread_events_why)
 				rc |= cell(&kv, "opened per thread (%s)", S(a, r0->thread_events_why));
 			else
@@ -1933,6 +1939,8 @@ static void json_runs(const struct agg *a, FILE *out)
 		rep_json_kbool(out, &f, "per_cpu", r->per_cpu);
 		rep_json_kstr(out, &f, "thread_events", rep_str(p, r->thread_events));
 		rep_json_kstr(out, &f, "thread_events_why", rep_str(p, r->thread_events_why));
+		if (r->own_sets_after)
+			rep_json_ku64(out, &f, "thread_events_own_after", r->own_sets_after);
 		rep_json_kstr(out, &f, "hostname", rep_str(p, r->hostname));
 		rep_json_kstr(out, &f, "recorder", rep_str(p, r->version));
 		rep_json_ku64(out, &f, "wall_ns", r->wall_ns);

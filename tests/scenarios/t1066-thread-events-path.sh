@@ -25,6 +25,19 @@ expect_rc 0
 report_json p.cbor >probe.json
 if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
 	check p.cbor "run, per CPU" inherited ""
+	# The kernel refusing inheritance for a later process (made to, from
+	# the second one on): the run goes on per thread, the report says
+	# so and why, and the threads after the refusal keep their samples.
+	PSUP_TEST_REFUSE_INHERIT=2 run_psup 60 run -q -o r.cbor -- sh -c "/bin/true; '$TARGETS/threads' 2 0.3"
+	expect_rc 0
+	report_json r.cbor >r.cbor.json
+	jq_check r.cbor.json '.runs[0].thread_events == "inherited_then_per_thread"' "refused: thread events say nothing of it"
+	jq_check r.cbor.json '.runs[0].thread_events_why | test("Too many open files")' "refused: no reason"
+	jq_check r.cbor.json '.runs[0].thread_events_own_after >= 4' "refused: fewer sets than the threads after it"
+	pct=$(func_total_pct r.cbor.json thread_spin)
+	in_range "$pct" 50 100 || fail "refused: thread_spin has ${pct}% of the samples, expected >= 50%"
+	timeout 60 "$PSUP" report r.cbor | grep -q "^  thread events  *inherited from per-CPU events until the kernel refused" ||
+		fail "refused: the summary does not say the kernel refused"
 fi
 run_psup 60 run -q --sample-per-thread -o t.cbor -- "$TARGETS/threads" 2 0.1
 expect_rc 0

@@ -77,7 +77,7 @@ static int write_profile(const char *path, int variant)
 	uint64_t N = variant ? 1000 : 0;
 	uint64_t s1[] = { N + 2, 10, N + 3, 5, N + 4, 7, N + 5, 2, N + 6, 1 };
 	uint64_t s2[] = { N + 8, 4, N + 9, 6 };
-	struct rep_end e = { 10000, "exit", 35, 3, 2 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = 35, .lost = 3, .unwind_failures = 2 };
 	/* 4 ms of life: 1 running, 0.5 runnable, 2.5 blocked */
 	struct rep_thread_times tt = { 1000000, 500000, 2000000, 0, 400000, 100000 };
 	struct rep_writer *w;

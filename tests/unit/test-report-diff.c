@@ -51,7 +51,7 @@ static int write_run(const char *path, const struct run *r)
 		{ 4, 100, r->base + 0x300, exe, r->build_id, r->base + 0x300, 1, fc },
 	};
 	uint64_t s[] = { 1, r->na, 2, r->nb, 3, r->nu, 4, r->nc };
-	struct rep_end e = { 10000, "exit", r->na + r->nb + r->nu + r->nc, 0, 0 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = r->na + r->nb + r->nu + r->nc };
 	struct rep_writer *w;
 	int rc;
 

@@ -66,7 +66,7 @@ static int write_profile(const char *path, uint64_t na, uint64_t nb, uint64_t nc
 		{ 4, 100, 0x1030, "/app", NULL, 0x1030, 1, f_c },
 	};
 	uint64_t s[] = { 2, na, 3, nb, 4, nc };
-	struct rep_end e = { 10000, "exit", na + nb + nc, 0, 0 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = na + nb + nc };
 	struct rep_writer *w;
 	int rc;
 

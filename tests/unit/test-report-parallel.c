@@ -84,7 +84,7 @@ static int write_profile(const char *path)
 	struct rep_thread t2 = { 101, 100, 100, "worker", 2000, 9 };
 	uint64_t s1[] = { 3, 40, 6, 10 }, i1[] = { 3, 40 * M, 6, 10 * M };
 	uint64_t s2[] = { 12, 30, 13, 10 };
-	struct rep_end e = { 10000, "exit", 90, 0, 0 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = 90 };
 	struct rep_writer *w;
 	int rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
 

@@ -82,7 +82,7 @@ static int write_profile(const char *path, uint64_t id_base)
 	/* clang-format on */
 	uint64_t s1[] = { B + 4, 30, B + 12, 2, B + 7, 5, B + 6, 10, B + 11, 4, B + 9, 1, B + 13, 3 };
 	uint64_t s2[] = { B + 15, 60, B + 4, 5 };
-	struct rep_end e = { 10000, "exit", 120, 0, 0 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = 120 };
 	struct rep_writer *w;
 	int rc;
 
@@ -495,7 +495,7 @@ static int write_stripped(const char *path, int threads, bool lines, bool with_k
 	struct rep_loc_symbols libc_sy = { NULL, "symtab" };
 	struct rep_loc kern = { 2, 7, 0xffffffff81000000ULL, "[kernel]", NULL, 0, 0, NULL };
 	struct rep_thread_times tt = { 400, 100, 0, 0, 0, 500 };
-	struct rep_end e = { 10000, "exit", 100, 0, 0 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = 100 };
 	struct rep_writer *w;
 	uint64_t pairs[2], idle[2];
 	int rc;
@@ -579,7 +579,7 @@ static void test_long_names_renames(void)
 		{ 2, 100, 0x1010, "/usr/bin/app", NULL, 0x1010, 1, fb },
 	};
 	uint64_t s1[] = { 1, 6, 2, 4 };
-	struct rep_end e = { 10000, "exit", 10, 0, 0 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = 10 };
 	struct rep_options o = { .format = REP_FORMAT_TEXT,
 				 .views = REP_VIEW_FUNCTIONS | REP_VIEW_THREADS };
 	struct rep_profile *p = NULL;
