@@ -14,7 +14,6 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 
-#include "common/hash.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "experiments/experiments.h"
@@ -30,9 +29,6 @@ struct rec_profile {
 	struct exp_par *par; /* idleness and lock blame */
 	struct sup_session *sup;
 	bool attach;
-	/* tid -> the address the kernel clears and wakes at its exit
-	 * (CLONE_CHILD_CLEARTID), for the joins on it */
-	struct psup_u64map tid_words;
 };
 
 static struct rec_profile *to_profile(struct rec_mode *m)
@@ -109,13 +105,10 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	bool blocked = false;
 	char state;
 
-	(void)sp;
-	if (!new_process) {
-		uint64_t word = clear_tid_word(pf, parent), *v;
+	uint64_t word = new_process ? 0 : clear_tid_word(pf, parent);
+	int err;
 
-		if (word && (v = psup_u64map_upsert(&pf->tid_words, (uint64_t)tid, NULL)))
-			*v = word;
-	}
+	(void)sp;
 	if (pf->attach) {
 		blocked = sup_proc_state(tid, &state) == 0 && (state == 'S' || state == 'D');
 		if (blocked && sup_thread_syscall(pid, tid, &sc) == 0)
@@ -124,23 +117,11 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	uint64_t now = psup_now_ns();
 	if (exp_tstate_thread_start(pf->ts, tid, now, blocked, kind) < 0)
 		pr_debug("no state for thread %d", tid);
-	return exp_par_thread_start(pf->par, tid, now, !blocked);
-}
-
-static int profile_thread_exiting(struct rec_mode *m, pid_t tid, pid_t pid)
-{
-	struct rec_profile *pf = to_profile(m);
-
-	/* The kernel clears its tid word and wakes a join on it after this
-	 * thread's events are gone (experiments/parallel.c blames the join
-	 * on the exit). */
-	uint64_t *v = psup_u64map_find(&pf->tid_words, (uint64_t)tid), word = v ? *v : 0;
-
-	if (v)
-		psup_u64map_remove(&pf->tid_words, (uint64_t)tid);
-	if (pf->par && word)
-		return exp_par_thread_exiting(pf->par, pid, tid, psup_now_ns(), word);
-	return 0;
+	err = exp_par_thread_start(pf->par, tid, now, !blocked);
+	/* The kernel clears its tid word and wakes a join on it at its exit
+	 * (experiments/parallel.c blames the join on the exit): known from
+	 * here, the thread needs no exit stop. */
+	return err < 0 ? err : exp_par_thread_word(pf->par, pid, tid, now, word);
 }
 
 static int write_thread_times(struct rec_profile *pf, pid_t tid, bool exited, uint64_t now)
@@ -165,7 +146,6 @@ static int profile_thread_drained(struct rec_mode *m, pid_t tid, bool exited, ui
 	struct rec_profile *pf = to_profile(m);
 	int err = write_thread_times(pf, tid, exited, time);
 
-	psup_u64map_remove(&pf->tid_words, (uint64_t)tid); /* no exit stop seen */
 	int err2 = exp_par_thread_end(pf->par, tid, time);
 
 	return err < 0 ? err : err2;
@@ -233,7 +213,6 @@ static void profile_free(struct rec_mode *m)
 
 	exp_par_free(pf->par);
 	exp_tstate_free(pf->ts);
-	psup_u64map_release(&pf->tid_words);
 	free(pf);
 }
 
@@ -249,7 +228,6 @@ struct rec_mode *rec_profile_new(void)
 		.header = profile_header,
 		.session = profile_session,
 		.thread_new = profile_thread_new,
-		.thread_exiting = profile_thread_exiting,
 		.thread_drained = profile_thread_drained,
 		.sample = profile_sample,
 		.context_switch = profile_switch,

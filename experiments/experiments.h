@@ -195,14 +195,15 @@ int exp_par_block_futex(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, 
  * wakeup unsampled (both events fire) moves the wait to its context. */
 #define EXP_PAR_UNSAMPLED UINT64_MAX
 int exp_par_wake(struct exp_par *x, pid_t waker, pid_t wakee, uint64_t time, uint64_t node);
-/* tid of process pid is about to exit (its PTRACE_EVENT_EXIT stop, at
- * time); tid_word is the address the kernel clears and wakes at its exit
- * (CLONE_CHILD_CLEARTID's: the tid word of glibc's struct pthread, which
- * pthread_join waits on), once the thread's events are gone; 0 when it has
- * none (no call is recorded). A wait on that word, ended within a second
- * without any wakeup seen, is charged to this exit, from the thread's last
- * sampled context (lock_waits with reason "exit"). */
-int exp_par_thread_exiting(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tid_word);
+/* tid of process pid, started at time, has tid_word: the address the
+ * kernel clears and wakes at its exit (CLONE_CHILD_CLEARTID's: the tid word
+ * of glibc's struct pthread, which pthread_join waits on); 0 when it has
+ * none (no call is recorded). A wait on that word is a join: ended by the
+ * thread's wakeup, or without any wakeup seen while the thread lives or
+ * within a second after its end, it is charged to its exit, from the
+ * thread's last sampled context (lock_waits with reason "exit"). No exit
+ * stop is needed: the thread's end is exp_par_thread_end(). */
+int exp_par_thread_word(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tid_word);
 /* Replays, in time order, the events up to time until; later ones wait.
  * Events older than an earlier until (a late ring) are replayed next time,
  * against the state of then. 0, -ENOMEM. */

@@ -28,7 +28,7 @@ enum par_ev_kind { EV_START,
 		   EV_SAMPLE,
 		   EV_BLOCK,
 		   EV_WAKE,
-		   EV_EXITING };
+		   EV_WORD };
 
 struct par_ev {
 	uint64_t time;
@@ -46,6 +46,8 @@ struct par_thread {
 	bool working;
 	uint64_t last_node; /* of its last sample */
 	bool ended;         /* its end was replayed: freed once written */
+	pid_t pid;          /* with tid_word: its process */
+	uint64_t tid_word;  /* what its exit clears and wakes (0: none) */
 	/* The last wait a wakeup without context ended, for the sampled
 	 * report of the same wakeup that may follow. */
 	bool last_unsampled;
@@ -73,9 +75,9 @@ struct par_lock {
 	bool exit;
 };
 
-/* A thread's exit, for the joins it ends (exp_par_thread_exiting()). */
+/* A thread's exit, for the joins it ends (exp_par_thread_word()). */
 struct par_exit {
-	pid_t pid;
+	pid_t pid, tid;
 	uint64_t tid_word, node, time;
 };
 #define PAR_EXITS 32
@@ -92,6 +94,7 @@ struct exp_par {
 	struct par_lock *locks;
 	size_t nlocks, locks_cap;
 	struct psup_u64map lock_ix;       /* hash of (pid, addr, node, exit) -> index + 1 */
+	struct psup_u64map words;         /* hash of (pid, tid word) -> the live thread's tid */
 	struct par_exit exits[PAR_EXITS]; /* the latest, a ring */
 	unsigned nexits;
 	uint64_t *pairs;
@@ -109,6 +112,7 @@ int exp_par_new(struct rep_writer *w, unsigned ncpus, struct exp_par **out)
 	x->ncpus = ncpus ? ncpus : 1;
 	psup_u64map_init(&x->threads);
 	psup_u64map_init(&x->lock_ix);
+	psup_u64map_init(&x->words);
 	*out = x;
 	return 0;
 }
@@ -135,6 +139,7 @@ void exp_par_free(struct exp_par *x)
 			thread_free((struct par_thread *)(uintptr_t)x->threads.vals[i]);
 	psup_u64map_release(&x->threads);
 	psup_u64map_release(&x->lock_ix);
+	psup_u64map_release(&x->words);
 	free(x->evs);
 	free(x->locks);
 	free(x->pairs);
@@ -166,11 +171,11 @@ int exp_par_thread_end(struct exp_par *x, pid_t tid, uint64_t time)
 	return push(x, &(struct par_ev){ .time = time, .tid = tid, .kind = EV_END });
 }
 
-int exp_par_thread_exiting(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tid_word)
+int exp_par_thread_word(struct exp_par *x, pid_t pid, pid_t tid, uint64_t time, uint64_t tid_word)
 {
 	if (!tid_word)
 		return 0;
-	return push(x, &(struct par_ev){ .time = time, .a = tid_word, .tid = tid, .other = pid, .kind = EV_EXITING });
+	return push(x, &(struct par_ev){ .time = time, .a = tid_word, .tid = tid, .other = pid, .kind = EV_WORD });
 }
 
 int exp_par_switch(struct exp_par *x, pid_t tid, uint64_t time, bool out, bool preempt)
@@ -296,12 +301,77 @@ static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, 
 	return 0;
 }
 
+static uint64_t word_key(pid_t pid, uint64_t word)
+{
+	uint64_t h = psup_hash64(word ^ psup_hash_seed() ^ ((uint64_t)(uint32_t)pid << 40));
+
+	return h ? h : 1;
+}
+
+/* The live thread of pid whose tid word is word, or NULL. */
+static struct par_thread *word_owner(struct exp_par *x, pid_t pid, uint64_t word)
+{
+	uint64_t *v = psup_u64map_find(&x->words, word_key(pid, word));
+	struct par_thread *o = v ? thread_find(x, (pid_t)*v) : NULL;
+
+	return o && !o->ended && o->pid == pid && o->tid_word == word ? o : NULL;
+}
+
+/* A thread's end: a join on its tid word may still end after it. */
+static void word_end(struct exp_par *x, struct par_thread *t, uint64_t time)
+{
+	uint64_t key = word_key(t->pid, t->tid_word), *v;
+
+	if (!t->tid_word)
+		return;
+	x->exits[x->nexits++ % PAR_EXITS] = (struct par_exit){ t->pid, t->tid, t->tid_word, t->last_node, time };
+	v = psup_u64map_find(&x->words, key);
+	if (v && *v == (uint64_t)(uint32_t)t->tid)
+		psup_u64map_remove(&x->words, key);
+	t->tid_word = 0;
+}
+
+/*
+ * The thread whose exit ended t's wait, when the wait was a join: on the
+ * thread's tid word, in its process (any other futex near the thread's
+ * data, a Go runtime's, a lock in its TLS, is no join). The kernel clears
+ * and wakes the word in exit_mm(): a wakeup by the exiting thread, seen
+ * where its events outlive that (inherited per-CPU sampling), or none
+ * (per-thread events, gone first). A thread is joined once its end was
+ * replayed, or before: psup learns its end from its death status, which
+ * may come after the joiner's switch-in. Returns the node to blame (the
+ * thread's last sample), or false.
+ */
+static bool join_of(struct exp_par *x, const struct par_thread *t, pid_t waker, uint64_t time,
+		    uint64_t *node)
+{
+	struct par_thread *o = word_owner(x, t->wait_pid, t->wait_addr);
+
+	if (o && (!waker || waker == o->tid)) {
+		*node = o->last_node;
+		return true;
+	}
+	/* newest first: glibc reuses a joined thread's stack, so its struct
+	 * pthread and tid word, for the next thread */
+	for (unsigned k = 0; k < PAR_EXITS && k < x->nexits; k++) {
+		const struct par_exit *e = &x->exits[(x->nexits - 1 - k) % PAR_EXITS];
+		if (waker && waker != e->tid)
+			continue;
+		if (e->pid == t->wait_pid && t->wait_addr == e->tid_word && e->time <= time &&
+		    time - e->time <= PAR_EXIT_WINDOW_NS) {
+			*node = e->node;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A futex wait ended at time: blame it on node (0 when nobody we watch
  * woke it: a timeout, a signal, a waker psup does not trace). */
 static int wait_end(struct exp_par *x, struct par_thread *t, pid_t waker, uint64_t time,
 		    uint64_t node)
 {
-	uint64_t ns;
+	uint64_t ns, exit_node;
 
 	if (!t->blocked_futex)
 		return 0;
@@ -318,22 +388,10 @@ static int wait_end(struct exp_par *x, struct par_thread *t, pid_t waker, uint64
 	t->last_addr = t->wait_addr;
 	t->last_ns = ns;
 	t->last_time = time;
-	if (!node && !waker) {
-		/* No wakeup seen: a thread's exit ends a join on its tid word
-		 * after its events are gone. */
-		/* newest first: glibc reuses a joined thread's stack, so
-		 * its struct pthread and tid word, for the next thread. Only
-		 * a wait on the tid word itself: any other futex near the
-		 * thread's data (a Go runtime's, a lock in its TLS) is no
-		 * join. */
-		for (unsigned k = 0; k < PAR_EXITS && k < x->nexits; k++) {
-			const struct par_exit *e = &x->exits[(x->nexits - 1 - k) % PAR_EXITS];
-			if (e->pid == t->wait_pid && t->wait_addr == e->tid_word && e->time <= time &&
-			    time - e->time <= PAR_EXIT_WINDOW_NS) {
-				x->stats.blamed++;
-				return lock_add(x, t->wait_pid, t->wait_addr, e->node, true, ns);
-			}
-		}
+	/* A join is charged to the exit, whoever's wakeup ended it. */
+	if ((!node || waker) && join_of(x, t, node ? waker : 0, time, &exit_node)) {
+		x->stats.blamed += !node;
+		return lock_add(x, t->wait_pid, t->wait_addr, exit_node, true, ns);
 	}
 	return lock_add(x, t->wait_pid, t->wait_addr, node, false, ns);
 }
@@ -376,6 +434,7 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 		set_working(x, t, e->a);
 		break;
 	case EV_END:
+		word_end(x, t, e->time);
 		set_working(x, t, false);
 		/* the idleness map is written by the next flush */
 		t->blocked_futex = false;
@@ -425,10 +484,17 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 		t->wait_addr = e->a;
 		t->wait_since = e->time;
 		break;
-	case EV_EXITING:
-		x->exits[x->nexits++ % PAR_EXITS] =
-			(struct par_exit){ (pid_t)e->other, e->a, t->last_node, e->time };
+	case EV_WORD: {
+		bool created;
+		word_end(x, t, e->time); /* a tid reused before its end was seen */
+		v = psup_u64map_upsert(&x->words, word_key((pid_t)e->other, e->a), &created);
+		if (!v)
+			return -ENOMEM;
+		*v = (uint64_t)(uint32_t)t->tid;
+		t->pid = (pid_t)e->other;
+		t->tid_word = e->a;
 		break;
+	}
 	case EV_WAKE: {
 		struct par_thread *w = thread_find(x, e->other);
 		if (w && w->blocked_futex)

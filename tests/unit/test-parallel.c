@@ -34,7 +34,7 @@ int main(void)
 	/* no address space: every address is [unknown], so contexts differ
 	 * by their depth */
 	const uint64_t a[] = { 0x1003, 0x1001 }, b[] = { 0x1004 };
-	const uint64_t c[] = { 0x1005, 0x1002, 0x1001 };
+	const uint64_t c[] = { 0x1005, 0x1002, 0x1001 }, d[] = { 0x1006, 0x1005, 0x1002, 0x1001 };
 	int fd = mkstemp(path);
 
 	CHECK(fd >= 0);
@@ -46,7 +46,9 @@ int main(void)
 	int64_t na = exp_profile_add(prof, NULL, 100, 101, a, 2, 0);
 	int64_t nb = exp_profile_add(prof, NULL, 100, 101, b, 1, 0);
 	int64_t nc = exp_profile_context(prof, NULL, 100, c, 3);
+	int64_t nd = exp_profile_context(prof, NULL, 100, d, 4);
 	CHECK(na > 0 && nb > 0 && nc > 0 && na != nb && nb != nc && na != nc);
+	CHECK(nd > 0 && nd != na && nd != nb && nd != nc);
 
 	/* Thread 101 works alone from 0; 102 sleeps until 11; 103 comes at 22. */
 	CHECK(exp_par_thread_start(x, 101, 0, true) == 0);
@@ -121,11 +123,11 @@ int main(void)
 	 * exits and no wakeup is seen (it came after its events closed): the
 	 * 150 ns go to 104's exit, from its last sampled context nb */
 	CHECK(exp_par_thread_start(x, 104, 4100, true) == 0);
+	CHECK(exp_par_thread_word(x, 100, 104, 4100, 0x7f00002d0) == 0);
 	for (uint64_t t = 4101; t <= 4103; t++)
 		CHECK(exp_par_sample(x, 104, t, (uint64_t)nb) == 0);
 	CHECK(exp_par_block_futex(x, 100, 102, 4200, 0x7f00002d0) == 0);
 	CHECK(exp_par_switch(x, 102, 4200, true, false) == 0);
-	CHECK(exp_par_thread_exiting(x, 100, 104, 4300, 0x7f00002d0) == 0);
 	CHECK(exp_par_thread_end(x, 104, 4340) == 0);
 	CHECK(exp_par_switch(x, 102, 4350, false, false) == 0);
 	/* a wait far from any thread's tcb stays unblamed (2 ns) */
@@ -136,19 +138,19 @@ int main(void)
 	 * exiting thread's data, 8 bytes from its tid word), however soon
 	 * after the exit it ends */
 	CHECK(exp_par_thread_start(x, 106, 4403, true) == 0);
+	CHECK(exp_par_thread_word(x, 100, 106, 4403, 0x7f00012d0) == 0);
 	CHECK(exp_par_block_futex(x, 100, 102, 4405, 0x7f00012d8) == 0);
 	CHECK(exp_par_switch(x, 102, 4405, true, false) == 0);
-	CHECK(exp_par_thread_exiting(x, 100, 106, 4406, 0x7f00012d0) == 0);
 	CHECK(exp_par_thread_end(x, 106, 4407) == 0);
 	CHECK(exp_par_switch(x, 102, 4408, false, false) == 0);
 	/* 105 reuses 104's stack, so its struct pthread: the join on it goes
 	 * to 105's exit (context na), not 104's; waits of another process, or
 	 * below the tcb, or ended long after the exit, are no joins */
 	CHECK(exp_par_thread_start(x, 105, 4500, true) == 0);
+	CHECK(exp_par_thread_word(x, 100, 105, 4500, 0x7f00002d0) == 0);
 	CHECK(exp_par_sample(x, 105, 4501, (uint64_t)na) == 0);
 	CHECK(exp_par_block_futex(x, 100, 102, 4502, 0x7f00002d0) == 0);
 	CHECK(exp_par_switch(x, 102, 4502, true, false) == 0);
-	CHECK(exp_par_thread_exiting(x, 100, 105, 4510, 0x7f00002d0) == 0);
 	CHECK(exp_par_thread_end(x, 105, 4511) == 0);
 	CHECK(exp_par_switch(x, 102, 4512, false, false) == 0);
 	CHECK(exp_par_block_futex(x, 200, 202, 4513, 0x7f00002d0) == 0);
@@ -160,13 +162,36 @@ int main(void)
 	CHECK(exp_par_block_futex(x, 100, 102, 4520, 0x7f00002d0) == 0);
 	CHECK(exp_par_switch(x, 102, 4520, true, false) == 0);
 	CHECK(exp_par_switch(x, 102, 4510 + 2000000000ULL, false, false) == 0);
+	/* no exit stop (issue 20): 107's end is learnt from its death
+	 * status, after 109's join on its word ended; the join is still its
+	 * exit's (10 ns, from nc). Samples beside another working thread
+	 * carry no idleness. */
+	CHECK(exp_par_thread_start(x, 109, 5000, true) == 0);
+	CHECK(exp_par_thread_start(x, 107, 5000, true) == 0);
+	CHECK(exp_par_thread_word(x, 100, 107, 5000, 0x7f00002d0) == 0);
+	CHECK(exp_par_sample(x, 107, 5001, (uint64_t)nc) == 0);
+	CHECK(exp_par_block_futex(x, 100, 109, 5010, 0x7f00002d0) == 0);
+	CHECK(exp_par_switch(x, 109, 5010, true, false) == 0);
+	CHECK(exp_par_switch(x, 109, 5020, false, false) == 0);
+	CHECK(exp_par_thread_end(x, 107, 5030) == 0);
+	/* 108's exit wakes 109's join itself (inherited events outlive the
+	 * wakeup): its exit's too (5 ns, from nd), not its wakeup's */
+	CHECK(exp_par_thread_start(x, 108, 5100, true) == 0);
+	CHECK(exp_par_thread_word(x, 100, 108, 5100, 0x7f00002d0) == 0);
+	CHECK(exp_par_sample(x, 108, 5101, (uint64_t)nd) == 0);
+	CHECK(exp_par_block_futex(x, 100, 109, 5110, 0x7f00002d0) == 0);
+	CHECK(exp_par_switch(x, 109, 5110, true, false) == 0);
+	CHECK(exp_par_wake(x, 108, 109, 5115, EXP_PAR_UNSAMPLED) == 0);
+	CHECK(exp_par_switch(x, 109, 5120, false, false) == 0);
+	CHECK(exp_par_thread_end(x, 108, 5130) == 0);
+	CHECK(exp_par_thread_end(x, 109, 5200) == 0);
 	CHECK(exp_par_thread_end(x, 103, 70) == 0);
 	CHECK(exp_par_advance(x, 3000000000ULL) == 0);
 	exp_par_stats(x, &st);
-	CHECK_EQ_INT(st.samples, 30);
+	CHECK_EQ_INT(st.samples, 32);
 	CHECK_EQ_INT(st.idle_micro, 13 * M);
-	CHECK_EQ_INT(st.waits, 13);
-	CHECK_EQ_INT(st.blamed, 7);
+	CHECK_EQ_INT(st.waits, 15);
+	CHECK_EQ_INT(st.blamed, 9);
 	CHECK_EQ_INT(st.sampled, 4);
 
 	/* Three CPUs, three threads: 2 working leave 1 idle, shared by 2. */
@@ -194,12 +219,12 @@ int main(void)
 	CHECK(p->has_idleness);
 	CHECK_EQ_INT(p->runs[0].cpus, 2);
 	CHECK_EQ_INT(p->idle_micro, 13 * M);
-	CHECK_EQ_INT(p->nlocks, 9);
+	CHECK_EQ_INT(p->nlocks, 11);
 	uint64_t blamed = 0, unblamed = 0, unsampled = 0, joins = 0, others = 0;
 	for (uint32_t i = 0; i < p->nlocks; i++) {
 		const struct rep_mlock *l = &p->locks[i];
 		if (l->exit) {
-			/* two exits of threads with the same tid word, each its own */
+			/* four exits of threads with the same tid word, each its own */
 			CHECK_EQ_INT(l->addr, 0x7f00002d0);
 			CHECK_EQ_INT(l->waits, 1);
 			CHECK(l->ctx != REP_NONE && l->traced);
@@ -227,7 +252,7 @@ int main(void)
 	CHECK_EQ_INT(blamed, 10 + 20 + 3 + 4);
 	CHECK_EQ_INT(unsampled, 7);
 	CHECK_EQ_INT(unblamed, 5 + 2);
-	CHECK_EQ_INT(joins, 150 + 10);
+	CHECK_EQ_INT(joins, 150 + 10 + 10 + 5);
 	CHECK_EQ_INT(others, 1 + 1 + 3 + 2000000000ULL - 10);
 	rep_profile_free(p);
 	unlink(path);
