@@ -71,7 +71,7 @@ struct rec_thread {
 	/* Its "thread" record waits for the creation context (see
 	 * thread_record_pending()). */
 	bool record_pending;
-	uint64_t exiting_ns; /* when psup saw its exit stop (mono ns); 0 before */
+	uint64_t exiting_ns; /* when psup saw its exit stop (mono ns); 0 before, or none */
 	uint64_t exit_ip;    /* its IP there: the exit call's */
 	int comm_fd;         /* its /proc comm file, once it created a thread; else -1 */
 	uint64_t created;
@@ -1339,10 +1339,12 @@ static bool on_own_breakpoint(void *arg, pid_t tid, uint64_t addr)
 
 const struct sup_hooks *rec_hooks(struct rec *r)
 {
-	bool signals = false;
+	bool signals = false, exit_stops = false;
 
 	for_each_mode(r, m, signal_stop)
 		signals = true;
+	for_each_mode(r, m, thread_exiting)
+		exit_stops = true;
 	r->hooks = (struct sup_hooks){
 		.thread_new = on_thread_new,
 		.thread_gone = on_thread_gone,
@@ -1352,6 +1354,10 @@ const struct sup_hooks *rec_hooks(struct rec *r)
 		.signal_stop = signals ? on_signal_stop : NULL,
 		.thread_exiting = on_thread_exiting,
 		.own_breakpoint = on_own_breakpoint,
+		/* The hub's own use of an exit stop is the leader's (its
+		 * maps); a thread's last switch-outs and its join need none
+		 * (exiting_ns stays 0 without one). */
+		.thread_exit_stops = exit_stops,
 	};
 	return &r->hooks;
 }

@@ -119,7 +119,9 @@ struct rec_mode {
 	 * pid's address space (NULL when unknown). */
 	int (*thread_new)(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent,
 			  bool new_process);
-	/* At its PTRACE_EVENT_EXIT stop: its memory is still readable. */
+	/* At its PTRACE_EVENT_EXIT stop: its memory is still readable. A
+	 * mode that sets it makes every thread stop at its exit (a stop and a
+	 * resume per thread); without, only leaders do. */
 	int (*thread_exiting)(struct rec_mode *m, pid_t tid, pid_t pid);
 	/* It exited, or was detached alive (exited false), at time; its
 	 * last samples are still in its ring. */

@@ -42,10 +42,7 @@ static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
 	struct dirent *de;
 	DIR *d;
 	int added = 0;
-	/* TRACEEXIT: a thread that exits while attached (a leader calling
-	 * pthread_exit stays a zombie) must be known, or the detach would wait
-	 * for a stop that cannot come. */
-	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+	long opts = s->root_opts;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
@@ -131,6 +128,10 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 		snprintf(why, whylen, "cannot set up the event loop: %s", strerror(-err));
 		goto fail;
 	}
+	/* TRACEEXIT: a thread that exits while attached (a leader calling
+	 * pthread_exit stays a zombie) must be known, or the detach would wait
+	 * for a stop that cannot come. */
+	s->root_opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 	if (hooks)
 		s->hooks = *hooks;
 	{

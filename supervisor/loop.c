@@ -433,6 +433,13 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	sup_thread_report(s, c, is_process);
 }
 
+/* The ptrace options of t's process's threads: those it was seized with
+ * (the root), or a descendant's (run mode). */
+static long process_opts(const struct sup_session *s, const struct sup_thread *t)
+{
+	return s->attach_mode || t->pid == s->root ? s->root_opts : s->desc_opts;
+}
+
 /* Rule 9: after an exec, only the execing thread lives on, as pid. Every
  * other thread of the process is gone, and per-thread state (perf fds) is
  * reset: report them all gone, then the survivor anew. */
@@ -461,9 +468,42 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	if (!t)
 		return;
 	t->flags |= SUP_THREAD_SEEN_STOP | (detaching ? SUP_THREAD_DETACHING : 0);
+	/* A thread other than the leader that execs becomes the leader with
+	 * its own options: the leader's exit stop comes back (rule 9,
+	 * first_stop_options()). Test: t3040-exec-from-thread. */
+	if (old_tid != pid && !s->hooks.thread_exit_stops &&
+	    ptrace(PTRACE_SETOPTIONS, pid, 0L, process_opts(s, t)) < 0)
+		pr_debug("options of %d: %s", pid, strerror(errno));
 	if (pid == s->root)
 		s->exec_seen = true;
 	sup_thread_report(s, t, false);
+}
+
+/*
+ * A thread's options at its first stop. A new process gets a descendant's
+ * (no EXITKILL: t3055-vfork-wait). A thread other than a leader is let go
+ * of at its exit without a stop (PTRACE_EVENT_EXIT) unless the hooks ask
+ * for every exit stop: its death status ends it as well, one stop and one
+ * resume fewer per thread (issue 20: spawn's 4 wait statuses per thread
+ * became 3). The leader keeps its exit stop (a leader calling pthread_exit
+ * stays a zombie the detach must know, t2070-attach-leader-exits; its maps
+ * are read there, t1101-short-process-attributed).
+ */
+static void first_stop_options(struct sup_session *s, struct sup_thread *t)
+{
+	long opts;
+
+	if (t->tid == t->pid) {
+		if (s->attach_mode || t->pid == s->root)
+			return;
+		opts = s->desc_opts;
+	} else if (!s->hooks.thread_exit_stops) {
+		opts = process_opts(s, t) & ~PTRACE_O_TRACEEXIT;
+	} else {
+		return;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, t->tid, 0L, opts) < 0)
+		pr_debug("options of %d: %s", t->tid, strerror(errno));
 }
 
 static void dispatch(struct sup_session *s, pid_t tid, int status);
@@ -539,9 +579,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			t->flags |= SUP_THREAD_DETACHING;
 		sup_thread_report(s, t, new_process);
 	}
-	if (!(t->flags & SUP_THREAD_SEEN_STOP) && !s->attach_mode && t->tid == t->pid &&
-	    t->pid != s->root && ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->desc_opts) < 0)
-		pr_debug("options of %d: %s", t->tid, strerror(errno));
+	if (!(t->flags & SUP_THREAD_SEEN_STOP))
+		first_stop_options(s, t);
 	t->flags |= SUP_THREAD_SEEN_STOP;
 	/* The program traces a child of its own (nested.c). */
 	if (st.kind == SUP_STOP_SECCOMP && !(t->flags & SUP_THREAD_DETACHING)) {

@@ -129,6 +129,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	/* Descendants are traced without EXITKILL: one psup cannot detach in
 	 * time (a parent blocked in vfork ignores PTRACE_INTERRUPT) must be
 	 * left running by the kernel, not killed. Test: t3055-vfork-wait. */
+	s->root_opts = opts;
 	s->desc_opts = opts & ~PTRACE_O_EXITKILL;
 	/* ...except under the filter: descendants outliving a killed psup
 	 * would fail every intercepted call (ptrace-rules.md rule 4, scenario 3). */

@@ -79,6 +79,7 @@ struct sup_status {
 struct sup_session {
 	bool attach_mode;
 	long desc_opts; /* run mode: ptrace options of descendant processes */
+	long root_opts; /* those of the root process's threads (attach: seized with) */
 	pid_t root;     /* the target process */
 	struct sup_hooks hooks;
 

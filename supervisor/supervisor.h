@@ -84,8 +84,17 @@ struct sup_hooks {
 	/* The thread is at its PTRACE_EVENT_EXIT stop: it runs no more user
 	 * code and its process's memory is still readable (the last chance to
 	 * read counters there: psup.h progress points). It is resumed right
-	 * after the call (rule 8): nothing slow here. */
+	 * after the call (rule 8): nothing slow here. Called for every
+	 * process's leader; for the other threads only with
+	 * thread_exit_stops. */
 	void (*thread_exiting)(void *arg, pid_t tid, pid_t pid);
+	/* Every thread stops at its exit. false: only the leaders do (a leader
+	 * calling pthread_exit, exec, the maps read before the process is
+	 * gone); a non-leader thread is set up without PTRACE_O_TRACEEXIT at
+	 * its first stop, which saves a stop and a resume per thread (spawn:
+	 * 3 wait statuses per thread instead of 4), and its death status is
+	 * its end. */
+	bool thread_exit_stops;
 	/* Whether addr is an execution breakpoint psup set in tid (breakpoint
 	 * progress points, unlock traps): a SIGTRAP of a debug exception with
 	 * no cause there is a stray of psup's, never the program's int1. */
