@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A thread other than a leader is let go of at its exit without a
+# PTRACE_EVENT_EXIT stop (supervisor/loop.c, first_stop_options(): issue
+# 20, one stop and one resume fewer per thread); the leader keeps its own.
+# Every thread still has its samples and states, per CPU and per thread,
+# and a join is still charged to the joined thread's exit (t1095 checks
+# the same on its own target). The causal mode keeps every exit stop (the
+# psup.h counters are read there). Counted from -vvv's wait trace.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+# exit_stops: the threads psup saw at a PTRACE_EVENT_EXIT stop.
+exit_stops() {
+	grep -o "wait: [0-9]* exit-event" "$WORK/err" | awk '{print $2}' | sort -u
+}
+
+for opt in "" --sample-per-thread; do
+	run_psup 120 run -vvv $opt -o t.cbor -f -- "$TARGETS/threads" 3 0.3
+	expect_rc 0
+	grep -q "wait: [0-9]* exited" "$WORK/err" || fail "${opt:-per CPU}: no wait trace with -vvv"
+	stops=$(exit_stops | wc -l)
+	[ "$stops" -eq 1 ] || fail "${opt:-per CPU}: $stops threads stopped at their exit, expected the leader only"
+	report_json --view all t.cbor >t.json
+	pid=$(jq '.threads[] | select(.pid == .tid) | .pid' t.json | head -1)
+	[ "$(exit_stops)" = "$pid" ] || fail "${opt:-per CPU}: the exit stop was not the leader's ($pid)"
+	jq_check t.json '.summary.threads == 4' "${opt:-per CPU}: not every thread was seen"
+	jq_check t.json '[.threads[] | select(.samples > 150 and .times.running > 0)] | length == 3' \
+		"${opt:-per CPU}: a thread lacks its samples or its states"
+done
+
+# The causal mode reads psup.h counters at each exit stop: it keeps them.
+run_psup 120 run -vvv --experiment-ms 10 -p thread_spin -o c.cbor -f -- "$TARGETS/threads" 3 0.1
+expect_rc 0
+stops=$(exit_stops | wc -l)
+[ "$stops" -eq 4 ] || fail "causal: $stops threads stopped at their exit, expected all 4"
+check_nothing_left
