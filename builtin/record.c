@@ -1052,6 +1052,10 @@ static void on_tick(void *arg)
 		interval = REC_FLUSH_MAX_NS;
 	if (now - r->last_flush_ns >= interval)
 		flush(r);
+	/* The records of this tick reach the file together (report/record.c):
+	 * a kill of psup loses one tick of them at most. */
+	if (!r->write_err)
+		rec_write_failed(r, rep_writer_flush(r->w));
 	if (!r->quiet && now - r->last_progress_ns >= REC_PROGRESS_NS) {
 		r->last_progress_ns = now;
 		unsigned n = sup_session_nthreads(r->sup);

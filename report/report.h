@@ -35,6 +35,10 @@ enum rep_writer_flags {
 int rep_writer_open(const char *path, unsigned flags, struct rep_writer **out);
 /* Closes; returns the first write error seen, if any. NULL is fine. */
 int rep_writer_close(struct rep_writer *w);
+/* Writes the records encoded so far (they wait until REP_WRITER_BATCH bytes
+ * do, or this, or the close); returns the first write error seen, if any.
+ * NULL is fine. */
+int rep_writer_flush(struct rep_writer *w);
 /* Closes, and removes path if this writer created the file that is still
  * there (nothing that existed before). NULL is fine. */
 void rep_writer_discard(struct rep_writer *w, const char *path);
