@@ -359,15 +359,16 @@ int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages,
 /* Counters of one thread's ring since smp_thread_open(), for records and
  * tests (wrapped counts the records copied through the bounce buffer). */
 struct smp_thread_stats {
-	uint64_t records;     /* every record parsed */
-	uint64_t samples;     /* PERF_RECORD_SAMPLE of the main event */
-	uint64_t blocks;      /* samples of SMP_EVENT_BLOCKS */
-	uint64_t wakeups;     /* samples of SMP_EVENT_WAKEUPS */
-	uint64_t lost;        /* samples lost (RECORD_LOST + RECORD_LOST_SAMPLES) */
-	uint64_t switches;    /* PERF_RECORD_SWITCH */
-	uint64_t wrapped;     /* records that wrapped around the ring's end */
-	uint64_t bad;         /* records refused by the parser (skipped) */
-	uint64_t period_sets; /* successful PERF_EVENT_IOC_PERIOD calls */
+	uint64_t records;          /* every record parsed */
+	uint64_t samples;          /* PERF_RECORD_SAMPLE of the main event */
+	uint64_t blocks;           /* samples of SMP_EVENT_BLOCKS */
+	uint64_t wakeups;          /* samples of SMP_EVENT_WAKEUPS */
+	uint64_t lost;             /* samples lost (RECORD_LOST + RECORD_LOST_SAMPLES) */
+	uint64_t switches;         /* PERF_RECORD_SWITCH */
+	uint64_t wrapped;          /* records that wrapped around the ring's end */
+	uint64_t bad;              /* records refused by the parser (skipped) */
+	uint64_t period_sets;      /* successful PERF_EVENT_IOC_PERIOD calls */
+	uint64_t wake_period_sets; /* the same, of the wakeups with a stack */
 };
 void smp_thread_get_stats(const struct smp_thread *t, struct smp_thread_stats *out);
 

@@ -1052,6 +1052,89 @@ out:
 	smp_event_free(ev);
 }
 
+/* A CPU's ring sees every task's wakeups on that CPU: its stacked-wakeup
+ * period is redrawn every 64 of them, not every 8 (each redraw is an IPI to
+ * a CPU that may run the program: 9,400 of them on spawn 5000). */
+static void test_cpu_wakeup_period(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned flags = SMP_EVENT_STACK | SMP_EVENT_SWITCHES | SMP_EVENT_WAKEUPS;
+	struct smp_thread *rings[64];
+	struct smp_event *ev = NULL;
+	struct smp_sink sink = { 0 };
+	uint64_t wakeups = 0, sets = 0;
+	int n = 0, ret = 0, ping[2], pong[2], status = 0;
+	const char *why = NULL;
+	char c = 0;
+	pid_t pid;
+
+	if (ncpu > 64)
+		ncpu = 64;
+	if (smp_event_new("task-clock", 0, 10, flags, &ev, &why)) {
+		printf("# skipping per-CPU wakeup periods: %s\n", why);
+		return;
+	}
+	if (smp_event_set_per_cpu(ev, true) || !smp_event_inherits(ev)) {
+		printf("# skipping per-CPU wakeup periods: no inherited events\n");
+		smp_event_free(ev);
+		return;
+	}
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		ret = smp_cpu_open(ev, (int)cpu, 0, &rings[n]);
+		if (ret == -ENODEV)
+			continue;
+		if (ret)
+			break;
+		n++;
+	}
+	if (ret || !n || pipe(ping) || pipe(pong)) {
+		printf("# skipping per-CPU wakeup periods: %s\n", strerror(-ret));
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		while (read(ping[0], &c, 1) == 1 && c)
+			if (write(pong[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	/* 2 wakeups a round, one in ~16 of them with a 2 KiB stack: drained
+	 * often enough that no ring fills */
+	for (int i = 0; pid > 0 && i < 6000; i++) {
+		c = 1;
+		if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1)
+			break;
+		if (i % 100 == 0)
+			for (int k = 0; k < n; k++)
+				smp_thread_drain(rings[k], &sink);
+	}
+	c = 0;
+	if (pid > 0 && write(ping[1], &c, 1) == 1)
+		waitpid(pid, &status, 0);
+	for (int k = 0; k < n; k++) {
+		struct smp_thread_stats st;
+
+		smp_thread_drain(rings[k], &sink);
+		smp_thread_get_stats(rings[k], &st);
+		wakeups += st.wakeups;
+		sets += st.wake_period_sets;
+	}
+	close(ping[0]);
+	close(ping[1]);
+	close(pong[0]);
+	close(pong[1]);
+	printf("# per-CPU wakeups with a stack: %llu, period redrawn %llu times\n",
+	       (unsigned long long)wakeups, (unsigned long long)sets);
+	CHECK(wakeups >= 200);
+	CHECK(sets * 64 <= wakeups + 64 * (uint64_t)n);
+	CHECK(sets >= 1);
+out:
+	for (int i = 0; i < n; i++)
+		smp_thread_close(rings[i], NULL);
+	smp_event_free(ev);
+}
+
 int main(void)
 {
 	test_synthetic();
@@ -1059,5 +1142,6 @@ int main(void)
 	test_event_names();
 	test_real();
 	test_real_cpu();
+	test_cpu_wakeup_period();
 	return tap_done();
 }
