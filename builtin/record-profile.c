@@ -85,7 +85,7 @@ static uint64_t clear_tid_word(struct rec_profile *pf, pid_t parent)
 		return (regs.rdi & CLONE_CHILD_CLEARTID) ? regs.r10 : 0;
 #ifdef SYS_clone3
 	if (regs.orig_rax == SYS_clone3 &&
-	    sup_thread_read(pf->sup, parent, regs.rdi, args, sizeof(args)) == (long)sizeof(args))
+	    sup_thread_read_stack(pf->sup, parent, regs.rdi, args, sizeof(args)) == (long)sizeof(args))
 		return (args[0] & CLONE_CHILD_CLEARTID) ? args[2] : 0;
 #endif
 	(void)args;

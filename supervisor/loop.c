@@ -85,9 +85,14 @@ static void free_dead_watches(struct sup_session *s)
 
 void sup_session_release(struct sup_session *s)
 {
-	for (size_t i = 0; i < s->threads.cap; i++)
-		if (s->threads.keys[i])
-			free((void *)(uintptr_t)s->threads.vals[i]);
+	for (size_t i = 0; i < s->threads.cap; i++) {
+		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
+
+		if (s->threads.keys[i] && t) {
+			free(t->stack);
+			free(t);
+		}
+	}
 	for (size_t i = 0; i < s->procs.cap; i++)
 		if (s->procs.keys[i])
 			free((void *)(uintptr_t)s->procs.vals[i]);
@@ -248,7 +253,7 @@ static void on_duration(void *arg, int fd)
 void sup_thread_resume(struct sup_thread *t, int request, int sig)
 {
 	/* What was read of it at this stop is stale once it runs. */
-	t->si_valid = t->sci_valid = t->regs_valid = false;
+	t->si_valid = t->sci_valid = t->regs_valid = t->stack_valid = false;
 	if (ptrace(request, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
 		pr_debug("ptrace(%d) on %d: %s", request, t->tid, strerror(errno));
 }

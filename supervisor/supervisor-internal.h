@@ -45,6 +45,12 @@ struct sup_thread {
 	 * creator's snapshot, the child's tid word). */
 	struct user_regs_struct regs;
 	bool regs_valid;
+	/* Its stack from stack_addr as sup_thread_snapshot() read it at this
+	 * stop (sup_thread_read_stack()), as si; the buffer is kept. */
+	unsigned char *stack;
+	size_t stack_len, stack_cap;
+	uint64_t stack_addr;
+	bool stack_valid;
 	/* pause.c */
 	uint64_t pause_t0;    /* mono ns: interrupt request (or seccomp stop seen) */
 	uint64_t hold_until;  /* mono ns, SUP_THREAD_HELD */

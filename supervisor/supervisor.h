@@ -221,6 +221,12 @@ int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *r
 /* Copies len bytes at addr of tid's address space (process_vm_readv).
  * Returns the bytes read (short at an unmapped page) or -errno. */
 long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len);
+/* As sup_thread_read(), from the copy sup_thread_snapshot() made of its
+ * stack at this stop when that covers [addr, addr + len): a creator's
+ * clone_args lie there (clone3 from glibc's pthread_create), and each read
+ * of another process's memory pins its pages. For the thread's own data
+ * only: another thread may write its stack while it is stopped. */
+long sup_thread_read_stack(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len);
 
 /* x86 debug registers: 4 address slots, one control register (DR7), one
  * status register (DR6), per thread, set through ptrace (the kernel backs

@@ -98,6 +98,7 @@ void sup_thread_remove(struct sup_session *s, struct sup_thread *t, bool exited)
 	if (p && p->nthreads)
 		p->nthreads--;
 	s->nthreads--;
+	free(t->stack);
 	free(t);
 }
 
@@ -189,5 +190,31 @@ int sup_thread_snapshot(struct sup_session *s, pid_t tid, struct user_regs_struc
 			n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
 		}
 	}
-	return n < 0 ? 0 : (int)n;
+	if (n <= 0)
+		return 0;
+	if (t->stack_cap < (size_t)n) {
+		unsigned char *b = realloc(t->stack, (size_t)n);
+
+		if (!b)
+			return (int)n;
+		t->stack = b;
+		t->stack_cap = (size_t)n;
+	}
+	memcpy(t->stack, stack, (size_t)n);
+	t->stack_addr = regs->rsp;
+	t->stack_len = (size_t)n;
+	t->stack_valid = true;
+	return (int)n;
+}
+
+long sup_thread_read_stack(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct sup_thread *t = sup_thread_find(s, tid);
+
+	if (t && t->stack_valid && addr >= t->stack_addr &&
+	    addr - t->stack_addr <= t->stack_len && len <= t->stack_len - (addr - t->stack_addr)) {
+		memcpy(buf, t->stack + (addr - t->stack_addr), len);
+		return (long)len;
+	}
+	return sup_thread_read(s, tid, addr, buf, len);
 }

@@ -7,12 +7,15 @@
 # psup read /proc for each: the creator's clone stop asks tgkill whether the
 # child is a thread, and the creator's open comm file for its name (the
 # creator waited ~25 us more for the two /proc files of each new thread).
+# Nor does it write the record per thread (three writes each before: the
+# records go out in batches) or read the creator's memory twice (its
+# clone_args are in the stack snapshot taken for the creation context).
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
 # strace follows psup alone (no -f): the target is psup's tracee. A
 # sanitizer build's leak check cannot run under a tracer.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st -e trace=perf_event_open,openat \
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st -e trace=perf_event_open,openat,write,process_vm_readv \
 	"$PSUP" run -q -o m.cbor -- "$TARGETS/manythreads" 200 >out 2>err
 RC=$?
 expect_rc 0
@@ -24,6 +27,12 @@ note "$opens perf_event_open calls for 201 threads"
 procs=$(grep -cE '^openat\(.*"/proc/[0-9]+/(status|comm)"' st)
 note "$procs /proc status or comm files opened for 201 threads"
 [ "$procs" -lt 50 ] || fail "psup read /proc $procs times for 201 threads: once or twice per new thread"
+writes=$(grep -c '^write(' st)
+note "$writes writes for 201 threads"
+[ "$writes" -lt 100 ] || fail "psup made $writes writes for 201 threads: its records were not batched"
+reads=$(grep -c '^process_vm_readv(' st)
+note "$reads reads of the target's memory for 201 threads"
+[ "$reads" -lt 300 ] || fail "psup read the target's memory $reads times for 201 threads: twice per clone stop"
 jq_check m.json '.summary.threads == 201' "not every thread was seen"
 jq_check m.json '[.threads[] | select(.times.running > 0)] | length == 201' \
 	"a thread lacks its states (switch records)"
