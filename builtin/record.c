@@ -73,6 +73,7 @@ struct rec_thread {
 	bool record_pending;
 	uint64_t exiting_ns; /* when psup saw its exit stop (mono ns); 0 before, or none */
 	uint64_t exit_ip;    /* its IP there: the exit call's */
+	uint64_t exec_ip;    /* an exec's survivor: its IP at the exec stop (the new entry) */
 	int comm_fd;         /* its /proc comm file, once it created a thread; else -1 */
 	uint64_t created;
 	char comm[16];
@@ -361,6 +362,20 @@ static bool is_exit_switch(const struct rec_thread *t, const struct smp_block *b
 	return t && t->exiting_ns && b->regs[SMP_REG_IP] == t->exit_ip;
 }
 
+/* Whether b is an exec survivor's switch-out into its exec stop, at the new
+ * program's entry, where it has run nothing yet: no wait to name, and naming
+ * its site would read the new process's maps for it alone (they are read at
+ * its exit stop anyway), the code before the entry and /proc's syscall file,
+ * in every exec of a fork/exec storm. Test: t3076-process-storm-syscalls. */
+static bool is_exec_switch(const struct rec *r, const struct rec_thread *t, const struct smp_block *b)
+{
+	uint64_t ip = b->regs[SMP_REG_IP];
+
+	/* Drained while the exec stop is handled (the old thread's end), or
+	 * later (the survivor's). */
+	return ip && ((t && t->exec_ip == ip) || sup_session_exec_entry(r->sup, b->pid) == ip);
+}
+
 /* What a thread blocks on: the system call it made at the block sample's
  * IP, learned per address and process (exp_block_site_kind()). */
 struct block_probe {
@@ -438,7 +453,7 @@ static void on_block(void *arg, const struct smp_block *b)
 	 * from before, drained after that stop, are named. Tests: t1101,
 	 * t1095. */
 	if (b->have_regs && p && p->sp && ip && !thread_exited_by(t, b->time) && !is_exit_switch(t, b) &&
-	    (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
+	    !is_exec_switch(r, t, b) && (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
 		kind = exp_block_site_kind(v, di, si, &probe);
 	/* The futex word: the first argument (syscall(2) has moved it there
 	 * too before entering the kernel). */
@@ -823,6 +838,8 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	struct rec *r = arg;
 	struct rec_thread *t;
 	struct rec_proc *p;
+	struct user_regs_struct regs;
+	bool survivor;
 	uint64_t *v;
 
 	/* The header comes first: the first thread is reported from inside
@@ -857,6 +874,11 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->comm_fd = -1;
 	if (p)
 		p->nthreads++;
+	/* An exec's survivor is at its exec stop: its creator (another
+	 * process's thread, running by now) has no clone stop to read. */
+	survivor = p && !new_process && p->exec_survivor == tid;
+	if (survivor && r->sup && sup_thread_regs(r->sup, tid, &regs) == 0)
+		t->exec_ip = regs.rip;
 	t->ring = inherited_ring(r, p, tid, parent, new_process);
 	if (t->ring)
 		r->rings_shared++;
@@ -872,7 +894,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
 	t->created = psup_now_ns();
-	t->creator = snapshot_creator(r, parent);
+	t->creator = survivor ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
 	for_each_mode(r, m, thread_new)

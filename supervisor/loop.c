@@ -454,10 +454,14 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	pid_t old_tid = (pid_t)event_msg(t->tid);
 	bool detaching = t->flags & SUP_THREAD_DETACHING;
 	pid_t parent = t->parent;
+	struct user_regs_struct regs;
+	bool have_regs = sup_thread_regs_of(t, &regs) == 0;
 
 	if (!old_tid)
 		old_tid = t->tid;
 	pr_debug("process %d exec (by thread %d)", pid, old_tid);
+	s->exec_pid = pid;
+	s->exec_ip = have_regs ? regs.rip : 0;
 	for (size_t i = 0; i < s->threads.cap; i++) {
 		if (!s->threads.keys[i])
 			continue;
@@ -470,9 +474,14 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	if (s->hooks.exec)
 		s->hooks.exec(s->hooks.arg, pid, old_tid);
 	t = sup_thread_add(s, pid, pid, parent);
-	if (!t)
+	if (!t) {
+		s->exec_pid = 0;
 		return;
+	}
 	t->flags |= SUP_THREAD_SEEN_STOP | (detaching ? SUP_THREAD_DETACHING : 0);
+	/* Still at the same stop: the hooks ask for them again. */
+	t->regs = regs;
+	t->regs_valid = have_regs;
 	/* A thread other than the leader that execs becomes the leader with
 	 * its own options: the leader's exit stop comes back (rule 9,
 	 * first_stop_options()). Test: t3040-exec-from-thread. */
@@ -482,6 +491,12 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	if (pid == s->root)
 		s->exec_seen = true;
 	sup_thread_report(s, t, false);
+	s->exec_pid = 0;
+}
+
+uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
+{
+	return s && pid && s->exec_pid == pid ? s->exec_ip : 0;
 }
 
 /*

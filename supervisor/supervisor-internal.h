@@ -105,6 +105,10 @@ struct sup_session {
 
 	int exec_err_fd; /* run mode: child's close-on-exec error pipe */
 	bool exec_seen;
+	/* While an exec stop is handled (its hooks): the process and its new
+	 * program's entry IP (sup_session_exec_entry()). */
+	pid_t exec_pid;
+	uint64_t exec_ip;
 	bool stop_requested;
 	bool stopping; /* detaching (attach) or killing (run) */
 	const char *stop_reason;

@@ -145,6 +145,11 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 
 /* Watch fd (EPOLLIN) in the loop; cb runs when it is readable. */
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg);
+/* While psup handles pid's exec stop (the thread_gone, exec and thread_new
+ * hooks it calls): the IP its new program starts at, where its thread
+ * stopped; 0 otherwise. A switch-out drained then at that IP is the exec
+ * stop's, not a wait of the program. */
+uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid);
 /* Stop watching fd. Safe from inside any callback, including fd's own. */
 void sup_session_unwatch(struct sup_session *s, int fd);
 /* Call cb every period_ns (a timerfd in the loop). One tick per session. */
