@@ -696,7 +696,12 @@ static int inherited_open(struct smp_thread *t, const struct perf_event_attr *a,
 	struct perf_event_attr attr = *a;
 	uint64_t *v;
 
-	attr.disabled = 1;
+	/* Enabled from the start: tid is stopped (at its first stop, or
+	 * before it, at its creator's fork stop), so it has nothing to record
+	 * until it is resumed, long after its output is set. An ENABLE ioctl
+	 * per CPU was an IPI to the CPU tid last ran on, two per process of a
+	 * fork/exec storm. Test: t3076-process-storm-syscalls. */
+	attr.disabled = 0;
 	/* inherit_thread: new threads, not new processes (psup opens those
 	 * itself at their fork stop). */
 	attr.inherit = 1;
@@ -767,11 +772,6 @@ int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_
 	side.context_switch = !!(ev->flags & SMP_EVENT_SWITCHES);
 	for (i = 0; i < ncpu && !err; i++)
 		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, &t->inh_fds[i], &t->inh_ids[i]);
-	/* Enabled once all are in place: the thread is stopped, so nothing
-	 * of it is missed, and none of its threads exists yet. */
-	for (i = 0; i < t->ninh && !err; i++)
-		if (t->inh_fds[i] >= 0 && ioctl(t->inh_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
-			err = -errno;
 	if (err) {
 		smp_thread_close(t, NULL);
 		return err;
