@@ -546,20 +546,29 @@ static struct sym_image *cache_find_file(const char *path, uint64_t dev, uint64_
 	return NULL;
 }
 
+int sym_image_get_cached(const struct sym_map *m, struct sym_image **out)
+{
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	struct sym_image *img, *stale = NULL;
+
+	pthread_mutex_lock(&cache_lock);
+	img = cache_find_file(m->path, dev, m->inode, &stale);
+	pthread_mutex_unlock(&cache_lock);
+	destroy_chain(stale);
+	if (!img)
+		return -ENOENT;
+	*out = img;
+	return 0;
+}
+
 int sym_image_get_file(pid_t pid, const struct sym_map *m, struct sym_image **out)
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
 	struct sym_image *img, *other, *stale = NULL;
 	int fd, err;
 
-	pthread_mutex_lock(&cache_lock);
-	img = cache_find_file(m->path, dev, m->inode, &stale);
-	pthread_mutex_unlock(&cache_lock);
-	destroy_chain(stale);
-	if (img) {
-		*out = img;
+	if (sym_image_get_cached(m, out) == 0)
 		return 0;
-	}
 	fd = open_mapping(pid, m);
 	if (fd < 0)
 		return fd;

@@ -190,6 +190,8 @@ int sym_space_refresh(struct sym_space *sp)
 	return space_load(sp);
 }
 
+static struct sym_image *mapping_image(struct sym_space *sp, struct sym_mapping *m, bool cached_only);
+
 int sym_space_snapshot(struct sym_space *sp)
 {
 	int err = space_load(sp);
@@ -206,6 +208,12 @@ int sym_space_snapshot(struct sym_space *sp)
 		struct stat st;
 
 		if (m->tried || m->path[0] != '/')
+			continue;
+		/* An image loaded for the same file (path, device, inode),
+		 * by an earlier process of the same program, is what is
+		 * mapped: no stat of the path (three per process of a
+		 * fork/exec storm). Test: t3076-process-storm-syscalls. */
+		if (mapping_image(sp, m, true))
 			continue;
 		if (m->deleted || stat(m->path, &st) < 0 || st.st_ino != m->inode ||
 		    (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) != m->dev)
@@ -287,15 +295,30 @@ struct sym_mapping *sym_space_find(struct sym_space *sp, uint64_t addr, bool ref
 	return NULL;
 }
 
-struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mapping *m)
+/* m's image; cached_only: only one the image cache holds already (NULL
+ * otherwise, m left to be tried later). */
+static struct sym_image *mapping_image(struct sym_space *sp, struct sym_mapping *m, bool cached_only)
 {
 	struct sym_image *img = NULL;
 	int err;
 
 	if (m->tried)
 		return m->image;
+	if (cached_only) {
+		struct sym_map map = {
+			.inode = m->inode,
+			.dev_major = (unsigned)(m->dev >> 32),
+			.dev_minor = (unsigned)m->dev,
+			.path = (char *)m->path,
+		};
+
+		if (m->path[0] != '/' || sym_image_get_cached(&map, &img) < 0)
+			return NULL;
+	}
 	m->tried = true;
-	if (!strcmp(m->path, "[vdso]")) {
+	if (img) {
+		err = 0;
+	} else if (!strcmp(m->path, "[vdso]")) {
 		err = sym_image_get_vdso(sp->mem_pid, m->start, m->end, &img);
 	} else if (m->path[0] == '/') {
 		struct sym_map map = {
@@ -327,6 +350,11 @@ struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mappi
 	space_hold(sp, img);
 	m->image = img;
 	return img;
+}
+
+struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mapping *m)
+{
+	return mapping_image(sp, m, false);
 }
 
 int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,

@@ -105,6 +105,10 @@ struct sym_cu_range {
  * cannot be opened, -ENOEXEC when it is not ELF.
  */
 int sym_image_get_file(pid_t pid, const struct sym_map *m, struct sym_image **out);
+/* The cached image of the same file (path, device and inode) as m, without
+ * opening anything: referenced, or -ENOENT when none is (an idle one whose
+ * file changed since it was loaded is dropped). */
+int sym_image_get_cached(const struct sym_map *m, struct sym_image **out);
 /* Returns a referenced image for the vdso of pid (read from its memory). */
 int sym_image_get_vdso(pid_t pid, uint64_t start, uint64_t end, struct sym_image **out);
 void sym_image_ref(struct sym_image *img);
