@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Run mode, sampled per CPU: what psup does for each process of a fork/exec
+# storm (issue 20), counted with strace, and nothing lost by it.
+# - Its maps are read once, at its leader's exit stop: the switch-out into
+#   its exec stop (at the new program's entry, where it has run nothing) is
+#   no wait to name, and naming it read the maps of the new program for it
+#   alone (twice per process before).
+# - Its inherited events are opened enabled: the thread is stopped, and an
+#   ENABLE ioctl per CPU was an IPI each (two per process before).
+# - Its creator is not asked for its registers at the exec: it is another
+#   process's thread, running by then (two failed GETREGS per process).
+# - The images it maps, loaded for an earlier process of the same program,
+#   are taken from the image cache at its exit stop without a stat of their
+#   paths (three per process before).
+# Every process still has its states (switch records) and its exec record.
+. "$(dirname "$0")/lib.sh"
+command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
+cd "$WORK"
+N=100
+# strace follows psup alone (no -f): the target is psup's tracee. A
+# sanitizer build's leak check cannot run under a tracer.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st \
+	-e trace=openat,ioctl,ptrace,newfstatat,stat \
+	"$PSUP" run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done" >out 2>err
+RC=$?
+expect_rc 0
+report_json s.cbor >s.json
+jq -e '.runs[0].per_cpu' s.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
+
+maps=$(grep -cE '^openat\(.*"/proc/[0-9]+/maps"' st)
+note "$maps maps files read for $N processes"
+[ "$maps" -lt $((N * 3 / 2)) ] || fail "psup read /proc/PID/maps $maps times for $N processes: at the exec stop too"
+enables=$(grep -c 'PERF_EVENT_IOC_ENABLE' st)
+note "$enables ENABLE ioctls for $N processes"
+[ "$enables" -lt $((N / 5)) ] || fail "psup enabled each process's events with $enables ioctls"
+esrch=$(grep -cE '^ptrace\(PTRACE_GETREGS, .*ESRCH' st)
+note "$esrch GETREGS of running threads for $N processes"
+[ "$esrch" -lt $((N / 5)) ] || fail "psup asked $esrch times for the registers of a running creator"
+stats=$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)
+note "$stats stats of paths for $N processes"
+[ "$stats" -lt $((N * 5 / 2)) ] || fail "psup made $stats stats for $N processes: the mapped images' paths each time"
+
+jq_check s.json "[.threads[] | select(.name == \"true\")] | length == $N" "not every process was seen"
+jq_check s.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
+	"processes lack their states (switch records)"
+check_nothing_left
