@@ -398,6 +398,11 @@ static long block_probe_nr(void *arg)
 
 	if (t && t->probe_running_ns && now - t->probe_running_ns < BLOCK_PROBE_RUNNING_NS)
 		return EXP_BLOCK_NR_NOT_NOW;
+	/* Drained at its process's exec stop, a block of the old program:
+	 * /proc shows the exec (and its code is gone, block_probe_code()).
+	 * The site's name tells; the exec forgets the sites anyway. */
+	if (sup_session_exec_entry(bp->r->sup, bp->b->pid))
+		return EXP_BLOCK_NR_NOT_NOW;
 	err = sup_thread_syscall(bp->b->pid, bp->b->tid, &sc);
 	if (err == -EAGAIN && t)
 		t->probe_running_ns = now;
@@ -425,6 +430,8 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 	const struct block_probe *bp = arg;
 	uint64_t ip = bp->b->regs[SMP_REG_IP], from = ip > len ? ip - len : 0;
 
+	if (sup_session_exec_entry(bp->r->sup, bp->b->pid))
+		return 0; /* the new program's memory by now */
 	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);
 	if ((ip & ~4095ULL) > from) { /* the page before may be unmapped */

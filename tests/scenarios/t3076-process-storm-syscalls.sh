@@ -9,6 +9,9 @@
 #   ENABLE ioctl per CPU was an IPI each (two per process before).
 # - Its creator is not asked for its registers at the exec: it is another
 #   process's thread, running by then (two failed GETREGS per process).
+# - A block of the old program drained at the exec stop is named from the
+#   old maps alone: its code and /proc's syscall file are the new
+#   program's by then (reads of its code failed with EFAULT each time).
 # - The images it maps, loaded for an earlier process of the same program,
 #   are taken from the image cache at its exit stop without a stat of their
 #   paths (three per process before).
@@ -20,7 +23,7 @@ N=100
 # strace follows psup alone (no -f): the target is psup's tracee. A
 # sanitizer build's leak check cannot run under a tracer.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st \
-	-e trace=openat,ioctl,ptrace,newfstatat,stat \
+	-e trace=openat,ioctl,ptrace,newfstatat,stat,process_vm_readv \
 	"$PSUP" run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done" >out 2>err
 RC=$?
 expect_rc 0
@@ -36,6 +39,9 @@ note "$enables ENABLE ioctls for $N processes"
 esrch=$(grep -cE '^ptrace\(PTRACE_GETREGS, .*ESRCH' st)
 note "$esrch GETREGS of running threads for $N processes"
 [ "$esrch" -lt $((N / 5)) ] || fail "psup asked $esrch times for the registers of a running creator"
+efaults=$(grep -cE '^process_vm_readv\(.*EFAULT' st)
+note "$efaults reads of code gone for $N processes"
+[ "$efaults" -lt $((N / 5)) ] || fail "psup read $efaults times the old program's code after its exec"
 stats=$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)
 note "$stats stats of paths for $N processes"
 [ "$stats" -lt $((N * 5 / 2)) ] || fail "psup made $stats stats for $N processes: the mapped images' paths each time"
