@@ -455,8 +455,12 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	bool detaching = t->flags & SUP_THREAD_DETACHING;
 	pid_t parent = t->parent;
 	struct user_regs_struct regs;
-	bool have_regs = sup_thread_regs_of(t, &regs) == 0;
+	bool have_regs;
 
+	/* t may be a leader another thread's exec removed, its registers
+	 * read at an earlier stop: the survivor's are new. */
+	t->regs_valid = false;
+	have_regs = sup_thread_regs_of(t, &regs) == 0;
 	if (!old_tid)
 		old_tid = t->tid;
 	pr_debug("process %d exec (by thread %d)", pid, old_tid);
