@@ -26,9 +26,14 @@ jq_check two.json '[.functions[] | select(.function == "lib_three")] | length > 
 	"the second process's samples are not named"
 # Nothing of a process is named at its exit: without samples (a period of
 # a second), a run of /bin/true loads no symbols (the last switch of an
-# exiting thread is no wait to name; naming it loaded libc's DWARF).
-run_psup 60 run -v -c 1000000000 -o true.cbor -- /bin/true
-expect_rc 0
-grep -q 'symbols: 0 images loaded.* 0 addresses resolved' "$WORK/err" ||
-	{ cat "$WORK/err" >&2; fail "a run of /bin/true without samples loaded symbols"; }
+# exiting thread is no wait to name; naming it loaded libc's DWARF in every
+# run). A real block while ld.so starts it (1 run in 3 or 10 on a loaded
+# machine: a wait for memory or a page) is a wait, named: one run of five
+# without one says the exit is not named.
+for i in 1 2 3 4 5; do
+	run_psup 60 run -v -c 1000000000 -f -o true.cbor -- /bin/true
+	expect_rc 0
+	grep -q 'symbols: 0 images loaded.* 0 addresses resolved' "$WORK/err" && break
+	[ $i -lt 5 ] || { cat "$WORK/err" >&2; fail "each of 5 runs of /bin/true without samples loaded symbols"; }
+done
 check_nothing_left
