@@ -23,7 +23,13 @@ tid=$(ls "/proc/$BG/task" | grep -v "^$BG\$" | head -1)
 # -v: psup says what it did, shown if the detach fails. A psup still there
 # 15 s after the SIGTERM (well after its own 5 s detach deadline) is shown
 # where it waits, kernel stacks included, before timeout's kill 40 s after.
-timeout --kill-after=40 60 "$PSUP" attach -v -o a.cbor $BG >"$WORK/out" 2>"$WORK/err" &
+# No leak check at psup's exit here: twice in CI (never in ~100 runs
+# elsewhere) a sanitizer build's psup wrote its whole end summary, then did
+# not exit within 5 and 20 s, with a child of its own alive (attach mode
+# makes none: LeakSanitizer's stop-the-world tracer, which ptraces psup at
+# exit). The other attach scenarios keep the leak check.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	timeout --kill-after=40 60 "$PSUP" attach -v -o a.cbor $BG >"$WORK/out" 2>"$WORK/err" &
 apid=$!
 BG_PIDS+=("$apid")
 wait_for "t=\$(tracer_of $tid); [ -n \"\$t\" ] && [ \"\$t\" != 0 ]" 30 || fail "psup did not attach to thread $tid: $(cat "$WORK/err")"
