@@ -155,6 +155,21 @@ static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struc
 	return c;
 }
 
+/* An engine whose experiments all run the line at 50% for experiment_ns
+ * (the first one chosen with seed), with threads a and b. */
+static struct exp_causal *half_speed_engine(uint64_t experiment_ns, uint64_t seed, pid_t a, pid_t b,
+					    struct sym_space **sp)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = experiment_ns,
+		.fixed_speedup = 50,
+		.seed = seed,
+	};
+
+	return engine_with(&cfg, sp, (const pid_t[]){ a, b }, 2);
+}
+
 /* The experiment starts at now, on the line runner sampled just before. */
 static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runner, uint64_t now)
 {
@@ -164,12 +179,6 @@ static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runn
 
 static void test_engine(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 10 * MS,
-		.fixed_speedup = 50,
-		.seed = 7,
-	};
 	struct exp_causal *c;
 	struct exp_causal_stats st;
 	struct sym_space *sp;
@@ -179,7 +188,7 @@ static void test_engine(void)
 	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
 	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	c = half_speed_engine(10 * MS, 7, a, b, &sp);
 
 	/* No experiment before any in-scope sample. */
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
@@ -536,18 +545,12 @@ static void test_observer(void)
  * count); only the delays inserted while it was blocked are credited. */
 static void test_block_carries_debt(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 10 * MS,
-		.fixed_speedup = 50,
-		.seed = 9,
-	};
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t a = 3101, b = 3102;
 	uint64_t now = 5000 * MS;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	c = half_speed_engine(10 * MS, 9, a, b, &sp);
 	start_on_line(c, sp, b, now);
 	/* b runs the line twice while a runs (a owes 2 units: 1 ms), then a
 	 * blocks on a futex, unpaid, and b runs it twice more meanwhile. */
@@ -569,18 +572,12 @@ static void test_block_carries_debt(void)
  * switch-in, not with the samples that reached psup since. */
 static void test_switch_credit(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 10 * MS,
-		.fixed_speedup = 50,
-		.seed = 9,
-	};
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t a = 3001, b = 3002;
 	uint64_t now = 5000 * MS;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	c = half_speed_engine(10 * MS, 9, a, b, &sp);
 	start_on_line(c, sp, b, now);
 	exp_causal_switch(c, a, true, false, now + 3 * MS, -1);
 	exp_causal_block_futex(c, a, now + 3 * MS);
@@ -617,12 +614,6 @@ static void test_switch_credit(void)
  * its switch-in record (another thread's ring). */
 static void test_late_credit(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 50 * MS,
-		.fixed_speedup = 50,
-		.seed = 11,
-	};
 	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
 	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
 	struct exp_causal *c;
@@ -630,7 +621,7 @@ static void test_late_credit(void)
 	const pid_t a = 5001, b = 5002;
 	uint64_t now = 7000 * MS;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	c = half_speed_engine(50 * MS, 11, a, b, &sp);
 	start_on_line(c, sp, b, now);
 
 	/* a stops at its wait at 1 ms; b runs the line at 2 and 3 ms and
@@ -683,12 +674,6 @@ static void test_late_credit(void)
  * unlock, which runs after the release. */
 static void test_unlock_trap(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 50 * MS,
-		.fixed_speedup = 50,
-		.seed = 13,
-	};
 	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
 	uint64_t cond_args[6] = { 0x2000, FUTEX_WAIT_BITSET_PRIVATE, 0, 0, 0, ~0ULL };
 	struct exp_causal *c;
@@ -697,7 +682,7 @@ static void test_unlock_trap(void)
 	const pid_t a = 6001, b = 6002, d = 6003;
 	uint64_t now = 9000 * MS;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	c = half_speed_engine(50 * MS, 13, a, b, &sp);
 	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), 0), 0);
 	exp_causal_set_trap(c, a, true);
 	exp_causal_set_trap(c, 9999, true); /* unknown: ignored */
@@ -784,19 +769,13 @@ static void line_then_wait(struct exp_causal *c, struct sym_space *sp, pid_t run
  * none of the next one's debt into it: the counts start anew. */
 static void test_wait_across_experiments(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 10 * MS,
-		.fixed_speedup = 50,
-		.seed = 17,
-	};
 	struct exp_causal_stats st;
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t a = 7001, b = 7002;
 	uint64_t now = 12000 * MS, t;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+	c = half_speed_engine(10 * MS, 17, a, b, &sp);
 	start_on_line(c, sp, b, now);
 	/* b runs the line 4 times; a waits owing all 4 and blocks. */
 	line_then_wait(c, sp, b, now + MS, 4, a, now + 5 * MS, now + 5 * MS + 1000);
