@@ -845,8 +845,6 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	struct rec *r = arg;
 	struct rec_thread *t;
 	struct rec_proc *p;
-	struct user_regs_struct regs;
-	bool survivor;
 	uint64_t *v;
 
 	/* The header comes first: the first thread is reported from inside
@@ -883,9 +881,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		p->nthreads++;
 	/* An exec's survivor is at its exec stop: its creator (another
 	 * process's thread, running by now) has no clone stop to read. */
-	survivor = p && !new_process && p->exec_survivor == tid;
-	if (survivor && r->sup && sup_thread_regs(r->sup, tid, &regs) == 0)
-		t->exec_ip = regs.rip;
+	t->exec_ip = new_process ? 0 : sup_session_exec_entry(r->sup, pid);
 	t->ring = inherited_ring(r, p, tid, parent, new_process);
 	if (t->ring)
 		r->rings_shared++;
@@ -901,7 +897,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
 	t->created = psup_now_ns();
-	t->creator = survivor ? NULL : snapshot_creator(r, parent);
+	t->creator = t->exec_ip ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
 	for_each_mode(r, m, thread_new)
