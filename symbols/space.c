@@ -295,48 +295,43 @@ struct sym_mapping *sym_space_find(struct sym_space *sp, uint64_t addr, bool ref
 	return NULL;
 }
 
+/* m, as the image functions take a mapping. */
+static struct sym_map map_of(const struct sym_mapping *m)
+{
+	return (struct sym_map){
+		.start = m->start,
+		.end = m->end,
+		.offset = m->offset,
+		.inode = m->inode,
+		.dev_major = (unsigned)(m->dev >> 32),
+		.dev_minor = (unsigned)m->dev,
+		.prot = m->prot,
+		.path = (char *)m->path,
+		.deleted = m->deleted,
+	};
+}
+
 /* m's image; cached_only: only one the image cache holds already (NULL
  * otherwise, m left to be tried later). */
 static struct sym_image *mapping_image(struct sym_space *sp, struct sym_mapping *m, bool cached_only)
 {
+	struct sym_map map = map_of(m);
 	struct sym_image *img = NULL;
 	int err;
 
 	if (m->tried)
 		return m->image;
-	if (cached_only) {
-		struct sym_map map = {
-			.inode = m->inode,
-			.dev_major = (unsigned)(m->dev >> 32),
-			.dev_minor = (unsigned)m->dev,
-			.path = (char *)m->path,
-		};
-
-		if (m->path[0] != '/' || sym_image_get_cached(&map, &img) < 0)
-			return NULL;
-	}
+	if (cached_only && (m->path[0] != '/' || sym_image_get_cached(&map, &img) < 0))
+		return NULL;
 	m->tried = true;
-	if (img) {
+	if (img)
 		err = 0;
-	} else if (!strcmp(m->path, "[vdso]")) {
+	else if (!strcmp(m->path, "[vdso]"))
 		err = sym_image_get_vdso(sp->mem_pid, m->start, m->end, &img);
-	} else if (m->path[0] == '/') {
-		struct sym_map map = {
-			.start = m->start,
-			.end = m->end,
-			.offset = m->offset,
-			.inode = m->inode,
-			.dev_major = (unsigned)(m->dev >> 32),
-			.dev_minor = (unsigned)m->dev,
-			.prot = m->prot,
-			.path = (char *)m->path,
-			.deleted = m->deleted,
-		};
-
+	else if (m->path[0] == '/')
 		err = sym_image_get_file(sp->mem_pid, &map, &img);
-	} else {
+	else
 		return NULL; /* anonymous, JIT, [vsyscall] */
-	}
 	if (err) {
 		pr_debug("%s: no image: %s", m->path, strerror(-err));
 		return NULL;
