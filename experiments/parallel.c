@@ -241,13 +241,19 @@ static void set_working(struct exp_par *x, struct par_thread *t, bool working)
 		x->nworking--;
 }
 
-/* Keyed: the program chooses its futex addresses, and colliding keys are
- * chained by rehashing. */
+/* Keyed: the program chooses its futex addresses. Never 0 (a free slot). */
+static uint64_t addr_key(pid_t pid, uint64_t addr)
+{
+	uint64_t h = psup_hash64(addr ^ psup_hash_seed() ^ ((uint64_t)(uint32_t)pid << 40));
+
+	return h ? h : 1;
+}
+
+/* Colliding keys are chained by rehashing. */
 static uint64_t lock_key(pid_t pid, uint64_t addr, uint64_t node, bool exit)
 {
-	uint64_t h = psup_hash64(addr ^ psup_hash_seed() ^ ((uint64_t)(uint32_t)pid << 40) ^ exit);
+	uint64_t h = psup_hash64(addr_key(pid, addr ^ exit) ^ node);
 
-	h = psup_hash64(h ^ node);
 	return h ? h : 1;
 }
 
@@ -301,17 +307,10 @@ static int lock_add(struct exp_par *x, pid_t pid, uint64_t addr, uint64_t node, 
 	return 0;
 }
 
-static uint64_t word_key(pid_t pid, uint64_t word)
-{
-	uint64_t h = psup_hash64(word ^ psup_hash_seed() ^ ((uint64_t)(uint32_t)pid << 40));
-
-	return h ? h : 1;
-}
-
 /* The live thread of pid whose tid word is word, or NULL. */
 static struct par_thread *word_owner(struct exp_par *x, pid_t pid, uint64_t word)
 {
-	uint64_t *v = psup_u64map_find(&x->words, word_key(pid, word));
+	uint64_t *v = psup_u64map_find(&x->words, addr_key(pid, word));
 	struct par_thread *o = v ? thread_find(x, (pid_t)*v) : NULL;
 
 	return o && !o->ended && o->pid == pid && o->tid_word == word ? o : NULL;
@@ -320,7 +319,7 @@ static struct par_thread *word_owner(struct exp_par *x, pid_t pid, uint64_t word
 /* A thread's end: a join on its tid word may still end after it. */
 static void word_end(struct exp_par *x, struct par_thread *t, uint64_t time)
 {
-	uint64_t key = word_key(t->pid, t->tid_word), *v;
+	uint64_t key = addr_key(t->pid, t->tid_word), *v;
 
 	if (!t->tid_word)
 		return;
@@ -484,17 +483,15 @@ static int replay(struct exp_par *x, const struct par_ev *e)
 		t->wait_addr = e->a;
 		t->wait_since = e->time;
 		break;
-	case EV_WORD: {
-		bool created;
+	case EV_WORD:
 		word_end(x, t, e->time); /* a tid reused before its end was seen */
-		v = psup_u64map_upsert(&x->words, word_key((pid_t)e->other, e->a), &created);
+		v = psup_u64map_upsert(&x->words, addr_key((pid_t)e->other, e->a), NULL);
 		if (!v)
 			return -ENOMEM;
 		*v = (uint64_t)(uint32_t)t->tid;
 		t->pid = (pid_t)e->other;
 		t->tid_word = e->a;
 		break;
-	}
 	case EV_WAKE: {
 		struct par_thread *w = thread_find(x, e->other);
 		if (w && w->blocked_futex)
