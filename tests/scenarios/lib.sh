@@ -157,6 +157,25 @@ run_psup() {
 	return 0
 }
 
+# strace_psup FILE CALLS PSUP-ARGS...: psup under strace, the calls CALLS
+# (strace's -e trace=) written to FILE, its output in $WORK/out and err, RC
+# its status. strace follows psup alone (no -f): the target is psup's
+# tracee. A sanitizer build's leak check cannot run under a tracer.
+strace_psup() {
+	local file=$1 calls=$2
+	shift 2
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 \
+		strace -o "$file" -e trace="$calls" "$PSUP" "$@" >"$WORK/out" 2>"$WORK/err"
+	RC=$?
+}
+
+# count_below COUNT LIMIT WHAT WHY: notes "COUNT WHAT", fails with WHY unless
+# COUNT < LIMIT.
+count_below() {
+	note "$1 $3"
+	[ "$1" -lt "$2" ] || fail "$1 $3: $4"
+}
+
 expect_rc() { # expected
 	[ "$RC" -eq "$1" ] || { cat "$WORK/err" >&2; fail "exit status $RC, expected $1"; }
 }

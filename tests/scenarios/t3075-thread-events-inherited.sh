@@ -13,26 +13,17 @@
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
-# strace follows psup alone (no -f): the target is psup's tracee. A
-# sanitizer build's leak check cannot run under a tracer.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st -e trace=perf_event_open,openat,write,process_vm_readv \
-	"$PSUP" run -q -o m.cbor -- "$TARGETS/manythreads" 200 >out 2>err
-RC=$?
+strace_psup st perf_event_open,openat,write,process_vm_readv run -q -o m.cbor -- "$TARGETS/manythreads" 200
 expect_rc 0
 report_json m.cbor >m.json
 jq -e '.runs[0].per_cpu' m.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
-opens=$(grep -c '^perf_event_open(' st)
-note "$opens perf_event_open calls for 201 threads"
-[ "$opens" -lt 100 ] || fail "psup opened $opens perf events for 201 threads: new threads did not inherit theirs"
-procs=$(grep -cE '^openat\(.*"/proc/[0-9]+/(status|comm)"' st)
-note "$procs /proc status or comm files opened for 201 threads"
-[ "$procs" -lt 50 ] || fail "psup read /proc $procs times for 201 threads: once or twice per new thread"
-writes=$(grep -c '^write(' st)
-note "$writes writes for 201 threads"
-[ "$writes" -lt 100 ] || fail "psup made $writes writes for 201 threads: its records were not batched"
-reads=$(grep -c '^process_vm_readv(' st)
-note "$reads reads of the target's memory for 201 threads"
-[ "$reads" -lt 300 ] || fail "psup read the target's memory $reads times for 201 threads: twice per clone stop"
+count_below "$(grep -c '^perf_event_open(' st)" 100 "perf_event_open calls for 201 threads" \
+	"new threads did not inherit their events"
+count_below "$(grep -cE '^openat\(.*"/proc/[0-9]+/(status|comm)"' st)" 50 "/proc status or comm files opened for 201 threads" \
+	"once or twice per new thread"
+count_below "$(grep -c '^write(' st)" 100 "writes for 201 threads" "the records were not batched"
+count_below "$(grep -c '^process_vm_readv(' st)" 300 "reads of the target's memory for 201 threads" \
+	"twice per clone stop"
 jq_check m.json '.summary.threads == 201' "not every thread was seen"
 jq_check m.json '[.threads[] | select(.times.running > 0)] | length == 201' \
 	"a thread lacks its states (switch records)"
@@ -44,16 +35,13 @@ jq_check m.json '[.threads[] | select(.times.blocked > 0)] | length >= 190' \
 # psup opens a set per CPU at each fork only, not again at the exec (it did
 # both before: twice the opens). The program exec'ed is sampled through the
 # set kept: its samples and switch records arrive.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st2 -e trace=perf_event_open \
-	"$PSUP" run -q -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30" >out 2>err
-RC=$?
+strace_psup st2 perf_event_open run -q -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"
 expect_rc 0
 report_json e.cbor >e.json
 ncpu=$(jq '.runs[0].cpus // 0' e.json)
 [ "$ncpu" -gt 0 ] || ncpu=$(getconf _NPROCESSORS_ONLN)
-opens=$(grep -c '^perf_event_open(' st2)
-note "$opens perf_event_open calls for 52 processes (50 fork+exec), $ncpu CPUs"
-[ "$opens" -lt $((ncpu * 52 * 3 / 2 + 30)) ] || fail "psup opened $opens perf events for 52 processes on $ncpu CPUs: an exec reopened its process's"
+count_below "$(grep -c '^perf_event_open(' st2)" $((ncpu * 52 * 3 / 2 + 30)) \
+	"perf_event_open calls for 52 processes (50 fork+exec), $ncpu CPUs" "an exec reopened its process's events"
 pct=$(func_total_pct e.json work_a)
 in_range "$pct" 30 100 || fail "work_a, run by exec through the events kept, has ${pct}% of the samples"
 jq_check e.json '[.threads[] | select(.name == "diffwork" and .times.running > 0)] | length == 1' \

@@ -20,31 +20,22 @@
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
 N=100
-# strace follows psup alone (no -f): the target is psup's tracee. A
-# sanitizer build's leak check cannot run under a tracer.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout --kill-after=5 240 strace -o st \
-	-e trace=openat,ioctl,ptrace,newfstatat,stat,process_vm_readv \
-	"$PSUP" run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done" >out 2>err
-RC=$?
+strace_psup st openat,ioctl,ptrace,newfstatat,stat,process_vm_readv \
+	run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
 expect_rc 0
 report_json s.cbor >s.json
 jq -e '.runs[0].per_cpu' s.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
 
-maps=$(grep -cE '^openat\(.*"/proc/[0-9]+/maps"' st)
-note "$maps maps files read for $N processes"
-[ "$maps" -lt $((N * 3 / 2)) ] || fail "psup read /proc/PID/maps $maps times for $N processes: at the exec stop too"
-enables=$(grep -c 'PERF_EVENT_IOC_ENABLE' st)
-note "$enables ENABLE ioctls for $N processes"
-[ "$enables" -lt $((N / 5)) ] || fail "psup enabled each process's events with $enables ioctls"
-esrch=$(grep -cE '^ptrace\(PTRACE_GETREGS, .*ESRCH' st)
-note "$esrch GETREGS of running threads for $N processes"
-[ "$esrch" -lt $((N / 5)) ] || fail "psup asked $esrch times for the registers of a running creator"
-efaults=$(grep -cE '^process_vm_readv\(.*EFAULT' st)
-note "$efaults reads of code gone for $N processes"
-[ "$efaults" -lt $((N / 5)) ] || fail "psup read $efaults times the old program's code after its exec"
-stats=$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)
-note "$stats stats of paths for $N processes"
-[ "$stats" -lt $((N * 5 / 2)) ] || fail "psup made $stats stats for $N processes: the mapped images' paths each time"
+count_below "$(grep -cE '^openat\(.*"/proc/[0-9]+/maps"' st)" $((N * 3 / 2)) "maps files read for $N processes" \
+	"at the exec stop too"
+count_below "$(grep -c 'PERF_EVENT_IOC_ENABLE' st)" $((N / 5)) "ENABLE ioctls for $N processes" \
+	"each process's events enabled by ioctl"
+count_below "$(grep -cE '^ptrace\(PTRACE_GETREGS, .*ESRCH' st)" $((N / 5)) "GETREGS of running threads for $N processes" \
+	"the registers of a running creator asked for"
+count_below "$(grep -cE '^process_vm_readv\(.*EFAULT' st)" $((N / 5)) "reads of code gone for $N processes" \
+	"the old program's code read after its exec"
+count_below "$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)" $((N * 5 / 2)) "stats of paths for $N processes" \
+	"the mapped images' paths stat'ed each time"
 
 jq_check s.json "[.threads[] | select(.name == \"true\")] | length == $N" "not every process was seen"
 jq_check s.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
