@@ -964,6 +964,24 @@ static void cpu_switch(void *arg, const struct smp_switch *sw)
 		r->switch_in++;
 }
 
+/* A ring per online CPU of the ncpu first (offline ones skipped) into
+ * rings, *n of them; 0, or the error that stopped it. */
+static int open_cpu_rings(struct smp_event *ev, long ncpu, struct smp_thread **rings, int *n)
+{
+	int ret = 0;
+
+	*n = 0;
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		ret = smp_cpu_open(ev, (int)cpu, 0, &rings[*n]);
+		if (ret == -ENODEV)
+			continue;
+		if (ret)
+			break;
+		(*n)++;
+	}
+	return ret;
+}
+
 /* Sampling per CPU: the child's samples come from the CPU rings with the
  * period as weight, its own event only counts and still writes its
  * switch records. */
@@ -991,15 +1009,9 @@ static void test_real_cpu(void)
 	CHECK_EQ_INT(smp_cpu_open(ev, 0, 0, &rings[0]), -EINVAL); /* not per CPU yet */
 	CHECK_EQ_INT(smp_event_set_per_cpu(ev, true), 0);
 	CHECK(smp_event_per_cpu(ev));
-	for (long cpu = 0; cpu < ncpu; cpu++) {
-		ret = smp_cpu_open(ev, (int)cpu, 0, &rings[n]);
-		if (ret == -ENODEV)
-			continue;
-		if (ret)
-			break;
-		CHECK_EQ_INT(smp_thread_tid(rings[n]), -1);
-		n++;
-	}
+	ret = open_cpu_rings(ev, ncpu, rings, &n);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ_INT(smp_thread_tid(rings[i]), -1);
 	if (ret == -EACCES || ret == -EPERM) {
 		printf("# skipping per-CPU sampling: not permitted here\n");
 		goto out;
@@ -1079,14 +1091,7 @@ static void test_cpu_wakeup_period(void)
 		smp_event_free(ev);
 		return;
 	}
-	for (long cpu = 0; cpu < ncpu; cpu++) {
-		ret = smp_cpu_open(ev, (int)cpu, 0, &rings[n]);
-		if (ret == -ENODEV)
-			continue;
-		if (ret)
-			break;
-		n++;
-	}
+	ret = open_cpu_rings(ev, ncpu, rings, &n);
 	if (ret || !n || pipe(ping) || pipe(pong)) {
 		printf("# skipping per-CPU wakeup periods: %s\n", strerror(-ret));
 		goto out;
