@@ -179,6 +179,7 @@ static void image_destroy(struct sym_image *img)
 		close(img->fd);
 	sym_strpool_release(&img->names);
 	free(img->cu_ranges);
+	sym_cu_index_free(img->cu_scopes);
 	free(img->loads);
 	free(img->build_id);
 	free(img->path);
@@ -948,83 +949,21 @@ static const char *symbol_name(struct sym_image *img, const char *name)
 
 #define MAX_SCOPES 256
 
-/*
- * The innermost DIE under parent whose code contains addr, walking the tree
- * (DIEs with code that miss addr are skipped whole). For units found through
- * cu_ranges: there dwarf_getscopes() leaks the scopes it found when its
- * second pass fails to follow an abstract origin (libdw 0.188), which Go's
- * inlined subroutines make it do. Returns false when none.
- */
-static bool innermost_scope(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *out, unsigned depth)
+/* eu-addr2line -i: the function scopes around addr, innermost first
+ * (cuscope.c); each inlined subroutine's DW_AT_call_file/call_line is
+ * where its caller (the next function scope out) was executing. */
+static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Addr addr, struct sym_loc *out)
 {
-	Dwarf_Die child;
-	bool found = false;
-
-	if (depth > 64 || dwarf_child(parent, &child) != 0)
-		return false;
-	do {
-		bool code = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
-
-		if (code && dwarf_haspc(&child, addr) <= 0)
-			continue;
-		if (code) {
-			*out = child;
-			found = true;
-		}
-		if (dwarf_haschildren(&child) > 0 && innermost_scope(&child, addr, out, depth + 1))
-			return true;
-		if (found)
-			return true;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return found;
-}
-
-/* eu-addr2line -i: the scopes around addr, innermost first; each inlined
- * subroutine's DW_AT_call_file/call_line is where its caller (the next
- * function scope out) was executing. walk: find the innermost scope with
- * innermost_scope() rather than dwarf_getscopes(). */
-static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Addr addr,
-			      struct sym_loc *out, bool walk)
-{
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die scopes[MAX_SCOPES];
 	Dwarf_Files *files = NULL;
 	Dwarf_Line *line;
-	int idx[MAX_SCOPES];
 	const char *file = NULL;
-	int nscopes, nfunc = 0, lineno = 0;
+	int nfunc, lineno = 0;
 	unsigned n = 0;
 
-	if (!walk) {
-		nscopes = dwarf_getscopes(cudie, addr, &scopes);
-		if (nscopes <= 0)
-			return 0;
-	}
-	/* Past an inlined subroutine, dwarf_getscopes() continues with the
-	 * scopes of its abstract origin; the concrete callers are the DIE
-	 * parents of the innermost scope (what eu-addr2line -i does). */
-	{
-		Dwarf_Die inner;
-
-		if (walk && !innermost_scope(cudie, addr, &inner, 0))
-			return 0;
-		if (!walk)
-			inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
-		if (nscopes <= 0)
-			return 0;
-	}
-	for (int i = 0; i < nscopes && nfunc < MAX_SCOPES; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
-			idx[nfunc++] = i;
-		if (tag == DW_TAG_subprogram)
-			break;
-	}
-	if (nfunc == 0)
-		goto out;
+	nfunc = sym_cu_scopes(&img->cu_scopes, cudie, addr, scopes, MAX_SCOPES);
+	if (nfunc <= 0)
+		return 0;
 	line = dwarf_getsrc_die(cudie, addr);
 	if (line) {
 		file = dwarf_linesrc(line, NULL, NULL);
@@ -1033,7 +972,7 @@ static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Add
 	if (dwarf_getsrcfiles(cudie, &files, NULL))
 		files = NULL;
 	for (int k = 0; k < nfunc; k++) {
-		Dwarf_Die *die = &scopes[idx[k]];
+		Dwarf_Die *die = &scopes[k];
 		Dwarf_Attribute attr;
 		Dwarf_Word v;
 
@@ -1054,8 +993,6 @@ static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Add
 		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v))
 			lineno = (int)v;
 	}
-out:
-	free(scopes);
 	return n;
 }
 
@@ -1213,11 +1150,11 @@ static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *
 	modaddr = vaddr + img->mod_bias;
 	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
 	if (cudie) {
-		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out, false);
+		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
 	} else {
 		cudie = cu_ranges_find(img, modaddr, &cu_buf, &dwbias);
 		if (cudie)
-			out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out, true);
+			out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
 	}
 	if (out->nframes)
 		return 0;

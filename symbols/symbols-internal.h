@@ -91,6 +91,8 @@ struct sym_image {
 	bool cu_ranges_tried;
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
+	/* Each unit's code DIEs, built on its first address (cuscope.c). */
+	struct sym_cu_index *cu_scopes;
 };
 
 struct sym_cu_range {
@@ -240,5 +242,15 @@ int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_ou
 int sym_debug_cache_add(int fd, const unsigned char *id, size_t idlen, char **path_out);
 int sym_debug_cache_by_id(const unsigned char *id, size_t idlen, char **path_out, bool *id_file);
 void sym_debug_cache_stats(uint64_t *hits, uint64_t *written);
+
+/* cuscope.c: the function DIEs around addr (a DWARF address in the unit
+ * cudie), innermost first: the inlined subroutines, then the subprogram
+ * that holds them; at most max copied to out. The unit's table is built in
+ * *idx (allocated on first use, freed by sym_cu_index_free()) the first
+ * time one of its addresses is asked. Returns how many, 0 when no code DIE
+ * of the unit contains addr, -1 when out of memory. */
+struct sym_cu_index;
+int sym_cu_scopes(struct sym_cu_index **idx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max);
+void sym_cu_index_free(struct sym_cu_index *idx);
 
 #endif

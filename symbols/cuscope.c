@@ -1,0 +1,217 @@
+/*
+ * The function scopes around an address, from a table of each unit's code
+ * DIEs built once. libdw answers "which inlined subroutines and which
+ * function contain this address" by walking the unit's DIE tree from its
+ * start, twice (dwarf_getscopes() for the innermost scope, then
+ * dwarf_getscopes_die() for its parents): in libc's units (libc6-dbg) that
+ * was about 0.2 ms an address, half of psup's CPU time on a shell script of
+ * 40 short processes. Here the first address asked in a unit walks it once
+ * and keeps, in the tree's order, each DIE with code (low_pc or ranges)
+ * and each DIE that holds one, with its address ranges, its parent and
+ * where its subtree ends; an address then costs a scan of range pairs,
+ * skipping the subtrees that miss it.
+ *
+ * The innermost scope is chosen as a walk of the tree would choose it (the
+ * first DIE with code that contains the address, then the first of its
+ * children that does, and so on; DIEs without code are looked through):
+ * tests/unit/test-cuscope.c compares every answer with libdw's on libc and
+ * on psup.
+ */
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/symbols-internal.h"
+
+struct scope_ent {
+	Dwarf_Die die;
+	int parent;     /* index, -1 for a child of the unit */
+	unsigned next;  /* the index after this DIE's subtree */
+	unsigned range; /* first of its ranges in the unit's table */
+	unsigned nranges;
+	bool code; /* has low_pc or ranges */
+};
+
+struct unit_scopes {
+	struct scope_ent *ents;
+	unsigned n, cap;
+	uint64_t (*ranges)[2];
+	unsigned nranges, rcap;
+	bool failed; /* out of memory while built: asked of libdw instead */
+};
+
+struct sym_cu_index {
+	struct psup_u64map units; /* unit DIE offset -> struct unit_scopes * */
+};
+
+static bool push_ent(struct unit_scopes *u, const Dwarf_Die *die, int parent, bool code)
+{
+	if (u->n == u->cap) {
+		unsigned cap = u->cap ? 2 * u->cap : 64;
+		struct scope_ent *n = realloc(u->ents, cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		u->ents = n;
+		u->cap = cap;
+	}
+	u->ents[u->n] = (struct scope_ent){ .die = *die, .parent = parent, .range = u->nranges, .code = code };
+	u->n++;
+	return true;
+}
+
+static bool push_ranges(struct unit_scopes *u, Dwarf_Die *die)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (u->nranges == u->rcap) {
+			unsigned cap = u->rcap ? 2 * u->rcap : 64;
+			uint64_t(*n)[2] = realloc(u->ranges, cap * sizeof(*n));
+
+			if (!n)
+				return false;
+			u->ranges = n;
+			u->rcap = cap;
+		}
+		u->ranges[u->nranges][0] = start;
+		u->ranges[u->nranges][1] = end;
+		u->nranges++;
+	}
+	return true;
+}
+
+/* The code DIEs under parent (index pidx) and the DIEs that hold them. */
+static bool build(struct unit_scopes *u, Dwarf_Die *parent, int pidx, unsigned depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return true;
+	do {
+		bool code = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
+		bool kids = dwarf_haschildren(&child) > 0;
+		unsigned at = u->n;
+
+		if (!code && !kids)
+			continue;
+		if (!push_ent(u, &child, pidx, code))
+			return false;
+		if (code && !push_ranges(u, &child))
+			return false;
+		u->ents[at].nranges = u->nranges - u->ents[at].range;
+		if (kids && !build(u, &child, (int)at, depth + 1))
+			return false;
+		if (!code && u->n == at + 1) {
+			u->n = at; /* holds no code: not kept */
+			continue;
+		}
+		u->ents[at].next = u->n;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
+}
+
+static bool contains(const struct unit_scopes *u, const struct scope_ent *e, uint64_t addr)
+{
+	for (unsigned i = 0; i < e->nranges; i++)
+		if (addr >= u->ranges[e->range + i][0] && addr < u->ranges[e->range + i][1])
+			return true;
+	return false;
+}
+
+/* The innermost code DIE in [from, to) that contains addr, or -1. */
+static int innermost(const struct unit_scopes *u, unsigned from, unsigned to, uint64_t addr)
+{
+	unsigned i = from;
+
+	while (i < to) {
+		const struct scope_ent *e = &u->ents[i];
+		int inner;
+
+		if (e->code && !contains(u, e, addr)) {
+			i = e->next;
+			continue;
+		}
+		inner = e->next > i + 1 ? innermost(u, i + 1, e->next, addr) : -1;
+		if (inner >= 0)
+			return inner;
+		if (e->code)
+			return (int)i;
+		i = e->next;
+	}
+	return -1;
+}
+
+static void unit_free(struct unit_scopes *u)
+{
+	if (!u)
+		return;
+	free(u->ents);
+	free(u->ranges);
+	free(u);
+}
+
+static struct unit_scopes *unit_of(struct sym_cu_index *idx, Dwarf_Die *cudie)
+{
+	uint64_t key = dwarf_dieoffset(cudie) + 1;
+	uint64_t *v = psup_u64map_find(&idx->units, key);
+	struct unit_scopes *u;
+	bool created;
+
+	if (v)
+		return (struct unit_scopes *)(uintptr_t)*v;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	if (!build(u, cudie, -1, 0)) {
+		free(u->ents);
+		free(u->ranges);
+		memset(u, 0, sizeof(*u));
+		u->failed = true;
+	}
+	v = psup_u64map_upsert(&idx->units, key, &created);
+	if (!v) {
+		unit_free(u);
+		return NULL;
+	}
+	*v = (uint64_t)(uintptr_t)u;
+	return u;
+}
+
+int sym_cu_scopes(struct sym_cu_index **pidx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max)
+{
+	struct unit_scopes *u;
+	int i, n = 0;
+
+	if (!*pidx) {
+		*pidx = calloc(1, sizeof(**pidx));
+		if (!*pidx)
+			return -1;
+		psup_u64map_init(&(*pidx)->units);
+	}
+	u = unit_of(*pidx, cudie);
+	if (!u || u->failed)
+		return -1;
+	for (i = innermost(u, 0, u->n, addr); i >= 0 && n < max; i = u->ents[i].parent) {
+		int tag = dwarf_tag(&u->ents[i].die);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		out[n++] = u->ents[i].die;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	return n;
+}
+
+void sym_cu_index_free(struct sym_cu_index *idx)
+{
+	if (!idx)
+		return;
+	for (size_t i = 0; i < idx->units.cap; i++)
+		if (idx->units.keys[i])
+			unit_free((struct unit_scopes *)(uintptr_t)idx->units.vals[i]);
+	psup_u64map_release(&idx->units);
+	free(idx);
+}
