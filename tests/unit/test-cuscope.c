@@ -65,9 +65,9 @@ static void check_addr(struct sym_cu_index **idx, Dwarf_Die *cudie, Dwarf_Addr a
 	if (!same && t->bad++ < 5)
 		fprintf(stderr, "%s: 0x%llx in unit at 0x%llx: libdw %d scopes (innermost 0x%llx), cuscope %d (0x%llx)\n",
 			what,
-		     (unsigned long long)addr, (unsigned long long)dwarf_dieoffset(cudie), na,
-		     na > 0 ? (unsigned long long)dwarf_dieoffset(&a[0]) : 0ULL, nb,
-		     nb > 0 ? (unsigned long long)dwarf_dieoffset(&b[0]) : 0ULL);
+			(unsigned long long)addr, (unsigned long long)dwarf_dieoffset(cudie), na,
+			na > 0 ? (unsigned long long)dwarf_dieoffset(&a[0]) : 0ULL, nb,
+			nb > 0 ? (unsigned long long)dwarf_dieoffset(&b[0]) : 0ULL);
 }
 
 static uint64_t xorshift(uint64_t *x)
