@@ -1098,10 +1098,10 @@ static int cmp_dbg(const void *x, const void *y, void *ctx)
 /*
  * Says which images that got samples lack debug info, what that costs, and
  * once how to get it. The recorder looks the debug info up (in the file, by
- * build-id, by .gnu_debuglink, through debuginfod), so it takes a new
- * recording. libdw (elfutils >= 0.178, Debian 12's 0.188 included) asks
- * debuginfod servers when DEBUGINFOD_URLS is set, through libdebuginfod.so.1,
- * which Debian ships apart (libdebuginfod1).
+ * build-id, by .gnu_debuglink, in debuginfod's client cache), so it takes a
+ * new recording. It asks no debuginfod server itself (a download would hold
+ * the program at a stop): debuginfod-find (Debian's debuginfod package)
+ * fetches the files into that cache first.
  */
 static int print_debug_info(const struct agg *a, const struct rep_options *o, FILE *out)
 {
@@ -1164,11 +1164,12 @@ static int print_debug_info(const struct agg *a, const struct rep_options *o, FI
 	fputs(" names it)", out);
 	if (libc)
 		fputs(md ? ", `libc6-dbg` for libc" : ", libc6-dbg for libc", out);
-	fputs(md ? "; or record with `DEBUGINFOD_URLS` set (e.g. "
-		   "`https://debuginfod.debian.net`): libdw then downloads them by build-id "
-		   "(on Debian it needs `libdebuginfod1`).\n\n"
-		 : ";\n  or record with DEBUGINFOD_URLS set (e.g. https://debuginfod.debian.net):\n"
-		   "  libdw then downloads them by build-id (on Debian it needs libdebuginfod1)\n\n",
+	fputs(md ? "; or fetch them from a debuginfod server before recording: "
+		   "`DEBUGINFOD_URLS=https://debuginfod.debian.net debuginfod-find debuginfo FILE` "
+		   "(Debian's `debuginfod` package) for each file; psup reads debuginfod's cache.\n\n"
+		 : ";\n  or fetch them from a debuginfod server before recording, for each file:\n"
+		   "  DEBUGINFOD_URLS=https://debuginfod.debian.net debuginfod-find debuginfo FILE\n"
+		   "  (Debian's debuginfod package); psup reads debuginfod's cache\n\n",
 	      out);
 	free(idx);
 	return 0;

@@ -359,3 +359,50 @@ void sym_debug_cache_stats(uint64_t *hits, uint64_t *written)
 	*hits = dc.hits;
 	*written = dc.written;
 }
+
+/*
+ * The debug file debuginfod's client downloaded for build-id id, from its
+ * cache: $DEBUGINFOD_CACHE_PATH, else ~/.debuginfod_client_cache where it
+ * exists, else $XDG_CACHE_HOME/debuginfod_client or
+ * ~/.cache/debuginfod_client (libdebuginfod's own order); the file is
+ * ID/debuginfo there. psup asks no server while it records (a download
+ * would hold the program at a stop), so `debuginfod-find debuginfo FILE`
+ * before the run is how a server's files are used. Returns an fd of a
+ * regular ELF file with that build-id (*path_out its name, to free), or -1.
+ */
+int sym_debuginfod_cached(const unsigned char *id, size_t idlen, char **path_out)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], dir[PATH_MAX], path[2 * PATH_MAX];
+	const char *env = getenv("DEBUGINFOD_CACHE_PATH"), *home = getenv("HOME");
+	struct stat st;
+	bool id_matches, compressed;
+	int fd;
+
+	if (idlen < 2 || idlen > SYM_BUILD_ID_MAX)
+		return -1;
+	if (!home || home[0] != '/')
+		home = "";
+	if (env && *env) {
+		snprintf(dir, sizeof(dir), "%s", env);
+	} else {
+		snprintf(dir, sizeof(dir), "%s/.debuginfod_client_cache", home);
+		if (stat(dir, &st) < 0) {
+			env = getenv("XDG_CACHE_HOME");
+			if (env && *env)
+				snprintf(dir, sizeof(dir), "%s/debuginfod_client", env);
+			else
+				snprintf(dir, sizeof(dir), "%s/.cache/debuginfod_client", home);
+		}
+	}
+	sym_hex(id, idlen, hex);
+	snprintf(path, sizeof(path), "%s/%s/debuginfo", dir, hex);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !elf_facts(fd, id, idlen, &id_matches, &compressed) ||
+	    !id_matches || !(*path_out = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

@@ -877,8 +877,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	else
 		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 						  debuglink_crc, debuginfo_file_name);
-	/* Found by .gnu_debuglink (or debuginfod): libdwfl opens what we
-	 * return. */
+	/* Else what debuginfod-find fetched before the run. */
+	if (fd < 0 && idlen > 0)
+		fd = sym_debuginfod_cached(id, (size_t)idlen, debuginfo_file_name);
+	/* Found by .gnu_debuglink (or in debuginfod's cache): libdwfl opens
+	 * what we return. */
 	if (fd >= 0 && idlen > 0 && !id_file &&
 	    (cfd = sym_debug_cache_add(fd, id, (size_t)idlen, &cached)) >= 0) {
 		close(fd);

@@ -242,6 +242,9 @@ int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_ou
 int sym_debug_cache_add(int fd, const unsigned char *id, size_t idlen, char **path_out);
 int sym_debug_cache_by_id(const unsigned char *id, size_t idlen, char **path_out, bool *id_file);
 void sym_debug_cache_stats(uint64_t *hits, uint64_t *written);
+/* The debug file for build-id id in debuginfod's client cache (downloaded
+ * before the run by debuginfod-find): an fd and its name (to free), or -1. */
+int sym_debuginfod_cached(const unsigned char *id, size_t idlen, char **path_out);
 
 /* cuscope.c: the function DIEs around addr (a DWARF address in the unit
  * cudie), innermost first: the inlined subroutines, then the subprogram

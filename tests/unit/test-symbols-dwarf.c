@@ -3,7 +3,8 @@
  * cc (-O2 -g, -O0 -g, a shared library, a dlopen'ed library, an object
  * without DWARF, an always_inline helper, stripped binaries whose DWARF is
  * in a .gnu_debuglink file checked by build-id or by CRC, one of them
- * compressed and read through psup's debug cache). Each fixture runs
+ * compressed and read through psup's debug cache, one found in debuginfod's
+ * client cache). Each fixture runs
  * as a ptraced child that stops itself inside fx_a -> fx_b -> fx_c; the test
  * resolves the addresses the child printed, and unwinds the stopped thread
  * both with ptrace and from a register + stack snapshot.
@@ -223,6 +224,13 @@ static int build_fixtures(void)
 		   dir, ld))
 		return -1;
 	CHECK(fx_run("readelf -SW %s/fx_z.debug | grep debug_info | grep -q ' C '", dir) == 0);
+	/* No debuglink, a build-id of its own: its debug file is only in
+	 * debuginfod's client cache (test_debuginfod_cache). */
+	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=0x7073757064630000000000000000000000000001 fx.c nodebug.o "
+		   "%s -o fx_dc.full && objcopy --only-keep-debug fx_dc.full fx_dc.debug && "
+		   "objcopy --strip-all fx_dc.full fx_dc",
+		   dir, ld))
+		return -1;
 	/* No build-id: the debuglink's CRC is the only check. */
 	if (fx_run("cd %s && cc -O2 -g -Wl,--build-id=none fx.c nodebug.o %s -o fx_crc.full && "
 		   "objcopy --only-keep-debug fx_crc.full fx_crc.debug && "
@@ -758,6 +766,36 @@ static void test_debug_cache(void)
 	CHECK(file_size(copy) > file_size(debug));
 }
 
+/*
+ * debuginfod's client cache (DEBUGINFOD_CACHE_PATH): fx_dc, stripped and
+ * without a debuglink, whose debug file is only in ID/debuginfo there, as
+ * debuginfod-find leaves it; names and lines come out right (test_variant's
+ * checks). With PSUP_TEST_NO_DEBUGINFOD_CACHE=1 the variable is not set and
+ * the checks must fail (how the test itself is checked).
+ */
+static void test_debuginfod_cache(void)
+{
+	static const struct variant dc = { .name = "fx_dc", .stripped = true, .build_id = true };
+	char bid[128], cache[256];
+	int before = tap_failures;
+
+	fprintf(stderr, "# debuginfod's cache\n");
+	snprintf(cache, sizeof(cache), "%s/dcache", dir);
+	read_build_id("fx_dc", bid, sizeof(bid));
+	CHECK(strlen(bid) > 2);
+	if (strlen(bid) <= 2 || fx_run("cd %s && mkdir -p dcache/%s && mv fx_dc.debug dcache/%s/debuginfo", dir, bid, bid)) {
+		CHECK(!"debuginfod cache fixture");
+		return;
+	}
+	if (!getenv("PSUP_TEST_NO_DEBUGINFOD_CACHE"))
+		setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	test_variant(&dc);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	if (tap_failures > before)
+		fprintf(stderr, "# fx_dc, its debug file in debuginfod's cache only: %d checks failed\n",
+			tap_failures - before);
+}
+
 /* Whether a file whose name holds what is mapped in this process. */
 static bool mapped_here(const char *what)
 {
@@ -799,6 +837,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < PSUP_ARRAY_SIZE(variants); i++)
 			test_variant(&variants[i]);
 		test_debug_cache();
+		test_debuginfod_cache();
 		CHECK(!mapped_here("libdebuginfod"));
 	}
 	if (!getenv("PSUP_KEEP_FIXTURES"))
