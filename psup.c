@@ -1,7 +1,6 @@
 /* psup: the command table. */
 #include "builtin/builtin.h"
 
-#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <perfmon/pfmlib.h>
 #include <stdio.h>
@@ -32,7 +31,6 @@ static const struct cmd_struct commands[] = {
 static void version(FILE *f)
 {
 	int pfm = pfm_get_version();
-	void *dbg;
 	long paranoid = 99;
 	FILE *pf;
 
@@ -43,15 +41,8 @@ static void version(FILE *f)
 		(unsigned)ZYDIS_VERSION_MAJOR(ZYDIS_VERSION),
 		(unsigned)ZYDIS_VERSION_MINOR(ZYDIS_VERSION));
 	fprintf(f, "debug info: libdw %s\n", dwfl_version(NULL));
-	/* libdw loads libdebuginfod.so.1 when DEBUGINFOD_URLS is set (Debian
-	 * ships it apart, in libdebuginfod1) */
-	dbg = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
-	fprintf(f, "debuginfod: %s%s\n",
-		dbg ? "available" : "not available (install libdebuginfod1)",
-		!dbg ? "" : getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS") ? " (DEBUGINFOD_URLS is set)"
-										    : " (set DEBUGINFOD_URLS to use it)");
-	if (dbg)
-		dlclose(dbg);
+	/* symbols/debugcache.c: no server is asked while recording */
+	fputs("debuginfod: its client's cache is read (fill it with debuginfod-find before recording)\n", f);
 #ifdef PSUP_HAVE_LIBIBERTY
 	fputs("demangling: libiberty (C++, Rust)\n", f);
 #else
