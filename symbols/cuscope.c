@@ -44,19 +44,29 @@ struct sym_cu_index {
 	struct psup_u64map units; /* unit DIE offset -> struct unit_scopes * */
 };
 
+/* arr (n used of *cap entries of size bytes) with room for one more: arr
+ * itself, or a larger copy (*cap updated); NULL when out of memory. */
+static void *room_for_one(void *arr, unsigned *cap, unsigned n, size_t size)
+{
+	unsigned want = *cap ? 2 * *cap : 64;
+	void *grown;
+
+	if (n < *cap)
+		return arr;
+	grown = realloc(arr, want * size);
+	if (grown)
+		*cap = want;
+	return grown;
+}
+
 static bool push_ent(struct unit_scopes *u, const Dwarf_Die *die, int parent, bool code)
 {
-	if (u->n == u->cap) {
-		unsigned cap = u->cap ? 2 * u->cap : 64;
-		struct scope_ent *n = realloc(u->ents, cap * sizeof(*n));
+	struct scope_ent *ents = room_for_one(u->ents, &u->cap, u->n, sizeof(*ents));
 
-		if (!n)
-			return false;
-		u->ents = n;
-		u->cap = cap;
-	}
-	u->ents[u->n] = (struct scope_ent){ .die = *die, .parent = parent, .range = u->nranges, .code = code };
-	u->n++;
+	if (!ents)
+		return false;
+	u->ents = ents;
+	ents[u->n++] = (struct scope_ent){ .die = *die, .parent = parent, .range = u->nranges, .code = code };
 	return true;
 }
 
@@ -66,17 +76,13 @@ static bool push_ranges(struct unit_scopes *u, Dwarf_Die *die)
 	ptrdiff_t off = 0;
 
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
-		if (u->nranges == u->rcap) {
-			unsigned cap = u->rcap ? 2 * u->rcap : 64;
-			uint64_t(*n)[2] = realloc(u->ranges, cap * sizeof(*n));
+		uint64_t(*ranges)[2] = room_for_one(u->ranges, &u->rcap, u->nranges, sizeof(*ranges));
 
-			if (!n)
-				return false;
-			u->ranges = n;
-			u->rcap = cap;
-		}
-		u->ranges[u->nranges][0] = start;
-		u->ranges[u->nranges][1] = end;
+		if (!ranges)
+			return false;
+		u->ranges = ranges;
+		ranges[u->nranges][0] = start;
+		ranges[u->nranges][1] = end;
 		u->nranges++;
 	}
 	return true;
