@@ -887,15 +887,10 @@ static int causal_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid
 {
 	struct causal_cmd *cz = to_causal(m);
 
+	(void)parent; /* a new thread owes nothing (exp_causal_thread_new) */
 	if (!cz->enabled || !cz->eng)
 		return 0;
-	/* The new thread inherits its creator's count (Coz 3.4): the
-	 * creator's own credit (its wake from a join, say) must be in first,
-	 * or the new thread would owe delays inserted while its creator was
-	 * blocked. */
-	if (parent && !cz->failed)
-		drain_now(cz);
-	if (exp_causal_thread_new(cz->eng, tid, pid, parent) < 0)
+	if (exp_causal_thread_new(cz->eng, tid, pid) < 0)
 		pr_debug("causal: no state for thread %d", tid);
 	trap_thread_new(cz, tid, pid);
 	if (new_process) {

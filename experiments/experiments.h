@@ -548,10 +548,9 @@ int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
 		   struct rep_writer *w, struct exp_causal **out);
 void exp_causal_free(struct exp_causal *c);
 
-/* Thread lifecycle. A new thread inherits its creator's local count (Coz
- * 3.4: delays the creator owed also delayed the creation); parent 0: none
- * owed. */
-int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid, pid_t parent);
+/* Thread lifecycle. A new thread owes nothing (its creator's debt stays
+ * its creator's: see causal.c). */
+int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid);
 void exp_causal_thread_gone(struct exp_causal *c, pid_t tid);
 /* Process pid exec'ed or ended: its address cache goes. */
 void exp_causal_process_forget(struct exp_causal *c, pid_t pid);

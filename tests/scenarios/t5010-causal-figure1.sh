@@ -51,6 +51,14 @@ if [ -x "$TARGETS/causal-figure1-psuph" ]; then
 	jq_check src.json '[.causal.progress_points[] | select(.kind == "throughput" and (.name | endswith("causal-figure1.c:'"${round#*:}"'")))] | length == 1 and .[0].visits > 100' \
 		"the PSUP_PROGRESS point (named after its file and line) counted no rounds"
 	check_fig1 src.json "psup.h point, threads per round" 30
+	# Without interception (as in attach mode, and for static binaries:
+	# no unlock trap stops the creator inside pthread_create to pay its
+	# debt first), each new thread inheriting its creator's unpaid debt
+	# made both loops read as contention (slopes -0.84 and -0.41).
+	run_psup 120 run -q -o ni.cbor --experiment-ms 50 --causal --no-intercept -- "$TARGETS/causal-figure1-psuph" 20 spawn
+	expect_rc 0
+	causal_report ni.cbor ni.json
+	check_fig1 ni.json "psup.h point, threads per round, --no-intercept" 30
 else
 	[ -e "$SRCDIR/include/psup.h" ] && fail "include/psup.h exists but causal-figure1-psuph was not built"
 	note "no include/psup.h: the source-level variant is not checked"

@@ -1,6 +1,6 @@
 /* The causal experiment engine's pure parts (speedup choice, length
  * doubling, owed time), its accounting on synthetic samples of this very
- * program (minimizing delays, crediting, inheritance, excess, settling), and
+ * program (minimizing delays, crediting, new threads, excess, settling), and
  * psup's seccomp filter loaded into a child without a tracer, where every
  * call it traps fails with ENOSYS. */
 #include <errno.h>
@@ -151,7 +151,7 @@ static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struc
 	CHECK_EQ_INT(sym_space_new(getpid(), sp), 0);
 	CHECK_EQ_INT(exp_causal_new(cfg, NULL, NULL, &c), 0);
 	for (unsigned i = 0; i < n; i++)
-		CHECK_EQ_INT(exp_causal_thread_new(c, tids[i], getpid(), 0), 0);
+		CHECK_EQ_INT(exp_causal_thread_new(c, tids[i], getpid()), 0);
 	return c;
 }
 
@@ -307,10 +307,10 @@ static void test_engine(void)
 	exp_causal_switch(c, a, false, false, 0, -1); /* runs again: pays */
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 1);
 
-	/* A new thread inherits its creator's count (Coz 3.4): a's debt. */
-	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), a), 0);
-	CHECK_EQ_INT(exp_causal_hold(c, d, false), 2 * MS);
-	exp_causal_held(c, d, 2 * MS, 2 * MS, 0);
+	/* A new thread owes nothing: its creator's debt (a's 2 ms) stays
+	 * its creator's, paid below. */
+	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid()), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
 
 	/* The experiment ends after its length, once the debtors paid
 	 * (settling), and none is owed afterwards. */
@@ -683,7 +683,7 @@ static void test_unlock_trap(void)
 	uint64_t now = 9000 * MS;
 
 	c = half_speed_engine(50 * MS, 13, a, b, &sp);
-	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, d, getpid()), 0);
 	exp_causal_set_trap(c, a, true);
 	exp_causal_set_trap(c, 9999, true); /* unknown: ignored */
 	/* Before an experiment nothing is wanted. */
@@ -866,8 +866,8 @@ static void test_period(void)
 
 	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
 	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, NULL, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, 4001, getpid(), 0), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, 4002, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 4001, getpid()), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 4002, getpid()), 0);
 	for (int i = 0; i < 200; i++)
 		exp_causal_observe_period(c, 1100000);
 	exp_causal_observe_period(c, 1000 * MS); /* nonsense: ignored */
@@ -1020,7 +1020,7 @@ static void test_runs(void)
 	CHECK(st.running);
 	CHECK(!st.file);
 	CHECK_EQ_INT(st.speedup_pct, 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, 2001, getpid(), 0), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, 2001, getpid()), 0);
 	samples(c, sp, 2001, 3);
 	CHECK_EQ_INT(exp_causal_run_end(c, 2000 * MS), 0);
 	exp_causal_stats(c, &st);
