@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -111,7 +112,10 @@ struct causal_cmd {
 	uint64_t unlock_offset;
 	dev_t unlock_dev;
 	ino_t unlock_ino;
-	uint64_t traps_opened; /* the -v statistics */
+	struct psup_u64map libc_text; /* pid -> struct libc_text * */
+	pid_t no_pay_tid;             /* at a trap in the C library's own unlock */
+	uint64_t libc_traps;          /* how many (the -v statistics) */
+	uint64_t traps_opened;        /* the -v statistics */
 };
 
 static struct causal_cmd *to_causal(struct rec_mode *m)
@@ -159,6 +163,18 @@ struct unlock_trap {
 	int fd; /* -1: none (not found yet, or refused) */
 	bool armed;
 	uint64_t retry_at; /* mono ns: look at its signal mask again */
+	/* Traps in a row at the C library's own unlocks (see trap_is_libc),
+	 * and the back-off they earned: disarmed until quiet_until. */
+	unsigned libc_row;
+	uint64_t quiet_until, backoff;
+};
+
+/* Where the C library and the dynamic loader are mapped in a process
+ * (executable mappings), to tell their own calls of pthread_mutex_unlock
+ * from the program's. */
+struct libc_text {
+	unsigned n;
+	uint64_t lo[8], hi[8];
 };
 
 /* A new thread blocks every signal until its start routine runs (glibc's
@@ -171,6 +187,12 @@ struct unlock_trap {
 /* How often the processes without a known pthread_mutex_unlock have their
  * mappings read again (a program loads libc at start, or never). */
 #define UNLOCK_SCAN_NS (100ULL * 1000000ULL)
+/* A trap that fired this many times in a row at the C library's own
+ * unlocks is disarmed, first for the shortest back-off, doubled at each
+ * round until the longest; a trap at the program's unlock resets it. */
+#define TRAP_LIBC_ROW 2
+#define TRAP_BACKOFF_MIN_NS (50ULL * 1000000ULL)
+#define TRAP_BACKOFF_MAX_NS (1000ULL * 1000000ULL)
 
 
 /* ---- options ----------------------------------------------------------- */
@@ -497,6 +519,7 @@ static int causal_header(struct rec_mode *m, struct sup_session *s)
 }
 
 static void drain_now(struct causal_cmd *cz);
+static void libc_text_release(struct causal_cmd *cz);
 
 /* ---- unlock traps ------------------------------------------------------ */
 
@@ -689,7 +712,8 @@ static void traps_update(struct causal_cmd *cz, uint64_t now)
 			trap_open(cz, tr);
 		}
 		if (tr->fd >= 0)
-			trap_arm(tr, !cz->failed && exp_causal_trap_wanted(cz->eng, tr->tid));
+			trap_arm(tr, !cz->failed && now >= tr->quiet_until &&
+					     exp_causal_trap_wanted(cz->eng, tr->tid));
 	}
 }
 
@@ -705,6 +729,7 @@ static void traps_release(struct causal_cmd *cz)
 	psup_u64map_release(&cz->traps);
 	psup_u64map_release(&cz->unlock_at);
 	psup_u64map_release(&cz->trap_fds);
+	libc_text_release(cz);
 }
 
 static bool causal_own_breakpoint(struct rec_mode *m, pid_t tid, uint64_t addr)
@@ -717,6 +742,85 @@ static bool causal_own_breakpoint(struct rec_mode *m, pid_t tid, uint64_t addr)
 	if (at && *at != UNLOCK_NONE && *at - 1 == addr)
 		return true;
 	return cz->pp && exp_progress_has_breakpoint(cz->pp, tid, addr);
+}
+
+/* The executable mappings of libc and the dynamic loader in pid, read
+ * once per process (NULL when the maps cannot be read). */
+static const struct libc_text *libc_text_of(struct causal_cmd *cz, pid_t pid)
+{
+	bool created;
+	uint64_t *v = psup_u64map_upsert(&cz->libc_text, (uint64_t)pid, &created);
+	struct libc_text *lt;
+	struct sym_map *maps = NULL;
+	char *text = NULL;
+	size_t n = 0, bad = 0;
+
+	if (!v)
+		return NULL;
+	if (!created && *v)
+		return (const struct libc_text *)(uintptr_t)*v;
+	lt = calloc(1, sizeof(*lt));
+	if (!lt)
+		return NULL;
+	if (sym_maps_read(pid, &text, NULL, 0, NULL) == 0 && sym_maps_parse(text, &maps, &n, &bad) == 0) {
+		for (size_t i = 0; i < n && lt->n < PSUP_ARRAY_SIZE(lt->lo); i++) {
+			const char *base = strrchr(maps[i].path, '/');
+			base = base ? base + 1 : maps[i].path;
+			if (!(maps[i].prot & PROT_EXEC) ||
+			    (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5) && strncmp(base, "ld-", 3)))
+				continue;
+			lt->lo[lt->n] = maps[i].start;
+			lt->hi[lt->n++] = maps[i].end;
+		}
+	}
+	sym_maps_free(maps, n);
+	free(text);
+	*v = (uint64_t)(uintptr_t)lt;
+	return lt;
+}
+
+static void libc_text_release(struct causal_cmd *cz)
+{
+	for (size_t i = 0; i < cz->libc_text.cap; i++)
+		if (cz->libc_text.keys[i])
+			free((void *)(uintptr_t)cz->libc_text.vals[i]);
+	psup_u64map_release(&cz->libc_text);
+}
+
+static void libc_text_forget(struct causal_cmd *cz, pid_t pid)
+{
+	uint64_t *v = psup_u64map_find(&cz->libc_text, (uint64_t)pid);
+
+	if (!v)
+		return;
+	free((void *)(uintptr_t)*v);
+	psup_u64map_remove(&cz->libc_text, (uint64_t)pid);
+}
+
+/*
+ * Whether the unlock tid trapped in was called by the C library or the
+ * dynamic loader themselves (its return address, at the top of the stack
+ * at the function's entry, is in their code): pthread_create unlocks the
+ * loader's TLS lock (GL(dl_load_tls_lock), a recursive pthread mutex)
+ * through a function pointer, dlopen and the TLS setup others. Coz's
+ * wrapper never sees those calls (it interposes the program's calls by
+ * symbol), so nothing is paid there; each was a stop of a thread making
+ * threads, in the middle of pthread_create (issue 19: Figure 1 with two
+ * threads created per round ran 1.5x slower with the traps armed, ~1.1x
+ * without).
+ */
+static bool trap_is_libc(struct causal_cmd *cz, pid_t tid, pid_t pid, const struct user_regs_struct *regs)
+{
+	const struct libc_text *lt;
+	uint64_t ret = 0;
+
+	if (!cz->sup || sup_thread_read(cz->sup, tid, regs->rsp, &ret, sizeof(ret)) != (long)sizeof(ret))
+		return false;
+	lt = libc_text_of(cz, pid);
+	for (unsigned i = 0; lt && i < lt->n; i++)
+		if (ret >= lt->lo[i] && ret < lt->hi[i])
+			return true;
+	return false;
 }
 
 static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
@@ -736,8 +840,28 @@ static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
 	 * woken waiter is credited for delays its waker really paid. */
 	struct user_regs_struct regs;
 	uint64_t mutex = 0;
-	if (cz->sup && sup_thread_regs(cz->sup, tid, &regs) == 0)
+	struct unlock_trap *mine = (struct unlock_trap *)(uintptr_t)*v;
+	if (cz->sup && sup_thread_regs(cz->sup, tid, &regs) == 0) {
 		mutex = regs.rdi; /* pthread_mutex_unlock(mutex) */
+		if (trap_is_libc(cz, tid, tr->pid, &regs)) {
+			/* Not the program's unlock: consumed, nothing paid,
+			 * and after a few in a row the trap rests (traps_update). */
+			cz->libc_traps++;
+			cz->no_pay_tid = tid;
+			if (++mine->libc_row >= TRAP_LIBC_ROW) {
+				uint64_t now = psup_now_ns();
+				mine->libc_row = 0;
+				mine->backoff = mine->backoff ? mine->backoff * 2 : TRAP_BACKOFF_MIN_NS;
+				if (mine->backoff > TRAP_BACKOFF_MAX_NS)
+					mine->backoff = TRAP_BACKOFF_MAX_NS;
+				mine->quiet_until = now + mine->backoff;
+				trap_arm(mine, false);
+			}
+			return true;
+		}
+		mine->libc_row = 0;
+		mine->backoff = 0;
+	}
 	if (cz->eng)
 		exp_causal_trapped(cz->eng, tid, psup_now_ns(), mutex);
 	if (!cz->failed)
@@ -752,6 +876,11 @@ static uint64_t hook_hold(void *arg, pid_t tid, bool in_syscall)
 	struct causal_cmd *cz = arg;
 	uint64_t ns;
 
+	if (tid == cz->no_pay_tid && !in_syscall) {
+		/* its trap was at the C library's own unlock (hook_trap) */
+		cz->no_pay_tid = 0;
+		return 0;
+	}
 	if (cz->failed)
 		return 0;
 	ns = exp_causal_hold(cz->eng, tid, in_syscall);
@@ -934,6 +1063,7 @@ static void causal_exec(struct rec_mode *m, struct sym_space *sp, pid_t pid)
 	/* The kernel dropped the traps (remove_on_exec); the new image's
 	 * libc is found again. */
 	trap_forget_process(cz, pid);
+	libc_text_forget(cz, pid);
 	/* Source-level counters of the new image count from their initial
 	 * values (visits before psup looked included). */
 	if (cz->pp)
@@ -958,6 +1088,7 @@ static int causal_process_exit(struct rec_mode *m, pid_t pid, bool root, uint64_
 	if (root && !end_to_end(cz) && !cz->failed)
 		err = fail(cz, exp_causal_finish(cz->eng, time));
 	exp_causal_process_forget(cz->eng, pid);
+	libc_text_forget(cz, pid);
 	if (cz->pp)
 		exp_progress_process_end(cz->pp, pid);
 	psup_u64map_remove(&cz->spaces, (uint64_t)pid);
@@ -1216,7 +1347,8 @@ static int causal_end(struct rec_mode *m)
 		pr_info("causal: %llu pauses (%llu of them held on, %.1f ms held, %+.1f us excess per "
 			"pause, %.1f us from stop to psup, %.1f us from resume to running, %.1f us from "
 			"interrupt to psup, %llu "
-			"found blocked), %llu intercepted calls, %llu unlock traps (%llu opened)",
+			"found blocked), %llu intercepted calls, %llu unlock traps (%llu at the C "
+			"library's own unlocks, %llu opened)",
 			(unsigned long long)ps.holds, (unsigned long long)ps.extended,
 			(double)ps.lost_ns / 1e6,
 			ps.holds ? ((double)ps.lost_ns - (double)ps.held_ns) / 1e3 / (double)ps.holds : 0.0,
@@ -1224,7 +1356,8 @@ static int causal_end(struct rec_mode *m)
 			st.resumes ? (double)st.resume_lag_ns / 1e3 / (double)st.resumes : 0.0,
 			ps.requests ? (double)ps.interrupt_ns / 1e3 / (double)ps.requests : 0.0,
 			(unsigned long long)ps.skipped, (unsigned long long)ps.seccomp_stops,
-			(unsigned long long)ps.trap_stops, (unsigned long long)cz->traps_opened);
+			(unsigned long long)ps.trap_stops, (unsigned long long)cz->libc_traps,
+			(unsigned long long)cz->traps_opened);
 	cz->bad_end = check_end(cz);
 	return err;
 }
