@@ -369,12 +369,13 @@ static void keep_after_exit(int fd)
 		_exit(0);
 	}
 	close(pipefd[0]);
-	if (child > 0)
-		while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
-			;
-	else
+	if (child < 0) {
 		close(pipefd[1]);
-	/* else the write end stays open, unwritten, for psup's life */
+		return;
+	}
+	while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	/* The write end stays open, never written, for psup's life. */
 }
 
 static void wakeup_tp_init(void)

@@ -787,7 +787,7 @@ static void debug_names_of(struct debug_names *dn, const char *file_name, const 
 			debug_name_stat(dn, name);
 			continue;
 		}
-		if (i == 0) { /* the file itself, in its own directory */
+		if (i == 0) { /* in its own directory (the bare name is the file) */
 			snprintf(path, sizeof(path), "%.*s/%s", dirlen, file_name, name);
 			debug_name_stat(dn, path);
 		}

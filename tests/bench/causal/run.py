@@ -58,6 +58,10 @@ CASES = [
     ("amdahl serial", "causal-amdahl.c", [], "causal_amdahl_serial", "causal_amdahl_round"),
     ("amdahl parallel", "causal-amdahl.c", [], "causal_amdahl_parallel", "causal_amdahl_round"),
     ("figure1 a", "causal-figure1.c", ["barrier"], "causal_fig1_a", "causal_fig1_round"),
+    # Both threads created and joined each round (issue 19's "short threads
+    # created each round"): thread creation is what the tools add there.
+    ("figure1 spawn a", "causal-figure1.c", ["spawn"], "causal_fig1_a", "causal_fig1_round"),
+    ("figure1 spawn b", "causal-figure1.c", ["spawn"], "causal_fig1_b", "causal_fig1_round"),
     ("contention cs", "causal-contention.c", ["2"], "causal_lock_cs", "causal_lock_done"),
     ("contention hammer", "causal-contention.c", ["2"], "causal_lock_hammer", "causal_lock_done"),
     # t5050's program: the lock handed over in arrival order, phases of ms.
