@@ -846,15 +846,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 			  char **debuginfo_file_name)
 {
-	bool local_only;
-
-	if (skip_debug_search(file_name, debuglink_file, &local_only))
-		return -1;
 	/* The module's own debug file (asked again when the symbol table is
 	 * read, if not found), or its dwz file (.gnu_debugaltlink), which is
 	 * not cached: libdwfl asks for that one with its name as the debuglink
 	 * and no CRC. */
-	bool own = !debuglink_file || debuglink_crc;
+	bool own = !debuglink_file || debuglink_crc, local_only;
 	const unsigned char *id = NULL;
 	GElf_Addr id_vaddr;
 	int idlen = 0, fd, cfd;
@@ -866,11 +862,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	/* A compressed debug file is opened from its inflated copy
 	 * (debugcache.c): libdw would inflate it on every run. The
 	 * distribution's file by build-id is inflated before libdwfl opens it
-	 * (its search by build-id keeps the file it opened). */
+	 * (its search by build-id keeps the file it opened). Found there,
+	 * libdwfl searches no path: the names are not looked at. */
 	if (idlen > 0 && (cfd = sym_debug_cache_by_id(id, (size_t)idlen, &cached, &id_file)) >= 0) {
 		*debuginfo_file_name = cached;
 		return cfd;
 	}
+	if (skip_debug_search(file_name, debuglink_file, &local_only))
+		return -1;
 	if (own && local_only)
 		fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 						  debuglink_crc, debuginfo_file_name);
