@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "symbols/symbols-internal.h"
 #include "tests/unit/tap.h"
 
@@ -68,14 +69,6 @@ static void check_addr(struct sym_cu_index **idx, Dwarf_Die *cudie, Dwarf_Addr a
 			(unsigned long long)addr, (unsigned long long)dwarf_dieoffset(cudie), na,
 			na > 0 ? (unsigned long long)dwarf_dieoffset(&a[0]) : 0ULL, nb,
 			nb > 0 ? (unsigned long long)dwarf_dieoffset(&b[0]) : 0ULL);
-}
-
-static uint64_t xorshift(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
 }
 
 /* Every code DIE under die: its bounds. */
@@ -133,7 +126,7 @@ static void check_file(const char *path, const char *what, unsigned max_units)
 		walk_bounds(&idx, cu, cu, &t, what, 0);
 		while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0)
 			for (int i = 0; i < 8 && end > start; i++)
-				check_addr(&idx, cu, start + xorshift(&x) % (end - start), &t, what);
+				check_addr(&idx, cu, start + psup_rand_next(&x) % (end - start), &t, what);
 	}
 	printf("# %s: %u units, %lu addresses, %lu inside a function, %lu differ\n", what, units, t.asked, t.found,
 	       t.bad);
