@@ -1337,6 +1337,9 @@ static int causal_end(struct rec_mode *m)
 	pr_info("causal: %llu experiment%s (%llu cut short and dropped), %u lines in scope",
 		(unsigned long long)st.experiments, st.experiments == 1 ? "" : "s",
 		(unsigned long long)st.dropped, st.lines);
+	if (st.experiments && st.settle_ns)
+		pr_info("causal: settling (the last debts paid, not measured) took %.1f ms per experiment",
+			(double)st.settle_ns / 1e6 / (double)st.experiments);
 	/* What a pause costs beyond what was asked (the excess, subtracted
 	 * from later pauses) and how long an interrupt takes to stop a thread:
 	 * the numbers docs/performance.md quotes ("What causal mode costs"). */

@@ -683,6 +683,8 @@ struct exp_causal_stats {
 	/* psup's own samples on the CPU of a preempted thread, and their
 	 * periods: time psup took from the program (exp_causal_observer). */
 	uint64_t observer_ns, observer_samples;
+	/* The experiments' settling, left out of their measured time. */
+	uint64_t settle_ns;
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 

@@ -342,6 +342,8 @@ static void test_engine(void)
 	exp_causal_stats(c, &st);
 	CHECK(!st.running);
 	CHECK_EQ_INT(st.experiments, 1);
+	/* Measured up to the settling (11 ms), which took 1 ms. */
+	CHECK_EQ_INT(st.settle_ns, MS);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
 	/* Without progress points the length stays (nothing to double on). */
@@ -669,9 +671,11 @@ static void test_late_credit(void)
 /* No thread pays before a blocking wait (Coz's pre_block() only notes the
  * global count): its debt goes into the wait, and only the delays inserted
  * while it was blocked are credited at its wake-up; the debt is paid after
- * it. A thread with an unlock trap pays there too (inside its critical
- * section, as Coz's unlock wrapper does) and not before the wake of the
- * unlock, which runs after the release. */
+ * it. Except before the wait for a mutex (one known from an unlock trap):
+ * the wait ends with the lock taken, and the debt paid after it would be
+ * paid inside the critical section. A thread with an unlock trap pays there
+ * too (inside its critical section, as Coz's unlock wrapper does) and not
+ * before the wake of the unlock, which runs after the release. */
 static void test_unlock_trap(void)
 {
 	uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
@@ -704,11 +708,13 @@ static void test_unlock_trap(void)
 	CHECK_EQ_INT(exp_causal_tick(c, now + 3 * MS), 0);
 	CHECK_EQ_INT(exp_causal_pause_candidates(c, tids, 8), 2);
 
-	/* Both wait (a for the lock, d elsewhere): nothing paid there. A
-	 * line sample taken before their calls reaches psup after them: it
-	 * is debt taken into the wait, not a delay of the wait. */
+	/* Both wait, d elsewhere (nothing paid there), a for the mutex: it
+	 * pays first. A line sample taken before their calls reaches psup
+	 * after them: it is debt taken into the wait, not a delay of the
+	 * wait. */
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 3 * MS));
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS);
+	exp_causal_held(c, a, MS, MS, 0);
 	CHECK(!exp_causal_syscall_enter(c, d, SYS_futex, cond_args, now + 3 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
 	line_sample(c, sp, b, now + 3 * MS - 100, -1);
@@ -719,15 +725,15 @@ static void test_unlock_trap(void)
 	line_sample(c, sp, b, now + 5 * MS, -1);
 	exp_causal_switch(c, a, false, false, now + 6 * MS, -1);
 	exp_causal_switch(c, d, false, false, now + 6 * MS, -1);
-	/* Each is credited the two line executions of its wait, not the
-	 * three it owed at its call: d pays them when next stopped, a at
-	 * its unlock. */
+	/* Each is credited the two line executions of its wait, not what it
+	 * owed at its call: d pays its three when next stopped, a the late
+	 * one at its unlock. */
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 3 * MS / 2);
 	exp_causal_held(c, d, 3 * MS / 2, 3 * MS / 2, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, d, false), 0);
 	exp_causal_trapped(c, a, now + 6 * MS, 0x1000);
-	CHECK_EQ_INT(exp_causal_hold(c, a, false), 3 * MS / 2);
-	exp_causal_held(c, a, 3 * MS / 2, 3 * MS / 2, 0);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	CHECK(!exp_causal_trap_wanted(c, a));
 	/* The wake of its unlock (after the release) pays nothing: the debt
@@ -740,11 +746,18 @@ static void test_unlock_trap(void)
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, cwake_args, now + 7 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
 	exp_causal_held(c, a, MS / 2, MS / 2, 0);
-	/* Its trap gone (an exec): its waits are as everyone's. */
+	/* Its trap gone: the mutex is still its process's, and a wait for
+	 * it still pays first; after an exec the address means nothing. */
 	line_sample(c, sp, b, now + 8 * MS, -1);
 	exp_causal_set_trap(c, a, false);
 	CHECK(!exp_causal_trap_wanted(c, a));
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 9 * MS));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_held(c, a, MS / 2, MS / 2, 0);
+	exp_causal_switch(c, a, false, false, now + 9 * MS + 1000, -1);
+	exp_causal_process_forget(c, getpid());
+	line_sample(c, sp, b, now + 10 * MS, -1);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 11 * MS));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	exp_causal_free(c);
 	sym_space_free(sp);
