@@ -67,6 +67,9 @@ CASES = [
     # t5050's program: the lock handed over in arrival order, phases of ms.
     ("fifo cs", "causal-contention.c", ["1", "3000000", "1", "2"], "causal_lock_cs", "causal_lock_done"),
     ("fifo hammer", "causal-contention.c", ["1", "3000000", "1", "2"], "causal_lock_hammer", "causal_lock_done"),
+    # A saturated mutex (issue 19's "critical sections under-predicted"):
+    # the lock is the program, so a shorter critical section is a faster one.
+    ("saturated cs", "causal-saturated.c", [], "causal_sat_cs", "causal_sat_done"),
     ("latency serve", "causal-latency.c", [], "causal_lat_serve", None),
     # A thread spinning beside the work, both busy: the spin line's truth is 0.
     ("spinner spin", "causal-spinner.c", [], "causal_spinner_spin", "causal_spinner_round"),
