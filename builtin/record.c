@@ -1372,8 +1372,7 @@ const struct sup_hooks *rec_hooks(struct rec *r)
 
 	for_each_mode(r, m, signal_stop)
 		signals = true;
-	for_each_mode(r, m, thread_exiting)
-		exit_stops = true;
+	for_each_mode(r, m, thread_exiting) if (!m->exiting_leaders_only) exit_stops = true;
 	r->hooks = (struct sup_hooks){
 		.thread_new = on_thread_new,
 		.thread_gone = on_thread_gone,

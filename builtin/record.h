@@ -123,6 +123,10 @@ struct rec_mode {
 	 * mode that sets it makes every thread stop at its exit (a stop and a
 	 * resume per thread); without, only leaders do. */
 	int (*thread_exiting)(struct rec_mode *m, pid_t tid, pid_t pid);
+	/* thread_exiting is wanted at the leaders' exits only: the mode sees
+	 * the other threads' ends elsewhere (causal mode's stop at the exit
+	 * system call), and they are spared an exit stop each. */
+	bool exiting_leaders_only;
 	/* It exited, or was detached alive (exited false), at time; its
 	 * last samples are still in its ring. */
 	int (*thread_gone)(struct rec_mode *m, pid_t tid, bool exited, uint64_t time);

@@ -765,10 +765,11 @@ int exp_progress_thread_new(struct exp_progress *pp, pid_t tid, pid_t pid);
  * time, close them. */
 void exp_progress_thread_gone(struct exp_progress *pp, pid_t tid);
 /* Thread tid of pid is at its PTRACE_EVENT_EXIT stop (sup_hooks
- * thread_exiting): its process's memory is still there, so the psup.h
- * counters are read now; at the last thread's exit this is their final
- * count (exp_progress_process_end() comes after the reaping, too late to
- * read anything). One process_vm_readv; nothing when pid has none. */
+ * thread_exiting) or at its exit system call: its process's memory is
+ * still there, so the psup.h counters are read now; at the last thread's
+ * exit this is their final count (exp_progress_process_end() comes after
+ * the reaping, too late to read anything). One process_vm_readv; nothing
+ * when pid has none. pid 0: tid's, as known. */
 void exp_progress_thread_exiting(struct exp_progress *pp, pid_t tid, pid_t pid);
 /* A sample's ip (pcs[0]) in process pid: counts for sampled points. No
  * allocation, no system call. */

@@ -957,9 +957,15 @@ void exp_progress_process_end(struct exp_progress *pp, pid_t pid)
 
 void exp_progress_thread_exiting(struct exp_progress *pp, pid_t tid, pid_t pid)
 {
-	struct prog_proc *pr = proc_find(pp, pid);
+	struct prog_proc *pr;
 
-	(void)tid;
+	if (pid <= 0) {
+		const struct prog_thread *t = thread_find(pp, tid);
+		if (!t)
+			return;
+		pid = t->pid;
+	}
+	pr = proc_find(pp, pid);
 	if (pr)
 		proc_read_counters(pr);
 }
