@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -112,10 +111,9 @@ struct causal_cmd {
 	uint64_t unlock_offset;
 	dev_t unlock_dev;
 	ino_t unlock_ino;
-	struct psup_u64map libc_text; /* pid -> struct libc_text * */
-	pid_t no_pay_tid;             /* at a trap in the C library's own unlock */
-	uint64_t libc_traps;          /* how many (the -v statistics) */
-	uint64_t traps_opened;        /* the -v statistics */
+	pid_t no_pay_tid;      /* at a trap in the C library's own unlock */
+	uint64_t libc_traps;   /* how many (the -v statistics) */
+	uint64_t traps_opened; /* the -v statistics */
 };
 
 static struct causal_cmd *to_causal(struct rec_mode *m)
@@ -167,14 +165,6 @@ struct unlock_trap {
 	 * and the back-off they earned: disarmed until quiet_until. */
 	unsigned libc_row;
 	uint64_t quiet_until, backoff;
-};
-
-/* Where the C library and the dynamic loader are mapped in a process
- * (executable mappings), to tell their own calls of pthread_mutex_unlock
- * from the program's. */
-struct libc_text {
-	unsigned n;
-	uint64_t lo[8], hi[8];
 };
 
 /* A new thread blocks every signal until its start routine runs (glibc's
@@ -524,7 +514,6 @@ static int causal_header(struct rec_mode *m, struct sup_session *s)
 }
 
 static void drain_now(struct causal_cmd *cz);
-static void libc_text_release(struct causal_cmd *cz);
 
 /* ---- unlock traps ------------------------------------------------------ */
 
@@ -734,7 +723,6 @@ static void traps_release(struct causal_cmd *cz)
 	psup_u64map_release(&cz->traps);
 	psup_u64map_release(&cz->unlock_at);
 	psup_u64map_release(&cz->trap_fds);
-	libc_text_release(cz);
 }
 
 static bool causal_own_breakpoint(struct rec_mode *m, pid_t tid, uint64_t addr)
@@ -747,59 +735,6 @@ static bool causal_own_breakpoint(struct rec_mode *m, pid_t tid, uint64_t addr)
 	if (at && *at != UNLOCK_NONE && *at - 1 == addr)
 		return true;
 	return cz->pp && exp_progress_has_breakpoint(cz->pp, tid, addr);
-}
-
-/* The executable mappings of libc and the dynamic loader in pid, read
- * once per process (NULL when the maps cannot be read). */
-static const struct libc_text *libc_text_of(struct causal_cmd *cz, pid_t pid)
-{
-	bool created;
-	uint64_t *v = psup_u64map_upsert(&cz->libc_text, (uint64_t)pid, &created);
-	struct libc_text *lt;
-	struct sym_map *maps = NULL;
-	char *text = NULL;
-	size_t n = 0, bad = 0;
-
-	if (!v)
-		return NULL;
-	if (!created && *v)
-		return (const struct libc_text *)(uintptr_t)*v;
-	lt = calloc(1, sizeof(*lt));
-	if (!lt)
-		return NULL;
-	if (sym_maps_read(pid, &text, NULL, 0, NULL) == 0 && sym_maps_parse(text, &maps, &n, &bad) == 0) {
-		for (size_t i = 0; i < n && lt->n < PSUP_ARRAY_SIZE(lt->lo); i++) {
-			const char *base = strrchr(maps[i].path, '/');
-			base = base ? base + 1 : maps[i].path;
-			if (!(maps[i].prot & PROT_EXEC) ||
-			    (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5) && strncmp(base, "ld-", 3)))
-				continue;
-			lt->lo[lt->n] = maps[i].start;
-			lt->hi[lt->n++] = maps[i].end;
-		}
-	}
-	sym_maps_free(maps, n);
-	free(text);
-	*v = (uint64_t)(uintptr_t)lt;
-	return lt;
-}
-
-static void libc_text_release(struct causal_cmd *cz)
-{
-	for (size_t i = 0; i < cz->libc_text.cap; i++)
-		if (cz->libc_text.keys[i])
-			free((void *)(uintptr_t)cz->libc_text.vals[i]);
-	psup_u64map_release(&cz->libc_text);
-}
-
-static void libc_text_forget(struct causal_cmd *cz, pid_t pid)
-{
-	uint64_t *v = psup_u64map_find(&cz->libc_text, (uint64_t)pid);
-
-	if (!v)
-		return;
-	free((void *)(uintptr_t)*v);
-	psup_u64map_remove(&cz->libc_text, (uint64_t)pid);
 }
 
 /*
@@ -816,16 +751,19 @@ static void libc_text_forget(struct causal_cmd *cz, pid_t pid)
  */
 static bool trap_is_libc(struct causal_cmd *cz, pid_t tid, pid_t pid, const struct user_regs_struct *regs)
 {
-	const struct libc_text *lt;
+	uint64_t *v = psup_u64map_find(&cz->spaces, (uint64_t)pid);
+	struct sym_space *sp = v ? (struct sym_space *)(uintptr_t)*v : NULL;
+	const char *path, *base;
 	uint64_t ret = 0;
 
-	if (!cz->sup || sup_thread_read(cz->sup, tid, regs->rsp, &ret, sizeof(ret)) != (long)sizeof(ret))
+	if (!sp || !cz->sup || sup_thread_read(cz->sup, tid, regs->rsp, &ret, sizeof(ret)) != (long)sizeof(ret))
 		return false;
-	lt = libc_text_of(cz, pid);
-	for (unsigned i = 0; lt && i < lt->n; i++)
-		if (ret >= lt->lo[i] && ret < lt->hi[i])
-			return true;
-	return false;
+	path = sym_space_mapping_path(sp, ret);
+	if (!path)
+		return false;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) || !strncmp(base, "ld-", 3);
 }
 
 static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
@@ -1073,7 +1011,6 @@ static void causal_exec(struct rec_mode *m, struct sym_space *sp, pid_t pid)
 	/* The kernel dropped the traps (remove_on_exec); the new image's
 	 * libc is found again. */
 	trap_forget_process(cz, pid);
-	libc_text_forget(cz, pid);
 	/* Source-level counters of the new image count from their initial
 	 * values (visits before psup looked included). */
 	if (cz->pp)
@@ -1098,7 +1035,6 @@ static int causal_process_exit(struct rec_mode *m, pid_t pid, bool root, uint64_
 	if (root && !end_to_end(cz) && !cz->failed)
 		err = fail(cz, exp_causal_finish(cz->eng, time));
 	exp_causal_process_forget(cz->eng, pid);
-	libc_text_forget(cz, pid);
 	if (cz->pp)
 		exp_progress_process_end(cz->pp, pid);
 	psup_u64map_remove(&cz->spaces, (uint64_t)pid);

@@ -352,6 +352,13 @@ struct sym_image *sym_space_mapping_image(struct sym_space *sp, struct sym_mappi
 	return mapping_image(sp, m, false);
 }
 
+const char *sym_space_mapping_path(struct sym_space *sp, uint64_t addr)
+{
+	const struct sym_mapping *m = sym_space_find(sp, addr, true);
+
+	return m ? m->path : NULL;
+}
+
 int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
 		      struct sym_loc *out)
 {

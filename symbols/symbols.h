@@ -147,6 +147,10 @@ int sym_space_fork(const struct sym_space *parent, pid_t child, struct sym_space
  */
 int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
 		      struct sym_loc *out);
+/* The path of the mapping that holds addr ("" when anonymous), NULL when
+ * none does: the maps only (read again on a miss, as lookups do), no image
+ * opened and no symbol looked up. Valid until sym_space_free(). */
+const char *sym_space_mapping_path(struct sym_space *sp, uint64_t addr);
 
 /*
  * Unwinds a sample over its register + stack snapshot (libunwind with
