@@ -186,12 +186,11 @@ struct exp_causal {
 	uint64_t global;   /* global delay count in the experiment */
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
 	struct exp_point_value start_vals[MAX_POINTS];
-	/* The points as the settling began, and the latency integrals then
-	 * (less the delays of samples from before it that arrive later). */
+	/* The points as the settling began (the latency integrals stop
+	 * there too: flight_area is read no more while settling). */
 	struct exp_point_value settle_vals[MAX_POINTS];
 	unsigned nsettle;
 	bool have_settle;
-	double settle_area[MAX_POINTS];
 	unsigned npoints;
 	/* Latency pairs (in point_deltas' order): requests in flight at the
 	 * last reading (at t_flight), and their integral over the experiment's
@@ -1087,7 +1086,8 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		 * lock that much later, which is what a virtual speedup of the
 		 * others asks. Waits on condition variables, barriers and
 		 * other words keep their debt (above). */
-		t->defer = !(mutex_futex(c, t, nr, args, FUTEX_WAIT) || mutex_futex(c, t, nr, args, FUTEX_LOCK_PI));
+		unsigned cmd = (unsigned)args[1] & FUTEX_CMD_MASK;
+		t->defer = !((cmd == FUTEX_WAIT || cmd == FUTEX_LOCK_PI) && mutex_futex(c, t, nr, args, cmd));
 		t->call_at = t->last_out > t->last_in && t->last_out <= now ? t->last_out : now;
 		t->pre_global = global_at(c, t->call_at);
 	} else if (c->state == CZ_RUNNING && unlocks(c, t) && mutex_futex(c, t, nr, args, FUTEX_WAKE)) {
@@ -1446,13 +1446,12 @@ static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time)
 {
 	if (!c->latency || !units)
 		return;
-	read_in_flight(c, time);
-	for (unsigned j = 0; j < MAX_POINTS; j++) {
-		double d = c->flight_prev[j] * (double)units * (double)c->delay_ns; /* 0: no pair */
-		c->flight_area[j] -= d;
-		if (c->have_settle)
-			c->settle_area[j] -= d;
-	}
+	/* Settling: the integral ends where the settling began (a late
+	 * sample from before it still takes its delays out). */
+	if (c->state != CZ_SETTLING)
+		read_in_flight(c, time);
+	for (unsigned j = 0; j < MAX_POINTS; j++)
+		c->flight_area[j] -= c->flight_prev[j] * (double)units * (double)c->delay_ns; /* 0: no pair */
 }
 
 static void start(struct exp_causal *c, uint64_t now)
@@ -1491,7 +1490,6 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	if (c->have_settle) {
 		n = c->nsettle;
 		memcpy(end, c->settle_vals, n * sizeof(end[0]));
-		memcpy(c->flight_area, c->settle_area, sizeof(c->flight_area));
 		c->st.settle_ns += now - c->t_settle;
 		now = c->t_settle;
 	} else {
@@ -1519,8 +1517,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		/* The mean over the effective duration (the report's L,
 		 * weighed by it): W = integral / arrivals. */
 		double eff = (double)(e.duration_ns - e.delay_ns);
-		if (!c->have_settle)
-			track_in_flight(c, deltas, k, now);
+		track_in_flight(c, deltas, k, now); /* settled: at t_flight already */
 		for (unsigned j = 0; j < k; j++)
 			if (deltas[j].kind == REP_POINT_LATENCY) {
 				/* Signed: the delays taken out can exceed
@@ -1595,7 +1592,6 @@ static void settle_begin(struct exp_causal *c, uint64_t now)
 		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, c->settle_vals, c->nsettle, d, &min),
 				now);
 	}
-	memcpy(c->settle_area, c->flight_area, sizeof(c->settle_area));
 	c->have_settle = true;
 }
 
@@ -1627,8 +1623,8 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 			start(c, now);
 		return 0;
 	}
-	/* Running or settling on: the latency pairs' reading of this tick. */
-	if (c->latency)
+	/* Running on: the latency pairs' reading of this tick. */
+	if (c->latency && c->state == CZ_RUNNING)
 		read_in_flight(c, now);
 	return 0;
 }
