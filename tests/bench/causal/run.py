@@ -203,6 +203,16 @@ def psup_curve(c, path_line):
     return []
 
 
+def psup_intervals(c, path_line):
+    """The 95% interval of each measured speedup of path_line's curve:
+    {speedup: (low, high)}, the points that have one."""
+    for ln in c.get("lines", []):
+        if ln["path"].endswith(path_line.split(":")[0]) and ln["line"].endswith(":" + path_line.split(":")[1]):
+            return {p["speedup"]: (p["ci_low"], p["ci_high"]) for p in ln["curve"]
+                    if p["speedup"] > 0 and p.get("ci_low") is not None and p.get("ci_high") is not None}
+    return {}
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -231,6 +241,7 @@ def main():
         sys.exit("bench: coz is not installed (Debian package coz-profiler)")
     tmp = tempfile.mkdtemp(prefix="psup-causal-bench-")
     rows = []
+    intervals = []  # (name, speedup, actual, [psup's 95% interval there, per round])
     print(f"# rounds {args.rounds}, {args.seconds:g} s under each tool, {args.native_seconds:g} s native runs; "
           f"tmp {tmp}" + (f"; psup run {' '.join(args.psup_arg)}" if args.psup_arg else ""), flush=True)
     for name, src, extra, marker, point in CASES:
@@ -243,6 +254,7 @@ def main():
         pred = {"psup": {x: [] for x in SPEEDUPS}, "coz": {x: [] for x in SPEEDUPS}}
         over = {"psup": [], "coz": []}
         exps = {"psup": [], "coz": []}
+        cis = {x: [] for x in SPEEDUPS}
         for r in range(args.rounds):
             env = dict(os.environ)
             env.pop("CAUSAL_CUT", None)
@@ -263,19 +275,25 @@ def main():
             base_rate = base[0] / args.native_seconds
             ts = str(args.seconds)
             # Coz: its own progress point at the same line (coz.h build).
-            prof = os.path.join(tmp, f"coz-{marker}-{r}.coz")
+            # Files per case: lines share markers (figure1 a, figure1 spawn a).
+            slug = re.sub(r"\W+", "-", name)
+            prof = os.path.join(tmp, f"coz-{slug}-{r}.coz")
             u = run_units([coz, "run", "--fixed-line", path_line, "-o", prof, "---", exe_coz, ts] + extra, env)
             over["coz"].append(100 * (base_rate / (u / args.seconds) - 1))
             cc = coz_curve(prof, f"{src}:{ln}")
             exps["coz"].append(sum(1 for l in open(prof) if l.startswith("experiment")))
             # psup: its psup.h point at the same line.
-            cbor = os.path.join(tmp, f"psup-{marker}-{r}.cbor")
+            cbor = os.path.join(tmp, f"psup-{slug}-{r}.cbor")
             u = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal", "--line", f"{src}:{ln}"] +
                           args.psup_arg + ["--", exe_psup, ts] + extra, env)
             over["psup"].append(100 * (base_rate / (u / args.seconds) - 1))
             rep = psup_report(psup, cbor)
             pc = psup_curve(rep, f"{src}:{ln}")
             exps["psup"].append(rep.get("info", {}).get("experiments", 0))
+            ci = psup_intervals(rep, f"{src}:{ln}")
+            for x in SPEEDUPS:
+                if x in ci:
+                    cis[x].append(ci[x])
             for x in SPEEDUPS:
                 pred["coz"][x].append(interpolate(cc, x))
                 pred["psup"][x].append(interpolate(pc, x))
@@ -285,6 +303,7 @@ def main():
                   f"overhead psup {over['psup'][-1]:.1f}% coz {over['coz'][-1]:.1f}%", flush=True)
         for x in SPEEDUPS:
             rows.append((name, f"{src}:{ln}", x, median(actual[x]), median(pred["psup"][x]), median(pred["coz"][x])))
+            intervals.append((name, x, median(actual[x]), cis[x]))
         rows.append((name, "overhead", over, exps))
 
     print()
@@ -315,6 +334,17 @@ def main():
         mae = statistics.mean(errs[t]) if errs[t] else None
         print(f"{t}: mean absolute error {fmt(mae, 1)} points over {len(errs[t])} predictions"
               f"{f', {missing[t]} missing (no curve point near that speedup)' if missing[t] else ''}")
+    # Interval coverage (issue 19: 90% of the 95% intervals should hold the
+    # truth): each round's interval at 25/50/100% where psup measured that
+    # speedup, against the actual speedup (median over the rounds). Coz
+    # reports no intervals.
+    held = [a is not None and lo <= a <= hi for name, x, a, ivs in intervals
+            if (name, x) not in NO_MAE for lo, hi in ivs]
+    if held:
+        missed = sorted({f"{name} {x}%" for name, x, a, ivs in intervals if (name, x) not in NO_MAE
+                         for lo, hi in ivs if a is None or not lo <= a <= hi})
+        print(f"psup: {sum(held)} of {len(held)} 95% intervals ({100 * sum(held) / len(held):.0f}%) hold the actual "
+              f"speedup; missed at: {', '.join(missed) if missed else 'none'}")
     print()
     print("| program, line | psup overhead (min..max) | coz overhead (min..max) | experiments psup / coz |")
     print("|---|---:|---:|---:|")
