@@ -41,11 +41,14 @@
  *    paper prescribes and Coz's viewer does: line-dependent overhead of the
  *    delays then cancels out.
  *  - Phase correction (eq. 5-8): every speedup is multiplied by
- *    f = (t_obs / s_obs) * (s / T) -- t_obs the effective time of the
+ *    f = (t_obs / s_obs) * (s / T) -- t_obs the summed durations of the
  *    line's experiments, s_obs the samples in the line during them, s the
  *    line's samples over the whole run (line_samples records) and T the
- *    run's effective time (runtime up to the last line_samples record minus
- *    the delays inserted before it). f estimates t_A / T, so it is clamped to
+ *    run's time up to the last line_samples record. Wall time both: the
+ *    delays pause the other threads, not the line, so the line's samples
+ *    per second of wall time are the same in and out of experiments (per
+ *    second of effective time they are not: f read 0.92 for a line that
+ *    runs throughout). f estimates t_A / T, so it is clamped to
  *    [0, 1]; it is 1 when a term is missing (no line_samples, no sample in
  *    the line during its experiments) and for end-to-end experiments, which
  *    cover the whole run.
@@ -592,8 +595,8 @@ static double percentile(const double *v, size_t n, double q)
 	return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
 }
 
-/* The line's sample totals over the runs and those runs' effective time:
- * s and T of eq. 8. */
+/* The line's sample totals over the runs and those runs' time: s and T of
+ * eq. 8. */
 static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t line, double *s,
 			double *T)
 {
@@ -604,18 +607,13 @@ static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t lin
 	for (uint32_t r = 0; r < cz->nruns; r++) {
 		const struct cz_run *run = &cz->runs[r];
 		const struct rep_run *pr = &a->p->runs[run->run];
-		double delay = 0;
 
 		if (!run->ls_time || run->ls_time <= pr->mono_ns)
 			continue;
 		for (uint32_t i = 0; i < cz->nls; i++)
 			if (cz->ls[i].run == run->run && cz->ls[i].file == file && cz->ls[i].line == line)
 				*s += (double)cz->ls[i].count;
-		for (uint32_t i = 0; i < cz->nexps; i++)
-			if (cz->exps[i].run == run->run && cz->exps[i].time <= run->ls_time)
-				delay += (double)cz->exps[i].delay;
-		if ((double)(run->ls_time - pr->mono_ns) > delay)
-			*T += (double)(run->ls_time - pr->mono_ns) - delay;
+		*T += (double)(run->ls_time - pr->mono_ns);
 	}
 }
 
@@ -640,6 +638,7 @@ struct cz_unit {
 	double q;        /* m over the pooled baseline, winsorized */
 	double c;        /* what its neighbours say q is (when clipped) */
 	double eff, sel; /* effective duration and samples in the line */
+	double wall;     /* its duration (the phase correction's time) */
 	bool clipped;    /* q was pulled in: an outlier */
 };
 
@@ -673,7 +672,7 @@ static bool curve_eval(const struct cz_strata *st, const uint32_t *idx, bool cor
 		A[u->speedup] += u->a;
 		AQ[u->speedup] += u->a * u->q;
 		cnt[u->speedup]++;
-		t_obs += u->eff;
+		t_obs += u->wall;
 		s_obs += u->sel;
 	}
 	base = A[0] > 0 ? AQ[0] / A[0] : NAN;
@@ -1003,6 +1002,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		}
 		x->speedup = all[i].speedup;
 		x->eff = (double)eff_duration(e);
+		x->wall = (double)e->duration;
 		x->sel = (double)e->selected;
 		if (cv->kind == REP_POINT_LATENCY) {
 			/* Measured over the experiment when recorded (signed: the
@@ -1081,7 +1081,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		double t_obs = 0, s_obs = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			t_obs += u[i].eff;
+			t_obs += u[i].wall;
 			s_obs += u[i].sel;
 		}
 		cv->factor = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;

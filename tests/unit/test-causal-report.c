@@ -42,10 +42,11 @@ struct exp_spec {
  *     Fit over (0,0) (50,10) (100,20): slope 0.2. Identical repeats: the
  *     bootstrap interval is the point itself.
  *  b.c:20 "ops": the same measurements, but the line ran during half of the
- *     run (phase correction, eq. 8): t_obs = 5.4 s of experiments with
- *     s_obs = 600 samples in the line; s = 270 samples over the run; T = the
- *     run's time up to the line_samples record minus the delays before it =
- *     4.86 s -> f = (5.4 / 600) * (270 / 4.86) = 0.5: +5%, +10%, slope 0.1.
+ *     run (phase correction, eq. 8): t_obs = 7.2 s of experiments (their
+ *     durations: delays inserted do not change how often the line is
+ *     sampled) with s_obs = 600 samples in the line; s = 270 samples over
+ *     the run; T = the run's time up to the line_samples record = 6.48 s ->
+ *     f = (7.2 / 600) * (270 / 6.48) = 0.5: +5%, +10%, slope 0.1.
  *  c.c:30 "req" (latency): W = sum(mean in flight x eff) / arrivals;
  *     0%: in flight 10, 100 in and 100 out in 1 s: W = 10 x 1 s / 100 =
  *     100 ms; 50%: in flight 8: 80 ms -> +20%; 100%: starts at 4 with 100 in
@@ -141,7 +142,6 @@ static int write_file(const char *path, bool with_info)
 	struct rep_header h = { .mode = "run", .pid = 42, .mono_ns = START, .event = "task-clock", .period = MS, .clock_event = true };
 	struct rep_causal_info ci = { "run", true, MS, 123, NULL };
 	struct rep_writer *w;
-	uint64_t delays = 0;
 	struct stat st;
 	int rc;
 
@@ -181,7 +181,6 @@ static int write_file(const char *path, bool with_info)
 			.end_to_end = s->e2e,
 		};
 
-		delays += s->delay;
 		W(rep_write_experiment(w, &e));
 	}
 	/* l.c:35: 1 s latency experiments whose start and end say 10 in flight
@@ -214,10 +213,10 @@ static int write_file(const char *path, bool with_info)
 		tot[1].departures = 407;
 		W(rep_write_progress_totals(w, START + 6, 2, tot));
 	}
-	/* T = 4.86 s of effective time: the run so far minus the delays */
+	/* T = 6.48 s: the run so far */
 	W(rep_write_line_samples_at(w, "/src/b.c", 20, 999, START + 1));
-	W(rep_write_line_samples_at(w, "/src/b.c", 20, 270, START + 4860 * MS + delays));
-	W(rep_write_line_samples_at(w, "/src/a.c", 10, 0, START + 4860 * MS + delays));
+	W(rep_write_line_samples_at(w, "/src/b.c", 20, 270, START + 6480 * MS));
+	W(rep_write_line_samples_at(w, "/src/a.c", 10, 0, START + 6480 * MS));
 #undef W
 out:
 	if (rc) {
