@@ -80,6 +80,7 @@ struct cz_thread {
 	unsigned wpos;
 	uint64_t credit_blocked; /* when the block credited at credited_at began */
 	int64_t excess;          /* ns lost beyond what was asked (Coz's excess sleep) */
+	uint64_t taken;          /* delay units owed for its wakers (resolve_wakes) */
 	bool blocked;            /* switched out not preempted, or found in a call */
 	/* Crediting (Coz 3.4.2) from switch records: a blocking call seen
 	 * (WAIT_PENDING, since wait_t0), then the thread switched out not
@@ -835,8 +836,13 @@ static void set_carried(const struct exp_causal *c, struct cz_thread *t)
 /*
  * The wakeups that ended t's last credited block take effect: t takes over
  * what its waker owed at the wakeup (the global count then less the
- * waker's count then), so it owes that much more, and a later credit for
- * the same wake-up (credited_late) keeps it owed. Called once every ring
+ * waker's count then), so it owes that much more time, paid at its next
+ * hold. Owed as time, not as a lower count: a later credit for the same
+ * wake-up (credited_late) keeps it owed, and t's own line samples still
+ * raise the global count. Lowered, its count made the line samples of a
+ * woken line executor (a server woken by its client) pay its debt instead
+ * of delaying the others, while it was held for the rest in the middle of
+ * the request. Called once every ring
  * was read (a tick, an intercepted call): the line samples taken before
  * the wakeup may come from a ring read after the waker's. A wakeup after
  * the credit waits for the block it ends; one before the block is stale.
@@ -859,8 +865,7 @@ static void resolve_wakes(struct exp_causal *c, struct cz_thread *t)
 			continue;
 		pr_trace("causal: thread %d takes over its waker's debt of %llu", t->tid,
 			 (unsigned long long)(g - l));
-		t->local = t->local > g - l ? t->local - (g - l) : 0;
-		t->carried += g - l;
+		t->taken += g - l;
 	}
 }
 
@@ -1112,7 +1117,9 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
  * to g as of time, a hold asked when it owes. */
 static uint64_t charge(struct cz_thread *t, uint64_t g, uint64_t delay_ns, uint64_t time)
 {
-	uint64_t owed = exp_causal_owed(g, t->local, delay_ns, &t->excess);
+	uint64_t owed = exp_causal_owed(g, t->local, delay_ns, &t->excess) + t->taken * delay_ns;
+
+	t->taken = 0;
 
 	if (owed)
 		pr_trace("causal: thread %d owes %llu ns: global %llu, local %llu", t->tid,
@@ -1135,7 +1142,7 @@ static bool worth_a_pause(const struct exp_causal *c, const struct cz_thread *t)
 	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
 	int64_t excess = t->excess;
 
-	return exp_causal_owed(c->global, t->local, c->delay_ns, &excess) >= min;
+	return exp_causal_owed(c->global, t->local, c->delay_ns, &excess) + t->taken * c->delay_ns >= min;
 }
 
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
@@ -1245,7 +1252,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		if (!c->threads.keys[i] || !c->threads.vals[i])
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
-		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
+		if (t->blocked || t->wait == WAIT_BLOCKED || (t->local >= c->global && !t->taken))
 			continue;
 		/* Waiting for its CPU behind the line: a hold now would keep
 		 * it from running when the CPU frees, and the line may credit
@@ -1262,7 +1269,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		 * sample came first (Amdahl's parallel line: 740 pauses in
 		 * 5 s at 100%, predicting 21% where the truth is 48%). A debt
 		 * of more than a few samples is not jitter: it is paid. */
-		if (t->line_at && c->now < t->line_at + LINE_RECENT_PERIODS * period_ns(c) &&
+		if (t->line_at && c->now < t->line_at + LINE_RECENT_PERIODS * period_ns(c) && !t->taken &&
 		    c->global - t->local <= LINE_JITTER_UNITS)
 			continue;
 		if (worth_a_pause(c, t))
@@ -1290,7 +1297,7 @@ bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid)
 	/* Counts move at 0% too, so 0% experiments trap where the others
 	 * would pay: a stop inside a critical section lengthens it whatever
 	 * the speedup, and only costs paid alike cancel (Coz section 2). */
-	return c->state == CZ_RUNNING && t->local < c->global;
+	return c->state == CZ_RUNNING && (t->local < c->global || t->taken);
 }
 
 void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex)
@@ -1328,6 +1335,7 @@ static void forgive_all(struct exp_causal *c)
 		 * in one must not shorten the pauses of the next, whose own
 		 * delays it would then under-insert. */
 		t->excess = 0;
+		t->taken = 0;
 		t->resumed_hold = t->interrupted_at = 0;
 	}
 	c->global = 0;
@@ -1572,10 +1580,10 @@ static bool settled(struct exp_causal *c)
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->holding)
 			return false;
-		if (t->blocked || t->wait == WAIT_BLOCKED || t->local >= c->global)
+		if (t->blocked || t->wait == WAIT_BLOCKED || (t->local >= c->global && !t->taken))
 			continue;
 		int64_t excess = t->excess;
-		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess))
+		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) + t->taken * c->delay_ns)
 			return false;
 	}
 	return true;

@@ -815,7 +815,9 @@ static void test_wait_across_experiments(void)
 /* Wakes not intercepted: a woken thread takes over what its waker owed at
  * the wakeup (Coz's waker pays first, and the woken thread runs that much
  * later), whichever of the two rings is read first. A waker that paid before
- * its wakeup passes nothing on; one that paid only after it still does. */
+ * its wakeup passes nothing on; one that paid only after it still does. The
+ * debt taken over is owed time, not a lower count: the woken thread's own
+ * line samples still raise the global count. */
 static void test_wake_inherit(void)
 {
 	struct exp_causal_config cfg = {
@@ -837,10 +839,14 @@ static void test_wake_inherit(void)
 	exp_causal_switch(c, l, false, false, now + 5 * MS + 100, -1);
 	exp_causal_wakeup(c, w, l, now + 5 * MS);
 	CHECK_EQ_INT(exp_causal_tick(c, now + 6 * MS), 0);
+	/* Owing what it took over, l runs the line once more before it
+	 * pays: the sample still raises the global count (w owes 4), it does
+	 * not pay l's debt instead (l still owes the 3 it took over). */
+	line_sample(c, sp, l, now + 6 * MS + 100, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, l, false), 3 * MS);
 	exp_causal_held(c, l, 3 * MS, 3 * MS, 0);
-	CHECK_EQ_INT(exp_causal_hold(c, w, false), 3 * MS);
-	exp_causal_held(c, w, 3 * MS, 3 * MS, 0);
+	CHECK_EQ_INT(exp_causal_hold(c, w, false), 4 * MS);
+	exp_causal_held(c, w, 4 * MS, 4 * MS, 0);
 
 	/* Twice more; w pays (stopped at 9 ms) before it wakes l at 12 ms:
 	 * nothing to take over. The wakeup is read first this time. */
