@@ -332,7 +332,8 @@ def main():
     print()
     for t in ("psup", "coz"):
         mae = statistics.mean(errs[t]) if errs[t] else None
-        print(f"{t}: mean absolute error {fmt(mae, 1)} points over {len(errs[t])} predictions"
+        med = statistics.median(errs[t]) if errs[t] else None
+        print(f"{t}: mean absolute error {fmt(mae, 1)} points (median {fmt(med, 1)}) over {len(errs[t])} predictions"
               f"{f', {missing[t]} missing (no curve point near that speedup)' if missing[t] else ''}")
     # Interval coverage (issue 19: 90% of the 95% intervals should hold the
     # truth): each round's interval at 25/50/100% where psup measured that
