@@ -459,6 +459,7 @@ static int causal_start(struct rec_mode *m, const struct rec_env *env)
 			return err;
 		}
 	}
+	struct exp_sink out;
 	struct exp_causal_config cfg = {
 		.period_ns = cz->period_ns,
 		.experiment_ns = cz->experiment_ns,
@@ -470,7 +471,8 @@ static int causal_start(struct rec_mode *m, const struct rec_env *env)
 		.binary_scope = cz->binary_scope,
 		.nbinary_scope = cz->nbinary_scope,
 	};
-	err = exp_causal_new(&cfg, end_to_end(cz) ? NULL : cz->pp, env->w, &cz->eng);
+	rec_sink_init(&out, env->w);
+	err = exp_causal_new(&cfg, end_to_end(cz) ? NULL : cz->pp, &out, &cz->eng);
 	if (err < 0) {
 		pr_err("causal profiling: %s", err == -EINVAL ? "invalid settings" : strerror(-err));
 		return err;

@@ -39,6 +39,7 @@ static struct rec_profile *to_profile(struct rec_mode *m)
 static int profile_start(struct rec_mode *m, const struct rec_env *env)
 {
 	struct rec_profile *pf = to_profile(m);
+	struct exp_sink out;
 	int err;
 
 	pf->w = env->w;
@@ -49,7 +50,8 @@ static int profile_start(struct rec_mode *m, const struct rec_env *env)
 		pr_err("out of memory");
 		return err;
 	}
-	err = exp_par_new(env->w, env->cpus, &pf->par);
+	rec_sink_init(&out, env->w);
+	err = exp_par_new(&out, env->cpus, &pf->par);
 	if (err < 0) {
 		pr_err("cannot set up the profile: %s", strerror(-err));
 		return err;

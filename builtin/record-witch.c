@@ -255,6 +255,7 @@ static void witch_usage(FILE *f)
 static int witch_start(struct rec_witch *x, struct rep_writer *w, struct exp_profile *prof)
 {
 	const struct witch_options *o = &x->o;
+	struct exp_sink out;
 	int err;
 
 	x->w = w;
@@ -282,7 +283,8 @@ static int witch_start(struct rec_witch *x, struct rep_writer *w, struct exp_pro
 		} else {
 			snprintf(x->event, sizeof(x->event), "task-clock");
 		}
-		err = exp_witch_new(w, &c, &x->x);
+		rec_sink_init(&out, w);
+		err = exp_witch_new(&out, &c, &x->x);
 	}
 	if (err < 0) {
 		pr_err("cannot set up witch: %s", strerror(-err));

@@ -1441,6 +1441,7 @@ int rec_new(const struct rec_options *o, const char *mode, pid_t pid, struct rec
 	    unsigned n, struct rec **out)
 {
 	cpu_set_t cpus;
+	struct exp_sink sink_out;
 	struct rec *r;
 	int err;
 
@@ -1464,7 +1465,8 @@ int rec_new(const struct rec_options *o, const char *mode, pid_t pid, struct rec
 		rec_release(r);
 		return 1;
 	}
-	err = exp_profile_new(r->w, &r->prof);
+	rec_sink_init(&sink_out, r->w);
+	err = exp_profile_new(&sink_out, &r->prof);
 	if (err < 0) {
 		pr_err("cannot set up the profile: %s", strerror(-err));
 		rec_abort(r);
@@ -1483,6 +1485,7 @@ int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes
 		 struct rec **out)
 {
 	struct rec *r = rec_alloc(mode, modes, n);
+	struct exp_sink sink_out;
 	int err;
 
 	*out = NULL;
@@ -1494,7 +1497,8 @@ int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes
 	r->quiet = true;
 	r->cpus = 1;
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
-	err = exp_profile_new(r->w, &r->prof);
+	rec_sink_init(&sink_out, r->w);
+	err = exp_profile_new(&sink_out, &r->prof);
 	if (err == 0 && start_modes(r) < 0)
 		err = -EINVAL;
 	if (err < 0) {

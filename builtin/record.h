@@ -183,6 +183,10 @@ struct rec_mode {
 #define REC_UNSAMPLED EXP_PAR_UNSAMPLED
 
 /* The modes (each _new() returns NULL when out of memory). */
+/* Fills s in so that the analyses' records (experiments/) go to w
+ * (builtin/sink.c); w NULL: they are dropped. */
+void rec_sink_init(struct exp_sink *s, struct rep_writer *w);
+
 struct rec_mode *rec_profile_new(void);
 struct rec_mode *rec_causal_new(void);
 struct rec_mode *rec_witch_new(void);

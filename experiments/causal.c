@@ -19,7 +19,6 @@
 #include "common/kcompat.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "report/report.h"
 #include "symbols/symbols.h"
 
 /* Lines picked from the last RECENT in-scope samples. */
@@ -163,7 +162,7 @@ enum cz_state { CZ_IDLE,
 struct exp_causal {
 	struct exp_causal_config cfg;
 	struct exp_progress *pp;
-	struct rep_writer *w;
+	struct exp_sink out;
 	uint64_t rng;
 
 	struct cz_line *lines;
@@ -268,12 +267,12 @@ uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64
  * loop while it maps) is not a slow one: counted, it drove the length to
  * its 2 s cap at once (8 experiments in 2.8 s; 108 without that point).
  */
-uint64_t exp_causal_min_visits(const struct rep_point_delta *d, unsigned n)
+uint64_t exp_causal_min_visits(const struct exp_point_delta *d, unsigned n)
 {
 	uint64_t min = UINT64_MAX;
 
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t v = d[i].kind == REP_POINT_LATENCY ? d[i].departures : d[i].delta;
+		uint64_t v = d[i].kind == EXP_MEASURE_LATENCY ? d[i].departures : d[i].delta;
 		if (v && v < min)
 			min = v;
 	}
@@ -1377,7 +1376,7 @@ static bool pick_line(struct exp_causal *c)
  * same name) one together; *min_delta: exp_causal_min_visits() of them. */
 static unsigned point_deltas(const struct exp_point_value *start, unsigned nstart,
 			     const struct exp_point_value *end, unsigned n,
-			     struct rep_point_delta *out, uint64_t *min_delta)
+			     struct exp_point_delta *out, uint64_t *min_delta)
 {
 	static const struct exp_point_value zero;
 	unsigned k = 0;
@@ -1386,16 +1385,16 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 		const struct exp_point_value *s = start ? &start[i] : &zero, *e = &end[i];
 		uint64_t d = e->count >= s->count ? e->count - s->count : 0;
 		if (e->kind == EXP_POINT_THROUGHPUT) {
-			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_THROUGHPUT, .delta = d };
+			out[k++] = (struct exp_point_delta){ .name = e->name, .kind = EXP_MEASURE_THROUGHPUT, .delta = d };
 			continue;
 		}
 		/* Find or make the pair's entry. */
 		unsigned j;
 		for (j = 0; j < k; j++)
-			if (out[j].kind == REP_POINT_LATENCY && !strcmp(out[j].name, e->name))
+			if (out[j].kind == EXP_MEASURE_LATENCY && !strcmp(out[j].name, e->name))
 				break;
 		if (j == k)
-			out[k++] = (struct rep_point_delta){ .name = e->name, .kind = REP_POINT_LATENCY };
+			out[k++] = (struct exp_point_delta){ .name = e->name, .kind = EXP_MEASURE_LATENCY };
 		if (e->kind == EXP_POINT_BEGIN) {
 			out[j].arrivals = d;
 			if (start)
@@ -1414,12 +1413,12 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
  * pair's integral (trapezoids over real time), d[0..k) being the point
  * deltas read at now. The delays are taken out where they are inserted
  * (flight_delays): the integral ends as one over virtual time. */
-static void track_in_flight(struct exp_causal *c, const struct rep_point_delta *d, unsigned k, uint64_t now)
+static void track_in_flight(struct exp_causal *c, const struct exp_point_delta *d, unsigned k, uint64_t now)
 {
 	double dt = now > c->t_flight ? (double)(now - c->t_flight) : 0;
 
 	for (unsigned j = 0; j < k; j++) {
-		if (d[j].kind != REP_POINT_LATENCY)
+		if (d[j].kind != EXP_MEASURE_LATENCY)
 			continue;
 		double cur = (double)d[j].in_flight_begin + (double)d[j].arrivals - (double)d[j].departures;
 		c->flight_area[j] += (c->flight_prev[j] + cur) / 2 * dt;
@@ -1433,7 +1432,7 @@ static void track_in_flight(struct exp_causal *c, const struct rep_point_delta *
 static void read_in_flight(struct exp_causal *c, uint64_t now)
 {
 	struct exp_point_value vals[MAX_POINTS];
-	struct rep_point_delta d[MAX_POINTS];
+	struct exp_point_delta d[MAX_POINTS];
 	uint64_t min;
 	unsigned n = read_points(c, vals);
 
@@ -1480,7 +1479,7 @@ static void start(struct exp_causal *c, uint64_t now)
 	memset(c->flight_area, 0, sizeof(c->flight_area));
 	memset(c->flight_prev, 0, sizeof(c->flight_prev));
 	if (c->latency) {
-		struct rep_point_delta d[MAX_POINTS];
+		struct exp_point_delta d[MAX_POINTS];
 		uint64_t min;
 		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, c->start_vals, c->npoints, d, &min),
 				now);
@@ -1491,7 +1490,7 @@ static void start(struct exp_causal *c, uint64_t now)
 static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end, uint64_t *min_delta)
 {
 	struct exp_point_value end[MAX_POINTS];
-	struct rep_point_delta deltas[MAX_POINTS];
+	struct exp_point_delta deltas[MAX_POINTS];
 	unsigned n;
 
 	/* Measured up to the settling (see CZ_SETTLING). */
@@ -1505,7 +1504,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	}
 	unsigned k = point_deltas(c->start_vals, c->npoints, end, n, deltas, min_delta);
 	const struct cz_line *l = c->sel >= 0 ? &c->lines[c->sel] : NULL;
-	struct rep_experiment e = {
+	struct exp_experiment e = {
 		.time = now,
 		.file = l ? l->file : NULL,
 		.line = l ? l->line : 0,
@@ -1527,7 +1526,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		double eff = (double)(e.duration_ns - e.delay_ns);
 		track_in_flight(c, deltas, k, now); /* settled: at t_flight already */
 		for (unsigned j = 0; j < k; j++)
-			if (deltas[j].kind == REP_POINT_LATENCY) {
+			if (deltas[j].kind == EXP_MEASURE_LATENCY) {
 				/* Signed: the delays taken out can exceed
 				 * the integral by the noise of a short
 				 * experiment; clamped here, that noise would
@@ -1537,7 +1536,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 			}
 	}
 	c->have_settle = false;
-	int err = c->w ? rep_write_experiment(c->w, &e) : 0;
+	int err = c->out.experiment ? c->out.experiment(c->out.ctx, &e) : 0;
 
 	pr_trace("causal: experiment %u%%: %.1f ms, %llu delays of %.0f us, %llu samples in the line "
 		 "of %llu, %llu pauses (%.1f ms), first point +%llu",
@@ -1595,7 +1594,7 @@ static void settle_begin(struct exp_causal *c, uint64_t now)
 {
 	c->nsettle = read_points(c, c->settle_vals);
 	if (c->latency && c->nsettle) {
-		struct rep_point_delta d[MAX_POINTS];
+		struct exp_point_delta d[MAX_POINTS];
 		uint64_t min;
 		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, c->settle_vals, c->nsettle, d, &min),
 				now);
@@ -1639,16 +1638,16 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 
 int exp_causal_flush(struct exp_causal *c)
 {
-	if (c->pp && c->w) {
+	if (c->pp && c->out.progress_totals) {
 		/* Every point's visits over the whole run, outside experiments
 		 * too: what the report shows per point. */
 		struct exp_point_value vals[MAX_POINTS];
-		struct rep_point_delta totals[MAX_POINTS];
+		struct exp_point_delta totals[MAX_POINTS];
 		uint64_t min;
 		unsigned n = read_points(c, vals);
 		unsigned k = point_deltas(NULL, 0, vals, n, totals, &min);
 		if (k) {
-			int err = rep_write_progress_totals(c->w, psup_now_ns(), k, totals);
+			int err = c->out.progress_totals(c->out.ctx, psup_now_ns(), k, totals);
 			if (err < 0)
 				return err;
 		}
@@ -1657,7 +1656,7 @@ int exp_causal_flush(struct exp_causal *c)
 		struct cz_line *l = &c->lines[i];
 		if (l->samples == l->written)
 			continue;
-		int err = c->w ? rep_write_line_samples(c->w, l->file, l->line, l->samples) : 0;
+		int err = c->out.line_samples ? c->out.line_samples(c->out.ctx, l->file, l->line, l->samples) : 0;
 		if (err < 0)
 			return err;
 		l->written = l->samples;
@@ -1721,7 +1720,7 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out)
 /* ---- lifecycle ------------------------------------------------------ */
 
 int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
-		   struct rep_writer *w, struct exp_causal **out)
+		   const struct exp_sink *out, struct exp_causal **out_c)
 {
 	struct exp_causal *c = calloc(1, sizeof(*c));
 
@@ -1759,7 +1758,8 @@ int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
 		c->fixed_lineno = (unsigned)v;
 	}
 	c->pp = pp;
-	c->w = w;
+	if (out)
+		c->out = *out;
 	c->rng = cfg->seed ? cfg->seed : psup_rand_seed();
 	if (!c->rng)
 		c->rng = 0x9e3779b97f4a7c15ULL;
@@ -1767,7 +1767,7 @@ int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
 	psup_u64map_init(&c->line_ids);
 	psup_u64map_init(&c->threads);
 	psup_u64map_init(&c->procs);
-	*out = c;
+	*out_c = c;
 	return 0;
 invalid:
 	free(c);

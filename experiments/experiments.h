@@ -18,13 +18,83 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct rep_writer;
 struct sym_space;
+struct sym_loc;
+
+/* ---- records --------------------------------------------------------------- */
+
+/* What a point measures in the records: a throughput point, or a
+ * latency pair (BEGIN and END). */
+enum exp_measure { EXP_MEASURE_THROUGHPUT,
+		   EXP_MEASURE_LATENCY };
+
+/* One progress point's change over one causal experiment. */
+struct exp_point_delta {
+	const char *name;
+	enum exp_measure kind;
+	uint64_t delta;                /* throughput: visits in the experiment */
+	uint64_t arrivals, departures; /* latency: BEGIN and END visits in the experiment */
+	int64_t in_flight_begin;       /* latency: arrivals - departures at experiment start */
+	/* latency: the time average of the requests in flight over the
+	 * experiment, when have_mean (written in thousandths) */
+	double mean_in_flight;
+	bool have_mean;
+};
+
+/* One finished causal experiment (docs/format.md, "experiment"). */
+struct exp_experiment {
+	uint64_t time;             /* mono ns at the end */
+	const char *file;          /* selected line: full source path as in DWARF */
+	unsigned line;             /* its line number */
+	unsigned speedup_pct;      /* 0..100 */
+	uint64_t duration_ns;      /* wall time of the experiment */
+	uint64_t delay_ns;         /* total virtual delay inserted (global count x
+				      delay size), the paper's D */
+	uint64_t delays;           /* number of delay units (global count) */
+	uint64_t selected_samples; /* samples in the selected line during the
+				      experiment (all threads) */
+	uint64_t total_samples;    /* all samples during the experiment */
+	uint64_t pause_ns, pauses; /* real ptrace-stopped time inserted and number
+				      of pauses, for the record */
+	unsigned npoints;
+	const struct exp_point_delta *points;
+	bool end_to_end; /* --runs mode: duration_ns is the whole run */
+};
+
+/*
+ * Where the analyses' records go. Data flows supervisor -> sampler ->
+ * symbols -> experiments -> report, and experiments/ never calls report/:
+ * the recorder (builtin/) fills this in with report/'s writer
+ * (rec_sink_init()), the unit tests with what they check. Each function
+ * returns 0 or -errno (a write error); ctx is passed back. A NULL sink, or
+ * a NULL function, drops those records. The record each function writes
+ * is in docs/format.md: loc (sl NULL: a kernel address), node, samples,
+ * idleness, lock_waits, witch_pairs, witch_stats, experiment, line_samples,
+ * progress_totals (cumulative counts of every point: delta = throughput
+ * visits, arrivals / departures = latency BEGIN / END visits).
+ */
+struct exp_sink {
+	void *ctx;
+	int (*loc)(void *ctx, uint64_t id, pid_t pid, uint64_t addr, const struct sym_loc *sl);
+	int (*node)(void *ctx, uint64_t id, uint64_t parent, uint64_t loc);
+	int (*samples)(void *ctx, pid_t tid, const uint64_t *pairs, size_t npairs);
+	int (*idleness)(void *ctx, pid_t tid, const uint64_t *pairs, size_t npairs);
+	int (*lock_waits)(void *ctx, pid_t pid, uint64_t addr, uint64_t node, bool traced,
+			  const char *reason, uint64_t waits, uint64_t wait_ns);
+	int (*witch_pairs)(void *ctx, const char *kind, const uint64_t *vals, size_t n);
+	int (*witch_stats)(void *ctx, const char *name, const uint64_t *vals, size_t n);
+	int (*experiment)(void *ctx, const struct exp_experiment *e);
+	int (*line_samples)(void *ctx, const char *file, unsigned line, uint64_t count);
+	int (*progress_totals)(void *ctx, uint64_t time, unsigned n, const struct exp_point_delta *totals);
+};
+
+/* ---- the sample profile (experiments/profile.c) ---------------------------- */
 
 struct exp_profile;
 
-/* Records go to w (not owned). Caller frees with exp_profile_free(). */
-int exp_profile_new(struct rep_writer *w, struct exp_profile **out);
+/* Records go to out (may be NULL; copied). Caller frees with
+ * exp_profile_free(). */
+int exp_profile_new(const struct exp_sink *out, struct exp_profile **out_p);
 void exp_profile_free(struct exp_profile *p);
 
 enum exp_sample_flags {
@@ -175,8 +245,9 @@ enum exp_block_kind exp_block_site_kind(uint64_t *site, uint64_t arg0, uint64_t 
  */
 struct exp_par;
 
-/* Records go to w (not owned); ncpus >= 1. Free with exp_par_free(). */
-int exp_par_new(struct rep_writer *w, unsigned ncpus, struct exp_par **out);
+/* Records go to out (may be NULL; copied); ncpus >= 1. Free with
+ * exp_par_free(). */
+int exp_par_new(const struct exp_sink *out, unsigned ncpus, struct exp_par **out_x);
 void exp_par_free(struct exp_par *x);
 /* The buffering calls return 0 or -ENOMEM. */
 int exp_par_thread_start(struct exp_par *x, pid_t tid, uint64_t time, bool working);
@@ -434,9 +505,9 @@ struct exp_witch_stats {
 
 struct exp_witch;
 
-/* Records go to w (not owned). -EINVAL for a bad config. Caller frees with
- * exp_witch_free(). */
-int exp_witch_new(struct rep_writer *w, const struct exp_witch_config *c, struct exp_witch **out);
+/* Records go to out (may be NULL; copied). -EINVAL for a bad config.
+ * Caller frees with exp_witch_free(). */
+int exp_witch_new(const struct exp_sink *out, const struct exp_witch_config *c, struct exp_witch **out_x);
 void exp_witch_free(struct exp_witch *x);
 const char *exp_witch_kind_name(enum exp_witch_kind kind); /* "dead", "silent", "load" */
 const char *exp_witch_skip_name(enum exp_witch_skip why);
@@ -542,10 +613,10 @@ struct exp_causal_config {
 struct exp_causal;
 
 /* Validates cfg (fixed_line must parse: -EINVAL). pp (may be NULL: no
- * progress points, end-to-end) and w are not owned. Caller frees with
- * exp_causal_free(). */
+ * progress points, end-to-end) is not owned; records go to out (may be
+ * NULL; copied). Caller frees with exp_causal_free(). */
 int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
-		   struct rep_writer *w, struct exp_causal **out);
+		   const struct exp_sink *out, struct exp_causal **out_c);
 void exp_causal_free(struct exp_causal *c);
 
 /* Thread lifecycle. A new thread owes nothing (its creator's debt stays
@@ -651,7 +722,7 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 /* Drives experiments: starts, ends (writing the record), cools off. Call
  * often (every few ms) and after draining samples. 0 or -errno (a write). */
 int exp_causal_tick(struct exp_causal *c, uint64_t now);
-/* Writes the per-line sample totals (rep_write_line_samples). */
+/* Writes the per-line sample totals (the sink's line_samples). */
 int exp_causal_flush(struct exp_causal *c);
 /* The program ended (or psup stops): the running experiment is cut short;
  * it is written with its real duration when it ran at least half its
@@ -699,8 +770,7 @@ uint64_t exp_causal_next_length(uint64_t len, uint64_t min, uint64_t max, uint64
 				unsigned min_visits);
 /* The fewest visits of a point that had any (latency: departures), 0 when
  * none had: what the experiment length follows. */
-struct rep_point_delta;
-uint64_t exp_causal_min_visits(const struct rep_point_delta *d, unsigned n);
+uint64_t exp_causal_min_visits(const struct exp_point_delta *d, unsigned n);
 /* Owed ns of a thread: (global - local) x delay minus its excess (never
  * negative; *excess is updated by what was used). */
 uint64_t exp_causal_owed(uint64_t global, uint64_t local, uint64_t delay_ns, int64_t *excess);

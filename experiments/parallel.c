@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "common/hash.h"
-#include "report/report.h"
 
 /*
  * Work, idleness and lock waits (Tallent & Mellor-Crummey 2009, section 2.1;
@@ -84,7 +83,7 @@ struct par_exit {
 #define PAR_EXIT_WINDOW_NS 1000000000ULL
 
 struct exp_par {
-	struct rep_writer *w;
+	struct exp_sink out;
 	unsigned ncpus;
 	unsigned nworking;
 	struct psup_u64map threads; /* tid -> struct par_thread * */
@@ -102,18 +101,19 @@ struct exp_par {
 	struct exp_par_stats stats;
 };
 
-int exp_par_new(struct rep_writer *w, unsigned ncpus, struct exp_par **out)
+int exp_par_new(const struct exp_sink *out, unsigned ncpus, struct exp_par **out_x)
 {
 	struct exp_par *x = calloc(1, sizeof(*x));
 
 	if (!x)
 		return -ENOMEM;
-	x->w = w;
+	if (out)
+		x->out = *out;
 	x->ncpus = ncpus ? ncpus : 1;
 	psup_u64map_init(&x->threads);
 	psup_u64map_init(&x->lock_ix);
 	psup_u64map_init(&x->words);
-	*out = x;
+	*out_x = x;
 	return 0;
 }
 
@@ -558,7 +558,7 @@ static int flush_thread(struct exp_par *x, struct par_thread *t)
 
 	if (n <= 0)
 		return (int)n;
-	return rep_write_idleness(x->w, t->tid, x->pairs, (size_t)n);
+	return x->out.idleness ? x->out.idleness(x->out.ctx, t->tid, x->pairs, (size_t)n) : 0;
 }
 
 int exp_par_flush(struct exp_par *x)
@@ -574,10 +574,11 @@ int exp_par_flush(struct exp_par *x)
 		const struct par_lock *l = &x->locks[i];
 		if (!l->waits)
 			continue;
-		err = rep_write_lock_waits(x->w, l->pid, l->addr,
-					   l->node == EXP_PAR_UNSAMPLED ? 0 : l->node,
-					   l->node != 0 || l->exit, l->exit ? "exit" : NULL, l->waits,
-					   l->wait_ns);
+		if (x->out.lock_waits)
+			err = x->out.lock_waits(x->out.ctx, l->pid, l->addr,
+						l->node == EXP_PAR_UNSAMPLED ? 0 : l->node,
+						l->node != 0 || l->exit, l->exit ? "exit" : NULL, l->waits,
+						l->wait_ns);
 	}
 	x->nlocks = 0;
 	psup_u64map_clear(&x->lock_ix);

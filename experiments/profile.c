@@ -6,7 +6,6 @@
 
 #include "common/hash.h"
 #include "common/log.h"
-#include "report/report.h"
 #include "symbols/symbols.h"
 
 /* Per process: address (<< 1 | is-return-address) -> loc id. */
@@ -23,7 +22,7 @@ struct exp_thread {
 };
 
 struct exp_profile {
-	struct rep_writer *w;
+	struct exp_sink out;
 	struct psup_u64map spaces;  /* pid -> struct exp_space * */
 	struct psup_u64map threads; /* tid -> struct exp_thread * */
 	struct psup_u64map nodes;   /* parent << 32 | loc -> node id */
@@ -34,19 +33,20 @@ struct exp_profile {
 	struct exp_profile_stats stats;
 };
 
-int exp_profile_new(struct rep_writer *w, struct exp_profile **out)
+int exp_profile_new(const struct exp_sink *out, struct exp_profile **out_p)
 {
 	struct exp_profile *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return -ENOMEM;
-	p->w = w;
+	if (out)
+		p->out = *out;
 	p->next_loc = 1;
 	p->next_node = 1;
 	psup_u64map_init(&p->spaces);
 	psup_u64map_init(&p->threads);
 	psup_u64map_init(&p->nodes);
-	*out = p;
+	*out_p = p;
 	return 0;
 }
 
@@ -119,25 +119,7 @@ void exp_profile_process_end(struct exp_profile *p, pid_t pid)
 static int write_loc(struct exp_profile *p, uint64_t id, pid_t pid, uint64_t addr,
 		     const struct sym_loc *sl)
 {
-	struct rep_frame frames[SYM_MAX_FRAMES];
-	struct rep_loc l = {
-		.id = id,
-		.pid = pid,
-		.addr = addr,
-		.image = sl ? sl->image : "[kernel]",
-		.build_id = sl ? sl->build_id : NULL,
-		.offset = sl ? sl->offset : 0,
-		.nframes = sl ? sl->nframes : 0,
-		.frames = frames,
-	};
-	struct rep_loc_symbols ls = { sl ? sl->near : NULL, sl ? sl->symbols : NULL };
-
-	for (unsigned i = 0; i < l.nframes; i++) {
-		frames[i].function = sl->frames[i].function;
-		frames[i].file = sl->frames[i].file;
-		frames[i].line = sl->frames[i].line;
-	}
-	return rep_write_loc_ext(p->w, &l, &ls);
+	return p->out.loc ? p->out.loc(p->out.ctx, id, pid, addr, sl) : 0;
 }
 
 /* The loc id of pc in process pid, symbolized and written when new. An
@@ -195,7 +177,7 @@ static int64_t node_of(struct exp_profile *p, uint64_t parent, uint64_t loc)
 		return (int64_t)*v;
 	*v = p->next_node++;
 	p->stats.nodes++;
-	err = rep_write_node(p->w, *v, parent, loc);
+	err = p->out.node ? p->out.node(p->out.ctx, *v, parent, loc) : 0;
 	return err < 0 ? err : (int64_t)*v;
 }
 
@@ -280,7 +262,7 @@ static int flush_thread(struct exp_profile *p, struct exp_thread *t)
 
 	if (n <= 0)
 		return (int)n;
-	return rep_write_samples(p->w, t->tid, p->pairs, (size_t)n);
+	return p->out.samples ? p->out.samples(p->out.ctx, t->tid, p->pairs, (size_t)n) : 0;
 }
 
 int exp_profile_flush(struct exp_profile *p)

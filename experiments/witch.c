@@ -14,7 +14,6 @@
 
 #include "common/hash.h"
 #include "common/util.h"
-#include "report/report.h"
 
 struct wslot {
 	bool used; /* armed (or being armed) */
@@ -51,7 +50,7 @@ struct wpair {
 };
 
 struct exp_witch {
-	struct rep_writer *w;
+	struct exp_sink out;
 	struct exp_witch_config c;
 	unsigned nslots[EXP_WITCH_KINDS];
 	unsigned slots_of[EXP_WITCH_KINDS][EXP_WITCH_MAX_SLOTS];
@@ -91,7 +90,7 @@ static void split_slots(struct exp_witch *x)
 	}
 }
 
-int exp_witch_new(struct rep_writer *w, const struct exp_witch_config *c, struct exp_witch **out)
+int exp_witch_new(const struct exp_sink *out, const struct exp_witch_config *c, struct exp_witch **out_x)
 {
 	struct exp_witch *x;
 	unsigned nk = 0;
@@ -104,7 +103,8 @@ int exp_witch_new(struct rep_writer *w, const struct exp_witch_config *c, struct
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	x->w = w;
+	if (out)
+		x->out = *out;
 	x->c = *c;
 	x->rng = c->seed ? c->seed : psup_rand_seed();
 	if (!x->rng)
@@ -112,8 +112,18 @@ int exp_witch_new(struct rep_writer *w, const struct exp_witch_config *c, struct
 	psup_u64map_init(&x->threads);
 	psup_u64map_init(&x->ctxs);
 	split_slots(x);
-	*out = x;
+	*out_x = x;
 	return 0;
+}
+
+static int witch_pairs(struct exp_witch *x, const char *kind, const uint64_t *vals, size_t n)
+{
+	return x->out.witch_pairs ? x->out.witch_pairs(x->out.ctx, kind, vals, n) : 0;
+}
+
+static int witch_stats(struct exp_witch *x, const char *name, const uint64_t *vals, size_t n)
+{
+	return x->out.witch_stats ? x->out.witch_stats(x->out.ctx, name, vals, n) : 0;
 }
 
 void exp_witch_free(struct exp_witch *x)
@@ -563,14 +573,14 @@ int exp_witch_flush(struct exp_witch *x)
 			p->waste_written = waste;
 			p->use_written = use;
 			if (++n == BATCH) {
-				err = rep_write_witch_pairs(x->w, kind_names[k], vals, 4 * n);
+				err = witch_pairs(x, kind_names[k], vals, 4 * n);
 				if (err)
 					return err;
 				n = 0;
 			}
 		}
 		if (n) {
-			err = rep_write_witch_pairs(x->w, kind_names[k], vals, 4 * n);
+			err = witch_pairs(x, kind_names[k], vals, 4 * n);
 			if (err)
 				return err;
 		}
@@ -599,7 +609,7 @@ int exp_witch_flush(struct exp_witch *x)
 			any |= v[i] != 0;
 		if (!any)
 			continue;
-		err = rep_write_witch_stats(x->w, kind_names[k], v, EXP_WITCH_KIND_COUNTERS);
+		err = witch_stats(x, kind_names[k], v, EXP_WITCH_KIND_COUNTERS);
 		if (err)
 			return err;
 	}
@@ -616,7 +626,7 @@ int exp_witch_flush(struct exp_witch *x)
 	for (unsigned i = EXP_WITCH_SKIPS; i < EXP_WITCH_SKIPS + 4; i++)
 		any |= sk[i] != 0;
 	if (any) {
-		err = rep_write_witch_stats(x->w, "all", sk, EXP_WITCH_SKIPS + 4);
+		err = witch_stats(x, "all", sk, EXP_WITCH_SKIPS + 4);
 		if (err)
 			return err;
 	}

@@ -111,7 +111,7 @@
 
 struct cz_point {
 	uint32_t name; /* string id */
-	enum rep_point_kind kind;
+	enum exp_measure kind;
 };
 
 struct cz_pdelta {
@@ -227,7 +227,7 @@ static struct cz_run *run_get(struct rep_causal *cz, uint32_t run)
 }
 
 static int64_t point_get(struct rep_profile *p, struct rep_causal *cz, struct rep_slice name,
-			 enum rep_point_kind kind)
+			 enum exp_measure kind)
 {
 	int64_t id;
 
@@ -250,7 +250,7 @@ static int64_t point_get(struct rep_profile *p, struct rep_causal *cz, struct re
 }
 
 static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_slice name,
-		      enum rep_point_kind kind, uint64_t delta, uint64_t arr, uint64_t dep,
+		      enum exp_measure kind, uint64_t delta, uint64_t arr, uint64_t dep,
 		      int64_t in_flight, double mean_in_flight)
 {
 	int64_t pt = point_get(p, cz, name, kind);
@@ -274,9 +274,9 @@ static int add_pdelta(struct rep_profile *p, struct rep_causal *cz, struct rep_s
 static int point_kind(const struct rep_rpoint *rp)
 {
 	if (rp->kind.len == 7 && memcmp(rp->kind.p, "latency", 7) == 0)
-		return REP_POINT_LATENCY;
+		return EXP_MEASURE_LATENCY;
 	if (rp->kind.len == 10 && memcmp(rp->kind.p, "throughput", 10) == 0)
-		return REP_POINT_THROUGHPUT;
+		return EXP_MEASURE_THROUGHPUT;
 	return -1;
 }
 
@@ -332,7 +332,7 @@ static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const 
 			rep_load_error(c, "a progress point of an unknown kind (throughput or latency)");
 			return -EINVAL;
 		}
-		if ((rc = add_pdelta(p, cz, rp->name, (enum rep_point_kind)kind, rp->delta, rp->arrivals,
+		if ((rc = add_pdelta(p, cz, rp->name, (enum exp_measure)kind, rp->delta, rp->arrivals,
 				     rp->departures, rp->in_flight,
 				     rp->have_mean ? (double)rp->mean_milli / 1000 : NAN)))
 			return rc;
@@ -341,7 +341,7 @@ static int apply_experiment(struct rep_loadctx *c, struct rep_causal *cz, const 
 	if (e->e2e) {
 		struct rep_slice n = { CZ_E2E_POINT, strlen(CZ_E2E_POINT) };
 
-		if ((rc = add_pdelta(p, cz, n, REP_POINT_THROUGHPUT, 1, 0, 0, 0, NAN)))
+		if ((rc = add_pdelta(p, cz, n, EXP_MEASURE_THROUGHPUT, 1, 0, 0, 0, NAN)))
 			return rc;
 	}
 	e->npts = cz->npds - e->first;
@@ -363,7 +363,7 @@ static int apply_totals(struct rep_loadctx *c, struct rep_causal *cz, const stru
 			rep_load_error(c, "a progress point of an unknown kind (throughput or latency)");
 			return -EINVAL;
 		}
-		pt = point_get(c->p, cz, rp->name, (enum rep_point_kind)kind);
+		pt = point_get(c->p, cz, rp->name, (enum exp_measure)kind);
 		if (pt < 0)
 			return (int)pt;
 		for (j = 0; j < cz->ntotals; j++)
@@ -376,7 +376,7 @@ static int apply_totals(struct rep_loadctx *c, struct rep_causal *cz, const stru
 			cz->ntotals++;
 		}
 		cz->totals[j] = (struct cz_total){
-			c->run, (uint32_t)pt, kind == REP_POINT_LATENCY ? rp->arrivals : rp->delta,
+			c->run, (uint32_t)pt, kind == EXP_MEASURE_LATENCY ? rp->arrivals : rp->delta,
 			rp->departures
 		};
 	}
@@ -500,7 +500,7 @@ struct cz_cpoint {
 
 struct cz_curve {
 	uint32_t file, line, point;
-	enum rep_point_kind kind;
+	enum exp_measure kind;
 	uint32_t nexp; /* experiments used */
 	uint32_t nlow; /* experiments left out: too few visits */
 	bool drawn;    /* else insufficient, why says why */
@@ -1004,7 +1004,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		x->eff = (double)eff_duration(e);
 		x->wall = (double)e->duration;
 		x->sel = (double)e->selected;
-		if (cv->kind == REP_POINT_LATENCY) {
+		if (cv->kind == EXP_MEASURE_LATENCY) {
 			/* Measured over the experiment when recorded (signed: the
 			 * delays taken out of a short experiment's integral can
 			 * exceed it by its noise, and clamped one by one the noise
@@ -1219,7 +1219,7 @@ static int analysis_build(struct cz_analysis *a, const struct rep_profile *p)
 			continue; /* no selected line: nothing to attribute */
 		for (uint32_t j = 0; j < e->npts; j++) {
 			const struct cz_pdelta *d = &cz->pds[e->first + j];
-			bool low = !e->e2e && (cz->points[d->point].kind == REP_POINT_LATENCY
+			bool low = !e->e2e && (cz->points[d->point].kind == EXP_MEASURE_LATENCY
 						       ? d->arrivals < CZ_MIN_VISITS ||
 								 d->departures < CZ_MIN_VISITS
 						       : d->delta < CZ_MIN_VISITS);
@@ -1270,9 +1270,9 @@ static const char *S(const struct cz_analysis *a, uint32_t id)
 	return s ? s : "?";
 }
 
-static const char *kind_name(enum rep_point_kind k)
+static const char *kind_name(enum exp_measure k)
 {
-	return k == REP_POINT_LATENCY ? "latency" : "throughput";
+	return k == EXP_MEASURE_LATENCY ? "latency" : "throughput";
 }
 
 /* How the experiments were run: the first run that says so. */
@@ -1339,7 +1339,7 @@ static void point_counts(const struct cz_analysis *a, uint32_t point, uint64_t *
 
 				if (d->point != point)
 					continue;
-				*visits = rep_sat_add(*visits, cz->points[point].kind == REP_POINT_LATENCY
+				*visits = rep_sat_add(*visits, cz->points[point].kind == EXP_MEASURE_LATENCY
 								       ? d->arrivals
 								       : d->delta);
 				*departures = rep_sat_add(*departures, d->departures);
@@ -1570,7 +1570,7 @@ static void print_text(FILE *out, const struct cz_analysis *a, const struct rep_
 		point_counts(a, i, &visits, &departures);
 		fputs(md ? "- progress point " : "    ", out);
 		put_str(out, md, S(a, pt->name));
-		if (pt->kind == REP_POINT_LATENCY)
+		if (pt->kind == EXP_MEASURE_LATENCY)
 			fprintf(out, " (latency): %" PRIu64 " arrivals, %" PRIu64 " departures\n", visits,
 				departures);
 		else
@@ -1769,7 +1769,7 @@ static void print_json(FILE *out, const struct cz_analysis *a)
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
 		rep_json_str(out, S(a, pt->name));
 		fprintf(out, ",\"kind\":\"%s\",\"visits\":%" PRIu64, kind_name(pt->kind), visits);
-		if (pt->kind == REP_POINT_LATENCY)
+		if (pt->kind == EXP_MEASURE_LATENCY)
 			fprintf(out, ",\"departures\":%" PRIu64, departures);
 		fputc('}', out);
 	}
@@ -2069,7 +2069,7 @@ static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 			for (uint32_t j = 0; j < e->npts; j++) {
 				const struct cz_pdelta *d = &cz->pds[e->first + j];
 				const struct cz_point *pt = &cz->points[d->point];
-				bool lat = pt->kind == REP_POINT_LATENCY;
+				bool lat = pt->kind == EXP_MEASURE_LATENCY;
 
 				if (jsonl) {
 					fputs(lat ? "{\"type\":\"latency-point\",\"name\":" : "{\"type\":\"throughput-point\",\"name\":", out);

@@ -579,9 +579,9 @@ int rep_write_witch_stats(struct rep_writer *w, const char *name, const uint64_t
 
 /* ---- causal records (docs/format.md, "Causal records") ------------------ */
 
-static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts);
+static void enc_points(struct rep_writer *w, unsigned n, const struct exp_point_delta *pts);
 
-int rep_write_experiment(struct rep_writer *w, const struct rep_experiment *e)
+int rep_write_experiment(struct rep_writer *w, const struct exp_experiment *e)
 {
 	int err = rec_begin(w, 14, "experiment");
 
@@ -635,16 +635,16 @@ int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned l
 /* Progress points as [name, kind, delta, arrivals, departures, in_flight],
  * latency pairs measured over time with a seventh: the mean in flight, in
  * thousandths. */
-static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_delta *pts)
+static void enc_points(struct rep_writer *w, unsigned n, const struct exp_point_delta *pts)
 {
 	enc_text(w, "points");
 	enc_array(w, n);
 	for (unsigned i = 0; i < n; i++) {
-		const struct rep_point_delta *d = &pts[i];
+		const struct exp_point_delta *d = &pts[i];
 
 		enc_array(w, d->have_mean ? 7 : 6);
 		enc_text_or_null(w, d->name);
-		enc_text(w, d->kind == REP_POINT_LATENCY ? "latency" : "throughput");
+		enc_text(w, d->kind == EXP_MEASURE_LATENCY ? "latency" : "throughput");
 		enc_uint(w, d->delta);
 		enc_uint(w, d->arrivals);
 		enc_uint(w, d->departures);
@@ -655,7 +655,7 @@ static void enc_points(struct rep_writer *w, unsigned n, const struct rep_point_
 }
 
 int rep_write_progress_totals(struct rep_writer *w, uint64_t time, unsigned n,
-			      const struct rep_point_delta *totals)
+			      const struct exp_point_delta *totals)
 {
 	int err = rec_begin(w, 3, "progress_totals");
 

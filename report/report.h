@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "experiments/experiments.h"
+
 #define REP_FORMAT_VERSION 1
 
 /* ---- writing ---------------------------------------------------------- */
@@ -287,44 +289,12 @@ int rep_json_pretty(const char *buf, size_t len, FILE *out);
  * into the causal view.
  */
 
-enum rep_point_kind { REP_POINT_THROUGHPUT,
-		      REP_POINT_LATENCY };
-
-/* One progress point's change over one experiment. */
-struct rep_point_delta {
-	const char *name;
-	enum rep_point_kind kind;
-	uint64_t delta;                /* throughput: visits in the experiment */
-	uint64_t arrivals, departures; /* latency: BEGIN and END visits in the experiment */
-	int64_t in_flight_begin;       /* latency: arrivals - departures at experiment start */
-	/* latency: the time average of the requests in flight over the
-	 * experiment, when have_mean (written in thousandths) */
-	double mean_in_flight;
-	bool have_mean;
-};
-
-struct rep_experiment {
-	uint64_t time;             /* mono ns at the end */
-	const char *file;          /* selected line: full source path as in DWARF */
-	unsigned line;             /* its line number */
-	unsigned speedup_pct;      /* 0..100 */
-	uint64_t duration_ns;      /* wall time of the experiment */
-	uint64_t delay_ns;         /* total virtual delay inserted (global count x
-				      delay size), the paper's D */
-	uint64_t delays;           /* number of delay units (global count) */
-	uint64_t selected_samples; /* samples in the selected line during the
-				      experiment (all threads) */
-	uint64_t total_samples;    /* all samples during the experiment */
-	uint64_t pause_ns, pauses; /* real ptrace-stopped time inserted and number
-				      of pauses, for the record */
-	unsigned npoints;
-	const struct rep_point_delta *points;
-	bool end_to_end; /* --runs mode: duration_ns is the whole run */
-};
+/* The experiment and point types are the causal engine's
+ * (experiments/experiments.h): what it measures is what is written. */
 
 /* Writes an "experiment" record. file may be NULL only for an end-to-end
  * experiment without a selected line. */
-int rep_write_experiment(struct rep_writer *w, const struct rep_experiment *e);
+int rep_write_experiment(struct rep_writer *w, const struct exp_experiment *e);
 /* Samples per in-scope source line over the whole run so far (cumulative;
  * the latest record per (file, line) wins): what phase correction (Coz eq.
  * 5-8) needs. Written at each flush and at the end. The record carries the
@@ -349,7 +319,7 @@ int rep_write_causal_info(struct rep_writer *w, const struct rep_causal_info *ci
  * BEGIN / END visits, in_flight_begin unused (0). Write it at each flush and
  * at the end. */
 int rep_write_progress_totals(struct rep_writer *w, uint64_t time, unsigned n,
-			      const struct rep_point_delta *totals);
+			      const struct exp_point_delta *totals);
 
 /* Whether any loaded file holds causal experiment records (the report then
  * shows the causal view by default). */

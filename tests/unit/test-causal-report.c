@@ -162,9 +162,9 @@ static int write_file(const char *path, bool with_info)
 		W(rep_write_causal_info(w, &ci));
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(exps); i++) {
 		const struct exp_spec *s = &exps[i];
-		struct rep_point_delta pd = { s->point, s->latency ? REP_POINT_LATENCY : REP_POINT_THROUGHPUT,
+		struct exp_point_delta pd = { s->point, s->latency ? EXP_MEASURE_LATENCY : EXP_MEASURE_THROUGHPUT,
 					      s->delta, s->arrivals, s->departures, s->in_flight, 0, false };
-		struct rep_experiment e = {
+		struct exp_experiment e = {
 			.time = START + i + 1,
 			.file = s->file,
 			.line = s->line,
@@ -186,8 +186,8 @@ static int write_file(const char *path, bool with_info)
 	/* l.c:35: 1 s latency experiments whose start and end say 10 in flight
 	 * throughout, with the mean measured over time recorded */
 	for (size_t i = 0; i < PSUP_ARRAY_SIZE(l_means); i++) {
-		struct rep_point_delta pd = { "req", REP_POINT_LATENCY, 0, 100, 100, 10, l_means[i].mean, true };
-		struct rep_experiment e = {
+		struct exp_point_delta pd = { "req", EXP_MEASURE_LATENCY, 0, 100, 100, 10, l_means[i].mean, true };
+		struct exp_experiment e = {
 			.time = START + PSUP_ARRAY_SIZE(exps) + i + 1,
 			.file = "/src/l.c",
 			.line = 35,
@@ -204,8 +204,8 @@ static int write_file(const char *path, bool with_info)
 	/* cumulative point counts, visits outside experiments included: the
 	 * latest record wins */
 	{
-		struct rep_point_delta tot[] = { { "ops", REP_POINT_THROUGHPUT, 10, 0, 0, 0, 0, false },
-						 { "req", REP_POINT_LATENCY, 0, 2, 1, 0, 0, false } };
+		struct exp_point_delta tot[] = { { "ops", EXP_MEASURE_THROUGHPUT, 10, 0, 0, 0, 0, false },
+						 { "req", EXP_MEASURE_LATENCY, 0, 2, 1, 0, 0, false } };
 
 		W(rep_write_progress_totals(w, START + 5, 2, tot));
 		tot[0].delta = 5000;
@@ -688,8 +688,8 @@ static void test_merge(const char *path)
 static void test_schema(void)
 {
 	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
-	struct rep_point_delta pd = { "x", REP_POINT_THROUGHPUT, 1, 0, 0, 0, 0, false };
-	struct rep_experiment e = { .time = START + 1, .file = "/a.c", .line = 1, .speedup_pct = 105, .duration_ns = 10, .npoints = 1, .points = &pd };
+	struct exp_point_delta pd = { "x", EXP_MEASURE_THROUGHPUT, 1, 0, 0, 0, 0, false };
+	struct exp_experiment e = { .time = START + 1, .file = "/a.c", .line = 1, .speedup_pct = 105, .duration_ns = 10, .npoints = 1, .points = &pd };
 	char path[300], err[256];
 	struct rep_profile *p;
 	struct rep_writer *w;
@@ -831,9 +831,9 @@ static int write_line(const char *path, const char *file, const struct one_exp *
 	if (!rc)
 		rc = rep_write_causal_info(w, &ci);
 	for (size_t i = 0; i < n && !rc; i++) {
-		struct rep_point_delta pd = { "ops", REP_POINT_THROUGHPUT, x[i].visits, 0, 0, 0, 0, false };
+		struct exp_point_delta pd = { "ops", EXP_MEASURE_THROUGHPUT, x[i].visits, 0, 0, 0, 0, false };
 		uint64_t delay = x[i].eff_ms * MS * x[i].speedup / 200;
-		struct rep_experiment e = {
+		struct exp_experiment e = {
 			.time = START + (i + 1) * S_,
 			.file = file,
 			.line = 85,
@@ -986,8 +986,8 @@ static int sim_write(const char *path, unsigned per_shape, unsigned nexp, uint64
 				uint64_t eff = (psup_rand_next(&rng) & 1 ? 50 : 25) * MS;
 				double rate = 8000.0 / (1 - sim_truth(k, sp) / 100); /* visits/s */
 				double mu, visits;
-				struct rep_point_delta pd = { "ops", REP_POINT_THROUGHPUT, 0, 0, 0, 0, 0, false };
-				struct rep_experiment e = { 0 };
+				struct exp_point_delta pd = { "ops", EXP_MEASURE_THROUGHPUT, 0, 0, 0, 0, 0, false };
+				struct exp_experiment e = { 0 };
 
 				/* the machine's speed: 4% sd, correlated 0.7 between
 				 * neighbours; 4% of experiments off by 25-50% */

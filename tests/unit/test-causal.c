@@ -88,10 +88,10 @@ static void test_length(void)
  * phase's) does not double it. */
 static void test_min_visits(void)
 {
-	struct rep_point_delta d[3] = {
-		{ .name = "merge", .kind = REP_POINT_THROUGHPUT, .delta = 0 },
-		{ .name = "map", .kind = REP_POINT_THROUGHPUT, .delta = 50 },
-		{ .name = "req", .kind = REP_POINT_LATENCY, .arrivals = 9, .departures = 7 },
+	struct exp_point_delta d[3] = {
+		{ .name = "merge", .kind = EXP_MEASURE_THROUGHPUT, .delta = 0 },
+		{ .name = "map", .kind = EXP_MEASURE_THROUGHPUT, .delta = 50 },
+		{ .name = "req", .kind = EXP_MEASURE_LATENCY, .arrivals = 9, .departures = 7 },
 	};
 
 	CHECK_EQ_INT(exp_causal_min_visits(d, 2), 50);

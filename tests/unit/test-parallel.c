@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "builtin/record.h"
 #include "report/report-internal.h"
 #include "tests/unit/tap.h"
 
@@ -41,8 +42,10 @@ int main(void)
 	close(fd);
 	CHECK(rep_writer_open(path, REP_WRITER_FORCE, &w) == 0);
 	CHECK(rep_write_header(w, &header) == 0);
-	CHECK(exp_profile_new(w, &prof) == 0);
-	CHECK(exp_par_new(w, 2, &x) == 0);
+	struct exp_sink out;
+	rec_sink_init(&out, w);
+	CHECK(exp_profile_new(&out, &prof) == 0);
+	CHECK(exp_par_new(&out, 2, &x) == 0);
 	int64_t na = exp_profile_add(prof, NULL, 100, 101, a, 2, 0);
 	int64_t nb = exp_profile_add(prof, NULL, 100, 101, b, 1, 0);
 	int64_t nc = exp_profile_context(prof, NULL, 100, c, 3);
@@ -196,7 +199,7 @@ int main(void)
 
 	/* Three CPUs, three threads: 2 working leave 1 idle, shared by 2. */
 	struct exp_par *y;
-	CHECK(exp_par_new(w, 3, &y) == 0);
+	CHECK(exp_par_new(&out, 3, &y) == 0);
 	CHECK(exp_par_thread_start(y, 201, 0, true) == 0);
 	CHECK(exp_par_thread_start(y, 202, 0, true) == 0);
 	CHECK(exp_par_sample(y, 201, 5, (uint64_t)na) == 0);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "builtin/record.h"
 #include "report/report.h"
 #include "tests/unit/tap.h"
 
@@ -60,7 +61,9 @@ int main(void)
 	struct rep_thread t2 = { .tid = 101, .pid = 100, .parent = 100, .name = "worker" };
 	CHECK(rep_write_thread(w, &t1) == 0);
 	CHECK(rep_write_thread(w, &t2) == 0);
-	CHECK(exp_profile_new(w, &prof) == 0);
+	struct exp_sink out;
+	rec_sink_init(&out, w);
+	CHECK(exp_profile_new(&out, &prof) == 0);
 
 	/* No address space: every address is in no known mapping, so all
 	 * share one [unknown] location, and each frame is a node of the chain. */

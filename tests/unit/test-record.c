@@ -133,11 +133,11 @@ static int write_profile(const char *path, int variant)
 	 * tests then cover those records too */
 	if (!variant) {
 		struct rep_causal_info ci = { "run", true, 1000000, 12, "a note" };
-		struct rep_point_delta pd[] = {
-			{ "app.c:20", REP_POINT_THROUGHPUT, 40, 0, 0, 0, 0, false },
-			{ "req", REP_POINT_LATENCY, 0, 30, 28, -2, 1.25, true },
+		struct exp_point_delta pd[] = {
+			{ "app.c:20", EXP_MEASURE_THROUGHPUT, 40, 0, 0, 0, 0, false },
+			{ "req", EXP_MEASURE_LATENCY, 0, 30, 28, -2, 1.25, true },
 		};
-		struct rep_experiment ex = { 8000, "/src/app.c", 20, 0, 2000, 0, 0, 7, 20, 0, 0, 2, pd, false };
+		struct exp_experiment ex = { 8000, "/src/app.c", 20, 0, 2000, 0, 0, 7, 20, 0, 0, 2, pd, false };
 
 		W(rep_write_causal_info(w, &ci));
 		W(rep_write_experiment(w, &ex));

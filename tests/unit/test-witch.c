@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "builtin/record.h"
 #include "report/report.h"
 #include "tests/unit/tap.h"
 
@@ -19,8 +20,10 @@ static struct exp_witch *make(unsigned kinds, unsigned slots, uint64_t seed, str
 {
 	struct exp_witch_config c = { .kinds = kinds, .slots = slots, .fp_precision = 0.01, .weight = 1, .seed = seed };
 	struct exp_witch *x = NULL;
+	struct exp_sink out;
 
-	CHECK_EQ_INT(exp_witch_new(w, &c, &x), 0);
+	rec_sink_init(&out, w);
+	CHECK_EQ_INT(exp_witch_new(&out, &c, &x), 0);
 	return x;
 }
 
