@@ -190,7 +190,6 @@ struct exp_causal {
 	 * there too: flight_area is read no more while settling). */
 	struct exp_point_value settle_vals[MAX_POINTS];
 	unsigned nsettle;
-	bool have_settle;
 	unsigned npoints;
 	/* Latency pairs (in point_deltas' order): requests in flight at the
 	 * last reading (at t_flight), and their integral over the experiment's
@@ -1114,9 +1113,22 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 
 /* What t owes up to the global count g, counted as paid: its count raised
  * to g as of time, a hold asked when it owes. */
+/* What t owes at global count g, in ns: its count's debt less its excess,
+ * and the debts it took over from its wakers. */
+static uint64_t owes(const struct cz_thread *t, uint64_t g, uint64_t delay_ns, int64_t *excess)
+{
+	return exp_causal_owed(g, t->local, delay_ns, excess) + t->taken * delay_ns;
+}
+
+/* Whether t is behind: its count, or a debt taken over (at 0% too). */
+static bool behind(const struct exp_causal *c, const struct cz_thread *t)
+{
+	return t->local < c->global || t->taken;
+}
+
 static uint64_t charge(struct cz_thread *t, uint64_t g, uint64_t delay_ns, uint64_t time)
 {
-	uint64_t owed = exp_causal_owed(g, t->local, delay_ns, &t->excess) + t->taken * delay_ns;
+	uint64_t owed = owes(t, g, delay_ns, &t->excess);
 
 	t->taken = 0;
 
@@ -1141,7 +1153,7 @@ static bool worth_a_pause(const struct exp_causal *c, const struct cz_thread *t)
 	uint64_t min = c->state == CZ_SETTLING ? 1 : c->cfg.pause_min_ns;
 	int64_t excess = t->excess;
 
-	return exp_causal_owed(c->global, t->local, c->delay_ns, &excess) + t->taken * c->delay_ns >= min;
+	return owes(t, c->global, c->delay_ns, &excess) >= min;
 }
 
 uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
@@ -1251,7 +1263,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 		if (!c->threads.keys[i] || !c->threads.vals[i])
 			continue;
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
-		if (t->blocked || t->wait == WAIT_BLOCKED || (t->local >= c->global && !t->taken))
+		if (t->blocked || t->wait == WAIT_BLOCKED || !behind(c, t))
 			continue;
 		/* Waiting for its CPU behind the line: a hold now would keep
 		 * it from running when the CPU frees, and the line may credit
@@ -1296,7 +1308,7 @@ bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid)
 	/* Counts move at 0% too, so 0% experiments trap where the others
 	 * would pay: a stop inside a critical section lengthens it whatever
 	 * the speedup, and only costs paid alike cancel (Coz section 2). */
-	return c->state == CZ_RUNNING && (t->local < c->global || t->taken);
+	return c->state == CZ_RUNNING && behind(c, t);
 }
 
 void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex)
@@ -1428,16 +1440,23 @@ static void track_in_flight(struct exp_causal *c, const struct exp_point_delta *
 		c->t_flight = now;
 }
 
+/* Adds the points' values vals[0..n), read at now, to the in-flight
+ * integrals. */
+static void flight_at(struct exp_causal *c, const struct exp_point_value *vals, unsigned n, uint64_t now)
+{
+	struct exp_point_delta d[MAX_POINTS];
+	uint64_t min;
+
+	if (n)
+		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, vals, n, d, &min), now);
+}
+
 /* Reads the points at now into the in-flight integrals. */
 static void read_in_flight(struct exp_causal *c, uint64_t now)
 {
 	struct exp_point_value vals[MAX_POINTS];
-	struct exp_point_delta d[MAX_POINTS];
-	uint64_t min;
-	unsigned n = read_points(c, vals);
 
-	if (n)
-		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, vals, n, d, &min), now);
+	flight_at(c, vals, read_points(c, vals), now);
 }
 
 /* The global count rose by units: that many delays of virtual time that
@@ -1470,7 +1489,6 @@ static void start(struct exp_causal *c, uint64_t now)
 	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
 	c->nhist = c->hpos = 0;
 	c->npoints = read_points(c, c->start_vals);
-	c->have_settle = false;
 	c->t_start = now;
 	c->latency = false;
 	for (unsigned i = 0; i < c->npoints; i++)
@@ -1478,12 +1496,8 @@ static void start(struct exp_causal *c, uint64_t now)
 	c->t_flight = now;
 	memset(c->flight_area, 0, sizeof(c->flight_area));
 	memset(c->flight_prev, 0, sizeof(c->flight_prev));
-	if (c->latency) {
-		struct exp_point_delta d[MAX_POINTS];
-		uint64_t min;
-		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, c->start_vals, c->npoints, d, &min),
-				now);
-	}
+	if (c->latency)
+		flight_at(c, c->start_vals, c->npoints, now);
 	c->state = CZ_RUNNING;
 }
 
@@ -1493,8 +1507,8 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 	struct exp_point_delta deltas[MAX_POINTS];
 	unsigned n;
 
-	/* Measured up to the settling (see CZ_SETTLING). */
-	if (c->have_settle) {
+	/* Measured up to the settling (see CZ_SETTLING; settle_begin()). */
+	if (c->state == CZ_SETTLING) {
 		n = c->nsettle;
 		memcpy(end, c->settle_vals, n * sizeof(end[0]));
 		c->st.settle_ns += now - c->t_settle;
@@ -1535,7 +1549,6 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 				deltas[j].have_mean = true;
 			}
 	}
-	c->have_settle = false;
 	int err = c->out.experiment ? c->out.experiment(c->out.ctx, &e) : 0;
 
 	pr_trace("causal: experiment %u%%: %.1f ms, %llu delays of %.0f us, %llu samples in the line "
@@ -1579,10 +1592,10 @@ static bool settled(struct exp_causal *c)
 		struct cz_thread *t = (struct cz_thread *)(uintptr_t)c->threads.vals[i];
 		if (t->holding)
 			return false;
-		if (t->blocked || t->wait == WAIT_BLOCKED || (t->local >= c->global && !t->taken))
+		if (t->blocked || t->wait == WAIT_BLOCKED)
 			continue;
 		int64_t excess = t->excess;
-		if (exp_causal_owed(c->global, t->local, c->delay_ns, &excess) + t->taken * c->delay_ns)
+		if (owes(t, c->global, c->delay_ns, &excess))
 			return false;
 	}
 	return true;
@@ -1593,13 +1606,8 @@ static bool settled(struct exp_causal *c)
 static void settle_begin(struct exp_causal *c, uint64_t now)
 {
 	c->nsettle = read_points(c, c->settle_vals);
-	if (c->latency && c->nsettle) {
-		struct exp_point_delta d[MAX_POINTS];
-		uint64_t min;
-		track_in_flight(c, d, point_deltas(c->start_vals, c->npoints, c->settle_vals, c->nsettle, d, &min),
-				now);
-	}
-	c->have_settle = true;
+	if (c->latency)
+		flight_at(c, c->settle_vals, c->nsettle, now);
 }
 
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
