@@ -195,22 +195,25 @@ def psup_report(psup, cbor):
     return json.loads(r.stdout).get("causal") or {}
 
 
-def psup_curve(c, path_line):
-    """The curve of path_line in a report's causal section."""
+def psup_points(c, path_line):
+    """The curve points of path_line in a report's causal section."""
+    path, line = path_line.split(":")
     for ln in c.get("lines", []):
-        if ln["path"].endswith(path_line.split(":")[0]) and ln["line"].endswith(":" + path_line.split(":")[1]):
-            return sorted((p["speedup"], p["program_speedup"]) for p in ln["curve"])
+        if ln["path"].endswith(path) and ln["line"].endswith(":" + line):
+            return ln["curve"]
     return []
+
+
+def psup_curve(c, path_line):
+    """The curve of path_line: sorted (speedup, program speedup) pairs."""
+    return sorted((p["speedup"], p["program_speedup"]) for p in psup_points(c, path_line))
 
 
 def psup_intervals(c, path_line):
     """The 95% interval of each measured speedup of path_line's curve:
     {speedup: (low, high)}, the points that have one."""
-    for ln in c.get("lines", []):
-        if ln["path"].endswith(path_line.split(":")[0]) and ln["line"].endswith(":" + path_line.split(":")[1]):
-            return {p["speedup"]: (p["ci_low"], p["ci_high"]) for p in ln["curve"]
-                    if p["speedup"] > 0 and p.get("ci_low") is not None and p.get("ci_high") is not None}
-    return {}
+    return {p["speedup"]: (p["ci_low"], p["ci_high"]) for p in psup_points(c, path_line)
+            if p["speedup"] > 0 and p.get("ci_low") is not None and p.get("ci_high") is not None}
 
 
 def median(xs):
@@ -339,13 +342,19 @@ def main():
     # truth): each round's interval at 25/50/100% where psup measured that
     # speedup, against the actual speedup (median over the rounds). Coz
     # reports no intervals.
-    held = [a is not None and lo <= a <= hi for name, x, a, ivs in intervals
-            if (name, x) not in NO_MAE for lo, hi in ivs]
-    if held:
-        missed = sorted({f"{name} {x}%" for name, x, a, ivs in intervals if (name, x) not in NO_MAE
-                         for lo, hi in ivs if a is None or not lo <= a <= hi})
-        print(f"psup: {sum(held)} of {len(held)} 95% intervals ({100 * sum(held) / len(held):.0f}%) hold the actual "
-              f"speedup; missed at: {', '.join(missed) if missed else 'none'}")
+    held, missed = 0, []
+    for name, x, a, ivs in intervals:
+        if (name, x) in NO_MAE:
+            continue
+        for lo, hi in ivs:
+            if a is not None and lo <= a <= hi:
+                held += 1
+            else:
+                missed.append(f"{name} {x}%")
+    n = held + len(missed)
+    if n:
+        print(f"psup: {held} of {n} 95% intervals ({100 * held / n:.0f}%) hold the actual speedup; "
+              f"missed at: {', '.join(sorted(set(missed))) if missed else 'none'}")
     print()
     print("| program, line | psup overhead (min..max) | coz overhead (min..max) | experiments psup / coz |")
     print("|---|---:|---:|---:|")
