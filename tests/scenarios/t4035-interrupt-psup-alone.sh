@@ -14,7 +14,7 @@ gone() { local st; st=$(proc_state "$1"); [ -z "$st" ] || [ "$st" = Z ]; }
 "$PSUP" run -q -o i.cbor -- env --default-signal=INT "$TARGETS/spin" 60 &
 ppid=$!
 wait_for "pgrep -x -P $ppid spin >/dev/null" 10 || fail "target did not start"
-sleep 0.3
+wait_cpu "$(pgrep -x -P $ppid spin)" 200 20 || fail "spin did not run 0.2 s of CPU in 20 s"
 kill -INT $ppid
 wait_for "gone $ppid" 20 || { kill -TERM $ppid; fail "SIGINT to psup alone did nothing"; }
 wait $ppid
@@ -31,7 +31,9 @@ jq_check i.json '.summary.samples > 0' "no samples recorded"
 ppid=$!
 wait_for "pgrep -x -P $ppid noeintr >/dev/null" 10 || fail "noeintr did not start"
 child=$(pgrep -x -P $ppid noeintr)
-sleep 1
+# Its spinning thread starts once every caller made its call: wait for its
+# CPU time, not for the clock (a loaded machine starts the callers slowly).
+wait_cpu "$child" 300 20 || fail "noeintr did not run 0.3 s of CPU in 20 s"
 kill -INT $ppid
 wait_for "[ \"\$(tracer_of $child)\" = 0 ]" 20 || fail "psup did not detach on SIGINT"
 gone "$child" && note "noeintr ended before the check (a loaded machine)"
