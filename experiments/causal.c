@@ -153,8 +153,7 @@ struct cz_proc {
  * bench/causal/run.py, 2 rounds). */
 enum cz_state { CZ_IDLE,
 		CZ_RUNNING,
-		CZ_SETTLING,
-		CZ_COOLOFF };
+		CZ_SETTLING };
 /* Longest settling: a thread that keeps running without stopping (a stop
  * refused, an exit) must not hold the experiment open. */
 #define SETTLE_MAX_NS (20ULL * 1000000ULL)
@@ -179,11 +178,20 @@ struct exp_causal {
 
 	enum cz_state state;
 	uint64_t length; /* current experiment length */
-	uint64_t t_start, t_cool_end, t_settle;
+	/* t_start: the delays' start (the warm-up's); t_measure: the
+	 * measured part's (see warm_up_ns()). */
+	uint64_t t_start, t_measure, t_settle;
+	bool warming;
+	/* The experiment that has just ended, if the next begins at once:
+	 * its line and speedup (the program is as they left it). */
+	bool have_last;
+	int64_t last_sel;
+	unsigned last_speedup;
 	int64_t sel; /* selected line index, -1 none */
 	unsigned speedup;
 	uint64_t delay_ns; /* per unit during the experiment */
 	uint64_t global;   /* global delay count in the experiment */
+	uint64_t g0;       /* ... as its measured part began */
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
 	struct exp_point_value start_vals[MAX_POINTS];
 	/* The points as the settling began (the latency integrals stop
@@ -584,6 +592,13 @@ static bool in_experiment(const struct exp_causal *c, uint64_t time)
 	return false;
 }
 
+/* Whether a sample taken at time, in the experiment, falls in its measured
+ * part (after the warm-up). */
+static bool measured(const struct exp_causal *c, uint64_t time)
+{
+	return !c->warming && (!time || time >= c->t_measure);
+}
+
 /*
  * A rise of the global count by a sample taken at time: the threads credited
  * at a wake-up after that time were blocked while the line ran (they were
@@ -751,10 +766,10 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	struct cz_proc *p = proc_get(c, pid);
 	struct cz_thread *t = thread_find(c, tid);
 	uint64_t val = OUT_OF_SCOPE;
-	bool counts = in_experiment(c, time);
+	bool counts = in_experiment(c, time), meas = counts && measured(c, time);
 
 	c->st.samples++;
-	if (counts)
+	if (meas)
 		c->tot_samples++;
 	if (!p)
 		return;
@@ -775,7 +790,8 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 		c->nrecent++;
 	if (!counts || (int64_t)idx != c->sel || !t)
 		return;
-	c->sel_samples++;
+	if (meas)
+		c->sel_samples++;
 	if (time > t->line_at)
 		t->line_at = time;
 	pr_trace("causal: sample of %d in the line at %llu (local %llu, global %llu)", tid,
@@ -785,7 +801,11 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	t->local++;
 	bool rose = t->local > c->global;
 	if (rose) {
-		flight_delays(c, t->local - c->global, time);
+		uint64_t units = t->local - c->global;
+		if (meas)
+			flight_delays(c, units, time);
+		else if (!c->warming)
+			c->g0 += units; /* from the warm-up, arriving late */
 		c->global = t->local;
 		c->hist[c->hpos].time = time ? time : psup_now_ns();
 		c->hist[c->hpos].global = c->global;
@@ -1480,16 +1500,15 @@ static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time)
 		c->flight_area[j] -= c->flight_prev[j] * (double)units * (double)c->delay_ns; /* 0: no pair */
 }
 
-static void start(struct exp_causal *c, uint64_t now)
+/* The measured part of the experiment begins at now: its points, samples,
+ * pauses and delays from here. */
+static void measure(struct exp_causal *c, uint64_t now)
 {
-	c->speedup = c->cfg.fixed_speedup >= 0 ? (unsigned)c->cfg.fixed_speedup
-					       : exp_causal_pick_speedup(&c->rng, c->cfg.speedup_step);
-	c->delay_ns = period_ns(c) * c->speedup / 100;
-	forgive_all(c);
+	c->warming = false;
+	c->g0 = c->global;
 	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
-	c->nhist = c->hpos = 0;
 	c->npoints = read_points(c, c->start_vals);
-	c->t_start = now;
+	c->t_measure = now;
 	c->latency = false;
 	for (unsigned i = 0; i < c->npoints; i++)
 		c->latency |= c->start_vals[i].kind != EXP_POINT_THROUGHPUT;
@@ -1498,7 +1517,48 @@ static void start(struct exp_causal *c, uint64_t now)
 	memset(c->flight_prev, 0, sizeof(c->flight_prev));
 	if (c->latency)
 		flight_at(c, c->start_vals, c->npoints, now);
+}
+
+/*
+ * An experiment warms up at its speedup before it is measured. A program
+ * holds work in flight (a queue between pipeline stages, threads waiting
+ * at a lock), and how much depends on the speedup: the experiment before,
+ * at another speedup, left it where that speedup had it. Measured at once,
+ * the first milliseconds of a line's 100% drew on a queue that the 0%
+ * before had filled: the pipeline's consumer read 78% at 100% where the
+ * truth caps at 50% (its producer is then the bottleneck), 59% with 50 ms
+ * experiments, 53% with 200 ms ones. The warm-up takes the place of Coz's
+ * cool-off between experiments (10 ms without delays, which left the queue
+ * as 0% has it): at the experiment's speedup, its delays inserted and paid,
+ * its samples and progress not counted. It grows with the experiment's
+ * length: a program whose points are visited slowly drains its queues
+ * slowly too.
+ */
+static uint64_t warm_up_ns(const struct exp_causal *c)
+{
+	return c->cfg.warmup_ns > c->length / 2 ? c->cfg.warmup_ns : c->length / 2;
+}
+
+static void start(struct exp_causal *c, uint64_t now, bool warm_up)
+{
+	c->speedup = c->cfg.fixed_speedup >= 0 ? (unsigned)c->cfg.fixed_speedup
+					       : exp_causal_pick_speedup(&c->rng, c->cfg.speedup_step);
+	/* After an experiment that ran the same (0% after 0%, whatever the
+	 * line: a quarter of them), the program is warm already. */
+	if (c->have_last && c->speedup == c->last_speedup && (!c->speedup || c->sel == c->last_sel))
+		warm_up = false;
+	c->have_last = false;
+	c->delay_ns = period_ns(c) * c->speedup / 100;
+	forgive_all(c);
+	c->nhist = c->hpos = 0;
+	c->t_start = now;
 	c->state = CZ_RUNNING;
+	if (warm_up && !c->cfg.no_warmup) {
+		c->warming = true;
+		c->t_measure = now + warm_up_ns(c);
+	} else {
+		measure(c, now);
+	}
 }
 
 static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end, uint64_t *min_delta)
@@ -1523,9 +1583,9 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		.file = l ? l->file : NULL,
 		.line = l ? l->line : 0,
 		.speedup_pct = c->speedup,
-		.duration_ns = now - c->t_start,
-		.delay_ns = c->global * c->delay_ns,
-		.delays = c->global,
+		.duration_ns = now - c->t_measure,
+		.delay_ns = (c->global - c->g0) * c->delay_ns,
+		.delays = c->global - c->g0,
 		.selected_samples = c->sel_samples,
 		.total_samples = c->tot_samples,
 		.pause_ns = c->pause_ns,
@@ -1553,7 +1613,7 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 
 	pr_trace("causal: experiment %u%%: %.1f ms, %llu delays of %.0f us, %llu samples in the line "
 		 "of %llu, %llu pauses (%.1f ms), first point +%llu",
-		 c->speedup, e.duration_ns / 1e6, (unsigned long long)c->global, c->delay_ns / 1e3,
+		 c->speedup, e.duration_ns / 1e6, (unsigned long long)e.delays, c->delay_ns / 1e3,
 		 (unsigned long long)c->sel_samples, (unsigned long long)c->tot_samples, (unsigned long long)c->pauses,
 		 c->pause_ns / 1e6, k ? (unsigned long long)deltas[0].delta : 0ULL);
 	if (err == 0)
@@ -1566,7 +1626,9 @@ static int end_experiment(struct exp_causal *c, uint64_t now, bool cut)
 	uint64_t min_delta = UINT64_MAX;
 	int err = 0;
 
-	if (cut && now - c->t_start < c->length / 2)
+	if (cut && c->warming)
+		; /* nothing measured yet */
+	else if (cut && now - c->t_measure < c->length / 2)
 		c->st.dropped++;
 	else
 		err = write_experiment(c, now, false, &min_delta);
@@ -1574,11 +1636,13 @@ static int end_experiment(struct exp_causal *c, uint64_t now, bool cut)
 		c->length = exp_causal_next_length(c->length, c->cfg.experiment_ns,
 						   c->cfg.max_experiment_ns, min_delta,
 						   c->cfg.min_visits);
+	c->have_last = !cut;
+	c->last_sel = c->sel;
+	c->last_speedup = c->speedup;
 	/* No delays owed outside an experiment. */
 	c->delay_ns = 0;
 	forgive_all(c);
-	c->state = CZ_COOLOFF;
-	c->t_cool_end = now + c->cfg.cooloff_ns;
+	c->state = CZ_IDLE;
 	return err;
 }
 
@@ -1617,7 +1681,9 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 		resolve_all_wakes(c);
 	switch (c->state) {
 	case CZ_RUNNING:
-		if (now - c->t_start < c->length)
+		if (c->warming && now >= c->t_measure)
+			measure(c, now);
+		if (c->warming || now - c->t_measure < c->length)
 			break;
 		c->state = CZ_SETTLING;
 		/* A sample taken before now still counts when it arrives. */
@@ -1628,14 +1694,11 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 		if (!c->delay_ns || settled(c) || now - c->t_settle >= SETTLE_MAX_NS)
 			return end_experiment(c, now, false);
 		break;
-	case CZ_COOLOFF:
-		if (now < c->t_cool_end)
-			return 0;
-		c->state = CZ_IDLE;
-		/* fall through */
 	case CZ_IDLE:
 		if (pick_line(c))
-			start(c, now);
+			start(c, now, true);
+		else
+			c->have_last = false; /* the program runs as at 0% */
 		return 0;
 	}
 	/* Running on: the latency pairs' reading of this tick. */
@@ -1689,7 +1752,7 @@ int exp_causal_run_begin(struct exp_causal *c, uint64_t now)
 {
 	if (!pick_line(c))
 		c->sel = -1;
-	start(c, now);
+	start(c, now, false);
 	if (c->sel < 0) {
 		/* Nothing sampled yet: a baseline run. */
 		c->speedup = 0;
@@ -1741,8 +1804,8 @@ int exp_causal_new(const struct exp_causal_config *cfg, struct exp_progress *pp,
 		c->cfg.max_experiment_ns = EXP_CAUSAL_DEFAULT_MAX_NS;
 	if (c->cfg.max_experiment_ns < c->cfg.experiment_ns)
 		c->cfg.max_experiment_ns = c->cfg.experiment_ns;
-	if (!c->cfg.cooloff_ns)
-		c->cfg.cooloff_ns = EXP_CAUSAL_DEFAULT_COOLOFF_NS;
+	if (!c->cfg.warmup_ns)
+		c->cfg.warmup_ns = EXP_CAUSAL_DEFAULT_WARMUP_NS;
 	if (!c->cfg.min_visits)
 		c->cfg.min_visits = EXP_CAUSAL_MIN_VISITS;
 	if (!c->cfg.pause_min_ns)

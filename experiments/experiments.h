@@ -563,9 +563,11 @@ int exp_witch_flush(struct exp_witch *x);
  * The experiment engine. One experiment at a time: a line picked at random
  * from recent in-scope samples (or fixed by --line), a speedup from
  * {0, 5, ..., 100}% with P(0) = 1/2 (other steps: --speedup-step;
- * or fixed by --speedup), run for the experiment length (doubled, up to a
- * cap, when a progress point saw fewer than the minimum visits, halved back
- * when they saw four times as many), then a cool-off, then the next.
+ * or fixed by --speedup), warmed up at its speedup (at least 10 ms, half
+ * the length when that is longer: delays inserted, nothing measured), then
+ * measured for the experiment length (doubled, up to a cap, when a
+ * progress point saw fewer than the minimum visits, halved back when they
+ * saw four times as many), then the next.
  *
  * Virtual speedup (3.4): a sample whose first in-scope frame is the selected
  * line adds one to its thread's local count; when a local count passes the
@@ -588,16 +590,17 @@ struct exp_progress;
 
 #define EXP_CAUSAL_DEFAULT_EXPERIMENT_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
 #define EXP_CAUSAL_DEFAULT_SPEEDUP_STEP 5
-#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)   /* doubling cap */
-#define EXP_CAUSAL_DEFAULT_COOLOFF_NS (10ULL * 1000000ULL) /* Coz: 10 ms */
-#define EXP_CAUSAL_MIN_VISITS 5                            /* Coz: 5 */
-#define EXP_CAUSAL_PAUSE_MIN_NS (100000ULL)                /* batch debts below 0.1 ms (a stop costs ~20 us) */
+#define EXP_CAUSAL_DEFAULT_MAX_NS (2ULL * 1000000000ULL)  /* doubling cap */
+#define EXP_CAUSAL_DEFAULT_WARMUP_NS (10ULL * 1000000ULL) /* Coz's cool-off: 10 ms */
+#define EXP_CAUSAL_MIN_VISITS 5                           /* Coz: 5 */
+#define EXP_CAUSAL_PAUSE_MIN_NS (100000ULL)               /* batch debts below 0.1 ms (a stop costs ~20 us) */
 
 struct exp_causal_config {
 	uint64_t period_ns;         /* mean sampling period (task ns) */
 	uint64_t experiment_ns;     /* initial length (0: default) */
 	uint64_t max_experiment_ns; /* doubling cap (0: default) */
-	uint64_t cooloff_ns;        /* (0: default) */
+	uint64_t warmup_ns;         /* least warm-up at each speedup (0: default) */
+	bool no_warmup;             /* measure from the start (unit tests) */
 	unsigned min_visits;        /* (0: default) */
 	uint64_t pause_min_ns;      /* debts below this are not worth a stop (0: default) */
 	int fixed_speedup;          /* 0..100, or -1: random */

@@ -142,14 +142,17 @@ static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsig
 		line_sample(c, sp, tid, 0, -1);
 }
 
-/* A new engine with cfg and threads tids[0..n) of this process. */
+/* A new engine with cfg and threads tids[0..n) of this process, its
+ * experiments measured from their start (no warm-up: test_warm_up). */
 static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struct sym_space **sp,
 				      const pid_t *tids, unsigned n)
 {
+	struct exp_causal_config cold = *cfg;
 	struct exp_causal *c = NULL;
 
+	cold.no_warmup = true;
 	CHECK_EQ_INT(sym_space_new(getpid(), sp), 0);
-	CHECK_EQ_INT(exp_causal_new(cfg, NULL, NULL, &c), 0);
+	CHECK_EQ_INT(exp_causal_new(&cold, NULL, NULL, &c), 0);
 	for (unsigned i = 0; i < n; i++)
 		CHECK_EQ_INT(exp_causal_thread_new(c, tids[i], getpid()), 0);
 	return c;
@@ -175,6 +178,95 @@ static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runn
 {
 	line_sample(c, sp, runner, now - MS, -1);
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
+}
+
+/* What a sink was given: the last experiment record. */
+static struct exp_experiment last_exp;
+static unsigned nexps;
+
+static int keep_experiment(void *ctx, const struct exp_experiment *e)
+{
+	(void)ctx;
+	last_exp = *e;
+	nexps++;
+	return 0;
+}
+
+/* An experiment warms up at its speedup before it is measured: delays
+ * inserted and paid, nothing counted; a warm-up sample that reaches psup
+ * after the measuring began is owed but not counted either. */
+static void test_warm_up(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 50,
+		.seed = 11,
+	};
+	struct exp_sink sink = { .experiment = keep_experiment };
+	struct exp_causal_stats st;
+	struct exp_causal *c = NULL;
+	struct sym_space *sp;
+	const pid_t a = 1201, b = 1202;
+	uint64_t now = 1000 * MS;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
+	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, &sink, &c), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid()), 0);
+	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid()), 0);
+	nexps = 0;
+	start_on_line(c, sp, a, now);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(st.speedup_pct, 50);
+
+	/* Warming up: a's line makes b owe and pay, as measured. */
+	line_sample(c, sp, a, now + MS, -1);
+	line_sample(c, sp, a, now + 2 * MS, -1);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), MS);
+	exp_causal_held(c, b, MS, MS, 0);
+	/* 10 ms (the default; half the length when that is longer): measured from
+	 * here. A warm-up sample arriving now is still owed. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 10 * MS), 0);
+	line_sample(c, sp, a, now + 9 * MS, -1);
+	line_sample(c, sp, a, now + 12 * MS, -1);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), MS);
+	exp_causal_held(c, b, MS, MS, 0);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 19 * MS), 0);
+	CHECK_EQ_INT(nexps, 0);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 20 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(!st.running);
+	CHECK_EQ_INT(nexps, 1);
+	/* Its 10 measured ms, the one measured delay and line sample. */
+	CHECK_EQ_INT(last_exp.duration_ns, 10 * MS);
+	CHECK_EQ_INT(last_exp.delays, 1);
+	CHECK_EQ_INT(last_exp.delay_ns, MS / 2);
+	CHECK_EQ_INT(last_exp.selected_samples, 1);
+	CHECK_EQ_INT(last_exp.pauses, 1);
+
+	/* The next one, on the same line at the same speedup, finds the
+	 * program warm: measured from its start (cut short after 11 ms, over
+	 * half its length: kept). */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 21 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_finish(c, now + 32 * MS), 0);
+	CHECK_EQ_INT(nexps, 2);
+	CHECK_EQ_INT(last_exp.duration_ns, 11 * MS);
+	/* After a cut the next one warms up again; cut short while warming
+	 * up, it is not counted as dropped: nothing was measured. */
+	CHECK_EQ_INT(exp_causal_tick(c, now + 40 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_finish(c, now + 48 * MS), 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.experiments, 2);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK_EQ_INT(nexps, 2);
+
+	exp_causal_free(c);
+	sym_space_free(sp);
 }
 
 static void test_engine(void)
@@ -349,15 +441,13 @@ static void test_engine(void)
 	/* Without progress points the length stays (nothing to double on). */
 	CHECK_EQ_INT(st.experiment_ns, 10 * MS);
 
-	/* Cool-off, then the next experiment; a program exit cuts it short
-	 * and it is dropped (it ran under half its length). */
+	/* The next experiment at the next tick (no cool-off: the warm-up,
+	 * off here, takes its place); a program exit cuts it short and it is
+	 * dropped (it ran under half its length). */
 	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
 	exp_causal_stats(c, &st);
-	CHECK(!st.running);
-	CHECK_EQ_INT(exp_causal_tick(c, now + 30 * MS), 0);
-	exp_causal_stats(c, &st);
 	CHECK(st.running);
-	CHECK_EQ_INT(exp_causal_finish(c, now + 31 * MS), 0);
+	CHECK_EQ_INT(exp_causal_finish(c, now + 17 * MS), 0);
 	exp_causal_stats(c, &st);
 	CHECK(!st.running);
 	CHECK_EQ_INT(st.experiments, 1);
@@ -1075,6 +1165,7 @@ int main(void)
 	test_min_visits();
 	test_owed();
 	test_engine();
+	test_warm_up();
 	test_line_runners();
 	test_preempt_credit();
 	test_observer();

@@ -365,23 +365,25 @@ static void test_run(void)
 	CHECK(!cm->own_breakpoint(cm, me, (uint64_t)(uintptr_t)causal_the_line));
 	CHECK(!h->own_breakpoint(h->arg, me, (uint64_t)(uintptr_t)causal_the_line));
 
-	/* 10 ms after its start the experiment settles: d still owes, and
-	 * is paused once it is no longer held; paid, the experiment ends and
-	 * its record is written. */
+	/* That was its warm-up (10 ms, the default): measured from there,
+	 * 10 ms later the experiment settles: d still owes, and is paused
+	 * once it is no longer held; paid, the experiment ends and its record
+	 * is written. */
+	CHECK_EQ_INT(cm->tick(cm, t + 14 * MS), 0);
 	for (int i = 0; i < 3; i++)
-		sample_at(sink, b, causal_progress_fn, t + 8 * MS + (uint64_t)i * 100000);
+		sample_at(sink, b, causal_progress_fn, t + 18 * MS + (uint64_t)i * 100000);
 	fake.npaused = 0;
-	CHECK_EQ_INT(cm->tick(cm, t + 15 * MS), 0);
+	CHECK_EQ_INT(cm->tick(cm, t + 25 * MS), 0);
 	cm->progress(cm, progress, sizeof(progress));
 	CHECK(!strcmp(progress, ", 0 experiments"));
 	CHECK_EQ_INT(fake.npaused, 0);
 	fake.held = 0;
-	CHECK_EQ_INT(cm->tick(cm, t + 16 * MS), 0);
+	CHECK_EQ_INT(cm->tick(cm, t + 26 * MS), 0);
 	CHECK_EQ_INT(fake.npaused, 1);
 	CHECK(paused(d));
 	CHECK_EQ_INT(fake.hooks.hold(fake.hooks.arg, d, false), 2 * MS);
 	CHECK_EQ_INT(fake.hooks.held(fake.hooks.arg, d, 2 * MS, 2 * MS, true), 0);
-	CHECK_EQ_INT(cm->tick(cm, t + 17 * MS), 0);
+	CHECK_EQ_INT(cm->tick(cm, t + 27 * MS), 0);
 	cm->progress(cm, progress, sizeof(progress));
 	CHECK(!strcmp(progress, ", 1 experiment"));
 	if (strcmp(progress, ", 1 experiment"))
@@ -390,8 +392,8 @@ static void test_run(void)
 	/* A detach lets the threads go one by one: no more pauses. */
 	fake.npaused = 0;
 	fake.stopping = true;
-	sample_at(sink, me, causal_the_line, t + 30 * MS);
-	CHECK_EQ_INT(cm->tick(cm, t + 40 * MS), 0);
+	sample_at(sink, me, causal_the_line, t + 40 * MS);
+	CHECK_EQ_INT(cm->tick(cm, t + 50 * MS), 0);
 	CHECK_EQ_INT(fake.npaused, 0);
 	h->thread_gone(h->arg, b, me, true);
 	h->thread_gone(h->arg, c, me, true);
