@@ -1701,8 +1701,9 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 			c->have_last = false; /* the program runs as at 0% */
 		return 0;
 	}
-	/* Running on: the latency pairs' reading of this tick. */
-	if (c->latency && c->state == CZ_RUNNING)
+	/* Running on: the latency pairs' reading of this tick (from the
+	 * measured part's start: measure()). */
+	if (c->latency && c->state == CZ_RUNNING && !c->warming)
 		read_in_flight(c, now);
 	return 0;
 }
