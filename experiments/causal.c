@@ -1131,8 +1131,6 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	return false;
 }
 
-/* What t owes up to the global count g, counted as paid: its count raised
- * to g as of time, a hold asked when it owes. */
 /* What t owes at global count g, in ns: its count's debt less its excess,
  * and the debts it took over from its wakers. */
 static uint64_t owes(const struct cz_thread *t, uint64_t g, uint64_t delay_ns, int64_t *excess)
@@ -1146,6 +1144,8 @@ static bool behind(const struct exp_causal *c, const struct cz_thread *t)
 	return t->local < c->global || t->taken;
 }
 
+/* What t owes up to the global count g, counted as paid: its count raised
+ * to g as of time, a hold asked when it owes. */
 static uint64_t charge(struct cz_thread *t, uint64_t g, uint64_t delay_ns, uint64_t time)
 {
 	uint64_t owed = owes(t, g, delay_ns, &t->excess);
@@ -1547,7 +1547,6 @@ static void start(struct exp_causal *c, uint64_t now, bool warm_up)
 	 * line: a quarter of them), the program is warm already. */
 	if (c->have_last && c->speedup == c->last_speedup && (!c->speedup || c->sel == c->last_sel))
 		warm_up = false;
-	c->have_last = false;
 	c->delay_ns = period_ns(c) * c->speedup / 100;
 	forgive_all(c);
 	c->nhist = c->hpos = 0;
@@ -1626,12 +1625,12 @@ static int end_experiment(struct exp_causal *c, uint64_t now, bool cut)
 	uint64_t min_delta = UINT64_MAX;
 	int err = 0;
 
-	if (cut && c->warming)
-		; /* nothing measured yet */
-	else if (cut && now - c->t_measure < c->length / 2)
-		c->st.dropped++;
-	else
+	/* Cut short: kept when it measured half its length, dropped when it
+	 * measured less, neither while it was still warming up. */
+	if (!cut || (!c->warming && now - c->t_measure >= c->length / 2))
 		err = write_experiment(c, now, false, &min_delta);
+	else if (!c->warming)
+		c->st.dropped++;
 	if (!cut && c->pp && min_delta != UINT64_MAX)
 		c->length = exp_causal_next_length(c->length, c->cfg.experiment_ns,
 						   c->cfg.max_experiment_ns, min_delta,

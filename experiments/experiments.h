@@ -564,7 +564,8 @@ int exp_witch_flush(struct exp_witch *x);
  * from recent in-scope samples (or fixed by --line), a speedup from
  * {0, 5, ..., 100}% with P(0) = 1/2 (other steps: --speedup-step;
  * or fixed by --speedup), warmed up at its speedup (at least 10 ms, half
- * the length when that is longer: delays inserted, nothing measured), then
+ * the length when that is longer: delays inserted, nothing measured; not
+ * after an experiment with the same line and speedup, or 0% after 0%), then
  * measured for the experiment length (doubled, up to a cap, when a
  * progress point saw fewer than the minimum visits, halved back when they
  * saw four times as many), then the next.

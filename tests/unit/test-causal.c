@@ -142,20 +142,29 @@ static void samples(struct exp_causal *c, struct sym_space *sp, pid_t tid, unsig
 		line_sample(c, sp, tid, 0, -1);
 }
 
-/* A new engine with cfg and threads tids[0..n) of this process, its
- * experiments measured from their start (no warm-up: test_warm_up). */
+/* A new engine with cfg, records to out, and threads tids[0..n) of this
+ * process. */
+static struct exp_causal *engine_to(const struct exp_causal_config *cfg, const struct exp_sink *out,
+				    struct sym_space **sp, const pid_t *tids, unsigned n)
+{
+	struct exp_causal *c = NULL;
+
+	CHECK_EQ_INT(sym_space_new(getpid(), sp), 0);
+	CHECK_EQ_INT(exp_causal_new(cfg, NULL, out, &c), 0);
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ_INT(exp_causal_thread_new(c, tids[i], getpid()), 0);
+	return c;
+}
+
+/* The same, records dropped and experiments measured from their start (no
+ * warm-up: test_warm_up). */
 static struct exp_causal *engine_with(const struct exp_causal_config *cfg, struct sym_space **sp,
 				      const pid_t *tids, unsigned n)
 {
 	struct exp_causal_config cold = *cfg;
-	struct exp_causal *c = NULL;
 
 	cold.no_warmup = true;
-	CHECK_EQ_INT(sym_space_new(getpid(), sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cold, NULL, NULL, &c), 0);
-	for (unsigned i = 0; i < n; i++)
-		CHECK_EQ_INT(exp_causal_thread_new(c, tids[i], getpid()), 0);
-	return c;
+	return engine_to(&cold, NULL, sp, tids, n);
 }
 
 /* An engine whose experiments all run the line at 50% for experiment_ns
@@ -205,15 +214,12 @@ static void test_warm_up(void)
 	};
 	struct exp_sink sink = { .experiment = keep_experiment };
 	struct exp_causal_stats st;
-	struct exp_causal *c = NULL;
+	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t a = 1201, b = 1202;
 	uint64_t now = 1000 * MS;
 
-	CHECK_EQ_INT(sym_space_new(getpid(), &sp), 0);
-	CHECK_EQ_INT(exp_causal_new(&cfg, NULL, &sink, &c), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, a, getpid()), 0);
-	CHECK_EQ_INT(exp_causal_thread_new(c, b, getpid()), 0);
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
 	nexps = 0;
 	start_on_line(c, sp, a, now);
 	exp_causal_stats(c, &st);
