@@ -4,7 +4,8 @@
 # a copy of the wakeup probe's fd and closes it after psup is gone
 # (sampler/event.c). The keeper must hold nothing else (a reader of psup's
 # output would wait for it), be outside psup's process tree and terminal
-# session, and go once psup has gone, however psup ends.
+# session, and go once psup has gone (a second later: the next run's probe
+# finds the tracepoint held), however psup ends.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
