@@ -11,6 +11,7 @@
 #include <Zydis/Zydis.h>
 
 #include "common/log.h"
+#include "sampler/sampler.h"
 
 struct cmd_struct {
 	const char *name;
@@ -30,13 +31,17 @@ static const struct cmd_struct commands[] = {
  * (each line "feature: state", so scripts can grep them). */
 static void version(FILE *f)
 {
-	int pfm = pfm_get_version();
+	const char *pfm_why = NULL;
+	int pfm = smp_pfm_version(&pfm_why);
 	long paranoid = 99;
 	FILE *pf;
 
 	fprintf(f, "psup %s\n", PSUP_VERSION);
-	fprintf(f, "events: libpfm4, API %d.%d (hardware event names)\n", PFM_MAJ_VERSION(pfm),
-		PFM_MIN_VERSION(pfm));
+	if (pfm >= 0)
+		fprintf(f, "events: libpfm4, API %d.%d (hardware event names)\n", PFM_MAJ_VERSION(pfm),
+			PFM_MIN_VERSION(pfm));
+	else
+		fprintf(f, "events: task-clock and cpu-clock only (libpfm4 not loaded: %s)\n", pfm_why);
 	fprintf(f, "disassembly: zydis %u.%u (witch, annotate)\n",
 		(unsigned)ZYDIS_VERSION_MAJOR(ZYDIS_VERSION),
 		(unsigned)ZYDIS_VERSION_MINOR(ZYDIS_VERSION));

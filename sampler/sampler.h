@@ -136,6 +136,12 @@ bool smp_event_samples_kernel(const struct smp_event *ev);
 /* Whether the machine has a hardware PMU (a cycles event can be opened). */
 bool smp_have_hw_pmu(void);
 
+/* libpfm4's version (pfm_get_version()), loading it (SMP_LIBPFM) on first
+ * use as an event name does; -ENOENT with *why (may be NULL) when it cannot
+ * be loaded. */
+#define SMP_LIBPFM "libpfm.so.4"
+int smp_pfm_version(const char **why);
+
 /* Whether SMP_EVENT_WAKEUPS can work here: the sched:sched_waking tracepoint
  * (sched_wakeup before 4.3) is described in tracefs (/sys/kernel/tracing, else
  * /sys/kernel/debug/tracing: root-only on most systems) and a perf event on

@@ -33,6 +33,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include "common/util.h"
+#include "sampler/sampler-internal.h"
 
 struct smp_witch {
 	int fd;
@@ -280,8 +281,6 @@ int smp_mem_event_find(bool loads, struct smp_witch_config *c, char *name, size_
 
 	if (!smp_have_hw_pmu())
 		return -ENOENT;
-	if (pfm_initialize() != PFM_SUCCESS)
-		return -ENOENT;
 	for (size_t i = 0; i < 2; i++) {
 		struct perf_event_attr a;
 		pfm_perf_encode_arg_t arg;
@@ -291,8 +290,7 @@ int smp_mem_event_find(bool loads, struct smp_witch_config *c, char *name, size_
 		memset(&arg, 0, sizeof(arg));
 		arg.attr = &a;
 		arg.size = sizeof(arg);
-		if (pfm_get_os_event_encoding(names[i], PFM_PLM3, PFM_OS_PERF_EVENT, &arg) !=
-		    PFM_SUCCESS)
+		if (smp_pfm_encode(names[i], PFM_PLM3, PFM_OS_PERF_EVENT, &arg) != PFM_SUCCESS)
 			continue;
 		a.size = sizeof(a);
 		a.precise_ip = 2;
