@@ -7,8 +7,8 @@
  * about 24 per thread on spawn (the thread's creation context unwound) and
  * more per sample. The masking makes unw_step() safe against a signal
  * handler that unwinds too. psup has no signal handler: the signals it
- * takes are blocked and read from its signalfd, and one it does not take
- * ends it, blocked or not. So a request to block everything is only
+ * takes are blocked and read from its signalfd, and any other takes its
+ * default action, blocked or not. So a request to block everything is only
  * noted, and the request that restores the mask it replaced costs nothing
  * either. Any other request applies the noted one first, so what a caller
  * sees is what the calls asked for. (The mask reported as replaced is the
@@ -26,24 +26,14 @@
 #include <signal.h>
 #include <stdbool.h>
 
-/* The mask the thread has (or is noted to have), per thread as masks are. */
-static _Thread_local sigset_t shadow;
+/* The mask the thread has (or is noted to have), per thread as masks are,
+ * and the full set to compare requests with. */
+static _Thread_local sigset_t shadow, full;
 static _Thread_local bool ready, deferred;
 
-static const sigset_t *full_set(void)
-{
-	static sigset_t full;
-	static bool filled;
-
-	if (!filled) {
-		sigfillset(&full);
-		filled = true;
-	}
-	return &full;
-}
-
-/* The kernel's mask is the first 64 bits of sigset_t's 1024 (glibc's
- * layout); libc leaves the rest of a mask it reports as it found it. */
+/* The kernel's mask is the first 64 bits of sigset_t's 1024 (glibc's layout
+ * on x86-64, psup's only target); libc leaves the rest of a mask it reports
+ * as it found it. */
 _Static_assert(NSIG - 1 <= 8 * sizeof(unsigned long), "one word holds every signal");
 
 static bool same(const sigset_t *a, const sigset_t *b)
@@ -61,29 +51,30 @@ int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 			errno = err;
 			return -1;
 		}
+		sigfillset(&full);
 		ready = true;
 	}
 	if (!set && deferred) {
 		if (old)
-			*old = *full_set();
+			*old = full;
 		return 0;
 	}
 	/* Nested (libunwind takes a second lock inside the first): the
 	 * inner pair replaces the full set with itself. */
-	if (how == SIG_SETMASK && set && same(set, full_set())) {
+	if (how == SIG_SETMASK && set && same(set, &full)) {
 		if (old)
-			*old = deferred ? *full_set() : shadow;
+			*old = deferred ? full : shadow;
 		deferred = true;
 		return 0;
 	}
 	if (how == SIG_SETMASK && set && deferred && same(set, &shadow)) {
 		if (old)
-			*old = *full_set();
+			*old = full;
 		deferred = false;
 		return 0;
 	}
 	if (deferred) {
-		err = pthread_sigmask(SIG_SETMASK, full_set(), NULL);
+		err = pthread_sigmask(SIG_SETMASK, &full, NULL);
 		if (err) {
 			errno = err;
 			return -1;

@@ -56,10 +56,8 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
  * libpfm4 is opened when an event name needs it, not linked: loading it
  * relocates its event tables (41,000 relocations, ~290 page faults; an
  * empty program linked with it used 1.15 ms of CPU against 0.42, `perf
- * stat -r 50`), in psup and again in each process it forks, while the
- * default events (task-clock, cpu-clock) never ask it. `psup run -q --
- * /bin/true` 30 times back to back, 3 interleaved rounds: 7.8-8.0 ms a
- * run (medians) linked, 4.6-6.3 loaded on demand.
+ * stat -r 50`), at every psup start, while the default events (task-clock,
+ * cpu-clock) never ask it. docs/performance.md has the start-up numbers.
  */
 static struct {
 	int (*initialize)(void);
@@ -405,11 +403,11 @@ static int wakeup_tp_probe = -1;
  * waited for with the kernel's event_mutex held, and the next psup run
  * needs that mutex to read the tracepoint's format and open its events, so
  * a run started right after another waited for the first one's keeper
- * (psup run -- /bin/true in a loop: 41 ms a run, 24 of them in that read).
+ * (psup run -- /bin/true in a loop: 42 ms a run, 24 of them in that read).
  * Started within the second, the next run's probe holds the tracepoint:
  * the old keeper's close is not its last and waits for nothing.
  */
-#define KEEPER_LINGER_MS 1000
+#define KEEPER_LINGER_S 1
 static void keep_after_exit(int fd)
 {
 	int pipefd[2];
@@ -432,9 +430,8 @@ static void keep_after_exit(int fd)
 		close_range(2, ~0U, 0);
 		while (read(1, &c, 1) < 0 && errno == EINTR)
 			;
-		struct timespec linger = { KEEPER_LINGER_MS / 1000, KEEPER_LINGER_MS % 1000 * 1000000L };
-		while (nanosleep(&linger, &linger) < 0 && errno == EINTR)
-			;
+		for (unsigned left = KEEPER_LINGER_S; left;)
+			left = sleep(left);
 		_exit(0);
 	}
 	close(pipefd[0]);

@@ -82,16 +82,16 @@ int smp_event_new_unchecked(const char *name, uint64_t period,
 			    unsigned jitter_pct, unsigned flags,
 			    struct smp_event **out);
 
+/* libpfm4's pfm_get_os_event_encoding() (os a pfm_os_t), libpfm4 loaded
+ * and initialized on first use; PFM_ERR_NOINIT when it cannot be. */
+int smp_pfm_encode(const char *name, int plm, int os, void *arg);
+
 /*
  * Finds tracepoint sys_event ("sched/sched_waking") in tracefs: its id, and
  * the offset and size of field (by name) in its raw data, from the format
  * file. Returns 0, -ENOENT (no tracefs or no such event or field), -EACCES
  * (tracefs not readable), or -EINVAL (a format it cannot parse).
  */
-/* libpfm4's pfm_get_os_event_encoding() (os a pfm_os_t), libpfm4 loaded
- * and initialized on first use; PFM_ERR_NOINIT when it cannot be. */
-int smp_pfm_encode(const char *name, int plm, int os, void *arg);
-
 int smp_tracepoint_lookup(const char *sys_event, const char *field,
 			  uint64_t *id, uint32_t *offset, uint32_t *size);
 /* Parses a tracefs format file's text: the field's offset and size. */
