@@ -8,7 +8,14 @@ native run, with its min-max spread; psup's own CPU time, the samples kept
 and those lost come from `psup run -v` (medians). Programs that are not
 installed are skipped.
 
+With --back-to-back N it measures instead what a script that runs psup
+again and again sees: per round and psup binary, `psup run -q -- /bin/true`
+N times in a row after a pause of 2.5 s (no keeper of another run left, see
+sampler/event.c); each cell is the median over the rounds of the block's
+median milliseconds a run (min-max of the rounds' medians).
+
 usage: tests/bench/startup.py [--rounds 10] [--psup build/psup] [--psup OTHER] [--only NAME]
+       tests/bench/startup.py --back-to-back 20 [--rounds 3] [--psup ...]
 """
 import argparse
 import os
@@ -47,17 +54,34 @@ def spread(xs, fmt):
     return f"{fmt % statistics.median(xs)} ({fmt % min(xs)}-{fmt % max(xs)})"
 
 
+def back_to_back(psups, rounds, n, out):
+    """Median ms a run of psup run -- /bin/true, n in a row, per round."""
+    per = {p: [] for p in psups}
+    for _ in range(rounds):
+        for p in psups:
+            time.sleep(2.5)
+            runs = [run([p, "run", "-q", "-f", "-o", out, "--", "/bin/true"])[0] * 1000 for _ in range(n)]
+            per[p].append(statistics.median(runs))
+    print(f"| psup run -- /bin/true, {n} back to back | " + " | ".join(spread(per[p], "%.1f") + " ms" for p in psups) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--psup", action="append", help="a psup binary (repeatable; default build/psup)")
     ap.add_argument("--only", action="append", help="the rows whose name contains this (repeatable)")
+    ap.add_argument("--back-to-back", type=int, metavar="N", help="runs of psup in a row per round instead")
     args = ap.parse_args()
     psups = args.psup or ["build/psup"]
     for p in psups:
         if not os.access(p, os.X_OK):
             sys.exit(f"startup: {p} is missing; build first")
     out = os.path.join(tempfile.mkdtemp(prefix="psup-startup-"), "x.cbor")
+    if args.back_to_back:
+        print("| program | " + " | ".join(psups) + " |")
+        print("|---|" + "---|" * len(psups))
+        back_to_back(psups, args.rounds, args.back_to_back, out)
+        return
 
     print("| program | native s | " + " | ".join(f"{p}: wall / native | psup CPU s | samples | lost" for p in psups) + " |")
     print("|---|---|" + "---|---|---|---|" * len(psups))
