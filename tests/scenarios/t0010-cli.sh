@@ -38,6 +38,18 @@ if ! perf stat -e cycles true >/dev/null 2>&1; then
 	one_line_error 1 run -e cycles -- true
 	grep -qi "pmu" "$WORK/err" || fail "cycles on a PMU-less machine: error does not say why"
 fi
+# Without libpfm4 (loaded when a name needs it): the clocks still work, a
+# libpfm4 name says what is missing, --version says what is there.
+export PSUP_TEST_LIBPFM=/nonexistent/libpfm.so.4
+one_line_error 1 run -e PERF_COUNT_SW_CPU_CLOCK -- true
+grep -q "need libpfm4" "$WORK/err" || fail "a libpfm4 name without libpfm4: $(cat "$WORK/err")"
+run_psup 30 run -q -o nopfm.cbor -e cpu-clock -- true
+expect_rc 0
+run_psup 10 --version
+grep -q '^events: task-clock and cpu-clock only (libpfm4 not loaded' "$WORK/out" ||
+	fail "--version without libpfm4: $(grep events "$WORK/out")"
+unset PSUP_TEST_LIBPFM
+rm -f nopfm.cbor
 [ -e psup.cbor ] && fail "a failed run left psup.cbor behind"
 
 # An existing record is never overwritten silently.
