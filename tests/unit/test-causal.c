@@ -189,6 +189,18 @@ static void start_on_line(struct exp_causal *c, struct sym_space *sp, pid_t runn
 	CHECK_EQ_INT(exp_causal_tick(c, now), 0);
 }
 
+/* The next experiment starts at the tick at start, and the program's end
+ * cuts it at cut. */
+static void start_and_cut(struct exp_causal *c, uint64_t start, uint64_t cut)
+{
+	struct exp_causal_stats st;
+
+	CHECK_EQ_INT(exp_causal_tick(c, start), 0);
+	exp_causal_stats(c, &st);
+	CHECK(st.running);
+	CHECK_EQ_INT(exp_causal_finish(c, cut), 0);
+}
+
 /* What a sink was given: the last experiment record. */
 static struct exp_experiment last_exp;
 static unsigned nexps;
@@ -254,18 +266,12 @@ static void test_warm_up(void)
 	/* The next one, on the same line at the same speedup, finds the
 	 * program warm: measured from its start (cut short after 11 ms, over
 	 * half its length: kept). */
-	CHECK_EQ_INT(exp_causal_tick(c, now + 21 * MS), 0);
-	exp_causal_stats(c, &st);
-	CHECK(st.running);
-	CHECK_EQ_INT(exp_causal_finish(c, now + 32 * MS), 0);
+	start_and_cut(c, now + 21 * MS, now + 32 * MS);
 	CHECK_EQ_INT(nexps, 2);
 	CHECK_EQ_INT(last_exp.duration_ns, 11 * MS);
 	/* After a cut the next one warms up again; cut short while warming
 	 * up, it is not counted as dropped: nothing was measured. */
-	CHECK_EQ_INT(exp_causal_tick(c, now + 40 * MS), 0);
-	exp_causal_stats(c, &st);
-	CHECK(st.running);
-	CHECK_EQ_INT(exp_causal_finish(c, now + 48 * MS), 0);
+	start_and_cut(c, now + 40 * MS, now + 48 * MS);
 	exp_causal_stats(c, &st);
 	CHECK_EQ_INT(st.experiments, 2);
 	CHECK_EQ_INT(st.dropped, 0);
@@ -450,10 +456,7 @@ static void test_engine(void)
 	/* The next experiment at the next tick (no cool-off: the warm-up,
 	 * off here, takes its place); a program exit cuts it short and it is
 	 * dropped (it ran under half its length). */
-	CHECK_EQ_INT(exp_causal_tick(c, now + 13 * MS), 0);
-	exp_causal_stats(c, &st);
-	CHECK(st.running);
-	CHECK_EQ_INT(exp_causal_finish(c, now + 17 * MS), 0);
+	start_and_cut(c, now + 13 * MS, now + 17 * MS);
 	exp_causal_stats(c, &st);
 	CHECK(!st.running);
 	CHECK_EQ_INT(st.experiments, 1);
