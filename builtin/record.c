@@ -110,6 +110,8 @@ struct rec {
 	uint64_t own_sets_after;             /* sets opened per thread since the refusal */
 	uint64_t inherit_opens;              /* smp_thread_open_inherited() calls (a test's fault) */
 	uint64_t test_refuse_inherit;        /* PSUP_TEST_REFUSE_INHERIT: refuse from this call on */
+	bool inherit_processes;              /* new processes inherit too (run mode, forks followed) */
+	struct rec_ring *tree_ring;          /* then the root's, which every thread of the run has */
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
@@ -703,7 +705,8 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 		if (r->test_refuse_inherit && ++r->inherit_opens >= r->test_refuse_inherit)
 			err = -EMFILE;
 		else
-			err = smp_thread_open_inherited(r->ev, tid, r->cpu_rings, r->ncpu_rings, &g->st);
+			err = smp_thread_open_inherited(r->ev, tid, r->cpu_rings, r->ncpu_rings, r->inherit_processes,
+							&g->st);
 		if (err < 0 && err != -ESRCH) {
 			pr_debug("inherited events refused for thread %d (%s): one set per thread from now on",
 				 tid, strerror(-err));
@@ -743,7 +746,12 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 	if (r->rings)
 		r->rings->prev = g;
 	r->rings = g;
-	if (p && smp_thread_inherits(g->st)) {
+	if (r->inherit_processes && smp_thread_inherits(g->st) && !r->tree_ring) {
+		/* Every process of the run descends from this one: closed at
+		 * the end of the run, not with its process (closing it would
+		 * take the events of every descendant with it). */
+		r->tree_ring = g;
+	} else if (p && smp_thread_inherits(g->st)) {
 		g->next_of_proc = p->rings;
 		p->rings = g;
 	}
@@ -791,6 +799,16 @@ static struct rec_ring *inherited_ring(struct rec *r, struct rec_proc *p, pid_t 
 {
 	struct rec_thread *pt;
 
+	/* Processes inherit too: every thread of the run has the root's
+	 * events, copied by the kernel in its fork() or clone(), kept through
+	 * exec. A fork stop opened one event per CPU (each an IPI to install
+	 * it in the stopped child's context) with two ioctls each, closed at
+	 * the process's end. Test: t3076-process-storm-syscalls. */
+	if (r->tree_ring) {
+		if (p && p->exec_survivor == tid)
+			p->exec_survivor = 0;
+		return r->tree_ring;
+	}
 	if (new_process || !p || !p->rings)
 		return NULL;
 	/* An exec's survivor: the events opened for the process were not
@@ -1522,6 +1540,9 @@ int rec_spawn(struct rec *r, char *const argv[], bool follow_forks, char *why, s
 
 	for_each_mode(r, m, spawn_flags)
 		flags |= m->spawn_flags(m);
+	/* Children traced: they inherit their events from the root. Not
+	 * followed, they must not (they would record what nobody reads). */
+	r->inherit_processes = flags & (SUP_SPAWN_FOLLOW_FORKS | SUP_SPAWN_CAUSAL_FILTER);
 	err = sup_spawn(argv, flags, rec_hooks(r), &r->sup, why, whylen);
 	if (err < 0)
 		return err;

@@ -691,7 +691,7 @@ fail:
 /* One inherited event of tid on cpu, writing into ring (that CPU's), its id
  * known to the CPU rings' parser as kind (SMP_SYNTH_ID_*). */
 static int inherited_open(struct smp_thread *t, const struct perf_event_attr *a, int cpu,
-			  const struct smp_thread *ring, uint64_t kind, int *fd, uint64_t *id)
+			  const struct smp_thread *ring, uint64_t kind, bool processes, int *fd, uint64_t *id)
 {
 	struct perf_event_attr attr = *a;
 	uint64_t *v;
@@ -702,10 +702,11 @@ static int inherited_open(struct smp_thread *t, const struct perf_event_attr *a,
 	 * per CPU was an IPI to the CPU tid last ran on, two per process of a
 	 * fork/exec storm. Test: t3076-process-storm-syscalls. */
 	attr.disabled = 0;
-	/* inherit_thread: new threads, not new processes (psup opens those
-	 * itself at their fork stop). */
+	/* Without inherit_thread, new processes too: the kernel copies the
+	 * events in fork() as in clone(), and every copy points at this one
+	 * (inherit_event() takes the original's parent). */
 	attr.inherit = 1;
-	attr.inherit_thread = 1;
+	attr.inherit_thread = !processes;
 	*fd = (int)sys_perf_event_open(&attr, t->tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (*fd < 0) {
 		*fd = -1;
@@ -723,7 +724,7 @@ static int inherited_open(struct smp_thread *t, const struct perf_event_attr *a,
 }
 
 int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_thread *const *cpu_rings,
-			      unsigned ncpu, struct smp_thread **out)
+			      unsigned ncpu, bool processes, struct smp_thread **out)
 {
 	struct smp_thread *t;
 	unsigned i;
@@ -771,7 +772,8 @@ int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_
 	side.comm = 0;
 	side.context_switch = !!(ev->flags & SMP_EVENT_SWITCHES);
 	for (i = 0; i < ncpu && !err; i++)
-		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, &t->inh_fds[i], &t->inh_ids[i]);
+		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, processes, &t->inh_fds[i],
+				     &t->inh_ids[i]);
 	if (err) {
 		smp_thread_close(t, NULL);
 		return err;

@@ -118,8 +118,8 @@ bool smp_event_per_cpu(const struct smp_event *ev);
  * Per CPU, where the kernel has inherit_thread (5.13), smp_event_set_per_cpu()
  * also turns inheritance on: smp_thread_open_inherited() gives a thread
  * side-band events (switch records, blocks, wakeups) that every thread it
- * creates from then on inherits (not new processes), writing into the CPUs'
- * rings. A new thread then costs psup no perf_event_open and no ring: the
+ * creates from then on inherits (and every process, if asked), writing into
+ * the CPUs' rings. A new thread then costs psup no perf_event_open and no ring: the
  * kernel copies the events in the creator's clone(), as for perf record's
  * inherited per-CPU events. smp_event_set_inherit(ev, false) turns it off;
  * smp_event_inherits() says whether it is on.
@@ -334,7 +334,8 @@ void smp_merge_free(struct smp_merge *m);
 void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
 /*
  * The side-band events of thread tid and of every thread it creates from
- * now on, inherited: for each of the ncpu CPU rings (smp_cpu_open()), a
+ * now on (with processes, of every process too, and their threads),
+ * inherited: for each of the ncpu CPU rings (smp_cpu_open()), a
  * dummy event with its switch records and the SMP_EVENT_BLOCKS and
  * SMP_EVENT_WAKEUPS events, on that CPU, redirected into that ring, whose
  * parser knows their ids; renames come from the CPU events' comm records.
@@ -345,7 +346,7 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
  * inherit (smp_event_inherits(), else -EINVAL). 0 or -errno (-ESRCH: gone).
  */
 int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_thread *const *cpu_rings,
-			      unsigned ncpu, struct smp_thread **out);
+			      unsigned ncpu, bool processes, struct smp_thread **out);
 /* true for smp_thread_open_inherited()'s. */
 bool smp_thread_inherits(const struct smp_thread *t);
 

@@ -25,10 +25,11 @@ expect_rc 0
 report_json p.cbor >probe.json
 if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
 	check p.cbor "run, per CPU" inherited ""
-	# The kernel refusing inheritance for a later process (made to, from
-	# the second one on): the run goes on per thread, the report says
-	# so and why, and the threads after the refusal keep their samples.
-	PSUP_TEST_REFUSE_INHERIT=2 run_psup 60 run -q -o r.cbor -- sh -c "/bin/true; '$TARGETS/threads' 2 0.3"
+	# The kernel refusing inheritance (made to, at the root's open, the
+	# one every process of the run inherits from): the run goes on per
+	# thread, the report says so and why, and the threads after the
+	# refusal keep their samples.
+	PSUP_TEST_REFUSE_INHERIT=1 run_psup 60 run -q -o r.cbor -- sh -c "/bin/true; '$TARGETS/threads' 2 0.3"
 	expect_rc 0
 	report_json r.cbor >r.cbor.json
 	jq_check r.cbor.json '.runs[0].thread_events == "inherited_then_per_thread"' "refused: thread events say nothing of it"

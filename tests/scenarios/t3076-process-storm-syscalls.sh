@@ -5,8 +5,10 @@
 #   its exec stop (at the new program's entry, where it has run nothing) is
 #   no wait to name, and naming it read the maps of the new program for it
 #   alone (twice per process before).
-# - Its inherited events are opened enabled: the thread is stopped, and an
-#   ENABLE ioctl per CPU was an IPI each (two per process before).
+# - It opens no events: it inherits the root's in its fork() (two
+#   perf_event_opens per CPU pair, each an IPI, four ioctls and two closes
+#   per process before), as their ENABLE ioctls went before them (an IPI
+#   each).
 # - Its creator is not asked for its registers at the exec: it is another
 #   process's thread, running by then (two failed GETREGS per process).
 # - A block of the old program drained at the exec stop is named from the
@@ -20,7 +22,7 @@
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
 N=100
-strace_psup st openat,ioctl,ptrace,newfstatat,stat,process_vm_readv \
+strace_psup st openat,ioctl,ptrace,newfstatat,stat,process_vm_readv,perf_event_open \
 	run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
 expect_rc 0
 report_json s.cbor >s.json
@@ -30,6 +32,8 @@ count_below "$(grep -cE '^openat\(.*"/proc/[0-9]+/maps"' st)" $((N * 3 / 2)) "ma
 	"at the exec stop too"
 count_below "$(grep -c 'PERF_EVENT_IOC_ENABLE' st)" $((N / 5)) "ENABLE ioctls for $N processes" \
 	"each process's events enabled by ioctl"
+count_below "$(grep -c '^perf_event_open(' st)" $((N / 5)) "perf_event_opens for $N processes" \
+	"each process's events opened at its fork stop"
 count_below "$(grep -cE '^ptrace\(PTRACE_GETREGS, .*ESRCH' st)" $((N / 5)) "GETREGS of running threads for $N processes" \
 	"the registers of a running creator asked for"
 count_below "$(grep -cE '^process_vm_readv\(.*EFAULT' st)" $((N / 5)) "reads of code gone for $N processes" \
