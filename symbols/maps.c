@@ -3,9 +3,12 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -183,6 +186,136 @@ void sym_maps_free(struct sym_map *maps, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(maps[i].path);
 	free(maps);
+}
+
+/* The kernel's PROCMAP_QUERY (Linux 6.11, include/uapi/linux/fs.h), not in
+ * older headers. */
+struct maps_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+#define MAPS_QUERY _IOWR('f', 17, struct maps_query)
+#define MAPS_QUERY_READ 0x01
+#define MAPS_QUERY_WRITE 0x02
+#define MAPS_QUERY_EXEC 0x04
+#define MAPS_QUERY_OR_NEXT 0x10
+
+/* The path as the maps text shows it: a newline escaped as "\012"
+ * (mangle_path()), " (deleted)" taken off into m->deleted. */
+static int query_path(const char *name, size_t len, struct sym_map *m)
+{
+	size_t extra = 0, o = 0;
+
+	if (len >= sizeof(deleted_suffix) - 1 &&
+	    !memcmp(name + len - (sizeof(deleted_suffix) - 1), deleted_suffix, sizeof(deleted_suffix) - 1)) {
+		m->deleted = true;
+		len -= sizeof(deleted_suffix) - 1;
+	}
+	for (size_t i = 0; i < len; i++)
+		extra += name[i] == '\n' ? 3 : 0;
+	m->path = malloc(len + extra + 1);
+	if (!m->path)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++) {
+		if (name[i] == '\n') {
+			memcpy(m->path + o, "\\012", 4);
+			o += 4;
+		} else {
+			m->path[o++] = name[i];
+		}
+	}
+	m->path[o] = '\0';
+	return 0;
+}
+
+static bool query_refused;
+
+void sym_maps_query_refuse(void)
+{
+	query_refused = true;
+}
+
+int sym_maps_query_exec(pid_t pid, struct sym_map **out, size_t *n)
+{
+	struct sym_map *maps = NULL;
+	size_t len = 0, cap = 0;
+	char path[64], name[PATH_MAX + sizeof(deleted_suffix)];
+	uint64_t addr = 0;
+	int fd, err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (query_refused)
+		return -ENOTTY;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		struct maps_query q = {
+			.size = sizeof(q),
+			.query_flags = MAPS_QUERY_EXEC | MAPS_QUERY_OR_NEXT,
+			.query_addr = addr,
+			.vma_name_size = sizeof(name),
+			.vma_name_addr = (uint64_t)(uintptr_t)name,
+		};
+		struct sym_map *m;
+
+		if (ioctl(fd, MAPS_QUERY, &q) < 0) {
+			/* ENOENT: no executable mapping at or above addr */
+			err = errno == ENOENT ? 0 : -errno;
+			/* A kernel before 6.11 (ENOTTY), or one whose
+			 * structure differs (EINVAL): not asked again. */
+			if (!len && (errno == ENOTTY || errno == EINVAL))
+				query_refused = true;
+			break;
+		}
+		if (q.vma_end <= q.vma_start || q.vma_start < addr) {
+			err = -EINVAL;
+			break;
+		}
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct sym_map *nm = realloc(maps, ncap * sizeof(*nm));
+
+			if (!nm) {
+				err = -ENOMEM;
+				break;
+			}
+			maps = nm;
+			cap = ncap;
+		}
+		m = &maps[len];
+		memset(m, 0, sizeof(*m));
+		m->start = q.vma_start;
+		m->end = q.vma_end;
+		m->offset = q.vma_offset;
+		m->inode = q.inode;
+		m->dev_major = q.dev_major;
+		m->dev_minor = q.dev_minor;
+		m->prot = (q.vma_flags & MAPS_QUERY_READ ? PROT_READ : 0) |
+			  (q.vma_flags & MAPS_QUERY_WRITE ? PROT_WRITE : 0) |
+			  (q.vma_flags & MAPS_QUERY_EXEC ? PROT_EXEC : 0);
+		/* vma_name_size counts the terminating NUL; 0: anonymous */
+		err = query_path(name, q.vma_name_size ? strnlen(name, q.vma_name_size) : 0, m);
+		if (err)
+			break;
+		len++;
+		addr = q.vma_end;
+	}
+	close(fd);
+	if (err) {
+		sym_maps_free(maps, len);
+		return err;
+	}
+	*out = maps;
+	*n = len;
+	return 0;
 }
 
 int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen, pid_t *from)

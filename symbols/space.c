@@ -80,16 +80,28 @@ static int space_load(struct sym_space *sp)
 	bool changed;
 	int err;
 
-	err = sym_maps_read(sp->pid, &text, path, sizeof(path), &sp->mem_pid);
-	sp->maps_err = err;
-	if (err)
-		return err == -ENOENT ? -ESRCH : err;
-	err = sym_maps_parse(text, &maps, &n, &bad);
-	free(text);
-	if (err) {
-		pr_debug("%s: line %zu does not parse", path, bad);
-		return err;
+	/* The executable mappings asked of the kernel one by one; their
+	 * text read and parsed where it does not answer, or finds none (the
+	 * text's reader looks for a leader's memory in its threads). */
+	err = sym_maps_query_exec(sp->pid, &maps, &n);
+	if (!err && n) {
+		sp->mem_pid = sp->pid;
+	} else {
+		sym_maps_free(maps, n);
+		maps = NULL;
+		n = 0;
+		err = err == -ENOENT ? err : sym_maps_read(sp->pid, &text, path, sizeof(path), &sp->mem_pid);
+		sp->maps_err = err;
+		if (err)
+			return err == -ENOENT ? -ESRCH : err;
+		err = sym_maps_parse(text, &maps, &n, &bad);
+		free(text);
+		if (err) {
+			pr_debug("%s: line %zu does not parse", path, bad);
+			return err;
+		}
 	}
+	sp->maps_err = 0;
 	nm = calloc(n ? n : 1, sizeof(*nm));
 	if (!nm) {
 		err = -ENOMEM;

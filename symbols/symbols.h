@@ -43,6 +43,19 @@ void sym_maps_free(struct sym_map *maps, size_t n);
  * not NULL, is the task whose maps they are (pid or that TID): the one whose
  * memory can be read. 0, or -errno (-ENOENT when the process is gone). */
 int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen, pid_t *from);
+/*
+ * Process pid's executable mappings, in address order, asked of the kernel
+ * one by one (PROCMAP_QUERY, Linux 6.11) instead of reading the text of
+ * them all: about a third of the time (the kernel formats no line and no
+ * path of the other mappings). The same entries as sym_maps_parse() gives
+ * for those lines. 0 (an empty list included: a leader without memory of
+ * its own, see sym_maps_read()), or -errno: -ENOTTY or -EINVAL where the
+ * kernel does not answer such queries, -ENOENT when the process is gone.
+ */
+int sym_maps_query_exec(pid_t pid, struct sym_map **out, size_t *n);
+/* From now on sym_maps_query_exec() says -ENOTTY at once, as after a kernel
+ * refused (tests: the text's path). */
+void sym_maps_query_refuse(void);
 /* Where pid maps the file (dev, ino) at offset 0, read from /proc/PID/maps
  * (the file at each mapping's path is stat'ed: the device maps names may
  * be an overlay's). 0 with *base set, -ENOENT when not mapped, or -errno. */

@@ -130,6 +130,92 @@ static void test_empty_and_self(void)
 	free(text);
 }
 
+/* Maps file path, made to hold len bytes, with PROT_EXEC; NULL where this
+ * file system refuses executable mappings (noexec). */
+static void *map_exec_file(const char *path, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	void *p = MAP_FAILED;
+
+	if (fd >= 0 && ftruncate(fd, (off_t)len) == 0)
+		p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The kernel's answers to PROCMAP_QUERY are the executable lines of the
+ * maps text ([vsyscall] aside), field for field, with a path holding a newline (escaped as
+ * the text has it) and a deleted file among them. */
+static void test_query_matches_text(void)
+{
+	char dir[] = "/tmp/psup-query-XXXXXX", nl[128], gone[128];
+	struct sym_map *q = NULL, *t = NULL;
+	size_t nq = 0, nt = 0, bad = 0, j = 0;
+	void *a, *b;
+	char *text = NULL;
+	int err;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(nl, sizeof(nl), "%s/new\nline.so", dir);
+	snprintf(gone, sizeof(gone), "%s/gone.so", dir);
+	a = map_exec_file(nl, 8192);
+	b = map_exec_file(gone, 4096);
+	unlink(gone);
+	err = sym_maps_query_exec(getpid(), &q, &nq);
+	if (err == -ENOTTY || err == -EINVAL) {
+		printf("# PROCMAP_QUERY: not on this kernel (%s); the text is read instead\n", strerror(-err));
+	} else {
+		CHECK_EQ_INT(err, 0);
+		CHECK_EQ_INT(psup_read_file("/proc/self/maps", &text, NULL), 0);
+		CHECK_EQ_INT(sym_maps_parse(text ? text : "", &t, &nt, &bad), 0);
+		for (size_t i = 0; i < nt; i++) {
+			/* The vsyscall page is the kernel's, in no process's
+			 * list of mappings (and emulated: no code runs there) */
+			if (!(t[i].prot & PROT_EXEC) || !strcmp(t[i].path, "[vsyscall]"))
+				continue;
+			CHECK(j < nq);
+			if (j >= nq)
+				break;
+			CHECK(t[i].start == q[j].start && t[i].end == q[j].end && t[i].offset == q[j].offset);
+			CHECK(t[i].inode == q[j].inode && t[i].dev_major == q[j].dev_major &&
+			      t[i].dev_minor == q[j].dev_minor);
+			CHECK_EQ_INT(t[i].prot, q[j].prot);
+			CHECK_EQ_INT(t[i].deleted, q[j].deleted);
+			CHECK(!strcmp(t[i].path, q[j].path));
+			if (strcmp(t[i].path, q[j].path))
+				fprintf(stderr, "text '%s', query '%s'\n", t[i].path, q[j].path);
+			j++;
+		}
+		CHECK_EQ_INT(j, nq);
+		if (a && b) {
+			bool seen_nl = false, seen_gone = false;
+
+			for (size_t i = 0; i < nq; i++) {
+				seen_nl |= q[i].start == (uintptr_t)a && strstr(q[i].path, "/new\\012line.so");
+				seen_gone |= q[i].start == (uintptr_t)b && q[i].deleted && strstr(q[i].path, "/gone.so");
+			}
+			CHECK(seen_nl);
+			CHECK(seen_gone);
+		} else {
+			printf("# %s refuses executable mappings: the test's own files not compared\n", dir);
+		}
+	}
+	sym_maps_free(q, nq);
+	sym_maps_free(t, nt);
+	free(text);
+	/* Refused: at once, without a query. */
+	sym_maps_query_refuse();
+	CHECK_EQ_INT(sym_maps_query_exec(getpid(), &q, &nq), -ENOTTY);
+	CHECK_EQ_INT(nq, 0);
+	if (a)
+		munmap(a, 8192);
+	if (b)
+		munmap(b, 4096);
+	unlink(nl);
+	rmdir(dir);
+}
+
 static __attribute__((noinline)) int self_marker(int x)
 {
 	return x * 7 + 1;
@@ -439,5 +525,7 @@ int main(void)
 	test_image_shared();
 	test_snapshot_gone();
 	test_perfmap();
+	/* last: it turns the queries off for this process */
+	test_query_matches_text();
 	return tap_done();
 }
