@@ -914,7 +914,9 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	else
 		sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
-	t->created = psup_now_ns();
+	t->created = t->exec_ip ? sup_session_exec_time(r->sup, pid) : 0;
+	if (!t->created)
+		t->created = psup_now_ns();
 	t->creator = t->exec_ip ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
@@ -974,15 +976,17 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	/* Taken before the thread's events are closed: closing the last
 	 * event on a tracepoint waits for an RCU grace period, 30-60 ms on
 	 * the development VM, which the records must not count as the
-	 * thread's (nor the running experiment as the program's). */
-	uint64_t now = psup_now_ns();
+	 * thread's (nor the running experiment as the program's). Dropped by
+	 * an exec, it ended then; its tid may run the new program already
+	 * (on_exec_may_run()), whose records wait. */
+	uint64_t exec_ns = sup_session_exec_time(r->sup, pid);
+	uint64_t now = exec_ns ? exec_ns : psup_now_ns();
 
-	(void)pid;
 	r->last_gone = tid;
 	r->last_gone_ns = now;
 	if (!t)
 		return;
-	drain_cpus(r);
+	drain_cpus_until(r, now);
 	if (t->record_pending)
 		thread_record(r, t);
 	for_each_mode(r, m, thread_gone)
@@ -1002,11 +1006,14 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 {
 	struct rec *r = arg;
 	struct rec_proc *p = proc_get(r, pid, NULL);
+	uint64_t when = sup_session_exec_time(r->sup, pid);
 	char path[64], exe[PATH_MAX];
 	ssize_t n;
 
+	if (!when)
+		when = psup_now_ns();
 	(void)old_tid;
-	drain_cpus(r); /* the old image's samples */
+	drain_cpus_until(r, when); /* the old image's samples, not the new one's */
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -1038,7 +1045,28 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	exp_profile_forget_process(r->prof, pid);
 	for_each_mode(r, m, exec)
 		m->exec(m, p ? p->sp : NULL, pid);
-	rec_write_failed(r, rep_write_exec(r->w, pid, exe, psup_now_ns()));
+	rec_write_failed(r, rep_write_exec(r->w, pid, exe, when));
+}
+
+/*
+ * A process at its exec stop may run its new program while psup reports the
+ * exec (supervisor's exec_may_run): where its records wait in the CPU rings'
+ * merge until they are drained past the exec (drain_cpus_until() with the
+ * exec's time), its events are the run's inherited ones (nothing to open
+ * for it), and no mode acts on the new program before it runs (a mode's
+ * exec hook: causal's progress points and unlock traps, witch's
+ * watchpoints). A fork/exec storm's exec stops took 60-90 us before the
+ * resume.
+ */
+static bool on_exec_may_run(void *arg, pid_t pid)
+{
+	struct rec *r = arg;
+
+	(void)pid;
+	if (!r->tree_ring || !r->merge)
+		return false;
+	for_each_mode(r, m, exec) return false;
+	return true;
 }
 
 static void on_process_exit(void *arg, pid_t pid, int status, int sig)
@@ -1404,6 +1432,7 @@ const struct sup_hooks *rec_hooks(struct rec *r)
 		 * maps); a thread's last switch-outs and its join need none
 		 * (exiting_ns stays 0 without one). */
 		.thread_exit_stops = exit_stops,
+		.exec_may_run = on_exec_may_run,
 	};
 	return &r->hooks;
 }

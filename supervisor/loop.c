@@ -447,15 +447,16 @@ static long process_opts(const struct sup_session *s, const struct sup_thread *t
 
 /* Rule 9: after an exec, only the execing thread lives on, as pid. Every
  * other thread of the process is gone, and per-thread state (perf fds) is
- * reset: report them all gone, then the survivor anew. */
-static void on_exec(struct sup_session *s, struct sup_thread *t)
+ * reset: report them all gone, then the survivor anew. True when the
+ * survivor was resumed here, before the hooks (exec_may_run). */
+static bool on_exec(struct sup_session *s, struct sup_thread *t)
 {
 	pid_t pid = t->pid;
 	pid_t old_tid = (pid_t)event_msg(t->tid);
 	bool detaching = t->flags & SUP_THREAD_DETACHING;
 	pid_t parent = t->parent;
 	struct user_regs_struct regs;
-	bool have_regs;
+	bool have_regs, resumed;
 
 	/* t may be a leader another thread's exec removed, its registers
 	 * read at an earlier stop: the survivor's are new. */
@@ -466,6 +467,16 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	pr_debug("process %d exec (by thread %d)", pid, old_tid);
 	s->exec_pid = pid;
 	s->exec_ip = have_regs ? regs.rip : 0;
+	s->exec_ns = psup_now_ns();
+	/* Its new program starts while psup reports the exec: the hooks'
+	 * work (the old program's last records drained, its thread's record,
+	 * the new program's path) was 60-90 us of every exec stop of a
+	 * fork/exec storm. A leader that stays a leader keeps its options. */
+	resumed = old_tid == pid && pid != s->root && !detaching &&
+		  !(t->flags & (SUP_THREAD_STEPPING | SUP_THREAD_SYSEXIT)) && s->hooks.exec_may_run &&
+		  s->hooks.exec_may_run(s->hooks.arg, pid);
+	if (resumed)
+		sup_thread_resume(t, PTRACE_CONT, 0);
 	for (size_t i = 0; i < s->threads.cap; i++) {
 		if (!s->threads.keys[i])
 			continue;
@@ -480,12 +491,12 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 	t = sup_thread_add(s, pid, pid, parent);
 	if (!t) {
 		s->exec_pid = 0;
-		return;
+		return resumed;
 	}
 	t->flags |= SUP_THREAD_SEEN_STOP | (detaching ? SUP_THREAD_DETACHING : 0);
 	/* Still at the same stop: the hooks ask for them again. */
 	t->regs = regs;
-	t->regs_valid = have_regs;
+	t->regs_valid = have_regs && !resumed;
 	/* A thread other than the leader that execs becomes the leader with
 	 * its own options: the leader's exit stop comes back (rule 9,
 	 * first_stop_options()). Test: t3040-exec-from-thread. */
@@ -496,11 +507,17 @@ static void on_exec(struct sup_session *s, struct sup_thread *t)
 		s->exec_seen = true;
 	sup_thread_report(s, t, false);
 	s->exec_pid = 0;
+	return resumed;
 }
 
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
 {
 	return s && pid && s->exec_pid == pid ? s->exec_ip : 0;
+}
+
+uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
+{
+	return s && pid && s->exec_pid == pid ? s->exec_ns : 0;
 }
 
 /*
@@ -662,7 +679,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		break;
 	}
 	case SUP_STOP_EXEC:
-		on_exec(s, t);
+		if (on_exec(s, t))
+			return;
 		t = sup_thread_find(s, tid);
 		if (!t)
 			return;

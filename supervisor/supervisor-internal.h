@@ -109,6 +109,7 @@ struct sup_session {
 	 * program's entry IP (sup_session_exec_entry()). */
 	pid_t exec_pid;
 	uint64_t exec_ip;
+	uint64_t exec_ns; /* when that stop was seen */
 	bool stop_requested;
 	bool stopping; /* detaching (attach) or killing (run) */
 	const char *stop_reason;

@@ -99,6 +99,14 @@ struct sup_hooks {
 	 * progress points, unlock traps): a SIGTRAP of a debug exception with
 	 * no cause there is a stray of psup's, never the program's int1. */
 	bool (*own_breakpoint)(void *arg, pid_t tid, uint64_t addr);
+	/* Whether process pid, at its exec stop, may run its new program
+	 * while the hooks of that stop (thread_gone, exec, thread_new) are
+	 * called: then it is resumed first (unless it must stay: detaching,
+	 * stepping, the first process, or a thread other than the leader,
+	 * which gets new options). The hooks then must not need it stopped,
+	 * and must take what it records from then on (sup_session_exec_time())
+	 * as the new program's. NULL: never. */
+	bool (*exec_may_run)(void *arg, pid_t pid);
 };
 
 enum sup_signal_action {
@@ -150,6 +158,8 @@ int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int f
  * stopped; 0 otherwise. A switch-out drained then at that IP is the exec
  * stop's, not a wait of the program. */
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid);
+/* Then, when psup saw that stop (mono ns); 0 otherwise. */
+uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid);
 /* Stop watching fd. Safe from inside any callback, including fd's own. */
 void sup_session_unwatch(struct sup_session *s, int fd);
 /* Call cb every period_ns (a timerfd in the loop). One tick per session. */
