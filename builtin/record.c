@@ -1669,10 +1669,11 @@ void rec_loop(struct rec *r, struct sup_result *res)
 		pr_err("event loop failed: %s", strerror(-err));
 	sup_session_loop_stats(r->sup, &ls);
 	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
-		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop)",
+		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop; "
+		 "%llu execs resumed before they were reported)",
 		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
 		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups,
-		 (unsigned long long)ls.early_first_stops);
+		 (unsigned long long)ls.early_first_stops, (unsigned long long)ls.exec_early);
 	sym_cache_stats(&cs);
 	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
 		 "%llu addresses resolved, %llu from the images' caches; "

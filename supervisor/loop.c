@@ -475,8 +475,10 @@ static bool on_exec(struct sup_session *s, struct sup_thread *t)
 	resumed = old_tid == pid && pid != s->root && !detaching &&
 		  !(t->flags & (SUP_THREAD_STEPPING | SUP_THREAD_SYSEXIT)) && s->hooks.exec_may_run &&
 		  s->hooks.exec_may_run(s->hooks.arg, pid);
-	if (resumed)
+	if (resumed) {
 		sup_thread_resume(t, PTRACE_CONT, 0);
+		s->lstats.exec_early++;
+	}
 	for (size_t i = 0; i < s->threads.cap; i++) {
 		if (!s->threads.keys[i])
 			continue;

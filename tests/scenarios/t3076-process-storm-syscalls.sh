@@ -17,6 +17,7 @@
 # - The images it maps, loaded for an earlier process of the same program,
 #   are taken from the image cache at its exit stop without a stat of their
 #   paths (three per process before).
+# - Its exec stop resumes it before the exec is reported (below).
 # Every process still has its states (switch records) and its exec record.
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
@@ -47,4 +48,17 @@ count_below "$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)" $((N * 3)) "stats 
 jq_check s.json "[.threads[] | select(.name == \"true\")] | length == $N" "not every process was seen"
 jq_check s.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
 	"processes lack their states (switch records)"
+
+# Its exec stop resumes it before psup reports the exec (nothing of that
+# needs it stopped in a plain profile): -v counts them. Its old program's
+# records are drained up to the exec, the new one's later: each process
+# still has its states and its samples named.
+run_psup 120 run -v -o v.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
+expect_rc 0
+n=$(grep -o "[0-9]* execs resumed before they were reported" "$WORK/err" | cut -d' ' -f1)
+[ -n "$n" ] || { cat "$WORK/err" >&2; fail "no count of execs resumed before they were reported with -v"; }
+[ "$n" -ge $((N * 9 / 10)) ] || fail "$n of $N execs resumed before they were reported"
+report_json v.cbor >v.json
+jq_check v.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
+	"processes resumed at their exec lack their states"
 check_nothing_left
