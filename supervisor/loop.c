@@ -534,10 +534,18 @@ uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
  */
 static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 {
+	struct sup_thread *pt;
 	long opts;
 
 	if (t->tid == t->pid) {
 		if (s->attach_mode || t->pid == s->root)
+			return;
+		/* Forked by another descendant's leader: the kernel gave it
+		 * the options of its creator (ptrace_init_task()), the same
+		 * (one ptrace call, and its wait for the stopped thread, less
+		 * per process of a fork/exec storm). */
+		pt = t->parent ? sup_thread_find(s, t->parent) : NULL;
+		if (pt && pt->tid == pt->pid && pt->pid != s->root)
 			return;
 		opts = s->desc_opts;
 	} else if (!s->hooks.thread_exit_stops) {
@@ -732,7 +740,12 @@ static bool is_death(int status)
  * context unwound, records written), and the stops beside it in the batch
  * (a creator at its clone, a new thread's first stop) each hold a thread
  * until psup answers. A death stays in place when another status of the
- * batch has its id (the id reaped and already reused).
+ * batch has its id (the id reaped and already reused). The first stop of a
+ * thread psup does not know yet comes after the known threads' stops: its
+ * creator's clone or fork stop, when it is in the batch, handles it with
+ * its creator known (child_first_stop()), where it went first half the
+ * time and took rule 10's way (its /proc status read for its process, and
+ * a new process given options the kernel had copied from its creator).
  */
 static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n)
 {
@@ -740,14 +753,14 @@ static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n
 	s->nbatch = n;
 	for (size_t i = 0; i < n; i++) {
 		b[i].done = false;
-		b[i].deferred = is_death(b[i].status);
-		for (size_t j = 0; j < n && b[i].deferred; j++)
+		b[i].pass = is_death(b[i].status) ? 2 : !sup_thread_find(s, b[i].tid);
+		for (size_t j = 0; j < n && b[i].pass == 2; j++)
 			if (j != i && b[j].tid == b[i].tid)
-				b[i].deferred = false;
+				b[i].pass = 0;
 	}
-	for (int pass = 0; pass < 2; pass++)
+	for (unsigned pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < n; i++) {
-			if (b[i].done || b[i].deferred != (pass == 1))
+			if (b[i].done || b[i].pass != pass)
 				continue;
 			b[i].done = true;
 			dispatch(s, b[i].tid, b[i].status);

@@ -78,7 +78,9 @@ struct sup_watch {
 struct sup_status {
 	pid_t tid;
 	int status;
-	bool deferred; /* a death, dispatched after the batch's stops */
+	unsigned pass; /* dispatched in pass 0 (known threads' stops), 1 (stops
+			* of threads psup does not know yet: new ones, rule
+			* 10) or 2 (deaths) of the batch */
 	bool done;     /* dispatched (a new thread's first stop may go early) */
 };
 

@@ -9,6 +9,8 @@
 #   perf_event_opens per CPU pair, each an IPI, four ioctls and two closes
 #   per process before), as their ENABLE ioctls went before them (an IPI
 #   each).
+# - It is not given options at its first stop: the kernel copied its
+#   creator's (a descendant's leader), which are the ones psup would set.
 # - Its creator is not asked for its registers at the exec: it is another
 #   process's thread, running by then (two failed GETREGS per process).
 # - A block of the old program drained at the exec stop is named from the
@@ -48,6 +50,14 @@ count_below "$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)" $((N * 3)) "stats 
 jq_check s.json "[.threads[] | select(.name == \"true\")] | length == $N" "not every process was seen"
 jq_check s.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
 	"processes lack their states (switch records)"
+
+# The same loop in a child of the first process, as a build's commands run
+# below make: only the first process's children get options of their own
+# (no EXITKILL); their children have them from their creator's fork.
+strace_psup sto ptrace run -q -o o.cbor -- sh -c "sh -c 'for i in \$(seq $N); do /bin/true; done'; :"
+expect_rc 0
+count_below "$(grep -c 'PTRACE_SETOPTIONS' sto)" $((N / 5)) "PTRACE_SETOPTIONS for $N grandchildren" \
+	"each process given the options its creator's fork gave it"
 
 # Its exec stop resumes it before psup reports the exec (nothing of that
 # needs it stopped in a plain profile): -v counts them. Its old program's
