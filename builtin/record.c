@@ -112,6 +112,7 @@ struct rec {
 	uint64_t test_refuse_inherit;        /* PSUP_TEST_REFUSE_INHERIT: refuse from this call on */
 	bool inherit_processes;              /* new processes inherit too (run mode, forks followed) */
 	struct rec_ring *tree_ring;          /* then the root's, which every thread of the run has */
+	bool program_started;                /* run mode: the run's first process exec'ed the program */
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
@@ -473,6 +474,22 @@ static void on_block(void *arg, const struct smp_block *b)
 	 * too before entering the kernel). */
 	for_each_mode(r, m, block)
 		rec_write_failed(r, m->block(m, b, kind, kind == EXP_BLOCK_FUTEX ? di : 0));
+}
+
+/* A CPU ring's switch records and blocks of a thread psup does not trace
+ * (a process released to a tracer of the program's own, one psup could not
+ * let go of at the end: the run's inherited events go on in them until
+ * they are closed) are dropped, as their samples are. */
+static void on_cpu_switch(void *arg, const struct smp_switch *sw)
+{
+	if (thread_find(arg, sw->tid))
+		on_switch(arg, sw);
+}
+
+static void on_cpu_block(void *arg, const struct smp_block *b)
+{
+	if (thread_find(arg, b->tid))
+		on_block(arg, b);
 }
 
 /* A traced thread woke another: if the wakee waited in a futex, the wait
@@ -876,12 +893,13 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		rec_write_failed(r, write_header(r, pid));
 		for_each_mode(r, m, header)
 			rec_write_failed(r, m->header(m, r->sup));
-		/* Run mode: psup's own child before its exec, in psup's code.
-		 * The program starts at the exec, where this thread is
-		 * reported again: until then nothing is sampled or recorded. */
-		if (!strcmp(r->mode, "run"))
-			return;
 	}
+	/* Run mode: psup's own child before its exec, in psup's code (in
+	 * each run of causal --runs N). The program starts at the exec, where
+	 * this thread is reported again: until then nothing is sampled or
+	 * recorded. */
+	if (!strcmp(r->mode, "run") && !r->program_started)
+		return;
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
 		p = proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
@@ -1017,8 +1035,11 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 
 	if (!when)
 		when = psup_now_ns();
+	r->program_started = true; /* the run's first exec is its first process's */
 	(void)old_tid;
 	drain_cpus_until(r, when); /* the old image's samples, not the new one's */
+	/* The process may run already (on_exec_may_run()): killed meanwhile,
+	 * its exec record has no path. */
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -1386,7 +1407,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	}
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	r->self_pid = getpid();
-	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
 	else
@@ -1605,6 +1626,14 @@ void rec_session_end(struct rec *r)
 {
 	sup_session_free(r->sup);
 	r->sup = NULL;
+	r->program_started = false;
+	/* The run's inherited events: the next run's first process opens
+	 * its own (causal --runs N). */
+	if (r->tree_ring) {
+		drain_cpus_until(r, UINT64_MAX);
+		ring_free(r, r->tree_ring, &r->sink);
+		r->tree_ring = NULL;
+	}
 }
 
 int rec_run_begin(struct rec *r)

@@ -740,7 +740,7 @@ static bool is_death(int status)
  * context unwound, records written), and the stops beside it in the batch
  * (a creator at its clone, a new thread's first stop) each hold a thread
  * until psup answers. A death stays in place when another status of the
- * batch has its id (the id reaped and already reused). The first stop of a
+ * batch has its id (it goes in that status's pass). The first stop of a
  * thread psup does not know yet comes after the known threads' stops: its
  * creator's clone or fork stop, when it is in the batch, handles it with
  * its creator known (child_first_stop()), where it went first half the
@@ -754,10 +754,14 @@ static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n
 	for (size_t i = 0; i < n; i++) {
 		b[i].done = false;
 		b[i].pass = is_death(b[i].status) ? 2 : !sup_thread_find(s, b[i].tid);
-		for (size_t j = 0; j < n && b[i].pass == 2; j++)
-			if (j != i && b[j].tid == b[i].tid)
-				b[i].pass = 0;
 	}
+	/* A death beside another status of its id goes in that one's pass,
+	 * in the batch's order: an id reaped and reused, or a thread psup
+	 * does not know yet, stopped and then killed. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n && is_death(b[i].status); j++)
+			if (j != i && b[j].tid == b[i].tid && !is_death(b[j].status) && b[j].pass < b[i].pass)
+				b[i].pass = b[j].pass;
 	for (unsigned pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < n; i++) {
 			if (b[i].done || b[i].pass != pass)

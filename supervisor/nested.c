@@ -17,7 +17,8 @@
  *   kernel does not restart): it stops again until its target is free.
  *
  * Their samples from then on are not recorded: the program's tracer owns
- * them. Other requests, targets psup does not trace, a TRACEME whose parent
+ * them (the run's inherited events still run in them until psup ends; what
+ * they write is dropped). Other requests, targets psup does not trace, a TRACEME whose parent
  * is psup and an ATTACH of an exiting thread run unchanged (EPERM, as
  * natively for a traced or exiting thread).
  * Limitation: the filter stays with the program (rule 4), so one of these

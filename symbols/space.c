@@ -81,8 +81,9 @@ static int space_load(struct sym_space *sp)
 	int err;
 
 	/* The executable mappings asked of the kernel one by one; their
-	 * text read and parsed where it does not answer, or finds none (the
-	 * text's reader looks for a leader's memory in its threads). */
+	 * text read and parsed where it does not answer (a kernel before
+	 * 6.11; a leader without memory of its own, whose threads' the text's
+	 * reader finds), or finds none. */
 	err = sym_maps_query_exec(sp->pid, &maps, &n);
 	if (!err && n) {
 		sp->mem_pid = sp->pid;

@@ -48,9 +48,11 @@ int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen, pid_t *fro
  * one by one (PROCMAP_QUERY, Linux 6.11) instead of reading the text of
  * them all: about a third of the time (the kernel formats no line and no
  * path of the other mappings). The same entries as sym_maps_parse() gives
- * for those lines. 0 (an empty list included: a leader without memory of
- * its own, see sym_maps_read()), or -errno: -ENOTTY or -EINVAL where the
- * kernel does not answer such queries, -ENOENT when the process is gone.
+ * for those lines ([vsyscall] aside: the kernel's page, in no process's
+ * list of mappings). 0 (an empty list: none is executable), or -errno:
+ * -ENOTTY or -EINVAL where the kernel does not answer such queries, -ESRCH
+ * for a leader without memory of its own (sym_maps_read() reads a
+ * thread's), -ENOENT when the process is gone.
  */
 int sym_maps_query_exec(pid_t pid, struct sym_map **out, size_t *n);
 /* From now on sym_maps_query_exec() says -ENOTTY at once, as after a kernel

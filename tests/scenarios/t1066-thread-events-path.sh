@@ -40,6 +40,18 @@ if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
 	timeout 60 "$PSUP" report r.cbor | grep -q "^  thread events  *inherited from per-CPU events until the kernel refused" ||
 		fail "refused: the summary does not say the kernel refused"
 fi
+# Runs one after the other (causal --runs N): each run's first process
+# opens the run's inherited events, which its threads have (each leader
+# waits for its two threads, in futex), and psup's own child before the
+# exec is no thread of the program.
+if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
+	run_psup 60 run -q -o k.cbor --runs 2 -- "$TARGETS/threads" 2 0.1
+	expect_rc 0
+	report_json k.cbor >k.json
+	jq_check k.json '[.threads[] | select(.name == "threads" and .times.blocked_futex > 50000000)] | length == 2' \
+		"--runs 2: not every run's leader has its wait for its threads: $(jq -c '[.threads[] | {tid, name, times}]' k.json)"
+	jq_check k.json '[.threads[] | select(.name == "psup")] | length == 0' "--runs 2: psup's own child reported as a thread"
+fi
 run_psup 60 run -q --sample-per-thread -o t.cbor -- "$TARGETS/threads" 2 0.1
 expect_rc 0
 check t.cbor "--sample-per-thread" per_thread "sample-per-thread"

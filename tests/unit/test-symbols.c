@@ -525,7 +525,10 @@ int main(void)
 	test_image_shared();
 	test_snapshot_gone();
 	test_perfmap();
-	/* last: it turns the queries off for this process */
+	/* it turns the queries off for this process: the spaces again,
+	 * over the maps' text */
 	test_query_matches_text();
+	test_space_self();
+	test_snapshot_gone();
 	return tap_done();
 }
