@@ -133,6 +133,23 @@ static int parse_line(const char *p, const char *end, struct sym_map *m)
 	return 0;
 }
 
+/* Room for one more entry after the len in *maps (*cap of them): false
+ * when out of memory. */
+static bool maps_room(struct sym_map **maps, size_t len, size_t *cap)
+{
+	size_t ncap = *cap ? *cap * 2 : 32;
+	struct sym_map *nm;
+
+	if (len < *cap)
+		return true;
+	nm = realloc(*maps, ncap * sizeof(*nm));
+	if (!nm)
+		return false;
+	*maps = nm;
+	*cap = ncap;
+	return true;
+}
+
 int sym_maps_parse(const char *text, struct sym_map **out, size_t *n, size_t *bad_line)
 {
 	struct sym_map *maps = NULL;
@@ -149,16 +166,9 @@ int sym_maps_parse(const char *text, struct sym_map **out, size_t *n, size_t *ba
 		const char *end = nl ? nl : p + strlen(p);
 
 		lineno++;
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct sym_map *nm = realloc(maps, ncap * sizeof(*nm));
-
-			if (!nm) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			maps = nm;
-			cap = ncap;
+		if (!maps_room(&maps, len, &cap)) {
+			err = -ENOMEM;
+			goto fail;
 		}
 		err = parse_line(p, end, &maps[len]);
 		if (err) {
@@ -279,16 +289,9 @@ int sym_maps_query_exec(pid_t pid, struct sym_map **out, size_t *n)
 			err = -EINVAL;
 			break;
 		}
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct sym_map *nm = realloc(maps, ncap * sizeof(*nm));
-
-			if (!nm) {
-				err = -ENOMEM;
-				break;
-			}
-			maps = nm;
-			cap = ncap;
+		if (!maps_room(&maps, len, &cap)) {
+			err = -ENOMEM;
+			break;
 		}
 		m = &maps[len];
 		memset(m, 0, sizeof(*m));
