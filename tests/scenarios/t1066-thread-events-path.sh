@@ -52,6 +52,17 @@ if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
 		"--runs 2: not every run's leader has its wait for its threads: $(jq -c '[.threads[] | {tid, name, times}]' k.json)"
 	jq_check k.json '[.threads[] | select(.name == "psup")] | length == 0' "--runs 2: psup's own child reported as a thread"
 fi
+# Children not followed: the first process's events are inherited by its
+# threads only (inherit_thread), which have their states.
+if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
+	run_psup 60 run -q -o nf.cbor --no-follow-forks -- "$TARGETS/threads" 2 0.1
+	expect_rc 0
+	check nf.cbor "--no-follow-forks" inherited ""
+	jq_check nf.cbor.json '[.threads[] | select(.name == "threads" and .times.blocked_futex > 50000000)] | length == 1' \
+		"--no-follow-forks: the leader has no wait for its threads: $(jq -c '[.threads[] | {tid, times}]' nf.cbor.json)"
+	jq_check nf.cbor.json '[.threads[] | select(.name == "threads" and .times.running > 50000000)] | length >= 2' \
+		"--no-follow-forks: the threads have no running time"
+fi
 run_psup 60 run -q --sample-per-thread -o t.cbor -- "$TARGETS/threads" 2 0.1
 expect_rc 0
 check t.cbor "--sample-per-thread" per_thread "sample-per-thread"
