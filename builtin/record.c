@@ -440,6 +440,12 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 		return 0;
 	if (sup_session_exec_entry(bp->r->sup, bp->b->pid))
 		return 0; /* the new program's memory by now */
+	/* Past its exit stop its memory goes at any time: a block drained
+	 * later (a short process's, at its death) is named without its code,
+	 * as when the read failed (EFAULT, t3076). */
+	const struct rec_thread *t = thread_find(bp->r, bp->b->tid);
+	if (t && t->exiting_ns)
+		return 0;
 	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);
 	if ((ip & ~4095ULL) > from) { /* the page before may be unmapped */
