@@ -1,4 +1,4 @@
-#include "symbols/symbols.h"
+#include "symbols/symbols-internal.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -22,6 +22,18 @@
  */
 
 static const char deleted_suffix[] = " (deleted)";
+
+/* The length of path (len bytes) without the kernel's " (deleted)", which
+ * sets m->deleted. */
+static size_t strip_deleted(const char *path, size_t len, struct sym_map *m)
+{
+	const size_t n = sizeof(deleted_suffix) - 1;
+
+	if (len < n || memcmp(path + len - n, deleted_suffix, n))
+		return len;
+	m->deleted = true;
+	return len - n;
+}
 
 /* Parses a hex number of at most 16 digits ending at a delimiter (not
  * consumed). Returns false on no digits or overflow. */
@@ -120,13 +132,7 @@ static int parse_line(const char *p, const char *end, struct sym_map *m)
 	while (p < end && *p == ' ')
 		p++;
 	path = p;
-	len = (size_t)(end - path);
-	if (len >= sizeof(deleted_suffix) - 1 &&
-	    !memcmp(end - (sizeof(deleted_suffix) - 1), deleted_suffix,
-		    sizeof(deleted_suffix) - 1)) {
-		m->deleted = true;
-		len -= sizeof(deleted_suffix) - 1;
-	}
+	len = strip_deleted(path, (size_t)(end - path), m);
 	m->path = strndup(path, len);
 	if (!m->path)
 		return -ENOMEM;
@@ -221,11 +227,7 @@ static int query_path(const char *name, size_t len, struct sym_map *m)
 {
 	size_t extra = 0, o = 0;
 
-	if (len >= sizeof(deleted_suffix) - 1 &&
-	    !memcmp(name + len - (sizeof(deleted_suffix) - 1), deleted_suffix, sizeof(deleted_suffix) - 1)) {
-		m->deleted = true;
-		len -= sizeof(deleted_suffix) - 1;
-	}
+	len = strip_deleted(name, len, m);
 	for (size_t i = 0; i < len; i++)
 		extra += name[i] == '\n' ? 3 : 0;
 	m->path = malloc(len + extra + 1);

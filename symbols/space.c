@@ -88,13 +88,12 @@ static int space_load(struct sym_space *sp)
 	if (!err && n) {
 		sp->mem_pid = sp->pid;
 	} else {
-		sym_maps_free(maps, n);
-		maps = NULL;
-		n = 0;
+		/* (an error or none: no list to free) */
 		err = err == -ENOENT ? err : sym_maps_read(sp->pid, &text, path, sizeof(path), &sp->mem_pid);
-		sp->maps_err = err;
-		if (err)
+		if (err) {
+			sp->maps_err = err;
 			return err == -ENOENT ? -ESRCH : err;
+		}
 		err = sym_maps_parse(text, &maps, &n, &bad);
 		free(text);
 		if (err) {

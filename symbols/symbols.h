@@ -55,9 +55,6 @@ int sym_maps_read(pid_t pid, char **text, char *path, size_t pathlen, pid_t *fro
  * thread's), -ENOENT when the process is gone.
  */
 int sym_maps_query_exec(pid_t pid, struct sym_map **out, size_t *n);
-/* From now on sym_maps_query_exec() says -ENOTTY at once, as after a kernel
- * refused (tests: the text's path). */
-void sym_maps_query_refuse(void);
 /* Where pid maps the file (dev, ino) at offset 0, read from /proc/PID/maps
  * (the file at each mapping's path is stat'ed: the device maps names may
  * be an overlay's). 0 with *base set, -ENOENT when not mapped, or -errno. */
