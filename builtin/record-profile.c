@@ -120,8 +120,6 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	}
 	/* An exec's survivor started at its exec stop (it may run already). */
 	uint64_t now = sup_session_exec_time(pf->sup, pid);
-	if (!now)
-		now = psup_now_ns();
 	if (exp_tstate_thread_start(pf->ts, tid, now, blocked, kind) < 0)
 		pr_debug("no state for thread %d", tid);
 	err = exp_par_thread_start(pf->par, tid, now, !blocked);

@@ -384,6 +384,7 @@ static bool is_exec_switch(const struct rec *r, const struct rec_thread *t, cons
 struct block_probe {
 	struct rec *r;
 	struct rec_proc *p;
+	struct rec_thread *t; /* NULL: not known (any more) */
 	const struct smp_block *b;
 };
 
@@ -394,13 +395,17 @@ struct block_probe {
 static long block_probe_nr(void *arg)
 {
 	const struct block_probe *bp = arg;
-	struct rec_thread *t = thread_find(bp->r, bp->b->tid);
+	struct rec_thread *t = bp->t;
 	uint64_t now = psup_now_ns();
 	struct sup_syscall sc;
 	int err;
 
 	if (t && t->probe_running_ns && now - t->probe_running_ns < BLOCK_PROBE_RUNNING_NS)
 		return EXP_BLOCK_NR_NOT_NOW;
+	/* Past its exit stop it is in exit(), not at the site: /proc would
+	 * show another call (block_probe_code()). */
+	if (t && t->exiting_ns)
+		return EXP_BLOCK_NR_UNKNOWN;
 	/* Drained at its process's exec stop, a block of the old program:
 	 * /proc shows the exec (and its code is gone, block_probe_code()).
 	 * The site's name tells; the exec forgets the sites anyway. */
@@ -443,8 +448,7 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 	/* Past its exit stop its memory goes at any time: a block drained
 	 * later (a short process's, at its death) is named without its code,
 	 * as when the read failed (EFAULT, t3076). */
-	const struct rec_thread *t = thread_find(bp->r, bp->b->tid);
-	if (t && t->exiting_ns)
+	if (bp->t && bp->t->exiting_ns)
 		return 0;
 	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);
@@ -456,15 +460,14 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 	return 0;
 }
 
-static void on_block(void *arg, const struct smp_block *b)
+/* b of thread t (NULL: not traced, or gone). */
+static void block_of(struct rec *r, struct rec_thread *t, const struct smp_block *b)
 {
-	struct rec *r = arg;
 	struct rec_proc *p = proc_find(r, b->pid);
 	uint64_t ip = b->regs[SMP_REG_IP], di = b->regs[SMP_REG_DI], si = b->regs[SMP_REG_SI];
-	struct block_probe bp = { r, p, b };
+	struct block_probe bp = { r, p, t, b };
 	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
-	struct rec_thread *t = thread_find(r, b->tid);
 	uint64_t *v;
 
 	/* An exiting thread switches out into its exit stop and for the last
@@ -482,6 +485,13 @@ static void on_block(void *arg, const struct smp_block *b)
 		rec_write_failed(r, m->block(m, b, kind, kind == EXP_BLOCK_FUTEX ? di : 0));
 }
 
+static void on_block(void *arg, const struct smp_block *b)
+{
+	struct rec *r = arg;
+
+	block_of(r, thread_find(r, b->tid), b);
+}
+
 /* A CPU ring's switch records and blocks of a thread psup does not trace
  * (a process released to a tracer of the program's own, one psup could not
  * let go of at the end: the run's inherited events go on in them until
@@ -494,8 +504,11 @@ static void on_cpu_switch(void *arg, const struct smp_switch *sw)
 
 static void on_cpu_block(void *arg, const struct smp_block *b)
 {
-	if (thread_find(arg, b->tid))
-		on_block(arg, b);
+	struct rec *r = arg;
+	struct rec_thread *t = thread_find(r, b->tid);
+
+	if (t)
+		block_of(r, t, b);
 }
 
 /* A traced thread woke another: if the wakee waited in a futex, the wait
@@ -943,9 +956,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	else
 		sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	t->parent = parent;
-	t->created = t->exec_ip ? sup_session_exec_time(r->sup, pid) : 0;
-	if (!t->created)
-		t->created = psup_now_ns();
+	t->created = sup_session_exec_time(r->sup, pid);
 	t->creator = t->exec_ip ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
@@ -1008,8 +1019,7 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	 * thread's (nor the running experiment as the program's). Dropped by
 	 * an exec, it ended then; its tid may run the new program already
 	 * (on_exec_may_run()), whose records wait. */
-	uint64_t exec_ns = sup_session_exec_time(r->sup, pid);
-	uint64_t now = exec_ns ? exec_ns : psup_now_ns();
+	uint64_t now = sup_session_exec_time(r->sup, pid);
 
 	r->last_gone = tid;
 	r->last_gone_ns = now;
@@ -1039,8 +1049,6 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	char path[64], exe[PATH_MAX];
 	ssize_t n;
 
-	if (!when)
-		when = psup_now_ns();
 	r->program_started = true; /* the run's first exec is its first process's */
 	(void)old_tid;
 	drain_cpus_until(r, when); /* the old image's samples, not the new one's */

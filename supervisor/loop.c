@@ -519,7 +519,7 @@ uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
 
 uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
 {
-	return s && pid && s->exec_pid == pid ? s->exec_ns : 0;
+	return s && pid && s->exec_pid == pid ? s->exec_ns : psup_now_ns();
 }
 
 /*
@@ -759,8 +759,8 @@ static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n
 	 * in the batch's order: an id reaped and reused, or a thread psup
 	 * does not know yet, stopped and then killed. */
 	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < n && is_death(b[i].status); j++)
-			if (j != i && b[j].tid == b[i].tid && !is_death(b[j].status) && b[j].pass < b[i].pass)
+		for (size_t j = 0; j < n && b[i].pass == 2; j++)
+			if (b[j].tid == b[i].tid && b[j].pass < 2)
 				b[i].pass = b[j].pass;
 	for (unsigned pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < n; i++) {

@@ -158,7 +158,9 @@ int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int f
  * stopped; 0 otherwise. A switch-out drained then at that IP is the exec
  * stop's, not a wait of the program. */
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid);
-/* Then, when psup saw that stop (mono ns); 0 otherwise. */
+/* Then, when psup saw that stop (mono ns): its process may run already
+ * (exec_may_run), so what it records after is the new program's; the time
+ * now otherwise (and for NULL). */
 uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid);
 /* Stop watching fd. Safe from inside any callback, including fd's own. */
 void sup_session_unwatch(struct sup_session *s, int fd);
