@@ -89,6 +89,13 @@ struct rec_proc {
 	struct rec_ring *rings;         /* inherited rings (struct rec_ring) */
 	unsigned nthreads;              /* threads reported and not gone */
 	pid_t exec_survivor;            /* exec'ed: the thread reported next keeps rings */
+	/* Its executable mappings come as mmap records (its events are
+	 * inherited ones: on_mmap()). Those after its exec's comm record
+	 * (exec_pending) are the new program's, kept in next_maps until its
+	 * exec stop forgets the old ones (on_exec()). */
+	bool maps_told, exec_pending;
+	struct sym_map *next_maps;
+	size_t nnext;
 };
 
 struct rec {
@@ -128,6 +135,7 @@ struct rec {
 	/* lost: in the program's own rings; cpu_lost: in the CPU rings, whose
 	 * losses cannot be told apart from other tasks' (psup's own). */
 	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
+	uint64_t mmaps; /* mmap records: mappings told as they were made */
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
@@ -210,6 +218,15 @@ static struct rec_proc *proc_get(struct rec *r, pid_t pid, const struct rec_proc
 
 static void proc_rings_free(struct rec *r, struct rec_proc *p);
 
+static void next_maps_free(struct rec_proc *p)
+{
+	for (size_t i = 0; i < p->nnext; i++)
+		free(p->next_maps[i].path);
+	free(p->next_maps);
+	p->next_maps = NULL;
+	p->nnext = 0;
+}
+
 static void proc_drop(struct rec *r, pid_t pid)
 {
 	struct rec_proc *p = proc_find(r, pid);
@@ -221,6 +238,7 @@ static void proc_drop(struct rec *r, pid_t pid)
 	exp_profile_process_end(r->prof, pid);
 	sym_space_free(p->sp);
 	psup_u64map_release(&p->block_kinds);
+	next_maps_free(p);
 	free(p);
 }
 
@@ -328,17 +346,71 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 /* A traced thread renamed itself (or was renamed): the record of a thread
  * still to be written carries the new name, else a rename record. An exec
  * is the exec record's. */
-static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec)
+static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec, uint64_t time)
 {
 	struct rec *r = arg;
 	struct rec_thread *t = thread_find(r, tid);
 
-	if (!t || exec || !*name || !strncmp(t->comm, name, sizeof(t->comm)))
+	(void)time; /* the merge placed it */
+	if (exec) {
+		/* The kernel names the process in the exec before it maps the
+		 * new program's images: the mappings told from here on are the
+		 * new program's. Its records until the exec stop (blocks and
+		 * samples in the exec system call) still name the old one's
+		 * code: the old maps stay until then. */
+		struct rec_proc *p = proc_find(r, pid);
+
+		if (p && p->maps_told) {
+			next_maps_free(p);
+			p->exec_pending = true;
+		}
+		return;
+	}
+	if (!t || !*name || !strncmp(t->comm, name, sizeof(t->comm)))
 		return;
 	snprintf(t->comm, sizeof(t->comm), "%s", name);
 	if (t->record_pending || r->write_err)
 		return;
 	rec_write_failed(r, rep_write_thread_rename(r->w, tid, pid, t->comm));
+}
+
+/* An executable mapping a process made (its inherited events' records,
+ * in time order with its samples): its maps as they change, known after
+ * it is gone too, without a read of /proc (a process of a fork/exec storm
+ * lives shorter than the drain that names its samples). */
+static void on_mmap(void *arg, const struct smp_mmap *mm)
+{
+	struct rec *r = arg;
+	struct rec_proc *p = proc_find(r, mm->pid);
+	struct sym_map m = {
+		.start = mm->start,
+		.end = mm->start + mm->len,
+		.offset = mm->pgoff,
+		.inode = mm->inode,
+		.dev_major = mm->dev_major,
+		.dev_minor = mm->dev_minor,
+		.prot = mm->prot,
+		.path = (char *)mm->path,
+	};
+
+	r->mmaps++;
+	if (!p || !p->sp || !p->maps_told || m.end <= m.start)
+		return;
+	if (p->exec_pending) {
+		struct sym_map *n = realloc(p->next_maps, (p->nnext + 1) * sizeof(*n));
+
+		if (!n || !(m.path = strdup(mm->path))) {
+			if (n)
+				p->next_maps = n;
+			pr_debug("mapping of %d at 0x%llx not kept", mm->pid, (unsigned long long)mm->start);
+			return;
+		}
+		p->next_maps = n;
+		p->next_maps[p->nnext++] = m;
+		return;
+	}
+	if (sym_space_map_add(p->sp, &m) < 0)
+		pr_debug("mapping of %d at 0x%llx not kept", mm->pid, (unsigned long long)mm->start);
 }
 
 static void on_switch(void *arg, const struct smp_switch *sw)
@@ -792,6 +864,18 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 		 * the end of the run, not with its process (closing it would
 		 * take the events of every descendant with it). */
 		r->tree_ring = g;
+		/* Every process after this one has its maps from its
+		 * mmap records: a leader's exit stop read them, for the
+		 * samples drained after its end. Where no mode needs that
+		 * stop, it goes (a fork/exec storm's process: 48-57 us
+		 * of psup's time, and a stop and a resume of the
+		 * process). Test: t1101-short-process-attributed. */
+		bool exit_hook = false;
+
+		for_each_mode(r, m, thread_exiting)
+			exit_hook = true;
+		if (!exit_hook)
+			sup_session_no_exit_stops(r->sup);
 	} else if (p && smp_thread_inherits(g->st)) {
 		g->next_of_proc = p->rings;
 		p->rings = g;
@@ -947,6 +1031,8 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		r->rings_shared++;
 	else
 		t->ring = ring_new(r, p, tid);
+	if (p && t->ring && smp_thread_inherits(t->ring->st))
+		p->maps_told = true;
 	/* A new thread or process has its creator's name (clone and fork copy
 	 * it; a rename later comes as a comm record). An exec's survivor
 	 * (another process's parent) has its own. */
@@ -996,7 +1082,9 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 	}
 	/* A leader at its exit stop still has its maps: read them now for
 	 * the samples still in the CPU rings, named after its exit (a process
-	 * shorter than the tick was all [unknown]). Test:
+	 * shorter than the tick was all [unknown]). Where the mmap records
+	 * tell them, only the run's first process stops at its exit
+	 * (sup_session_no_exit_stops()). Test:
 	 * t1101-short-process-attributed. */
 	if (tid == pid) {
 		struct rec_proc *p = proc_find(r, pid);
@@ -1044,6 +1132,9 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 {
 	struct rec *r = arg;
+	/* A process first seen here (the run's first, psup's child until
+	 * now) has its maps read now, at its exec stop: the new program's. */
+	bool fresh = !proc_find(r, pid);
 	struct rec_proc *p = proc_get(r, pid, NULL);
 	uint64_t when = sup_session_exec_time(r->sup, pid);
 	char path[64], exe[PATH_MAX];
@@ -1076,9 +1167,19 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 			"(the kernel drops them); run psup as root to profile it as it runs",
 			shown);
 	}
-	if (p && p->sp)
-		sym_space_exec(p->sp);
+	/* The new program's mappings, told since the exec's comm record
+	 * (where that record was lost, /proc's are read at the next miss). */
+	if (p && p->sp) {
+		if (!fresh)
+			sym_space_exec(p->sp);
+		for (size_t i = 0; i < p->nnext; i++)
+			if (sym_space_map_add(p->sp, &p->next_maps[i]) < 0)
+				pr_debug("mapping of %d at 0x%llx not kept", pid,
+					 (unsigned long long)p->next_maps[i].start);
+	}
 	if (p) {
+		next_maps_free(p);
+		p->exec_pending = false;
 		psup_u64map_clear(&p->block_kinds); /* addresses of the old image */
 		p->exec_survivor = pid;
 	}
@@ -1421,7 +1522,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	}
 	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	r->self_pid = getpid();
-	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .mmap = on_mmap, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
 	else
@@ -1713,10 +1814,11 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	sup_session_loop_stats(r->sup, &ls);
 	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
 		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop; "
-		 "%llu execs resumed before they were reported)",
+		 "%llu execs resumed before they were reported); %llu mappings from mmap records",
 		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
 		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups,
-		 (unsigned long long)ls.early_first_stops, (unsigned long long)ls.exec_early);
+		 (unsigned long long)ls.early_first_stops, (unsigned long long)ls.exec_early,
+		 (unsigned long long)r->mmaps);
 	sym_cache_stats(&cs);
 	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
 		 "%llu addresses resolved, %llu from the images' caches; "

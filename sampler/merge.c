@@ -26,17 +26,19 @@ enum merge_kind {
 	MERGE_BLOCK,
 	MERGE_WAKEUP,
 	MERGE_COMM,
+	MERGE_MMAP,
 };
 
 struct merge_entry {
 	uint64_t time, seq;
 	enum merge_kind kind;
-	uint8_t *stack; /* owned copy of a sample's or wakeup's stack */
+	uint8_t *stack; /* owned copy of a sample's or wakeup's stack, or of an mmap's path */
 	union {
 		struct smp_sample sample;
 		struct smp_switch sw;
 		struct smp_block block;
 		struct smp_wakeup wakeup;
+		struct smp_mmap mmap;
 		struct {
 			pid_t tid;
 			uint64_t count;
@@ -147,9 +149,12 @@ static void on_wakeup(void *arg, const struct smp_wakeup *w)
 	x->u.wakeup.stack_size = x->stack ? w->stack_size : 0;
 }
 
-static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec)
+/* A rename goes out at the next flush, as before comm records had a time
+ * here; an exec's name in its place among the process's records (after the
+ * old program's, before the new one's mappings). */
+static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec, uint64_t time)
 {
-	struct merge_entry *x = add(arg, MERGE_COMM, 0);
+	struct merge_entry *x = add(arg, MERGE_COMM, exec ? time : 0);
 
 	if (!x)
 		return;
@@ -159,6 +164,25 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 	x->u.comm.has_name = name != NULL;
 	if (name)
 		snprintf(x->u.comm.name, sizeof(x->u.comm.name), "%s", name);
+}
+
+static void on_mmap(void *arg, const struct smp_mmap *m)
+{
+	struct smp_merge *mg = arg;
+	size_t n = strlen(m->path) + 1;
+	struct merge_entry *x = add(mg, MERGE_MMAP, m->time);
+
+	if (!x)
+		return;
+	x->u.mmap = *m;
+	x->stack = malloc(n);
+	if (!x->stack) {
+		mg->err = -ENOMEM;
+		mg->n--;
+		return;
+	}
+	memcpy(x->stack, m->path, n);
+	x->u.mmap.path = (const char *)x->stack;
 }
 
 int smp_merge_new(struct smp_merge **out)
@@ -173,7 +197,8 @@ int smp_merge_new(struct smp_merge **out)
 				     .arg = m,
 				     .block = on_block,
 				     .wakeup = on_wakeup,
-				     .comm = on_comm };
+				     .comm = on_comm,
+				     .mmap = on_mmap };
 	*out = m;
 	return 0;
 }
@@ -218,7 +243,11 @@ static void dispatch(const struct merge_entry *x, const struct smp_sink *sink)
 	case MERGE_COMM:
 		if (sink->comm)
 			sink->comm(sink->arg, x->u.comm.pid, x->u.comm.tid,
-				   x->u.comm.has_name ? x->u.comm.name : NULL, x->u.comm.exec);
+				   x->u.comm.has_name ? x->u.comm.name : NULL, x->u.comm.exec, x->time);
+		break;
+	case MERGE_MMAP:
+		if (sink->mmap)
+			sink->mmap(sink->arg, &x->u.mmap);
 		break;
 	}
 }

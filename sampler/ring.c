@@ -369,6 +369,53 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 	return 0;
 }
 
+/*
+ * { u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino,
+ *   ino_generation; u32 prot, flags; char filename[] (NUL-padded to 8);
+ *   sample_id } (perf_event.h). A record with a build-id in place of the
+ * device and inode (PERF_RECORD_MISC_MMAP_BUILD_ID) is never asked for.
+ * The name is the kernel's, bounded by the record: its first NUL ends it.
+ */
+static int parse_mmap2(const struct smp_event *ev, const uint8_t *r, size_t len, uint16_t misc,
+		       const struct smp_sink *sink, struct smp_parse_ctx *ctx)
+{
+	const size_t body = 8 + 3 * 8 + 8 + 2 * 8 + 8;
+	size_t ts = ev->attr.sample_id_all ? trailer_size(ev->attr.sample_type) : 0;
+	const uint8_t *p = r + sizeof(struct perf_event_header);
+	struct smp_mmap m;
+	pid_t pid, tid;
+	char path[4096]; /* PATH_MAX: the kernel's d_path() gives no more */
+	size_t room;
+
+	if (parse_trailer(ev, r, len, body, &pid, &tid, &m.time, NULL))
+		return -EINVAL;
+	(void)pid;
+	(void)tid;
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+		return 0;
+	m.pid = (pid_t)rd32(p);
+	m.tid = (pid_t)rd32(p + 4);
+	m.start = rd64(p + 8);
+	m.len = rd64(p + 16);
+	m.pgoff = rd64(p + 24);
+	m.dev_major = rd32(p + 32);
+	m.dev_minor = rd32(p + 36);
+	m.inode = rd64(p + 40);
+	m.prot = rd32(p + 56);
+	m.flags = rd32(p + 60);
+	room = len - sizeof(struct perf_event_header) - body - ts;
+	if (room > sizeof(path) - 1)
+		room = sizeof(path) - 1;
+	memcpy(path, p + body, room);
+	path[room] = '\0';
+	m.path = path;
+	if (ctx && ctx->stats)
+		ctx->stats->mmaps++;
+	if (sink && sink->mmap)
+		sink->mmap(sink->arg, &m);
+	return 0;
+}
+
 int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 			 size_t len, const struct smp_sink *sink,
 			 struct smp_parse_ctx *ctx)
@@ -430,12 +477,16 @@ int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 			room = sizeof(name) - 1;
 		memcpy(name, r + sizeof(h) + 8, room);
 		name[room] = '\0';
+		if (parse_trailer(ev, r, len, 8, &pid, &tid, &time, NULL))
+			return -EINVAL;
 		pid = (pid_t)rd32(r + sizeof(h));
 		tid = (pid_t)rd32(r + sizeof(h) + 4);
 		if (sink && sink->comm)
-			sink->comm(sink->arg, pid, tid, name, h.misc & PERF_RECORD_MISC_COMM_EXEC);
+			sink->comm(sink->arg, pid, tid, name, h.misc & PERF_RECORD_MISC_COMM_EXEC, time);
 		return 0;
 	}
+	case PERF_RECORD_MMAP2:
+		return parse_mmap2(ev, r, len, h.misc, sink, ctx);
 	default:
 		/* throttle, unthrottle, ...: nothing the profile needs. */
 		return 0;
@@ -770,6 +821,11 @@ int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_
 		side.sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
 	}
 	side.comm = 0;
+	/* The executable mappings as they are made: a process's maps are
+	 * known without reading /proc, and after it is gone (a short
+	 * process's samples are drained after its end). */
+	side.mmap = 1;
+	side.mmap2 = 1;
 	side.context_switch = !!(ev->flags & SMP_EVENT_SWITCHES);
 	for (i = 0; i < ncpu && !err; i++)
 		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, processes, &t->inh_fds[i],

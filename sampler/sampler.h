@@ -173,6 +173,21 @@ struct smp_switch {
 	bool preempt; /* switched out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
 };
 
+/* An executable mapping made in a traced process (PERF_RECORD_MMAP2: an
+ * mmap, the images an exec maps, an mprotect that adds PROT_EXEC). The
+ * kernel writes it as it happens, so in time order with the samples it
+ * names. path is the kernel's (" (deleted)" appended to a file since
+ * removed), NUL-terminated, valid during the call only. */
+struct smp_mmap {
+	pid_t pid, tid;
+	uint64_t time;
+	uint64_t start, len, pgoff;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t prot, flags; /* PROT_*, MAP_* */
+	const char *path;
+};
+
 /*
  * SMP_EVENT_BLOCKS: the software event context-switches, sampled at every
  * switch-out of the thread (period 1), written while the thread is still
@@ -272,8 +287,12 @@ struct smp_sink {
 	void (*wakeup)(void *arg, const struct smp_wakeup *w); /* may be NULL */
 	/* A thread's name set (PERF_RECORD_COMM: prctl(PR_SET_NAME),
 	 * pthread_setname_np, a write to /proc/.../comm; exec: at an exec).
-	 * name is NUL-terminated, at most 15 bytes; may be NULL. */
-	void (*comm)(void *arg, pid_t pid, pid_t tid, const char *name, bool exec);
+	 * name is NUL-terminated, at most 15 bytes; may be NULL. time: the
+	 * record's (0 where the ring's records carry none). */
+	void (*comm)(void *arg, pid_t pid, pid_t tid, const char *name, bool exec, uint64_t time);
+	/* An executable mapping made (struct smp_mmap): the records of the
+	 * inherited events (smp_thread_open_inherited()). May be NULL. */
+	void (*mmap)(void *arg, const struct smp_mmap *m);
 };
 
 /* One thread's sampling event and ring. Opaque. */
@@ -320,7 +339,8 @@ int smp_thread_drain(struct smp_thread *t, const struct smp_sink *sink);
  * sink) hands every kept event at or before horizon to sink, sorted by
  * time (stable), and keeps the later ones for the next flush: take the
  * horizon (psup_now_ns()) before reading the rings, UINT64_MAX at the end.
- * Lost records and names have no time here and go out at the next flush.
+ * Lost records and renames go out at the next flush; an exec's name and
+ * the mappings go in their time's place.
  * The flush returns -ENOMEM when events could not be kept since the last
  * one (they are lost), else 0. sink must not drain into m.
  */
@@ -338,8 +358,9 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink);
  * inherited: for each of the ncpu CPU rings (smp_cpu_open()), a
  * dummy event with its switch records and the SMP_EVENT_BLOCKS and
  * SMP_EVENT_WAKEUPS events, on that CPU, redirected into that ring, whose
- * parser knows their ids; renames come from the CPU events' comm records.
- * The records name their thread; drain the CPU rings for them. t has no
+ * parser knows their ids; renames come from the CPU events' comm records,
+ * the executable mappings those threads make from their records
+ * (PERF_RECORD_MMAP2, sink->mmap). The records name their thread; drain the CPU rings for them. t has no
  * ring (smp_thread_fd() -1, smp_thread_drain() reads nothing). Closing it
  * removes the events from every thread that inherited them, so it stays
  * open while any of them is traced. Kernels 5.13+ (inherit_thread); ev must
@@ -372,6 +393,7 @@ struct smp_thread_stats {
 	uint64_t wakeups;          /* samples of SMP_EVENT_WAKEUPS */
 	uint64_t lost;             /* samples lost (RECORD_LOST + RECORD_LOST_SAMPLES) */
 	uint64_t switches;         /* PERF_RECORD_SWITCH */
+	uint64_t mmaps;            /* PERF_RECORD_MMAP2 */
 	uint64_t wrapped;          /* records that wrapped around the ring's end */
 	uint64_t bad;              /* records refused by the parser (skipped) */
 	uint64_t period_sets;      /* successful PERF_EVENT_IOC_PERIOD calls */

@@ -512,6 +512,15 @@ static bool on_exec(struct sup_session *s, struct sup_thread *t)
 	return resumed;
 }
 
+void sup_session_no_exit_stops(struct sup_session *s)
+{
+	/* The root keeps its options; a process the root forks is given
+	 * these at its first stop, and the kernel copies them into the
+	 * processes its descendants fork (first_stop_options()). */
+	if (s && !s->attach_mode)
+		s->desc_opts &= ~PTRACE_O_TRACEEXIT;
+}
+
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
 {
 	return s && pid && s->exec_pid == pid ? s->exec_ip : 0;
@@ -530,7 +539,9 @@ uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
  * resume fewer per thread (issue 20: spawn's 4 wait statuses per thread
  * became 3). The leader keeps its exit stop (a leader calling pthread_exit
  * stays a zombie the detach must know, t2070-attach-leader-exits; its maps
- * are read there, t1101-short-process-attributed).
+ * are read there, t1101-short-process-attributed) unless
+ * sup_session_no_exit_stops() took it from the processes after the root
+ * (their maps told by mmap records; a zombie leader known from /proc).
  */
 static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 {

@@ -63,6 +63,18 @@ static bool parent_is_psup(pid_t tid)
 	return sup_proc_status(tid, &ps) == 0 && ps.ppid == getpid();
 }
 
+/* Whether t is past its exit: its exit stop came, or (a process's leader
+ * let go of at its exit without one, sup_session_no_exit_stops()) it is a
+ * zombie whose other threads live on. */
+static bool thread_ended(const struct sup_thread *t)
+{
+	struct sup_proc_status ps;
+
+	if (t->flags & SUP_THREAD_EXITING)
+		return true;
+	return t->tid == t->pid && sup_proc_status(t->tid, &ps) == 0 && (ps.state == 'Z' || ps.state == 'X');
+}
+
 /* Detaches, at their next stop, every thread of process pid and of its
  * descendants that psup traces, but the thread keep (stopped now; the
  * caller decides). */
@@ -128,8 +140,7 @@ bool sup_nested_on_seccomp(struct sup_session *s, struct sup_thread *t)
 		 * (a zombie leader whose other threads live on: the kernel
 		 * refuses it, and a retry would wait for its whole process):
 		 * the call runs as it is. */
-		if (!target || target->pid == t->pid || target->pid == s->root ||
-		    (target->flags & SUP_THREAD_EXITING))
+		if (!target || target->pid == t->pid || target->pid == s->root || thread_ended(target))
 			break;
 		if (!(target->flags & SUP_THREAD_DETACHING))
 			release_tree(s, target->pid, NULL);

@@ -90,7 +90,8 @@ struct sup_hooks {
 	void (*thread_exiting)(void *arg, pid_t tid, pid_t pid);
 	/* Every thread stops at its exit. false: only the leaders do (a leader
 	 * calling pthread_exit, exec, the maps read before the process is
-	 * gone); a non-leader thread is set up without PTRACE_O_TRACEEXIT at
+	 * gone; sup_session_no_exit_stops() takes those of the later
+	 * processes away too); a non-leader thread is set up without PTRACE_O_TRACEEXIT at
 	 * its first stop, which saves a stop and a resume per thread (spawn:
 	 * 3 wait statuses per thread instead of 4), and its death status is
 	 * its end. */
@@ -153,6 +154,16 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 
 /* Watch fd (EPOLLIN) in the loop; cb runs when it is readable. */
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg);
+/*
+ * Run mode: processes created from now on (forked by the program, and
+ * theirs) stop at no exit (PTRACE_EVENT_EXIT), their leaders as their other
+ * threads: a process's death status is its end. For hooks that need no
+ * leader's exit stop (thread_exiting then comes for the first process
+ * only): the maps of a process are known without reading them there. A
+ * process has one stop and one resume less. Attach mode keeps them (a
+ * leader calling pthread_exit must be known to detach).
+ */
+void sup_session_no_exit_stops(struct sup_session *s);
 /* While psup handles pid's exec stop (the thread_gone, exec and thread_new
  * hooks it calls): the IP its new program starts at, where its thread
  * stopped; 0 otherwise. A switch-out drained then at that IP is the exec

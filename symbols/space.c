@@ -234,6 +234,104 @@ int sym_space_snapshot(struct sym_space *sp)
 	return 0;
 }
 
+int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
+{
+	struct sym_map km = *in;
+	struct sym_mapping nm = { 0 }, *maps;
+	size_t len = strlen(in->path), i, k, cut = 0, keep;
+	char *path;
+
+	if (in->end <= in->start)
+		return -EINVAL;
+	km.deleted = false;
+	/* Anonymous memory (JIT code) is "//anon" there, nameless in
+	 * /proc/PID/maps, where the perf map's lookup finds it; its offset
+	 * there is the address's, 0 in maps. */
+	if (!strcmp(in->path, "//anon")) {
+		len = 0;
+		km.offset = 0;
+	}
+	len = sym_strip_deleted(in->path, len, &km);
+	path = strndup(in->path, len);
+	if (!path)
+		return -ENOMEM;
+	nm.start = in->start;
+	nm.end = in->end;
+	nm.offset = km.offset;
+	nm.dev = ((uint64_t)in->dev_major << 32) | in->dev_minor;
+	nm.inode = in->inode;
+	nm.prot = in->prot;
+	nm.deleted = km.deleted;
+	nm.path = sym_strpool_intern(&sp->strings, path);
+	free(path);
+	if (!nm.path)
+		return -ENOMEM;
+	/* The same mapping told again (an mprotect back to PROT_EXEC): kept
+	 * with its image. */
+	i = (size_t)(sym_space_floor(sp, nm.start) + 1);
+	if (i > 0 && same_mapping(&sp->maps[i - 1], &nm))
+		return 0;
+	/* What the new one overlaps goes; a part outside its range stays (the
+	 * kernel split the old mapping: its head or tail is still mapped).
+	 * Room for one more first: the new one, or an old one's tail. */
+	maps = realloc(sp->maps, (sp->nmaps + 1) * sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	sp->maps = maps;
+	if (i > 0 && sp->maps[i - 1].end > nm.start) {
+		struct sym_mapping *o = &sp->maps[i - 1];
+
+		if (o->end > nm.end) {
+			/* The new one is inside o: o's tail after it stays. */
+			struct sym_mapping tail = *o;
+
+			tail.offset += nm.end - o->start;
+			tail.start = nm.end;
+			tail.tried = false;
+			tail.image = NULL;
+			o->end = nm.start;
+			memmove(&sp->maps[i + 1], &sp->maps[i], (sp->nmaps - i) * sizeof(*maps));
+			sp->maps[i] = tail;
+			sp->nmaps++;
+			maps = realloc(sp->maps, (sp->nmaps + 1) * sizeof(*maps));
+			if (!maps)
+				return -ENOMEM;
+			sp->maps = maps;
+		} else {
+			o->end = nm.start;
+		}
+		if (sp->maps[i - 1].end <= sp->maps[i - 1].start) {
+			memmove(&sp->maps[i - 1], &sp->maps[i], (sp->nmaps - i) * sizeof(*maps));
+			sp->nmaps--;
+			i--;
+		}
+	}
+	for (k = i; k < sp->nmaps && sp->maps[k].start < nm.end; k++) {
+		if (sp->maps[k].end > nm.end)
+			break; /* its tail stays */
+		cut++;
+	}
+	if (k < sp->nmaps && sp->maps[k].start < nm.end) {
+		struct sym_mapping *o = &sp->maps[k];
+
+		o->offset += nm.end - o->start;
+		o->start = nm.end;
+		o->tried = false;
+		o->image = NULL;
+	}
+	keep = sp->nmaps - cut + 1;
+	if (!cut)
+		memmove(&sp->maps[i + 1], &sp->maps[i], (sp->nmaps - i) * sizeof(*maps));
+	else
+		memmove(&sp->maps[i + 1], &sp->maps[i + cut], (sp->nmaps - i - cut) * sizeof(*maps));
+	sp->maps[i] = nm;
+	sp->nmaps = keep;
+	sp->generation++;
+	if (nm.deleted)
+		mapping_image(sp, &sp->maps[i], false);
+	return 0;
+}
+
 void sym_space_exec(struct sym_space *sp)
 {
 	/* Images stay held: strings handed out before the exec stay valid. */

@@ -256,6 +256,9 @@ struct sym_cu_index;
 int sym_cu_scopes(struct sym_cu_index **idx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max);
 void sym_cu_index_free(struct sym_cu_index *idx);
 
+/* The length of path (len bytes) without the kernel's " (deleted)", which
+ * sets m->deleted (maps.c). */
+size_t sym_strip_deleted(const char *path, size_t len, struct sym_map *m);
 /* From now on sym_maps_query_exec() says -ENOTTY at once, as after a kernel
  * refused (tests: the text's path). */
 void sym_maps_query_refuse(void);

@@ -140,6 +140,16 @@ int sym_space_refresh(struct sym_space *sp);
  * loads no symbols. Returns 0 or -errno.
  */
 int sym_space_snapshot(struct sym_space *sp);
+/*
+ * An executable mapping the process made, told by the kernel as it was
+ * made (a perf mmap record): m->path as the kernel wrote it (a " (deleted)"
+ * at its end is taken off and sets deleted; anonymous memory's "//anon"
+ * becomes "", as in /proc/PID/maps). It replaces what it overlaps
+ * (a munmap is not told; a new mapping over the old range is). A mapping
+ * of a deleted file has its image opened now, while the process may still
+ * have it (map_files). 0 or -ENOMEM; -EINVAL for an empty or wrapping range.
+ */
+int sym_space_map_add(struct sym_space *sp, const struct sym_map *m);
 /* The process exec'ed: forget every mapping (a new image is coming). */
 void sym_space_exec(struct sym_space *sp);
 /* A child created by fork shares its parent's mappings at birth: copy them

@@ -2,8 +2,10 @@
 # A process shorter than the recorder's tick (100 ms) keeps its samples'
 # names: with per-CPU sampling its samples wait in the CPU rings until a
 # drain, and a drain after its exit found no mappings to read (every sample
-# [unknown], `chromium --version` too). Its maps are read at its leader's
-# exit stop, while they are still there. Counted in samples, not time.
+# [unknown], `chromium --version` too). The run's first process has its maps
+# read at its leader's exit stop, while they are still there; the processes
+# it starts have theirs from their mmap records (and stop at no exit).
+# Counted in samples, not time.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Run mode, sampled per CPU: what psup does for each process of a fork/exec
 # storm (issue 20), counted with strace, and nothing lost by it.
-# - Its maps are read once, at its leader's exit stop: the switch-out into
-#   its exec stop (at the new program's entry, where it has run nothing) is
-#   no wait to name, and naming it read the maps of the new program for it
-#   alone (twice per process before).
+# - Its maps are never read: its mmap records tell them, in time order with
+#   its samples (read once per process at its leader's exit stop before,
+#   and twice before that: the switch-out into its exec stop, at the new
+#   program's entry, where it has run nothing, is no wait to name, and
+#   naming it read the maps of the new program for it alone).
+# - It stops at no exit: a stop and a resume less per process (five wait
+#   statuses per process: its fork, its first stop, its exec, its death and
+#   its parent's SIGCHLD).
 # - It opens no events: it inherits the root's in its fork() (two
 #   perf_event_opens per CPU pair, each an IPI, four ioctls and two closes
 #   per process before), as their ENABLE ioctls went before them (an IPI
@@ -31,8 +35,8 @@ expect_rc 0
 report_json s.cbor >s.json
 jq -e '.runs[0].per_cpu' s.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
 
-count_below "$(grep -cE '^openat\(.*"/proc/[0-9]+/maps"' st)" $((N * 3 / 2)) "maps files read for $N processes" \
-	"at the exec stop too"
+count_below "$(grep -cE '^openat\(.*"/proc/[0-9]+/maps"' st)" $((N / 5)) "maps files read for $N processes" \
+	"at each exit stop (or at the exec stop too)"
 count_below "$(grep -c 'PERF_EVENT_IOC_ENABLE' st)" $((N / 5)) "ENABLE ioctls for $N processes" \
 	"each process's events enabled by ioctl"
 count_below "$(grep -c '^perf_event_open(' st)" $((N / 5)) "perf_event_opens for $N processes" \
@@ -68,6 +72,11 @@ expect_rc 0
 n=$(grep -o "[0-9]* execs resumed before they were reported" "$WORK/err" | cut -d' ' -f1)
 [ -n "$n" ] || { cat "$WORK/err" >&2; fail "no count of execs resumed before they were reported with -v"; }
 [ "$n" -ge $((N * 9 / 10)) ] || fail "$n of $N execs resumed before they were reported"
+n=$(grep -o "[0-9]* wait statuses" "$WORK/err" | cut -d' ' -f1)
+[ -n "$n" ] || { cat "$WORK/err" >&2; fail "no count of wait statuses with -v"; }
+count_below "$n" $((N * 11 / 2)) "wait statuses for $N processes" "each process stopped at its exit (six per process)"
+n=$(grep -o "[0-9]* mappings from mmap records" "$WORK/err" | cut -d' ' -f1)
+[ "${n:-0}" -ge $((N * 3)) ] || fail "${n:-no} mappings from mmap records for $N processes (each maps true, ld.so, the vdso and libc)"
 report_json v.cbor >v.json
 jq_check v.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
 	"processes resumed at their exec lack their states"

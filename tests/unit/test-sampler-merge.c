@@ -5,6 +5,7 @@
 #include "sampler/sampler.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/unit/tap.h"
@@ -46,6 +47,53 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 {
 	(void)tid;
 	note(arg, 'l', count);
+}
+
+static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec, uint64_t time)
+{
+	(void)pid;
+	(void)tid;
+	(void)name;
+	note(arg, exec ? 'x' : 'c', time);
+}
+
+static char mmap_path[32];
+
+static void on_mmap(void *arg, const struct smp_mmap *m)
+{
+	note(arg, 'm', m->time);
+	snprintf(mmap_path, sizeof(mmap_path), "%s", m->path);
+}
+
+/* An exec's name and the mappings in time order with the samples (the old
+ * program's samples before the exec, the new one's mappings after it); a
+ * rename at the next flush; a mapping's path is a copy. */
+static void test_exec_and_mappings(void)
+{
+	struct smp_merge *m = NULL;
+	struct seen s = { 0 };
+	struct smp_sink out = { .sample = on_sample, .comm = on_comm, .mmap = on_mmap, .arg = &s };
+	char path[32] = "/bin/true";
+
+	CHECK_EQ_INT(smp_merge_new(&m), 0);
+	if (!m)
+		return;
+	const struct smp_sink *in = smp_merge_sink(m);
+	/* CPU 1's ring: the exec and its mappings; CPU 0's: samples
+	 * around them and a rename. */
+	in->comm(in->arg, 5, 5, "true", true, 20);
+	in->mmap(in->arg, &(struct smp_mmap){ .pid = 5, .tid = 5, .time = 21, .path = path });
+	memset(path, 0, sizeof(path)); /* the ring's space, reused */
+	in->sample(in->arg, &(struct smp_sample){ .tid = 5, .time = 19 });
+	in->sample(in->arg, &(struct smp_sample){ .tid = 5, .time = 22 });
+	in->comm(in->arg, 5, 6, "worker", false, 23);
+	CHECK_EQ_INT(smp_merge_flush(m, UINT64_MAX, &out), 0);
+	CHECK_EQ_INT(s.n, 5);
+	CHECK(!memcmp(s.kind, "csxms", 5));
+	CHECK(!strcmp(mmap_path, "/bin/true"));
+	/* Freed with a mapping kept: its path freed too (ASan). */
+	in->mmap(in->arg, &(struct smp_mmap){ .pid = 5, .tid = 5, .time = 30, .path = "/x" });
+	smp_merge_free(m);
 }
 
 int main(void)
@@ -95,5 +143,6 @@ int main(void)
 	/* Freed with events still kept (an error path): no leak under ASan. */
 	in->sample(in->arg, &(struct smp_sample){ .tid = 7, .time = 30, .stack = stack, .stack_size = 8 });
 	smp_merge_free(m);
+	test_exec_and_mappings();
 	return tap_done();
 }

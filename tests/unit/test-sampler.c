@@ -36,7 +36,36 @@ struct got {
 	uint64_t lost;
 	pid_t lost_tid;
 	struct smp_switch sw;
+	int comms, mmaps;
+	pid_t comm_pid, comm_tid;
+	char comm[16];
+	bool comm_exec;
+	uint64_t comm_time;
+	struct smp_mmap mm; /* the last mapping (path copied out) */
+	char mm_path[64];
 };
+
+static void got_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec, uint64_t time)
+{
+	struct got *g = arg;
+
+	g->comms++;
+	g->comm_pid = pid;
+	g->comm_tid = tid;
+	snprintf(g->comm, sizeof(g->comm), "%s", name ? name : "");
+	g->comm_exec = exec;
+	g->comm_time = time;
+}
+
+static void got_mmap(void *arg, const struct smp_mmap *m)
+{
+	struct got *g = arg;
+
+	g->mmaps++;
+	g->mm = *m;
+	snprintf(g->mm_path, sizeof(g->mm_path), "%s", m->path);
+	g->mm.path = g->mm_path;
+}
 
 static void got_sample(void *arg, const struct smp_sample *s)
 {
@@ -302,6 +331,73 @@ static void test_synthetic(void)
 	CHECK_EQ_INT(smp_parse_record(ev, b.b, b.n, &sink), 0);
 	CHECK(g.sw.out && g.sw.preempt);
 	CHECK_EQ_INT(g.switches, 3);
+
+	/* PERF_RECORD_COMM of an exec: its name and its time. */
+	{
+		struct smp_sink cs = { .comm = got_comm, .mmap = got_mmap, .arg = &g };
+
+		memset(&g, 0, sizeof(g));
+		put_hdr(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+		put32(&b, 30);
+		put32(&b, 31);
+		memcpy(b.b + b.n, "true\0\0\0\0", 8);
+		b.n += 8;
+		put_trailer(&b, 30, 31, 40);
+		fix_size(&b);
+		CHECK_EQ_INT(parse_exact(ev, &b, b.n, &cs), 0);
+		CHECK_EQ_INT(g.comms, 1);
+		CHECK(g.comm_exec && g.comm_pid == 30 && g.comm_tid == 31);
+		CHECK(!strcmp(g.comm, "true"));
+		CHECK_EQ_INT(g.comm_time, 40);
+
+		/* PERF_RECORD_MMAP2 { pid, tid, addr, len, pgoff, maj, min,
+		 * ino, ino_generation, prot, flags, filename, sample_id }. */
+		static const char name[] = "/usr/bin/a b (deleted)"; /* 23 bytes with its NUL */
+		size_t full;
+
+		put_hdr(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+		put32(&b, 30);
+		put32(&b, 31);
+		put64(&b, 0x7f0000001000);
+		put64(&b, 0x3000);
+		put64(&b, 0x1000);
+		put32(&b, 8);
+		put32(&b, 3);
+		put64(&b, 123456);
+		put64(&b, 0);
+		put32(&b, 5); /* PROT_READ | PROT_EXEC */
+		put32(&b, 2); /* MAP_PRIVATE */
+		memset(b.b + b.n, 0, 24);
+		memcpy(b.b + b.n, name, sizeof(name));
+		b.n += 24;
+		put_trailer(&b, 30, 31, 41);
+		fix_size(&b);
+		full = b.n;
+		CHECK_EQ_INT(parse_exact(ev, &b, full, &cs), 0);
+		CHECK_EQ_INT(g.mmaps, 1);
+		CHECK(g.mm.pid == 30 && g.mm.tid == 31);
+		CHECK(g.mm.start == 0x7f0000001000 && g.mm.len == 0x3000 && g.mm.pgoff == 0x1000);
+		CHECK(g.mm.dev_major == 8 && g.mm.dev_minor == 3 && g.mm.inode == 123456);
+		CHECK(g.mm.prot == 5 && g.mm.flags == 2);
+		CHECK_EQ_INT(g.mm.time, 41);
+		CHECK(!strcmp(g.mm_path, name));
+		/* Too short for its fields and its trailer: refused, unread
+		 * past its end (ASan). */
+		for (size_t len = 0; len < sizeof(struct perf_event_header) + 64 + 24; len++) {
+			struct buf t = b;
+			uint16_t sz = (uint16_t)len;
+
+			memcpy(t.b + 6, &sz, 2);
+			if (len >= sizeof(struct perf_event_header))
+				CHECK_EQ_INT(parse_exact(ev, &t, len, &cs), -EINVAL);
+		}
+		CHECK_EQ_INT(g.mmaps, 1);
+		/* A build-id in place of the device and inode: never asked
+		 * for, skipped. */
+		memcpy(b.b + 2, &(uint16_t){ PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID }, 2);
+		CHECK_EQ_INT(parse_exact(ev, &b, full, &cs), 0);
+		CHECK_EQ_INT(g.mmaps, 1);
+	}
 
 	/* Unknown types (and types psup does not ask for) are skipped. */
 	memset(&g, 0, sizeof(g));

@@ -263,6 +263,96 @@ static void test_space_self(void)
 	CHECK_EQ_INT(self_marker(1), 8);
 }
 
+/* The maps of a process that is gone, from what mmap records told: this
+ * program's own text resolves through the mapping told, a mapping told
+ * over others cuts them (a part outside it stays), the same one told again
+ * changes nothing, and an exec forgets them all. */
+static void test_space_map_add(void)
+{
+	struct sym_space *sp = NULL, *self = NULL;
+	struct sym_mapping *own;
+	uint64_t pc = (uint64_t)(uintptr_t)&self_marker;
+	struct sym_loc loc;
+	const char *path;
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	CHECK_EQ_INT(sym_space_new(child, &sp), 0);
+	CHECK_EQ_INT(sym_space_new(getpid(), &self), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	own = self ? sym_space_find(self, pc, false) : NULL;
+	CHECK(own != NULL);
+	if (!sp || !own)
+		goto out;
+	sym_space_exec(sp);
+	CHECK(sym_space_mapping_path(sp, pc) == NULL); /* forgotten; /proc is gone */
+
+	struct sym_map m = {
+		.start = own->start,
+		.end = own->end,
+		.offset = own->offset,
+		.inode = own->inode,
+		.dev_major = (unsigned)(own->dev >> 32),
+		.dev_minor = (unsigned)own->dev,
+		.prot = PROT_READ | PROT_EXEC,
+		.path = (char *)own->path,
+	};
+	CHECK_EQ_INT(sym_space_map_add(sp, &m), 0);
+	memset(&loc, 0, sizeof(loc));
+	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0);
+	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+	      !strcmp(loc.frames[0].function, "self_marker"));
+	CHECK_EQ_INT(sym_space_map_add(sp, &m), 0); /* told again: kept */
+	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0);
+	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+	      !strcmp(loc.frames[0].function, "self_marker"));
+
+	/* Overlaps, below this program's mappings. */
+	struct sym_map a = { .start = 0x10000, .end = 0x20000, .prot = PROT_EXEC, .path = "/a" };
+	struct sym_map b = { .start = 0x14000, .end = 0x15000, .prot = PROT_EXEC, .path = "/b" };
+	struct sym_map c = { .start = 0x11000, .end = 0x19000, .prot = PROT_EXEC, .path = "/c (deleted)" };
+	struct sym_map d = { .start = 0x8000, .end = 0x30000, .prot = PROT_EXEC, .path = "[vdso]" };
+	struct sym_map bad = { .start = 0x40000, .end = 0x40000, .prot = PROT_EXEC, .path = "/e" };
+
+	CHECK_EQ_INT(sym_space_map_add(sp, &a), 0);
+	CHECK_EQ_INT(sym_space_map_add(sp, &b), 0);
+	path = sym_space_mapping_path(sp, 0x12000);
+	CHECK(path && !strcmp(path, "/a"));
+	path = sym_space_mapping_path(sp, 0x14800);
+	CHECK(path && !strcmp(path, "/b"));
+	path = sym_space_mapping_path(sp, 0x16000);
+	CHECK(path && !strcmp(path, "/a"));
+	CHECK_EQ_INT(sym_space_map_add(sp, &c), 0);
+	path = sym_space_mapping_path(sp, 0x10800);
+	CHECK(path && !strcmp(path, "/a"));
+	path = sym_space_mapping_path(sp, 0x14800);
+	CHECK(path && !strcmp(path, "/c")); /* " (deleted)" taken off */
+	path = sym_space_mapping_path(sp, 0x19800);
+	CHECK(path && !strcmp(path, "/a"));
+	CHECK(sym_space_mapping_path(sp, 0x20000) == NULL);
+	CHECK_EQ_INT(sym_space_map_add(sp, &bad), -EINVAL);
+	CHECK_EQ_INT(sym_space_map_add(sp, &d), 0); /* over all three */
+	path = sym_space_mapping_path(sp, 0x10800);
+	CHECK(path && !strcmp(path, "[vdso]"));
+	path = sym_space_mapping_path(sp, 0x19800);
+	CHECK(path && !strcmp(path, "[vdso]"));
+	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0); /* untouched above */
+	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
+	      !strcmp(loc.frames[0].function, "self_marker"));
+	sym_space_exec(sp);
+	CHECK(sym_space_mapping_path(sp, 0x10800) == NULL);
+out:
+	sym_space_free(sp);
+	sym_space_free(self);
+}
+
 /* JIT code named by the process's perf map file, read again as it grows
  * (a later line for the same code wins) and kept once the file is gone. */
 static void test_perfmap(void)
@@ -522,6 +612,7 @@ int main(void)
 	test_bad();
 	test_empty_and_self();
 	test_space_self();
+	test_space_map_add();
 	test_image_shared();
 	test_snapshot_gone();
 	test_perfmap();
