@@ -72,6 +72,7 @@ struct rec_thread {
 	 * thread_record_pending()). */
 	bool record_pending;
 	uint64_t exiting_ns; /* when psup saw its exit stop (mono ns); 0 before, or none */
+	bool reaped;         /* its death was reaped: no /proc files, no memory */
 	uint64_t exit_ip;    /* its IP there: the exit call's */
 	uint64_t exec_ip;    /* an exec's survivor: its IP at the exec stop (the new entry) */
 	int comm_fd;         /* its /proc comm file, once it created a thread; else -1 */
@@ -94,6 +95,7 @@ struct rec_proc {
 	 * (exec_pending) are the new program's, kept in next_maps until its
 	 * exec stop forgets the old ones (on_exec()). */
 	bool maps_told, exec_pending;
+	char exec_comm[16]; /* the name its exec's comm record gave it, until its survivor is reported */
 	struct sym_map *next_maps;
 	size_t nnext;
 };
@@ -136,6 +138,11 @@ struct rec {
 	 * losses cannot be told apart from other tasks' (psup's own). */
 	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
 	uint64_t mmaps; /* mmap records: mappings told as they were made */
+	struct {
+		uint64_t inode;
+		unsigned dev_major, dev_minor;
+	} setid_ok[8]; /* setid_checked() */
+	unsigned nsetid_ok;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
@@ -364,6 +371,8 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 			next_maps_free(p);
 			p->exec_pending = true;
 		}
+		if (p && name)
+			snprintf(p->exec_comm, sizeof(p->exec_comm), "%s", name);
 		return;
 	}
 	if (!t || !*name || !strncmp(t->comm, name, sizeof(t->comm)))
@@ -475,8 +484,8 @@ static long block_probe_nr(void *arg)
 	if (t && t->probe_running_ns && now - t->probe_running_ns < BLOCK_PROBE_RUNNING_NS)
 		return EXP_BLOCK_NR_NOT_NOW;
 	/* Past its exit stop it is in exit(), not at the site: /proc would
-	 * show another call (block_probe_code()). */
-	if (t && t->exiting_ns)
+	 * show another call (block_probe_code()); reaped, it has none. */
+	if (t && (t->exiting_ns || t->reaped))
 		return EXP_BLOCK_NR_UNKNOWN;
 	/* Drained at its process's exec stop, a block of the old program:
 	 * /proc shows the exec (and its code is gone, block_probe_code()).
@@ -519,8 +528,8 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 		return 0; /* the new program's memory by now */
 	/* Past its exit stop its memory goes at any time: a block drained
 	 * later (a short process's, at its death) is named without its code,
-	 * as when the read failed (EFAULT, t3076). */
-	if (bp->t && bp->t->exiting_ns)
+	 * as when the read failed (EFAULT, t3076); reaped, it has none. */
+	if (bp->t && (bp->t->exiting_ns || bp->t->reaped))
 		return 0;
 	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);
@@ -1037,10 +1046,16 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	 * it; a rename later comes as a comm record). An exec's survivor
 	 * (another process's parent) has its own. */
 	struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
-	if (pt && (new_process || pt->pid == pid))
+	if (pt && (new_process || pt->pid == pid)) {
 		creator_comm(pt, t->comm, sizeof(t->comm));
-	else
+	} else if (t->exec_ip && p && p->exec_comm[0]) {
+		/* Its exec's comm record came (drained up to the exec stop):
+		 * no open and read of its comm file. */
+		snprintf(t->comm, sizeof(t->comm), "%s", p->exec_comm);
+		p->exec_comm[0] = '\0';
+	} else {
 		sup_proc_comm(tid, t->comm, sizeof(t->comm));
+	}
 	t->parent = parent;
 	t->created = sup_session_exec_time(r->sup, pid);
 	t->creator = t->exec_ip ? NULL : snapshot_creator(r, parent);
@@ -1113,6 +1128,11 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	r->last_gone_ns = now;
 	if (!t)
 		return;
+	/* Its blocks drained now are named without reading /proc's syscall
+	 * file or its code: both went with it (an open failing with ENOENT
+	 * and a read with ESRCH, 2.5 each per process of a fork/exec storm).
+	 * Test: t3076-process-storm-syscalls. */
+	t->reaped = exited;
 	drain_cpus_until(r, now);
 	if (t->record_pending)
 		thread_record(r, t);
@@ -1127,6 +1147,29 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 		rec_write_failed(r, m->thread_drained(m, tid, exited, now));
 	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
 	rec_write_failed(r, rep_write_thread_end(r->w, tid, now));
+}
+
+/* Whether the file an exec maps first (image, NULL: not known) was seen
+ * before and kept its setuid and setgid privileges then, or has none: a
+ * build runs cc1, as and ld hundreds of times, each check a stat of
+ * /proc/PID/exe. Remembers the last few files checked. */
+static bool setid_checked(struct rec *r, const struct sym_map *image)
+{
+	unsigned i;
+
+	if (!image)
+		return false;
+	for (i = 0; i < r->nsetid_ok && i < PSUP_ARRAY_SIZE(r->setid_ok); i++)
+		if (r->setid_ok[i].inode == image->inode && r->setid_ok[i].dev_major == image->dev_major &&
+		    r->setid_ok[i].dev_minor == image->dev_minor)
+			return true;
+	/* Checked now: told once if it lost them (r->told_setid), and
+	 * then never asked again. */
+	i = r->nsetid_ok++ % PSUP_ARRAY_SIZE(r->setid_ok);
+	r->setid_ok[i].inode = image->inode;
+	r->setid_ok[i].dev_major = image->dev_major;
+	r->setid_ok[i].dev_minor = image->dev_minor;
+	return false;
 }
 
 static void on_exec(void *arg, pid_t pid, pid_t old_tid)
@@ -1145,10 +1188,19 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	drain_cpus_until(r, when); /* the old image's samples, not the new one's */
 	/* The process may run already (on_exec_may_run()): killed meanwhile,
 	 * its exec record has no path. */
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	if (!r->told_setid && sup_proc_lost_setid(pid)) {
+	/* The executable is the first file the exec mapped (its mmap
+	 * records, told since its comm record): /proc/PID/exe's link names
+	 * the same file. */
+	const struct sym_map *image = p && p->exec_pending && p->nnext && p->next_maps[0].path[0] == '/' ? &p->next_maps[0] : NULL;
+
+	if (image) {
+		snprintf(exe, sizeof(exe), "%s", image->path);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+	}
+	if (!r->told_setid && !setid_checked(r, image) && sup_proc_lost_setid(pid)) {
 		char shown[256];
 		size_t i;
 
@@ -1464,6 +1516,7 @@ static void rec_release(struct rec *r)
 		if (r->procs.keys[i] && p) {
 			sym_space_free(p->sp);
 			psup_u64map_release(&p->block_kinds);
+			next_maps_free(p);
 			free(p);
 		}
 	}

@@ -23,13 +23,21 @@
 # - The images it maps, loaded for an earlier process of the same program,
 #   are taken from the image cache at its exit stop without a stat of their
 #   paths (three per process before).
+# - Its exec is named from its records: the path from its first mmap
+#   record, the name from its comm record (a readlink of /proc/PID/exe and
+#   an open and read of /proc/PID/comm per process before), and the
+#   program's setuid check is made once per file (a stat of /proc/PID/exe
+#   per process).
+# - Its blocks drained at its death are named without reading /proc's
+#   syscall file or its code: both are gone (an open failing with ENOENT
+#   and a read with ESRCH, about 2.5 each per process).
 # - Its exec stop resumes it before the exec is reported (below).
 # Every process still has its states (switch records) and its exec record.
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
 N=100
-strace_psup st openat,ioctl,ptrace,newfstatat,stat,process_vm_readv,perf_event_open \
+strace_psup st openat,ioctl,ptrace,newfstatat,stat,process_vm_readv,perf_event_open,readlink \
 	run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
 expect_rc 0
 report_json s.cbor >s.json
@@ -45,11 +53,19 @@ count_below "$(grep -cE '^ptrace\(PTRACE_GETREGS, .*ESRCH' st)" $((N / 5)) "GETR
 	"the registers of a running creator asked for"
 count_below "$(grep -cE '^process_vm_readv\(.*EFAULT' st)" $((N / 5)) "reads of code gone for $N processes" \
 	"the old program's code read after its exec"
-# One per exec is the setuid check of /proc/PID/exe; the rest vary with the
-# images loaded again (their debug files searched): 151-239 here, 430 when
-# each mapped path was stat'ed at each exit stop.
-count_below "$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)" $((N * 3)) "stats of paths for $N processes" \
-	"the mapped images' paths stat'ed each time"
+# They vary with the images loaded again (their debug files searched): 57
+# here; 143 when each exec's setuid check was a stat of /proc/PID/exe, 430
+# when each mapped path was stat'ed at each exit stop.
+count_below "$(grep -cE '^(newfstatat\(AT_FDCWD|stat\()' st)" $N "stats of paths for $N processes" \
+	"the mapped images' paths stat'ed each time, or /proc/PID/exe at each exec"
+count_below "$(grep -cE '^readlink\("/proc/[0-9]+/exe"' st)" $((N / 5)) "readlinks of /proc/PID/exe for $N processes" \
+	"the exec's path read from /proc, not its mmap records"
+count_below "$(grep -cE '^openat\(.*"/proc/[0-9]+/comm"' st)" $((N / 5)) "comm files read for $N processes" \
+	"the exec's name read from /proc, not its comm record"
+count_below "$(grep -cE '^openat\(.*/syscall".*ENOENT' st)" $((N / 5)) "syscall files of reaped threads for $N processes" \
+	"blocks drained at a death probed through /proc"
+count_below "$(grep -cE '^process_vm_readv\(.*ESRCH' st)" $((N / 5)) "reads of reaped processes for $N processes" \
+	"blocks drained at a death probed through the process's memory"
 
 jq_check s.json "[.threads[] | select(.name == \"true\")] | length == $N" "not every process was seen"
 jq_check s.json "[.threads[] | select(.name == \"true\" and .times.running > 0)] | length >= $((N * 9 / 10))" \
