@@ -155,13 +155,15 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 /* Watch fd (EPOLLIN) in the loop; cb runs when it is readable. */
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg);
 /*
- * Run mode: processes created from now on (forked by the program, and
- * theirs) stop at no exit (PTRACE_EVENT_EXIT), their leaders as their other
- * threads: a process's death status is its end. For hooks that need no
- * leader's exit stop (thread_exiting then comes for the first process
- * only): the maps of a process are known without reading them there. A
- * process has one stop and one resume less. Attach mode keeps them (a
- * leader calling pthread_exit must be known to detach).
+ * Run mode: the first process and those created from now on (forked by the
+ * program, and theirs) stop at no exit (PTRACE_EVENT_EXIT), their leaders as
+ * their other threads: a process's death status is its end, and
+ * thread_exiting is not called. For hooks that need no leader's exit stop:
+ * the maps of a process are known without reading them there. A process
+ * has one stop and one resume less, and a new thread no PTRACE_SETOPTIONS
+ * at its first stop. Call it while the first process is stopped (its exec
+ * stop), else it keeps its exit stop. Attach mode keeps them (a leader
+ * calling pthread_exit must be known to detach).
  */
 void sup_session_no_exit_stops(struct sup_session *s);
 /* While psup handles pid's exec stop (the thread_gone, exec and thread_new
