@@ -14,7 +14,8 @@
 #include "common/log.h"
 
 /*
- * Uncompressed copies of separate debug files, by build-id.
+ * Uncompressed copies of separate debug files, by build-id; the sorted
+ * symbol tables of symtab.c beside them (sym_cache_file()).
  *
  * Debian's -dbg and -dbgsym files (and most distributions') keep their
  * .debug_* sections zlib-compressed, and libdw inflates every one of them
@@ -281,6 +282,30 @@ static int copy_path(const char *dir, const unsigned char *id, size_t idlen, cha
 	if (snprintf(path, PATH_MAX, "%s/%s.debug", sub, hex + 2) >= PATH_MAX)
 		return -1;
 	return 0;
+}
+
+char *sym_cache_file(const char *hex, const char *suffix, bool create)
+{
+	const char *dir = cache_dir();
+	char sub[PATH_MAX], *path = NULL;
+	size_t n = hex ? strlen(hex) : 0;
+
+	if (!dir || n < 3 || n > 2 * SYM_BUILD_ID_MAX || strspn(hex, "0123456789abcdef") != n)
+		return NULL;
+	snprintf(sub, sizeof(sub), "%s/%.2s", dir, hex);
+	if (create && ((mkdir(sub, 0700) < 0 && errno != EEXIST) || !dir_is_ours(sub)))
+		return NULL;
+	if (asprintf(&path, "%s/%s%s", sub, hex + 2, suffix) < 0)
+		return NULL;
+	return path;
+}
+
+void sym_cache_file_written(void)
+{
+	const char *dir = cache_dir();
+
+	if (dir)
+		trim(dir);
 }
 
 int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_out)

@@ -304,6 +304,7 @@ void sym_cache_stats(struct sym_cache_stats *out)
 	*out = cache_stats;
 	pthread_mutex_unlock(&cache_lock);
 	sym_debug_cache_stats(&out->debug_hits, &out->debug_written);
+	sym_symtab_cache_stats(&out->symtab_hits, &out->symtab_written);
 }
 
 /* Reads an unsigned value of a DW_EH_PE_* encoding's size (the low nibble),
@@ -1068,7 +1069,7 @@ static const char *addr_symbol(struct sym_image *img, Dwarf_Addr modaddr)
 
 	if (!img->symtab_tried) {
 		img->symtab_tried = true;
-		if (sym_symtab_new(img->mod, &img->symtab) < 0)
+		if (sym_symtab_new_cached(img->mod, img->build_id, &img->symtab, NULL) < 0)
 			pr_debug("%s: no memory for the symbol table; asking libdw", img->path);
 	}
 	if (!img->symtab)

@@ -142,6 +142,17 @@ struct sym_symtab;
 /* Reads mod's table (one pass); *out is freed with sym_symtab_free(). A
  * module without a table gets a table that answers NULL. 0 or -ENOMEM. */
 int sym_symtab_new(Dwfl_Module *mod, struct sym_symtab **out);
+/* The same table, kept on disk by the build-id of the module's file
+ * (lowercase hex; NULL: not kept): read from the cache when a valid copy
+ * of the same table is there (the same symbol count and first global),
+ * else made and written there. A copy that does not check out is made
+ * again. *hit says which (may be NULL). */
+int sym_symtab_new_cached(Dwfl_Module *mod, const char *build_id, struct sym_symtab **out, bool *hit);
+/* Tables read from the cache, and written to it, since psup started. */
+void sym_symtab_cache_stats(uint64_t *hits, uint64_t *written);
+/* Smaller tables are made, not kept (faster than a file is read); tests
+ * lower it. */
+extern unsigned sym_symtab_cache_min_symbols;
 void sym_symtab_free(struct sym_symtab *t);
 /* dwfl_module_addrinfo(mod, addr, ...)'s name (module address), or NULL;
  * valid while the module is. */
@@ -242,6 +253,14 @@ int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_ou
 int sym_debug_cache_add(int fd, const unsigned char *id, size_t idlen, char **path_out);
 int sym_debug_cache_by_id(const unsigned char *id, size_t idlen, char **path_out, bool *id_file);
 void sym_debug_cache_stats(uint64_t *hits, uint64_t *written);
+/* The path (malloc'd) of the file the cache keeps for build-id hex
+ * (lowercase hex) with suffix: DIR/BB/REST<suffix>, beside the debug
+ * files; create makes its directory (psup's own, as the cache's). NULL
+ * when the cache is off or hex is not a build-id's. */
+char *sym_cache_file(const char *hex, const char *suffix, bool create);
+/* A file was written into the cache: the least recently used files go
+ * while it is over its size (the debug files' bound, counted together). */
+void sym_cache_file_written(void);
 /* The debug file for build-id id in debuginfod's client cache (downloaded
  * before the run by debuginfod-find): an fd and its name (to free), or -1. */
 int sym_debuginfod_cached(const unsigned char *id, size_t idlen, char **path_out);

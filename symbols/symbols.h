@@ -105,15 +105,17 @@ struct sym_space;
  * counters say what that saved (-v prints them; tests check them).
  */
 struct sym_cache_stats {
-	uint64_t loads;         /* images opened and parsed */
-	uint64_t reuses;        /* images found in the cache, held or idle */
-	uint64_t revived;       /* of those, idle ones (no space held them) */
-	uint64_t evictions;     /* idle images freed for the bound, or changed on disk */
-	uint64_t resolves;      /* addresses resolved in an image */
-	uint64_t resolve_hits;  /* of those, answered from the image's cache */
-	unsigned idle;          /* images idle now */
-	uint64_t debug_hits;    /* debug files opened inflated from the debug cache */
-	uint64_t debug_written; /* inflated copies written to it */
+	uint64_t loads;          /* images opened and parsed */
+	uint64_t reuses;         /* images found in the cache, held or idle */
+	uint64_t revived;        /* of those, idle ones (no space held them) */
+	uint64_t evictions;      /* idle images freed for the bound, or changed on disk */
+	uint64_t resolves;       /* addresses resolved in an image */
+	uint64_t resolve_hits;   /* of those, answered from the image's cache */
+	unsigned idle;           /* images idle now */
+	uint64_t debug_hits;     /* debug files opened inflated from the debug cache */
+	uint64_t debug_written;  /* inflated copies written to it */
+	uint64_t symtab_hits;    /* symbol tables read from the cache */
+	uint64_t symtab_written; /* symbol tables written to it */
 };
 void sym_cache_stats(struct sym_cache_stats *out);
 /* Frees every idle image (tests; psup's memory when asked). */

@@ -1,8 +1,14 @@
 #include "symbols/symbols-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
 
 /*
  * dwfl_module_addrinfo() scans the whole symbol table for every address
@@ -54,6 +60,7 @@ struct sym_symtab {
 	Dwfl_Module *mod;
 	bool none;                       /* no table: every answer is NULL */
 	struct symtab_part part[2];      /* [0] scanned first (globals), [1] locals */
+	char *blob;                      /* read from the cache: the names are in it */
 	const struct symtab_ent **cands; /* scratch for the covering candidates */
 	size_t ncands_cap;
 	size_t longest_walk; /* statistics for tests */
@@ -200,7 +207,256 @@ void sym_symtab_free(struct sym_symtab *t)
 	free(t->part[0].ents);
 	free(t->part[1].ents);
 	free(t->cands);
+	free(t->blob);
 	free(t);
+}
+
+/*
+ * The tables kept on disk (sym_symtab_new_cached()). Making libjvm's table
+ * (57,643 symbols: a pass of dwfl_module_getsym_info() and the sort) took
+ * 12-16 ms of psup's time in every `java -version` under psup; reading it
+ * back takes a read of the file and a pass over its entries. The file, in
+ * the debug cache's directory as BB/REST.N-G.symtab (build-id, the table's
+ * symbol count and first global), is psup's own
+ * and this machine's (native byte order): a header, the entries of both
+ * parts in their order, the names. Everything is checked as it is read
+ * (sizes, offsets, order, each entry's maxend again): a file that does not
+ * check out is made again, never trusted.
+ */
+#define SYMTAB_CACHE_MAGIC "PSUPSYT1"
+#define SYMTAB_CACHE_VERSION 1
+#define SYMTAB_CACHE_MAX_BYTES (1ULL << 30)
+
+struct symtab_cache_hdr {
+	char magic[8];
+	uint32_t version, ent_size;
+	int64_t nsyms, first_global; /* the module's, from libdw: the same table */
+	uint64_t count[2];           /* entries of part 0 (globals), part 1 */
+	uint64_t strsize;            /* bytes of the names, NUL-terminated each */
+};
+
+struct symtab_cache_ent {
+	uint64_t value, size, maxend;
+	uint32_t name; /* offset in the names */
+	uint32_t index, shndx;
+	uint8_t bind, function;
+	uint16_t pad;
+};
+
+static struct {
+	uint64_t hits, written;
+} symtab_cache;
+
+unsigned sym_symtab_cache_min_symbols = 4096;
+
+static int part_load(struct symtab_part *p, const uint8_t *ents, uint64_t count, const char *names,
+		     uint64_t strsize, int64_t nsyms)
+{
+	uint64_t maxend = 0;
+
+	p->n = 0;
+	if (!count)
+		return 0;
+	p->ents = malloc(count * sizeof(*p->ents));
+	if (!p->ents)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count; i++) {
+		struct symtab_cache_ent c;
+
+		memcpy(&c, ents + i * sizeof(c), sizeof(c));
+		maxend = i && maxend > sat_add(c.value, c.size) ? maxend : sat_add(c.value, c.size);
+		if (c.name >= strsize || !names[c.name] || (int64_t)c.index >= nsyms || c.bind > 3 ||
+		    c.function > 1 || c.maxend != maxend || (i && c.value < p->ents[i - 1].value))
+			return -EINVAL;
+		p->ents[i] = (struct symtab_ent){
+			.value = c.value,
+			.size = c.size,
+			.maxend = c.maxend,
+			.name = names + c.name,
+			.index = c.index,
+			.shndx = c.shndx,
+			.bind = c.bind,
+			.function = c.function,
+		};
+		p->n = i + 1;
+	}
+	return 0;
+}
+
+/* The table kept in path for mod (nsyms symbols, the first global at
+ * first_global), or -EINVAL/-ENOENT/-ENOMEM. */
+static int symtab_load(const char *path, Dwfl_Module *mod, int64_t nsyms, int64_t first_global,
+		       struct sym_symtab **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct symtab_cache_hdr h;
+	struct sym_symtab *t = NULL;
+	uint64_t nents, ents_bytes;
+	uint8_t *buf = NULL;
+	size_t got = 0;
+	struct stat st;
+	int err = -EINVAL;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < sizeof(h) || (uint64_t)st.st_size > SYMTAB_CACHE_MAX_BYTES)
+		goto out;
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t k = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+
+		if (k <= 0)
+			goto out;
+		got += (size_t)k;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic)) || h.version != SYMTAB_CACHE_VERSION ||
+	    h.ent_size != sizeof(struct symtab_cache_ent) || h.nsyms != nsyms || h.first_global != first_global ||
+	    h.count[0] > (uint64_t)nsyms || h.count[1] > (uint64_t)nsyms - h.count[0] || !h.strsize ||
+	    h.strsize > SYMTAB_CACHE_MAX_BYTES)
+		goto out;
+	nents = h.count[0] + h.count[1];
+	ents_bytes = nents * sizeof(struct symtab_cache_ent);
+	if (sizeof(h) + ents_bytes + h.strsize != (uint64_t)st.st_size ||
+	    buf[sizeof(h) + ents_bytes + h.strsize - 1] != '\0')
+		goto out;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto out;
+	}
+	t->mod = mod;
+	const char *names = (const char *)buf + sizeof(h) + ents_bytes;
+
+	err = part_load(&t->part[0], buf + sizeof(h), h.count[0], names, h.strsize, nsyms);
+	if (!err)
+		err = part_load(&t->part[1], buf + sizeof(h) + h.count[0] * sizeof(struct symtab_cache_ent),
+				h.count[1], names, h.strsize, nsyms);
+	if (err)
+		goto out;
+	t->blob = (char *)buf;
+	buf = NULL;
+	futimens(fd, NULL); /* recently used: trimmed last */
+	*out = t;
+	t = NULL;
+out:
+	sym_symtab_free(t);
+	free(buf);
+	close(fd);
+	return err;
+}
+
+static bool part_save(FILE *f, const struct symtab_part *p, uint64_t *off)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct symtab_ent *e = &p->ents[i];
+		struct symtab_cache_ent c = {
+			.value = e->value,
+			.size = e->size,
+			.maxend = e->maxend,
+			.name = (uint32_t)*off,
+			.index = e->index,
+			.shndx = e->shndx,
+			.bind = (uint8_t)e->bind,
+			.function = e->function,
+		};
+
+		*off += strlen(e->name) + 1;
+		if (*off > UINT32_MAX || fwrite(&c, sizeof(c), 1, f) != 1)
+			return false;
+	}
+	return true;
+}
+
+/* Writes t to path through a temporary file renamed into place (two psups
+ * at once both succeed). Failing is only a note: the table is made again
+ * next time. */
+static void symtab_save(const struct sym_symtab *t, const char *path, int64_t nsyms, int64_t first_global)
+{
+	struct symtab_cache_hdr h = {
+		.version = SYMTAB_CACHE_VERSION,
+		.ent_size = sizeof(struct symtab_cache_ent),
+		.nsyms = nsyms,
+		.first_global = first_global,
+		.count = { t->part[0].n, t->part[1].n },
+	};
+	char *tmp = NULL;
+	uint64_t off = 0;
+	bool ok;
+	FILE *f;
+	int fd;
+
+	memcpy(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic));
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < t->part[k].n; i++)
+			h.strsize += strlen(t->part[k].ents[i].name) + 1;
+	if (!h.strsize || h.strsize > SYMTAB_CACHE_MAX_BYTES || asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
+		return;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	ok = fwrite(&h, sizeof(h), 1, f) == 1 && part_save(f, &t->part[0], &off) && part_save(f, &t->part[1], &off);
+	for (int k = 0; k < 2 && ok; k++)
+		for (size_t i = 0; i < t->part[k].n && ok; i++)
+			ok = fwrite(t->part[k].ents[i].name, strlen(t->part[k].ents[i].name) + 1, 1, f) == 1;
+	if (fclose(f) != 0 || !ok || rename(tmp, path) < 0)
+		goto fail;
+	symtab_cache.written++;
+	free(tmp);
+	sym_cache_file_written();
+	return;
+fail:
+	pr_debug("symbol table cache: cannot write %s", path);
+	unlink(tmp);
+	free(tmp);
+}
+
+int sym_symtab_new_cached(Dwfl_Module *mod, const char *build_id, struct sym_symtab **out, bool *hit)
+{
+	int n = dwfl_module_getsymtab(mod);
+	int first_global = n < 0 ? -1 : dwfl_module_getsymtab_first_global(mod);
+	/* A small table is made faster than a file is opened and read. */
+	bool kept = n >= 0 && (unsigned)n >= sym_symtab_cache_min_symbols && first_global >= 0;
+	char suffix[64], *path;
+	int err;
+
+	/* The count and the first global in the name too: a stripped file and
+	 * its unstripped twin of the same build have a table each. */
+	snprintf(suffix, sizeof(suffix), ".%d-%d.symtab", n, first_global);
+	path = kept ? sym_cache_file(build_id, suffix, false) : NULL;
+
+	if (hit)
+		*hit = false;
+	if (path && symtab_load(path, mod, n, first_global, out) == 0) {
+		symtab_cache.hits++;
+		if (hit)
+			*hit = true;
+		free(path);
+		return 0;
+	}
+	free(path);
+	err = sym_symtab_new(mod, out);
+	if (!err && kept && !(*out)->none && sym_symtab_count(*out) &&
+	    (path = sym_cache_file(build_id, suffix, true))) {
+		symtab_save(*out, path, n, first_global);
+		free(path);
+	}
+	return err;
+}
+
+void sym_symtab_cache_stats(uint64_t *hits, uint64_t *written)
+{
+	*hits = symtab_cache.hits;
+	*written = symtab_cache.written;
 }
 
 size_t sym_symtab_count(const struct sym_symtab *t)

@@ -7,6 +7,7 @@
 #include "symbols/symbols.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,14 +334,114 @@ out:
 	sym_space_free(sp);
 }
 
+/* The table of path kept on disk (symtab.c's cache, in the directory main()
+ * made): read back, it answers as the one made; a copy cut short, with a
+ * name past the names, or of another table is made again, and answers. */
+static void test_cache(const char *path)
+{
+	struct sym_image *img = image_of(path);
+	struct sym_symtab *ref = NULL, *t = NULL;
+	unsigned asked = 0, bad = 0;
+	char *file = NULL;
+	bool hit = false;
+	struct stat st;
+	int n, fd;
+
+	CHECK(img && img->mod && img->build_id);
+	if (!img || !img->mod || !img->build_id)
+		goto out;
+	sym_symtab_cache_min_symbols = 1;
+	CHECK_EQ_INT(sym_symtab_new(img->mod, &ref), 0);
+	CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, NULL), 0);
+	sym_symtab_free(t);
+	t = NULL;
+	CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, &hit), 0);
+	CHECK(hit);
+	CHECK(t && ref && sym_symtab_count(t) == sym_symtab_count(ref));
+	n = dwfl_module_getsymtab(img->mod);
+	for (int i = 1; t && ref && i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr a;
+
+		if (!dwfl_module_getsym_info(img->mod, i, &sym, &a, NULL, NULL, NULL))
+			continue;
+		for (uint64_t d = 0; d < 3; d++) {
+			uint64_t v = a + (d == 1 ? sym.st_size / 2 : d == 2 ? sym.st_size
+									    : 0),
+				 s0, e0, s1, e1;
+			const char *want = sym_symtab_lookup(ref, v), *got = sym_symtab_lookup(t, v);
+			const char *fw = sym_symtab_function_below(ref, v, &s0, &e0);
+			const char *fg = sym_symtab_function_below(t, v, &s1, &e1);
+
+			asked++;
+			if (!want != !got || (want && strcmp(want, got)) || !fw != !fg ||
+			    (fw && (strcmp(fw, fg) || s0 != s1 || e0 != e1)))
+				bad++;
+		}
+	}
+	CHECK(asked > 0);
+	CHECK_EQ_INT(bad, 0);
+	sym_symtab_free(t);
+	t = NULL;
+
+	/* Damaged copies: each is made again (no hit) and rewritten whole. */
+	char suffix[64];
+
+	snprintf(suffix, sizeof(suffix), ".%d-%d.symtab", n, dwfl_module_getsymtab_first_global(img->mod));
+	file = sym_cache_file(img->build_id, suffix, false);
+	CHECK(file && stat(file, &st) == 0);
+	for (int damage = 0; file && damage < 4; damage++) {
+		struct stat now;
+		uint32_t big = UINT32_MAX;
+		int64_t other = 1;
+
+		fd = open(file, O_WRONLY);
+		CHECK(fd >= 0);
+		if (fd < 0)
+			break;
+		if (damage == 0)
+			CHECK(ftruncate(fd, st.st_size - 1) == 0);
+		else if (damage == 1) /* the first entry's name offset: past the names */
+			CHECK(pwrite(fd, &big, sizeof(big), 56 + 24) == sizeof(big));
+		else if (damage == 2) /* another table's symbol count */
+			CHECK(pwrite(fd, &other, sizeof(other), 16) == sizeof(other));
+		else /* not one */
+			CHECK(ftruncate(fd, 0) == 0);
+		close(fd);
+		CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, &hit), 0);
+		CHECK(!hit);
+		CHECK(t && sym_symtab_count(t) == sym_symtab_count(ref));
+		sym_symtab_free(t);
+		t = NULL;
+		CHECK(stat(file, &now) == 0 && now.st_size == st.st_size);
+		CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, &hit), 0);
+		CHECK(hit);
+		sym_symtab_free(t);
+		t = NULL;
+	}
+	printf("# %s: its table (%zu symbols) kept and read back, %u addresses asked\n", path,
+	       sym_symtab_count(ref), asked);
+out:
+	sym_symtab_cache_min_symbols = 4096;
+	free(file);
+	sym_symtab_free(ref);
+	sym_image_put(img);
+}
+
 int main(void)
 {
 	char psup[4096];
 	const char *root = getenv("PSUP_BUILD_ROOT");
 	Dl_info info;
 
+	/* The symbol tables kept on disk go to a directory of the test's. */
+	char cache[] = "/tmp/psup-symtab-XXXXXX";
+
+	CHECK(mkdtemp(cache) != NULL);
+	setenv("PSUP_DEBUG_CACHE", cache, 1);
 	test_crafted();
 	CHECK(dladdr((void *)&printf, &info) && info.dli_fname);
+	test_cache("/proc/self/exe");
 	check_image(info.dli_fname, true, 4, 1000, 200);
 	check_image("/proc/self/exe", true, 1, 2000, 50);
 	if (root) {
@@ -349,5 +450,8 @@ int main(void)
 	}
 	check_image("/usr/bin/node", false, 1000, 100, 10);
 	sym_cache_trim();
+	char rm[64];
+	snprintf(rm, sizeof(rm), "rm -rf %s", cache);
+	CHECK(system(rm) == 0);
 	return tap_done();
 }
