@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,15 +41,17 @@
  * crafted symbols.
  */
 
+/* Also the layout of the entries of a table kept on disk (below). */
 struct symtab_ent {
-	uint64_t value;  /* module address (getsym_info's) */
-	uint64_t size;   /* st_size */
-	uint64_t maxend; /* the largest value + size of this and every entry before */
-	const char *name;
-	uint32_t index; /* in libdwfl's table: the scan order */
-	uint32_t shndx; /* the section index getsym_info gives (SHN_XINDEX resolved) */
-	int bind;       /* libdwfl's binding_value() */
-	bool function;  /* STT_FUNC or STT_GNU_IFUNC */
+	uint64_t value;   /* module address (getsym_info's) */
+	uint64_t size;    /* st_size */
+	uint64_t maxend;  /* the largest value + size of this and every entry before */
+	uint64_t name;    /* the name (a pointer), or its offset in the names of a kept table */
+	uint32_t index;   /* in libdwfl's table: the scan order */
+	uint32_t shndx;   /* the section index getsym_info gives (SHN_XINDEX resolved) */
+	uint8_t bind;     /* libdwfl's binding_value() */
+	uint8_t function; /* STT_FUNC or STT_GNU_IFUNC */
+	uint8_t pad[6];
 };
 
 struct symtab_part {
@@ -58,13 +61,29 @@ struct symtab_part {
 
 struct sym_symtab {
 	Dwfl_Module *mod;
-	bool none;                       /* no table: every answer is NULL */
-	struct symtab_part part[2];      /* [0] scanned first (globals), [1] locals */
-	char *blob;                      /* read from the cache: the names are in it */
+	bool none;                  /* no table: every answer is NULL */
+	struct symtab_part part[2]; /* [0] scanned first (globals), [1] locals */
+	/* A table read from the cache: its file mapped, the entries and the
+	 * names in it (names: NULL for a table made here). */
+	void *map;
+	size_t map_len;
+	const char *names;
+	uint64_t names_len;
 	const struct symtab_ent **cands; /* scratch for the covering candidates */
 	size_t ncands_cap;
 	size_t longest_walk; /* statistics for tests */
 };
+
+/* e's name: a pointer of libdw's, or in a kept table an offset in its
+ * names, which end with a NUL (checked when it was mapped). */
+static const char *name_of(const struct sym_symtab *t, const struct symtab_ent *e)
+{
+	if (!e)
+		return NULL;
+	if (!t->names)
+		return (const char *)(uintptr_t)e->name;
+	return e->name < t->names_len ? t->names + e->name : NULL;
+}
 
 /* libdwfl's binding_value(): higher is preferred. */
 static int binding_value(const GElf_Sym *sym)
@@ -153,10 +172,10 @@ static int part_fill(struct symtab_part *p, Dwfl_Module *mod, int from, int to)
 		p->ents[k++] = (struct symtab_ent){
 			.value = value,
 			.size = sym.st_size,
-			.name = name,
+			.name = (uint64_t)(uintptr_t)name,
 			.index = (uint32_t)i,
 			.shndx = shndx,
-			.bind = binding_value(&sym),
+			.bind = (uint8_t)binding_value(&sym),
 			.function = type == STT_FUNC || type == STT_GNU_IFUNC,
 		};
 	}
@@ -204,27 +223,32 @@ void sym_symtab_free(struct sym_symtab *t)
 {
 	if (!t)
 		return;
-	free(t->part[0].ents);
-	free(t->part[1].ents);
+	if (t->map) {
+		munmap(t->map, t->map_len);
+	} else {
+		free(t->part[0].ents);
+		free(t->part[1].ents);
+	}
 	free(t->cands);
-	free(t->blob);
 	free(t);
 }
 
 /*
  * The tables kept on disk (sym_symtab_new_cached()). Making libjvm's table
  * (57,643 symbols: a pass of dwfl_module_getsym_info() and the sort) took
- * 12-16 ms of psup's time in every `java -version` under psup; reading it
- * back takes a read of the file and a pass over its entries. The file, in
- * the debug cache's directory as BB/REST.N-G.symtab (build-id, the table's
- * symbol count and first global), is psup's own
- * and this machine's (native byte order): a header, the entries of both
- * parts in their order, the names. Everything is checked as it is read
- * (sizes, offsets, order, each entry's maxend again): a file that does not
- * check out is made again, never trusted.
+ * 12-16 ms of psup's time in every `java -version` under psup; a kept one is
+ * mapped, and a lookup reads the few pages it touches. The file, in the
+ * debug cache's directory as BB/REST.N-G.symtab (build-id, the table's
+ * symbol count and first global), is psup's own and this machine's (native
+ * byte order): a header, the entries of both parts in their order (struct
+ * symtab_ent, names as offsets), the names. It is written whole under
+ * another name and renamed into place; a file that does not match the
+ * module's table or its own sizes is made again. Nothing in it can make a
+ * lookup read outside it: the entries and the names are within its size,
+ * the names end with a NUL, and each name's offset is checked as it is read.
  */
-#define SYMTAB_CACHE_MAGIC "PSUPSYT1"
-#define SYMTAB_CACHE_VERSION 1
+#define SYMTAB_CACHE_MAGIC "PSUPSYT2"
+#define SYMTAB_CACHE_VERSION 2
 #define SYMTAB_CACHE_MAX_BYTES (1ULL << 30)
 
 struct symtab_cache_hdr {
@@ -235,139 +259,77 @@ struct symtab_cache_hdr {
 	uint64_t strsize;            /* bytes of the names, NUL-terminated each */
 };
 
-struct symtab_cache_ent {
-	uint64_t value, size, maxend;
-	uint32_t name; /* offset in the names */
-	uint32_t index, shndx;
-	uint8_t bind, function;
-	uint16_t pad;
-};
-
 static struct {
 	uint64_t hits, written;
 } symtab_cache;
 
 unsigned sym_symtab_cache_min_symbols = 4096;
 
-static int part_load(struct symtab_part *p, const uint8_t *ents, uint64_t count, const char *names,
-		     uint64_t strsize, int64_t nsyms)
-{
-	uint64_t maxend = 0;
-
-	p->n = 0;
-	if (!count)
-		return 0;
-	p->ents = malloc(count * sizeof(*p->ents));
-	if (!p->ents)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < count; i++) {
-		struct symtab_cache_ent c;
-
-		memcpy(&c, ents + i * sizeof(c), sizeof(c));
-		maxend = i && maxend > sat_add(c.value, c.size) ? maxend : sat_add(c.value, c.size);
-		if (c.name >= strsize || !names[c.name] || (int64_t)c.index >= nsyms || c.bind > 3 ||
-		    c.function > 1 || c.maxend != maxend || (i && c.value < p->ents[i - 1].value))
-			return -EINVAL;
-		p->ents[i] = (struct symtab_ent){
-			.value = c.value,
-			.size = c.size,
-			.maxend = c.maxend,
-			.name = names + c.name,
-			.index = c.index,
-			.shndx = c.shndx,
-			.bind = c.bind,
-			.function = c.function,
-		};
-		p->n = i + 1;
-	}
-	return 0;
-}
-
 /* The table kept in path for mod (nsyms symbols, the first global at
- * first_global), or -EINVAL/-ENOENT/-ENOMEM. */
+ * first_global), mapped: its entries and names are read where a lookup
+ * touches them. What a lookup relies on for its bounds is checked here
+ * (the sizes, the names' final NUL); a name's offset is checked where it
+ * is read (name_of()). -EINVAL, -ENOENT or -ENOMEM. */
 static int symtab_load(const char *path, Dwfl_Module *mod, int64_t nsyms, int64_t first_global,
 		       struct sym_symtab **out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct symtab_cache_hdr h;
-	struct sym_symtab *t = NULL;
-	uint64_t nents, ents_bytes;
-	uint8_t *buf = NULL;
-	size_t got = 0;
+	struct sym_symtab *t;
+	uint64_t ents_bytes;
 	struct stat st;
-	int err = -EINVAL;
+	uint8_t *map;
 
 	if (fd < 0)
 		return -ENOENT;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (uint64_t)st.st_size < sizeof(h) || (uint64_t)st.st_size > SYMTAB_CACHE_MAX_BYTES)
-		goto out;
-	buf = malloc((size_t)st.st_size);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
+	    (uint64_t)st.st_size <= sizeof(h) || (uint64_t)st.st_size > SYMTAB_CACHE_MAX_BYTES) {
+		close(fd);
+		return -EINVAL;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t k = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
-
-		if (k <= 0)
-			goto out;
-		got += (size_t)k;
-	}
-	memcpy(&h, buf, sizeof(h));
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map != MAP_FAILED)
+		futimens(fd, NULL); /* recently used: trimmed last */
+	close(fd);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	memcpy(&h, map, sizeof(h));
+	ents_bytes = (h.count[0] + h.count[1]) * sizeof(struct symtab_ent);
 	if (memcmp(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic)) || h.version != SYMTAB_CACHE_VERSION ||
-	    h.ent_size != sizeof(struct symtab_cache_ent) || h.nsyms != nsyms || h.first_global != first_global ||
+	    h.ent_size != sizeof(struct symtab_ent) || h.nsyms != nsyms || h.first_global != first_global ||
 	    h.count[0] > (uint64_t)nsyms || h.count[1] > (uint64_t)nsyms - h.count[0] || !h.strsize ||
-	    h.strsize > SYMTAB_CACHE_MAX_BYTES)
-		goto out;
-	nents = h.count[0] + h.count[1];
-	ents_bytes = nents * sizeof(struct symtab_cache_ent);
-	if (sizeof(h) + ents_bytes + h.strsize != (uint64_t)st.st_size ||
-	    buf[sizeof(h) + ents_bytes + h.strsize - 1] != '\0')
-		goto out;
+	    sizeof(h) + ents_bytes + h.strsize != (uint64_t)st.st_size || map[st.st_size - 1] != '\0') {
+		munmap(map, (size_t)st.st_size);
+		return -EINVAL;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		err = -ENOMEM;
-		goto out;
+		munmap(map, (size_t)st.st_size);
+		return -ENOMEM;
 	}
 	t->mod = mod;
-	const char *names = (const char *)buf + sizeof(h) + ents_bytes;
-
-	err = part_load(&t->part[0], buf + sizeof(h), h.count[0], names, h.strsize, nsyms);
-	if (!err)
-		err = part_load(&t->part[1], buf + sizeof(h) + h.count[0] * sizeof(struct symtab_cache_ent),
-				h.count[1], names, h.strsize, nsyms);
-	if (err)
-		goto out;
-	t->blob = (char *)buf;
-	buf = NULL;
-	futimens(fd, NULL); /* recently used: trimmed last */
+	t->map = map;
+	t->map_len = (size_t)st.st_size;
+	t->part[0].ents = (struct symtab_ent *)(map + sizeof(h));
+	t->part[0].n = h.count[0];
+	t->part[1].ents = t->part[0].ents + h.count[0];
+	t->part[1].n = h.count[1];
+	t->names = (const char *)map + sizeof(h) + ents_bytes;
+	t->names_len = h.strsize;
 	*out = t;
-	t = NULL;
-out:
-	sym_symtab_free(t);
-	free(buf);
-	close(fd);
-	return err;
+	return 0;
 }
 
-static bool part_save(FILE *f, const struct symtab_part *p, uint64_t *off)
+static bool part_save(FILE *f, const struct sym_symtab *t, const struct symtab_part *p, uint64_t *off)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		const struct symtab_ent *e = &p->ents[i];
-		struct symtab_cache_ent c = {
-			.value = e->value,
-			.size = e->size,
-			.maxend = e->maxend,
-			.name = (uint32_t)*off,
-			.index = e->index,
-			.shndx = e->shndx,
-			.bind = (uint8_t)e->bind,
-			.function = e->function,
-		};
+		struct symtab_ent e = p->ents[i];
+		const char *name = name_of(t, &p->ents[i]);
 
-		*off += strlen(e->name) + 1;
-		if (*off > UINT32_MAX || fwrite(&c, sizeof(c), 1, f) != 1)
+		e.name = *off;
+		memset(e.pad, 0, sizeof(e.pad));
+		*off += strlen(name) + 1;
+		if (fwrite(&e, sizeof(e), 1, f) != 1)
 			return false;
 	}
 	return true;
@@ -380,7 +342,7 @@ static void symtab_save(const struct sym_symtab *t, const char *path, int64_t ns
 {
 	struct symtab_cache_hdr h = {
 		.version = SYMTAB_CACHE_VERSION,
-		.ent_size = sizeof(struct symtab_cache_ent),
+		.ent_size = sizeof(struct symtab_ent),
 		.nsyms = nsyms,
 		.first_global = first_global,
 		.count = { t->part[0].n, t->part[1].n },
@@ -394,7 +356,7 @@ static void symtab_save(const struct sym_symtab *t, const char *path, int64_t ns
 	memcpy(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic));
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < t->part[k].n; i++)
-			h.strsize += strlen(t->part[k].ents[i].name) + 1;
+			h.strsize += strlen(name_of(t, &t->part[k].ents[i])) + 1;
 	if (!h.strsize || h.strsize > SYMTAB_CACHE_MAX_BYTES || asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
 		return;
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -404,10 +366,14 @@ static void symtab_save(const struct sym_symtab *t, const char *path, int64_t ns
 			close(fd);
 		goto fail;
 	}
-	ok = fwrite(&h, sizeof(h), 1, f) == 1 && part_save(f, &t->part[0], &off) && part_save(f, &t->part[1], &off);
+	ok = fwrite(&h, sizeof(h), 1, f) == 1 && part_save(f, t, &t->part[0], &off) &&
+	     part_save(f, t, &t->part[1], &off);
 	for (int k = 0; k < 2 && ok; k++)
-		for (size_t i = 0; i < t->part[k].n && ok; i++)
-			ok = fwrite(t->part[k].ents[i].name, strlen(t->part[k].ents[i].name) + 1, 1, f) == 1;
+		for (size_t i = 0; i < t->part[k].n && ok; i++) {
+			const char *name = name_of(t, &t->part[k].ents[i]);
+
+			ok = fwrite(name, strlen(name) + 1, 1, f) == 1;
+		}
 	if (fclose(f) != 0 || !ok || rename(tmp, path) < 0)
 		goto fail;
 	symtab_cache.written++;
@@ -590,14 +556,14 @@ const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr)
 		return NULL;
 	e = sized_pick(t, &t->part[0], addr);
 	if (e)
-		return e->name;
+		return name_of(t, e);
 	/* a global sizeless symbol exactly at addr ends the search */
 	e = sizeless_at(t, &t->part[0], addr, addr, &same);
 	if (e)
-		return e->name;
+		return name_of(t, e);
 	e = sized_pick(t, &t->part[1], addr);
 	if (e)
-		return e->name;
+		return name_of(t, e);
 	floor = floor_of(&t->part[0], addr);
 	if (floor_of(&t->part[1], addr) > floor)
 		floor = floor_of(&t->part[1], addr);
@@ -607,7 +573,7 @@ const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr)
 	e = sizeless_at(t, &t->part[1], floor, addr, &same);
 	if (!e)
 		e = sizeless_at(t, &t->part[0], floor, addr, &same);
-	return e ? e->name : NULL;
+	return name_of(t, e);
 }
 
 /* The last function entry of p starting at or below addr, or NULL. */
@@ -634,5 +600,5 @@ const char *sym_symtab_function_below(const struct sym_symtab *t, uint64_t addr,
 		return NULL;
 	*start = g->value;
 	*end = sat_add(g->value, g->size);
-	return g->name;
+	return name_of(t, g);
 }

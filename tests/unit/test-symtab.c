@@ -392,7 +392,6 @@ static void test_cache(const char *path)
 	CHECK(file && stat(file, &st) == 0);
 	for (int damage = 0; file && damage < 4; damage++) {
 		struct stat now;
-		uint32_t big = UINT32_MAX;
 		int64_t other = 1;
 
 		fd = open(file, O_WRONLY);
@@ -401,8 +400,8 @@ static void test_cache(const char *path)
 			break;
 		if (damage == 0)
 			CHECK(ftruncate(fd, st.st_size - 1) == 0);
-		else if (damage == 1) /* the first entry's name offset: past the names */
-			CHECK(pwrite(fd, &big, sizeof(big), 56 + 24) == sizeof(big));
+		else if (damage == 1) /* the names' last NUL */
+			CHECK(pwrite(fd, "x", 1, st.st_size - 1) == 1);
 		else if (damage == 2) /* another table's symbol count */
 			CHECK(pwrite(fd, &other, sizeof(other), 16) == sizeof(other));
 		else /* not one */
@@ -416,6 +415,27 @@ static void test_cache(const char *path)
 		CHECK(stat(file, &now) == 0 && now.st_size == st.st_size);
 		CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, &hit), 0);
 		CHECK(hit);
+		sym_symtab_free(t);
+		t = NULL;
+	}
+	/* A name's offset past the names (the first entry's): that entry has
+	 * no name, and nothing is read outside the file. */
+	fd = file ? open(file, O_WRONLY) : -1;
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		uint64_t big = UINT64_MAX / 2;
+
+		CHECK(pwrite(fd, &big, sizeof(big), 56 + 24) == sizeof(big));
+		close(fd);
+		CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, &hit), 0);
+		CHECK(hit);
+		for (int i = 1; t && i < n; i++) {
+			GElf_Sym sym;
+			GElf_Addr a;
+
+			if (dwfl_module_getsym_info(img->mod, i, &sym, &a, NULL, NULL, NULL))
+				(void)sym_symtab_lookup(t, a); /* some NULL, none outside */
+		}
 		sym_symtab_free(t);
 		t = NULL;
 	}
