@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/user.h>
 #include <unistd.h>
 
@@ -95,6 +97,7 @@ struct rec_proc {
 	 * (exec_pending) are the new program's, kept in next_maps until its
 	 * exec stop forgets the old ones (on_exec()). */
 	bool maps_told, exec_pending;
+	uint64_t forked_ns; /* when psup saw its fork (0: not forked in the run) */
 	char exec_comm[16]; /* the name its exec's comm record gave it, until its survivor is reported */
 	struct sym_map *next_maps;
 	size_t nnext;
@@ -138,11 +141,17 @@ struct rec {
 	 * losses cannot be told apart from other tasks' (psup's own). */
 	uint64_t samples, lost, cpu_lost, unwind_failures, open_failures;
 	uint64_t mmaps; /* mmap records: mappings told as they were made */
+	bool maps_lost; /* the CPU rings lost records since the last tick: maps_reread() */
+	struct rec_fork {
+		pid_t parent, child;
+		uint64_t at;
+	} forks[256]; /* the last processes forked (fork_propagate()) */
+	unsigned nforks;
 	struct {
 		uint64_t inode;
 		unsigned dev_major, dev_minor;
-	} setid_ok[8]; /* setid_checked() */
-	unsigned nsetid_ok;
+	} exec_files[8]; /* exec_file_of() */
+	unsigned nexec_files;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
@@ -337,6 +346,7 @@ static void on_cpu_lost(void *arg, pid_t tid, uint64_t count)
 	 * ran when the kernel wrote the record. */
 	(void)tid;
 	r->cpu_lost += count;
+	r->maps_lost = true;
 	if (!r->write_err)
 		rec_write_failed(r, rep_write_lost(r->w, 0, count));
 }
@@ -383,6 +393,48 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 	rec_write_failed(r, rep_write_thread_rename(r->w, tid, pid, t->comm));
 }
 
+/* A new process p, forked by process parent now: its maps are a copy of
+ * what psup knows of its parent's, whose mmap records from before the fork
+ * may still be in the CPU rings (the merge hands them on later). */
+static void fork_note(struct rec *r, pid_t parent, struct rec_proc *p)
+{
+	struct rec_fork *f = &r->forks[r->nforks++ % PSUP_ARRAY_SIZE(r->forks)];
+
+	p->forked_ns = psup_now_ns();
+	f->parent = parent;
+	f->child = p->pid;
+	f->at = p->forked_ns;
+}
+
+/* m, told for process pid at time: also the mapping of the processes it
+ * forked after that (and theirs), whose copies of its maps were made
+ * before the record came. A dlopen() just before a fork is the child's
+ * too. */
+static void fork_propagate(struct rec *r, pid_t pid, uint64_t time, const struct sym_map *m)
+{
+	pid_t got[16];
+	unsigned ngot = 0, n = r->nforks < PSUP_ARRAY_SIZE(r->forks) ? r->nforks : PSUP_ARRAY_SIZE(r->forks);
+
+	got[ngot++] = pid;
+	/* Oldest first: a grandchild after its parent. */
+	for (unsigned k = 0; k < n && ngot < PSUP_ARRAY_SIZE(got); k++) {
+		const struct rec_fork *f = &r->forks[(r->nforks - n + k) % PSUP_ARRAY_SIZE(r->forks)];
+		struct rec_proc *c;
+		bool from = false;
+
+		if (f->at <= time)
+			continue;
+		for (unsigned j = 0; j < ngot && !from; j++)
+			from = got[j] == f->parent;
+		c = from ? proc_find(r, f->child) : NULL;
+		/* (a reused pid: another process, forked at another time) */
+		if (!c || c->forked_ns != f->at || !c->sp || !c->maps_told)
+			continue;
+		if (sym_space_map_add(c->sp, m) == 0)
+			got[ngot++] = f->child;
+	}
+}
+
 /* An executable mapping a process made (its inherited events' records,
  * in time order with its samples): its maps as they change, known after
  * it is gone too, without a read of /proc (a process of a fork/exec storm
@@ -420,6 +472,8 @@ static void on_mmap(void *arg, const struct smp_mmap *mm)
 	}
 	if (sym_space_map_add(p->sp, &m) < 0)
 		pr_debug("mapping of %d at 0x%llx not kept", mm->pid, (unsigned long long)mm->start);
+	if (r->nforks)
+		fork_propagate(r, mm->pid, mm->time, &m);
 }
 
 static void on_switch(void *arg, const struct smp_switch *sw)
@@ -607,7 +661,7 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 	 * task's, a thread's own those of whatever interrupt ran on it. A
 	 * thread past its exit stop wakes its joiner after its own events
 	 * are gone, where the CPU's still see it: the join is its exit's
-	 * (record-profile.c's thread_exiting), as without inheritance. */
+	 * (its tid word, record-profile.c), as without inheritance. */
 	if (!thread_find(r, wk->wakee_tid) || !waker || thread_exited_by(waker, wk->time) || r->write_err)
 		return;
 	/* Every wakeup has an unsampled record; a sampled twin adds a stack. */
@@ -873,12 +927,13 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 		 * the end of the run, not with its process (closing it would
 		 * take the events of every descendant with it). */
 		r->tree_ring = g;
-		/* Every process after this one has its maps from its
-		 * mmap records: a leader's exit stop read them, for the
-		 * samples drained after its end. Where no mode needs that
-		 * stop, it goes (a fork/exec storm's process: 48-57 us
-		 * of psup's time, and a stop and a resume of the
-		 * process). Test: t1101-short-process-attributed. */
+		/* This process and every one after it have their maps
+		 * from their mmap records: a leader's exit stop read
+		 * them, for the samples drained after its end. Where no
+		 * mode needs that stop, it goes (a fork/exec storm's
+		 * process: 48-57 us of psup's time, and a stop and a
+		 * resume of the process). Test:
+		 * t1101-short-process-attributed. */
 		bool exit_hook = false;
 
 		for_each_mode(r, m, thread_exiting)
@@ -1014,7 +1069,11 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		return;
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
+		bool known = proc_find(r, pid) != NULL;
+
 		p = proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
+		if (p && pt && !known)
+			fork_note(r, pt->pid, p);
 	} else {
 		p = proc_get(r, pid, NULL);
 	}
@@ -1079,8 +1138,15 @@ static void thread_close(struct rec *r, struct rec_thread *t, bool exited)
 		ring_free(r, g, &r->sink);
 	else if (g && !(p && p->nthreads == 1))
 		drain_ring(r, g);
-	if (p && p->nthreads && !--p->nthreads && !exited)
+	if (p && p->nthreads && !--p->nthreads && !exited) {
 		proc_rings_free(r, p);
+		/* Let go of (a nested tracer's now): its records, which the
+		 * run's events still write, are not followed any more (an exec
+		 * stop will not come to end its pending mappings). */
+		p->maps_told = false;
+		p->exec_pending = false;
+		next_maps_free(p);
+	}
 }
 
 static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
@@ -1098,7 +1164,7 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 	/* A leader at its exit stop still has its maps: read them now for
 	 * the samples still in the CPU rings, named after its exit (a process
 	 * shorter than the tick was all [unknown]). Where the mmap records
-	 * tell them, only the run's first process stops at its exit
+	 * tell them, no process stops at its exit
 	 * (sup_session_no_exit_stops()). Test:
 	 * t1101-short-process-attributed. */
 	if (tid == pid) {
@@ -1149,27 +1215,50 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	rec_write_failed(r, rep_write_thread_end(r->w, tid, now));
 }
 
-/* Whether the file an exec maps first (image, NULL: not known) was seen
- * before and kept its setuid and setgid privileges then, or has none: a
- * build runs cc1, as and ld hundreds of times, each check a stat of
- * /proc/PID/exe. Remembers the last few files checked. */
-static bool setid_checked(struct rec *r, const struct sym_map *image)
+/*
+ * What psup knows of the file an exec maps first (image, its mmap record:
+ * the executable), found by its device and inode among the last few seen
+ * (a build runs cc1, as and ld hundreds of times):
+ * - EXEC_FILE_OURS: psup's path names it (its mmap records' paths are
+ *   psup's too) and it has no setuid or setgid bit to lose;
+ * - EXEC_FILE_SETID: the same path, with such a bit (the process's ids
+ *   tell whether it lost it);
+ * - EXEC_FILE_ELSEWHERE: the process's root is not psup's (a chroot,
+ *   another mount namespace): its records name files as it sees them, and
+ *   its maps are read from /proc instead.
+ * A file psup's path names by another device (an overlay) is psup's where
+ * the process's root is psup's. A stat of the path, and of the process's
+ * root where that does not match, once per file.
+ */
+enum exec_file { EXEC_FILE_OURS,
+		 EXEC_FILE_SETID,
+		 EXEC_FILE_ELSEWHERE };
+
+static enum exec_file exec_file_of(struct rec *r, pid_t pid, const struct sym_map *image)
 {
+	char root[64];
+	struct stat st, rs, ours;
 	unsigned i;
 
-	if (!image)
-		return false;
-	for (i = 0; i < r->nsetid_ok && i < PSUP_ARRAY_SIZE(r->setid_ok); i++)
-		if (r->setid_ok[i].inode == image->inode && r->setid_ok[i].dev_major == image->dev_major &&
-		    r->setid_ok[i].dev_minor == image->dev_minor)
-			return true;
-	/* Checked now: told once if it lost them (r->told_setid), and
-	 * then never asked again. */
-	i = r->nsetid_ok++ % PSUP_ARRAY_SIZE(r->setid_ok);
-	r->setid_ok[i].inode = image->inode;
-	r->setid_ok[i].dev_major = image->dev_major;
-	r->setid_ok[i].dev_minor = image->dev_minor;
-	return false;
+	for (i = 0; i < r->nexec_files && i < PSUP_ARRAY_SIZE(r->exec_files); i++)
+		if (r->exec_files[i].inode == image->inode && r->exec_files[i].dev_major == image->dev_major &&
+		    r->exec_files[i].dev_minor == image->dev_minor)
+			return EXEC_FILE_OURS;
+	if (stat(image->path, &st) < 0)
+		st.st_ino = 0;
+	if (st.st_ino != image->inode || major(st.st_dev) != image->dev_major || minor(st.st_dev) != image->dev_minor) {
+		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+		if (stat(root, &rs) < 0 || stat("/", &ours) < 0 || rs.st_dev != ours.st_dev || rs.st_ino != ours.st_ino)
+			return EXEC_FILE_ELSEWHERE;
+		return EXEC_FILE_SETID; /* the mode read was not this file's */
+	}
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		return EXEC_FILE_SETID;
+	i = r->nexec_files++ % PSUP_ARRAY_SIZE(r->exec_files);
+	r->exec_files[i].inode = image->inode;
+	r->exec_files[i].dev_major = image->dev_major;
+	r->exec_files[i].dev_minor = image->dev_minor;
+	return EXEC_FILE_OURS;
 }
 
 static void on_exec(void *arg, pid_t pid, pid_t old_tid)
@@ -1186,21 +1275,31 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	r->program_started = true; /* the run's first exec is its first process's */
 	(void)old_tid;
 	drain_cpus_until(r, when); /* the old image's samples, not the new one's */
-	/* The process may run already (on_exec_may_run()): killed meanwhile,
-	 * its exec record has no path. */
 	/* The executable is the first file the exec mapped (its mmap
 	 * records, told since its comm record): /proc/PID/exe's link names
 	 * the same file. */
-	const struct sym_map *image = p && p->exec_pending && p->nnext && p->next_maps[0].path[0] == '/' ? &p->next_maps[0] : NULL;
+	const struct sym_map *image = p && p->exec_pending && p->nnext && p->next_maps[0].path[0] == '/' &&
+						      p->next_maps[0].path[1] != '/'
+					      ? &p->next_maps[0]
+					      : NULL;
+	enum exec_file kind = image ? exec_file_of(r, pid, image) : EXEC_FILE_SETID;
 
+	if (kind == EXEC_FILE_ELSEWHERE) {
+		/* Its maps from /proc, read as psup sees them. */
+		next_maps_free(p);
+		p->maps_told = false;
+		image = NULL;
+	}
 	if (image) {
 		snprintf(exe, sizeof(exe), "%s", image->path);
 	} else {
+		/* The process may run already (on_exec_may_run()): killed
+		 * meanwhile, its exec record has no path. */
 		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 		n = readlink(path, exe, sizeof(exe) - 1);
 		exe[n > 0 ? n : 0] = '\0';
 	}
-	if (!r->told_setid && !setid_checked(r, image) && sup_proc_lost_setid(pid)) {
+	if (!r->told_setid && kind != EXEC_FILE_OURS && sup_proc_lost_setid(pid)) {
 		char shown[256];
 		size_t i;
 
@@ -1297,6 +1396,21 @@ static void drain_all(void *arg)
 		drain_ring(r, g);
 }
 
+/* The CPU rings lost records: mmap records among them, maybe, so the maps
+ * the records told may lack a mapping or keep one replaced. Those of the
+ * live processes are read again from /proc (a process gone keeps what it
+ * was told). */
+static void maps_reread(struct rec *r)
+{
+	r->maps_lost = false;
+	for (size_t i = 0; i < r->procs.cap; i++) {
+		struct rec_proc *p = (struct rec_proc *)(uintptr_t)r->procs.vals[i];
+
+		if (r->procs.keys[i] && p && p->sp && p->maps_told && !p->exec_pending)
+			sym_space_refresh(p->sp);
+	}
+}
+
 static void on_tick(void *arg)
 {
 	struct rec *r = arg;
@@ -1307,6 +1421,8 @@ static void on_tick(void *arg)
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
 	drain_all(r);
+	if (r->maps_lost)
+		maps_reread(r);
 	for_each_mode(r, m, tick) if (!r->write_err)
 		rec_write_failed(r, m->tick(m, now));
 	uint64_t interval = (now - r->start_ns) / 10;

@@ -108,8 +108,8 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	x->u.sample.stack_size = x->stack ? s->stack_size : 0;
 }
 
-/* Lost records and names carry no time here: they go out with the flush
- * that follows (their order does not matter to anyone). */
+/* Lost records carry no time here: they go out first in the flush that
+ * follows (a count; the recorder rereads the maps after one, on_cpu_lost()). */
 static void on_lost(void *arg, pid_t tid, uint64_t count)
 {
 	struct merge_entry *x = add(arg, MERGE_LOST, 0);

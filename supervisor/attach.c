@@ -177,7 +177,10 @@ void sup_detach_begin(struct sup_session *s)
 			continue;
 		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
 		struct sup_proc_status ps;
-		if (t->flags & SUP_THREAD_DETACHING)
+		/* A zombie leader no exit stop told (sup_session_no_exit_stops())
+		 * may be marked detaching already (nested.c): a leader is looked
+		 * at whatever its flags. */
+		if ((t->flags & SUP_THREAD_DETACHING) && t->tid != t->pid)
 			continue;
 		if ((t->flags & SUP_THREAD_EXITING) ||
 		    (sup_proc_status(t->tid, &ps) == 0 && (ps.state == 'Z' || ps.state == 'X'))) {
@@ -188,6 +191,8 @@ void sup_detach_begin(struct sup_session *s)
 			i = (size_t)-1; /* removal moves entries: rescan */
 			continue;
 		}
+		if (t->flags & SUP_THREAD_DETACHING)
+			continue;
 		t->flags |= SUP_THREAD_DETACHING;
 		/* Rule 12: PTRACE_DETACH needs a ptrace stop; the interrupt
 		 * brings one (or another stop wins the race, rule 7: the loop

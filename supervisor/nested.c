@@ -86,7 +86,7 @@ static void release_tree(struct sup_session *s, pid_t pid, struct sup_thread *ke
 		if (!s->threads.keys[i] || !s->threads.vals[i])
 			continue;
 		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
-		if (t == keep || (t->flags & (SUP_THREAD_DETACHING | SUP_THREAD_EXITING)))
+		if (t == keep || (t->flags & SUP_THREAD_DETACHING) || thread_ended(t))
 			continue;
 		if (t->pid != pid && !descends_from(t->pid, pid))
 			continue;

@@ -221,9 +221,7 @@ struct maps_query {
 #define MAPS_QUERY_EXEC 0x04
 #define MAPS_QUERY_OR_NEXT 0x10
 
-/* The path as the maps text shows it: a newline escaped as "\012"
- * (mangle_path()), " (deleted)" taken off into m->deleted. */
-static int query_path(const char *name, size_t len, struct sym_map *m)
+int sym_kernel_path(const char *name, size_t len, struct sym_map *m)
 {
 	size_t extra = 0, o = 0;
 
@@ -307,7 +305,7 @@ int sym_maps_query_exec(pid_t pid, struct sym_map **out, size_t *n)
 			  (q.vma_flags & MAPS_QUERY_WRITE ? PROT_WRITE : 0) |
 			  (q.vma_flags & MAPS_QUERY_EXEC ? PROT_EXEC : 0);
 		/* vma_name_size counts the terminating NUL; 0: anonymous */
-		err = query_path(name, q.vma_name_size ? strnlen(name, q.vma_name_size) : 0, m);
+		err = sym_kernel_path(name, q.vma_name_size ? strnlen(name, q.vma_name_size) : 0, m);
 		if (err)
 			break;
 		len++;

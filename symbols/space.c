@@ -238,22 +238,19 @@ int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 {
 	struct sym_map km = *in;
 	struct sym_mapping nm = { 0 }, *maps;
-	size_t len = strlen(in->path), i, k, cut = 0, keep;
-	char *path;
+	size_t i, k, cut = 0, keep;
+	bool anon = !strcmp(in->path, "//anon");
 
 	if (in->end <= in->start)
 		return -EINVAL;
 	km.deleted = false;
 	/* Anonymous memory (JIT code) is "//anon" there, nameless in
 	 * /proc/PID/maps, where the perf map's lookup finds it; its offset
-	 * there is the address's, 0 in maps. */
-	if (!strcmp(in->path, "//anon")) {
-		len = 0;
+	 * there is the address's, 0 in maps. A file's path as maps shows it
+	 * (a newline escaped), so that both name one image. */
+	if (anon)
 		km.offset = 0;
-	}
-	len = sym_strip_deleted(in->path, len, &km);
-	path = strndup(in->path, len);
-	if (!path)
+	if (sym_kernel_path(in->path, anon ? 0 : strlen(in->path), &km) < 0)
 		return -ENOMEM;
 	nm.start = in->start;
 	nm.end = in->end;
@@ -262,8 +259,8 @@ int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 	nm.inode = in->inode;
 	nm.prot = in->prot;
 	nm.deleted = km.deleted;
-	nm.path = sym_strpool_intern(&sp->strings, path);
-	free(path);
+	nm.path = sym_strpool_intern(&sp->strings, km.path);
+	free(km.path);
 	if (!nm.path)
 		return -ENOMEM;
 	/* The same mapping told again (an mprotect back to PROT_EXEC): kept
@@ -293,6 +290,7 @@ int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 			memmove(&sp->maps[i + 1], &sp->maps[i], (sp->nmaps - i) * sizeof(*maps));
 			sp->maps[i] = tail;
 			sp->nmaps++;
+			sp->generation++;
 			maps = realloc(sp->maps, (sp->nmaps + 1) * sizeof(*maps));
 			if (!maps)
 				return -ENOMEM;

@@ -278,6 +278,11 @@ void sym_cu_index_free(struct sym_cu_index *idx);
 /* The length of path (len bytes) without the kernel's " (deleted)", which
  * sets m->deleted (maps.c). */
 size_t sym_strip_deleted(const char *path, size_t len, struct sym_map *m);
+/* A path as the kernel gives it (name, len bytes: a query's, a perf mmap
+ * record's) as the maps text shows it: a newline escaped as "\012"
+ * (mangle_path()), " (deleted)" taken off into m->deleted. m->path is
+ * malloc'd. 0 or -ENOMEM. */
+int sym_kernel_path(const char *name, size_t len, struct sym_map *m);
 /* From now on sym_maps_query_exec() says -ENOTTY at once, as after a kernel
  * refused (tests: the text's path). */
 void sym_maps_query_refuse(void);

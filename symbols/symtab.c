@@ -246,6 +246,8 @@ void sym_symtab_free(struct sym_symtab *t)
  * module's table or its own sizes is made again. Nothing in it can make a
  * lookup read outside it: the entries and the names are within its size,
  * the names end with a NUL, and each name's offset is checked as it is read.
+ * Their order is not checked (that would read every page of it): a file
+ * altered in place gives wrong names or slow lookups, never a bad read.
  */
 #define SYMTAB_CACHE_MAGIC "PSUPSYT2"
 #define SYMTAB_CACHE_VERSION 2
@@ -294,11 +296,14 @@ static int symtab_load(const char *path, Dwfl_Module *mod, int64_t nsyms, int64_
 	if (map == MAP_FAILED)
 		return -ENOMEM;
 	memcpy(&h, map, sizeof(h));
+	/* Each bound without a sum that could wrap: the counts are at most
+	 * nsyms (an int), the names at most what the file holds. */
 	ents_bytes = (h.count[0] + h.count[1]) * sizeof(struct symtab_ent);
 	if (memcmp(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic)) || h.version != SYMTAB_CACHE_VERSION ||
 	    h.ent_size != sizeof(struct symtab_ent) || h.nsyms != nsyms || h.first_global != first_global ||
 	    h.count[0] > (uint64_t)nsyms || h.count[1] > (uint64_t)nsyms - h.count[0] || !h.strsize ||
-	    sizeof(h) + ents_bytes + h.strsize != (uint64_t)st.st_size || map[st.st_size - 1] != '\0') {
+	    h.strsize > (uint64_t)st.st_size - sizeof(h) ||
+	    ents_bytes != (uint64_t)st.st_size - sizeof(h) - h.strsize || map[st.st_size - 1] != '\0') {
 		munmap(map, (size_t)st.st_size);
 		return -EINVAL;
 	}

@@ -26,6 +26,17 @@ jq_check two.json '[.functions[] | select(.function == "work_three")] | length >
 	"the first process's samples are not named"
 jq_check two.json '[.functions[] | select(.function == "lib_three")] | length > 0' \
 	"the second process's samples are not named"
+# A short child forked right after its parent's dlopen(): its maps are a copy
+# of its parent's, made before the dlopen's mmap record reached psup, and
+# its samples in the library are drained after its end (nothing in /proc to
+# read then): the parent's record is its too.
+lib=$(ls "$TARGETS"/libdlwork.so 2>/dev/null) || fail "libdlwork.so not built"
+run_psup 60 run -q -o fork.cbor -- "$TARGETS/dlratio" "$lib" 0.05 fork
+expect_rc 0
+report_json fork.cbor >fork.json
+jq_check fork.json '([.functions[] | select(.function == "dl_three" or .function == "dl_one") | .self] | add // 0) >= 5' \
+	"the forked child's samples in the dlopen()ed library are not named"
+
 # Nothing of a process is named at its exit: without samples (a period of
 # a second), a run of /bin/true loads no symbols (the last switch of an
 # exiting thread is no wait to name; naming it loaded libc's DWARF in every

@@ -1,14 +1,20 @@
-/* dlratio LIBPATH CPU_SECONDS
+/* dlratio LIBPATH CPU_SECONDS [fork]
  *
  * dlopen()s LIBPATH (libdlwork.so) after start, so the library is mapped while
  * psup is already tracing, then calls dl_three/dl_one 3:1 until the process
- * used CPU_SECONDS.
- * Exit: 0 on success, 64 usage, 2 dlopen failed, 3 dlsym failed.
+ * used CPU_SECONDS. With fork, a child forked right after the dlopen does the
+ * work and exits, and the parent waits for it (the child's maps are a copy
+ * of its parent's, made before the dlopen's mmap record reaches psup).
+ * Exit: 0 on success, 64 usage, 2 dlopen failed, 3 dlsym failed, 4 the fork
+ * or the child failed.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef unsigned long (*work_fn)(unsigned long);
 
@@ -30,8 +36,8 @@ int main(int argc, char **argv)
 	void *lib;
 	char *end;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: dlratio LIBPATH CPU_SECONDS\n");
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "fork"))) {
+		fprintf(stderr, "usage: dlratio LIBPATH CPU_SECONDS [fork]\n");
 		return 64;
 	}
 	seconds = strtod(argv[2], &end);
@@ -52,6 +58,15 @@ int main(int argc, char **argv)
 		return 3;
 	}
 
+	if (argc == 4) {
+		pid_t child = fork();
+		int status;
+
+		if (child < 0)
+			return 4;
+		if (child > 0)
+			return waitpid(child, &status, 0) == child && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 4;
+	}
 	while (cpu_seconds() < seconds) {
 		acc = three(acc);
 		acc = one(acc);

@@ -390,11 +390,11 @@ static void test_cache(const char *path)
 	snprintf(suffix, sizeof(suffix), ".%d-%d.symtab", n, dwfl_module_getsymtab_first_global(img->mod));
 	file = sym_cache_file(img->build_id, suffix, false);
 	CHECK(file && stat(file, &st) == 0);
-	for (int damage = 0; file && damage < 4; damage++) {
+	for (int damage = 0; file && damage < 5; damage++) {
 		struct stat now;
 		int64_t other = 1;
 
-		fd = open(file, O_WRONLY);
+		fd = open(file, O_RDWR);
 		CHECK(fd >= 0);
 		if (fd < 0)
 			break;
@@ -404,8 +404,16 @@ static void test_cache(const char *path)
 			CHECK(pwrite(fd, "x", 1, st.st_size - 1) == 1);
 		else if (damage == 2) /* another table's symbol count */
 			CHECK(pwrite(fd, &other, sizeof(other), 16) == sizeof(other));
-		else /* not one */
+		else if (damage == 3) /* not one */
 			CHECK(ftruncate(fd, 0) == 0);
+		else { /* cut to the header and 8 bytes, the names' size wrapping the sum */
+			uint64_t counts[2], wrap;
+
+			CHECK(pread(fd, counts, sizeof(counts), 32) == sizeof(counts));
+			wrap = 64 - 56 - (counts[0] + counts[1]) * 48;
+			CHECK(pwrite(fd, &wrap, sizeof(wrap), 48) == sizeof(wrap));
+			CHECK(ftruncate(fd, 64) == 0);
+		}
 		close(fd);
 		CHECK_EQ_INT(sym_symtab_new_cached(img->mod, img->build_id, &t, &hit), 0);
 		CHECK(!hit);
