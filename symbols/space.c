@@ -22,6 +22,10 @@
 #define MISS_INTERVAL_MIN_NS (10ULL * 1000 * 1000)
 #define MISS_INTERVAL_MAX_NS (1000ULL * 1000 * 1000)
 
+/* Mappings a space keeps from mmap records before it leaves anonymous ones
+ * to /proc (sym_space_map_add()). */
+#define SPACE_TOLD_MAX 16384
+
 static void space_hold(struct sym_space *sp, struct sym_image *img)
 {
 	for (size_t i = 0; i < sp->nheld; i++) {
@@ -234,6 +238,13 @@ int sym_space_snapshot(struct sym_space *sp)
 	return 0;
 }
 
+/* Whether b, anonymous, starts where a, anonymous, ends, with the same
+ * protection. */
+static bool anon_joins(const struct sym_mapping *a, const struct sym_mapping *b)
+{
+	return !a->path[0] && !b->path[0] && a->end == b->start && a->prot == b->prot && !a->image && !b->image;
+}
+
 int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 {
 	struct sym_map km = *in;
@@ -264,10 +275,16 @@ int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 	if (!nm.path)
 		return -ENOMEM;
 	/* The same mapping told again (an mprotect back to PROT_EXEC): kept
-	 * with its image. */
+	 * with its image; anonymous code inside anonymous code as well. */
 	i = (size_t)(sym_space_floor(sp, nm.start) + 1);
-	if (i > 0 && same_mapping(&sp->maps[i - 1], &nm))
+	if (i > 0 && (same_mapping(&sp->maps[i - 1], &nm) ||
+		      (!nm.path[0] && !sp->maps[i - 1].path[0] && sp->maps[i - 1].end >= nm.end &&
+		       sp->maps[i - 1].prot == nm.prot)))
 		return 0;
+	/* A bound on what records may make of it: past it, anonymous code is
+	 * left to /proc (a miss reads the maps while the process lives). */
+	if (!nm.path[0] && sp->nmaps >= SPACE_TOLD_MAX)
+		return -E2BIG;
 	/* What the new one overlaps goes; a part outside its range stays (the
 	 * kernel split the old mapping: its head or tail is still mapped).
 	 * Room for one more first: the new one, or an old one's tail. */
@@ -327,6 +344,23 @@ int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 	sp->generation++;
 	if (nm.deleted)
 		mapping_image(sp, &sp->maps[i], false);
+	/* Anonymous code next to anonymous code of the same protection is one
+	 * mapping, as the kernel merges them in /proc/PID/maps: a JIT that
+	 * maps its code page by page (each an mmap record) keeps one entry,
+	 * not one per page to move at each insertion. */
+	if (!nm.path[0]) {
+		if (i > 0 && anon_joins(&sp->maps[i - 1], &sp->maps[i])) {
+			sp->maps[i - 1].end = sp->maps[i].end;
+			memmove(&sp->maps[i], &sp->maps[i + 1], (sp->nmaps - i - 1) * sizeof(*maps));
+			sp->nmaps--;
+			i--;
+		}
+		if (i + 1 < sp->nmaps && anon_joins(&sp->maps[i], &sp->maps[i + 1])) {
+			sp->maps[i].end = sp->maps[i + 1].end;
+			memmove(&sp->maps[i + 1], &sp->maps[i + 2], (sp->nmaps - i - 2) * sizeof(*maps));
+			sp->nmaps--;
+		}
+	}
 	return 0;
 }
 

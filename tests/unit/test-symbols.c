@@ -346,6 +346,25 @@ static void test_space_map_add(void)
 	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0); /* untouched above */
 	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
 	      !strcmp(loc.frames[0].function, "self_marker"));
+	/* A JIT's code, page by page from the top down and then up: one
+	 * mapping, as /proc shows it; inside it, a page told again changes
+	 * nothing. */
+	sym_space_exec(sp);
+	unsigned refused = 0;
+	for (uint64_t pg = 0; pg < 20000; pg++) {
+		uint64_t at = pg < 10000 ? 0x7f0000000000 - pg * 4096 : 0x7f0000001000 + (pg - 10000) * 4096;
+		struct sym_map j = { .start = at, .end = at + 4096, .prot = PROT_READ | PROT_EXEC, .path = "//anon" };
+
+		refused += sym_space_map_add(sp, &j) != 0;
+	}
+	CHECK_EQ_INT(refused, 0);
+	struct sym_map again = { .start = 0x7f0000000000, .end = 0x7f0000001000, .prot = PROT_READ | PROT_EXEC, .path = "//anon" };
+	CHECK_EQ_INT(sym_space_map_add(sp, &again), 0);
+	path = sym_space_mapping_path(sp, 0x7f0000000000 - 9999 * 4096);
+	CHECK(path && !strcmp(path, ""));
+	path = sym_space_mapping_path(sp, 0x7f0000001000 + 9999 * 4096 + 4095);
+	CHECK(path && !strcmp(path, ""));
+	CHECK_EQ_INT(sp->nmaps, 1);
 	sym_space_exec(sp);
 	CHECK(sym_space_mapping_path(sp, 0x10800) == NULL);
 out:
