@@ -545,8 +545,8 @@ uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
  * became 3). The leader keeps its exit stop (a leader calling pthread_exit
  * stays a zombie the detach must know, t2070-attach-leader-exits; its maps
  * are read there, t1101-short-process-attributed) unless
- * sup_session_no_exit_stops() took it from the processes after the root
- * (their maps told by mmap records; a zombie leader known from /proc).
+ * sup_session_no_exit_stops() took it away, the root's too (the maps told
+ * by mmap records; a zombie leader known from /proc).
  */
 static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 {

@@ -90,8 +90,8 @@ struct sup_hooks {
 	void (*thread_exiting)(void *arg, pid_t tid, pid_t pid);
 	/* Every thread stops at its exit. false: only the leaders do (a leader
 	 * calling pthread_exit, exec, the maps read before the process is
-	 * gone; sup_session_no_exit_stops() takes those of the later
-	 * processes away too); a non-leader thread is set up without PTRACE_O_TRACEEXIT at
+	 * gone; sup_session_no_exit_stops() takes theirs away too); a
+	 * non-leader thread is set up without PTRACE_O_TRACEEXIT at
 	 * its first stop, which saves a stop and a resume per thread (spawn:
 	 * 3 wait statuses per thread instead of 4), and its death status is
 	 * its end. */
