@@ -97,6 +97,9 @@ struct rec_proc {
 	 * (exec_pending) are the new program's, kept in next_maps until its
 	 * exec stop forgets the old ones (on_exec()). */
 	bool maps_told, exec_pending;
+	/* Its root is not psup's (exec_file_of()): its records name files as
+	 * it sees them, so its maps come from /proc; its children's too. */
+	bool maps_elsewhere;
 	uint64_t forked_ns; /* when psup saw its fork (0: not forked in the run) */
 	char exec_comm[16]; /* the name its exec's comm record gave it, until its survivor is reported */
 	struct sym_map *next_maps;
@@ -150,6 +153,7 @@ struct rec {
 	struct {
 		uint64_t inode;
 		unsigned dev_major, dev_minor;
+		char *path;
 	} exec_files[8]; /* exec_file_of() */
 	unsigned nexec_files;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
@@ -1071,9 +1075,13 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
 		bool known = proc_find(r, pid) != NULL;
 
-		p = proc_get(r, pid, pt ? proc_find(r, pt->pid) : NULL);
+		struct rec_proc *pp = pt ? proc_find(r, pt->pid) : NULL;
+
+		p = proc_get(r, pid, pp);
 		if (p && pt && !known)
 			fork_note(r, pt->pid, p);
+		if (p && pp && !known)
+			p->maps_elsewhere = pp->maps_elsewhere;
 	} else {
 		p = proc_get(r, pid, NULL);
 	}
@@ -1099,7 +1107,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		r->rings_shared++;
 	else
 		t->ring = ring_new(r, p, tid);
-	if (p && t->ring && smp_thread_inherits(t->ring->st))
+	if (p && t->ring && smp_thread_inherits(t->ring->st) && !p->maps_elsewhere)
 		p->maps_told = true;
 	/* A new thread or process has its creator's name (clone and fork copy
 	 * it; a rename later comes as a comm record). An exec's survivor
@@ -1240,9 +1248,11 @@ static enum exec_file exec_file_of(struct rec *r, pid_t pid, const struct sym_ma
 	struct stat st, rs, ours;
 	unsigned i;
 
+	/* The same file at the same path (the same file at another path may
+	 * be inside a chroot). */
 	for (i = 0; i < r->nexec_files && i < PSUP_ARRAY_SIZE(r->exec_files); i++)
 		if (r->exec_files[i].inode == image->inode && r->exec_files[i].dev_major == image->dev_major &&
-		    r->exec_files[i].dev_minor == image->dev_minor)
+		    r->exec_files[i].dev_minor == image->dev_minor && !strcmp(r->exec_files[i].path, image->path))
 			return EXEC_FILE_OURS;
 	if (stat(image->path, &st) < 0)
 		st.st_ino = 0;
@@ -1254,10 +1264,16 @@ static enum exec_file exec_file_of(struct rec *r, pid_t pid, const struct sym_ma
 	}
 	if (st.st_mode & (S_ISUID | S_ISGID))
 		return EXEC_FILE_SETID;
+	char *path = strdup(image->path);
+
+	if (!path)
+		return EXEC_FILE_OURS;
 	i = r->nexec_files++ % PSUP_ARRAY_SIZE(r->exec_files);
+	free(r->exec_files[i].path);
 	r->exec_files[i].inode = image->inode;
 	r->exec_files[i].dev_major = image->dev_major;
 	r->exec_files[i].dev_minor = image->dev_minor;
+	r->exec_files[i].path = path;
 	return EXEC_FILE_OURS;
 }
 
@@ -1288,6 +1304,7 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 		/* Its maps from /proc, read as psup sees them. */
 		next_maps_free(p);
 		p->maps_told = false;
+		p->maps_elsewhere = true;
 		image = NULL;
 	}
 	if (image) {
@@ -1636,6 +1653,8 @@ static void rec_release(struct rec *r)
 			free(p);
 		}
 	}
+	for (size_t i = 0; i < PSUP_ARRAY_SIZE(r->exec_files); i++)
+		free(r->exec_files[i].path);
 	while (r->rings)
 		ring_free(r, r->rings, NULL);
 	psup_u64map_release(&r->threads);

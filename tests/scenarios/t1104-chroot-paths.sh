@@ -18,4 +18,21 @@ jq_check c.json '[.functions[] | select(.function == "consume_one" or .function 
 	"the chroot'ed program's samples are not named"
 jq_check c.json "[.functions[] | select(.function == \"consume_one\") | .image] | all(. == \"$WORK/croot/pipe\")" \
 	"the image is not named as psup sees it ($WORK/croot/pipe)"
+# A dynamic program there: the libraries ld.so maps after the exec (their
+# mmap records name /lib/...) are named as psup sees them
+# too, from /proc, as every later thread's and process's would be
+# (/lib/... names psup's own libc: no image check would catch that).
+# (ld.so finds libratio.so in its default directory: without /proc in the
+# chroot, $ORIGIN cannot be known.)
+mkdir -p croot/lib64 croot/lib/x86_64-linux-gnu
+cp "$TARGETS/ratio" croot/
+cp "$TARGETS/libratio.so" /lib/x86_64-linux-gnu/libc.so.6 croot/lib/x86_64-linux-gnu/
+cp /lib64/ld-linux-x86-64.so.2 croot/lib64/
+run_psup 60 run -q -o d.cbor -- chroot "$WORK/croot" /ratio lib 0.3
+expect_rc 0
+report_json d.cbor >d.json
+jq_check d.json '[.functions[] | select(.function == "lib_three") | .self] | add > 10' \
+	"the chroot'ed program's samples in its library are not named"
+jq_check d.json "[.functions[] | select(.function == \"lib_three\") | .image] | all(. == \"$WORK/croot/lib/x86_64-linux-gnu/libratio.so\")" \
+	"the library is not named as psup sees it ($WORK/croot/lib/x86_64-linux-gnu/libratio.so)"
 check_nothing_left
