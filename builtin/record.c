@@ -419,15 +419,19 @@ static void fork_propagate(struct rec *r, pid_t pid, uint64_t time, const struct
 	pid_t got[16];
 	unsigned ngot = 0, n = r->nforks < PSUP_ARRAY_SIZE(r->forks) ? r->nforks : PSUP_ARRAY_SIZE(r->forks);
 
+	unsigned k0 = n;
+
+	/* The forks after time: the newest ones (the ring is in time order);
+	 * mostly none, the record having come before the next fork. */
+	while (k0 > 0 && r->forks[(r->nforks - n + k0 - 1) % PSUP_ARRAY_SIZE(r->forks)].at > time)
+		k0--;
 	got[ngot++] = pid;
 	/* Oldest first: a grandchild after its parent. */
-	for (unsigned k = 0; k < n && ngot < PSUP_ARRAY_SIZE(got); k++) {
+	for (unsigned k = k0; k < n && ngot < PSUP_ARRAY_SIZE(got); k++) {
 		const struct rec_fork *f = &r->forks[(r->nforks - n + k) % PSUP_ARRAY_SIZE(r->forks)];
 		struct rec_proc *c;
 		bool from = false;
 
-		if (f->at <= time)
-			continue;
 		for (unsigned j = 0; j < ngot && !from; j++)
 			from = got[j] == f->parent;
 		c = from ? proc_find(r, f->child) : NULL;
@@ -476,8 +480,7 @@ static void on_mmap(void *arg, const struct smp_mmap *mm)
 	}
 	if (sym_space_map_add(p->sp, &m) < 0)
 		pr_debug("mapping of %d at 0x%llx not kept", mm->pid, (unsigned long long)mm->start);
-	if (r->nforks)
-		fork_propagate(r, mm->pid, mm->time, &m);
+	fork_propagate(r, mm->pid, mm->time, &m);
 }
 
 static void on_switch(void *arg, const struct smp_switch *sw)
@@ -518,6 +521,13 @@ static bool is_exec_switch(const struct rec *r, const struct rec_thread *t, cons
 	return ip && ((t && t->exec_ip == ip) || sup_session_exec_entry(r->sup, b->pid) == ip);
 }
 
+/* Whether t (NULL: not known) is at its exit stop or past it, or reaped:
+ * its /proc files and its memory are going or gone. */
+static bool thread_past_exit(const struct rec_thread *t)
+{
+	return t && (t->exiting_ns || t->reaped);
+}
+
 /* What a thread blocks on: the system call it made at the block sample's
  * IP, learned per address and process (exp_block_site_kind()). */
 struct block_probe {
@@ -543,7 +553,7 @@ static long block_probe_nr(void *arg)
 		return EXP_BLOCK_NR_NOT_NOW;
 	/* Past its exit stop it is in exit(), not at the site: /proc would
 	 * show another call (block_probe_code()); reaped, it has none. */
-	if (t && (t->exiting_ns || t->reaped))
+	if (thread_past_exit(t))
 		return EXP_BLOCK_NR_UNKNOWN;
 	/* Drained at its process's exec stop, a block of the old program:
 	 * /proc shows the exec (and its code is gone, block_probe_code()).
@@ -587,7 +597,7 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 	/* Past its exit stop its memory goes at any time: a block drained
 	 * later (a short process's, at its death) is named without its code,
 	 * as when the read failed (EFAULT, t3076); reaped, it has none. */
-	if (bp->t && (bp->t->exiting_ns || bp->t->reaped))
+	if (thread_past_exit(bp->t))
 		return 0;
 	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);

@@ -374,7 +374,8 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
  *   ino_generation; u32 prot, flags; char filename[] (NUL-padded to 8);
  *   sample_id } (perf_event.h). A record with a build-id in place of the
  * device and inode (PERF_RECORD_MISC_MMAP_BUILD_ID) is never asked for.
- * The name is the kernel's, bounded by the record: its first NUL ends it.
+ * The name is the kernel's, NUL-padded in the record and handed on in
+ * place: a record without a NUL in it is refused.
  */
 static int parse_mmap2(const struct smp_event *ev, const uint8_t *r, size_t len, uint16_t misc,
 		       const struct smp_sink *sink, struct smp_parse_ctx *ctx)
@@ -384,8 +385,6 @@ static int parse_mmap2(const struct smp_event *ev, const uint8_t *r, size_t len,
 	const uint8_t *p = r + sizeof(struct perf_event_header);
 	struct smp_mmap m;
 	pid_t pid, tid;
-	char path[4096]; /* PATH_MAX: the kernel's d_path() gives no more */
-	size_t room;
 
 	if (parse_trailer(ev, r, len, body, &pid, &tid, &m.time, NULL))
 		return -EINVAL;
@@ -403,12 +402,9 @@ static int parse_mmap2(const struct smp_event *ev, const uint8_t *r, size_t len,
 	m.inode = rd64(p + 40);
 	m.prot = rd32(p + 56);
 	m.flags = rd32(p + 60);
-	room = len - sizeof(struct perf_event_header) - body - ts;
-	if (room > sizeof(path) - 1)
-		room = sizeof(path) - 1;
-	memcpy(path, p + body, room);
-	path[room] = '\0';
-	m.path = path;
+	m.path = (const char *)p + body;
+	if (!memchr(m.path, '\0', len - sizeof(struct perf_event_header) - body - ts))
+		return -EINVAL;
 	if (ctx && ctx->stats)
 		ctx->stats->mmaps++;
 	if (sink && sink->mmap)

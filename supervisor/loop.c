@@ -568,9 +568,10 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 		/* Its creator had none (sup_session_no_exit_stops()): nor has
 		 * it, copied in the clone. One ptrace call less before its
 		 * resume: spawn's threads start about 10 us sooner. */
-		if (!(process_opts(s, t) & PTRACE_O_TRACEEXIT))
+		opts = process_opts(s, t);
+		if (!(opts & PTRACE_O_TRACEEXIT))
 			return;
-		opts = process_opts(s, t) & ~PTRACE_O_TRACEEXIT;
+		opts &= ~PTRACE_O_TRACEEXIT;
 	} else {
 		return;
 	}

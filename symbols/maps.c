@@ -25,7 +25,7 @@ static const char deleted_suffix[] = " (deleted)";
 
 /* The length of path (len bytes) without the kernel's " (deleted)", which
  * sets m->deleted. */
-size_t sym_strip_deleted(const char *path, size_t len, struct sym_map *m)
+static size_t strip_deleted(const char *path, size_t len, struct sym_map *m)
 {
 	const size_t n = sizeof(deleted_suffix) - 1;
 
@@ -132,7 +132,7 @@ static int parse_line(const char *p, const char *end, struct sym_map *m)
 	while (p < end && *p == ' ')
 		p++;
 	path = p;
-	len = sym_strip_deleted(path, (size_t)(end - path), m);
+	len = strip_deleted(path, (size_t)(end - path), m);
 	m->path = strndup(path, len);
 	if (!m->path)
 		return -ENOMEM;
@@ -225,7 +225,7 @@ int sym_kernel_path(const char *name, size_t len, struct sym_map *m)
 {
 	size_t extra = 0, o = 0;
 
-	len = sym_strip_deleted(name, len, m);
+	len = strip_deleted(name, len, m);
 	for (size_t i = 0; i < len; i++)
 		extra += name[i] == '\n' ? 3 : 0;
 	m->path = malloc(len + extra + 1);

@@ -275,9 +275,6 @@ struct sym_cu_index;
 int sym_cu_scopes(struct sym_cu_index **idx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max);
 void sym_cu_index_free(struct sym_cu_index *idx);
 
-/* The length of path (len bytes) without the kernel's " (deleted)", which
- * sets m->deleted (maps.c). */
-size_t sym_strip_deleted(const char *path, size_t len, struct sym_map *m);
 /* A path as the kernel gives it (name, len bytes: a query's, a perf mmap
  * record's) as the maps text shows it: a newline escaped as "\012"
  * (mangle_path()), " (deleted)" taken off into m->deleted. m->path is
