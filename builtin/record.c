@@ -131,6 +131,11 @@ struct rec {
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
+	/* The blocking sites in files' code (sym_space_code_key() ->
+	 * exp_block_site_kind()'s word): each learned once per program or
+	 * library, not once per process (a fork/exec storm's every process
+	 * ends at the same exit call). */
+	struct psup_u64map code_sites;
 	struct smp_sink sink;
 	/* Sampled per CPU (smp_event_per_cpu()): one ring per CPU, whose
 	 * samples of other tasks cpu_sink drops. */
@@ -609,6 +614,19 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* Whether b's thread switched out inside a system call: its user regs' AX
+ * is the kernel's placeholder (-ENOSYS) until the call returns
+ * (test-sampler-blocks checks it of every FUTEX_WAIT). Anything else is a
+ * preemption in user code or on the way out of a call (dropped at its
+ * switch record anyway) or a fault: no call to name, and its site, a new
+ * one at each preemption, is not probed (on a loaded machine a fork/exec
+ * storm's processes are preempted everywhere in ld.so, and read after
+ * they died, t3076). */
+static bool in_syscall(const struct smp_block *b)
+{
+	return b->regs[SMP_REG_AX] == (uint64_t)-ENOSYS;
+}
+
 /* b of thread t (NULL: not traced, or gone). */
 static void block_of(struct rec *r, struct rec_thread *t, const struct smp_block *b)
 {
@@ -617,17 +635,25 @@ static void block_of(struct rec *r, struct rec_thread *t, const struct smp_block
 	struct block_probe bp = { r, p, t, b };
 	struct exp_block_probe probe = { block_probe_nr, block_probe_name, block_probe_code, &bp };
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
-	uint64_t *v;
+	uint64_t *v, key;
 
 	/* An exiting thread switches out into its exit stop and for the last
 	 * time in exit(): no wait to name, and naming its site would load the
 	 * symbols of the C library (tens of ms with its debug file) for
 	 * nothing, now that the maps are read at the exit stop. Its blocks
 	 * from before, drained after that stop, are named. Tests: t1101,
-	 * t1095. */
-	if (b->have_regs && p && p->sp && ip && !thread_exited_by(t, b->time) && !is_exit_switch(t, b) &&
-	    !is_exec_switch(r, t, b) && (v = psup_u64map_upsert(&p->block_kinds, ip, NULL)))
-		kind = exp_block_site_kind(v, di, si, &probe);
+	 * t1095. Only a thread inside a system call waits there
+	 * (in_syscall()). A site in a file's code is known from any process
+	 * that ran it: a process preempted in its exit call, drained before
+	 * psup saw it die, is not probed once its memory is gone (t3076).
+	 * Elsewhere (JIT code) the site is the process's. */
+	if (b->have_regs && p && p->sp && ip && in_syscall(b) && !thread_exited_by(t, b->time) &&
+	    !is_exit_switch(t, b) && !is_exec_switch(r, t, b)) {
+		key = sym_space_code_key(p->sp, ip);
+		v = key ? psup_u64map_upsert(&r->code_sites, key, NULL) : psup_u64map_upsert(&p->block_kinds, ip, NULL);
+		if (v)
+			kind = exp_block_site_kind(v, di, si, &probe);
+	}
 	/* The futex word: the first argument (syscall(2) has moved it there
 	 * too before entering the kernel). */
 	for_each_mode(r, m, block)
@@ -1669,6 +1695,7 @@ static void rec_release(struct rec *r)
 		ring_free(r, r->rings, NULL);
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
+	psup_u64map_release(&r->code_sites);
 	close_cpu_rings(r);
 	for (unsigned i = 0; i < r->nmodes; i++)
 		rec_mode_free(r->modes[i]);
@@ -1818,6 +1845,7 @@ static struct rec *rec_alloc(const char *mode, struct rec_mode **modes, unsigned
 	r->mode = mode;
 	psup_u64map_init(&r->threads);
 	psup_u64map_init(&r->procs);
+	psup_u64map_init(&r->code_sites);
 	return r;
 }
 

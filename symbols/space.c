@@ -501,6 +501,21 @@ const char *sym_space_mapping_path(struct sym_space *sp, uint64_t addr)
 	return m ? m->path : NULL;
 }
 
+uint64_t sym_space_code_key(struct sym_space *sp, uint64_t addr)
+{
+	const struct sym_mapping *m = sym_space_find(sp, addr, false);
+	uint64_t h;
+
+	if (!m || !m->inode || m->deleted || m->path[0] != '/')
+		return 0;
+	h = psup_hash64(psup_hash_seed() ^ m->dev);
+	h = psup_hash64(h ^ m->inode);
+	for (const char *c = m->path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL; /* FNV-1a's prime */
+	h = psup_hash64(h ^ (m->offset + (addr - m->start)));
+	return h ? h : 1;
+}
+
 int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
 		      struct sym_loc *out)
 {

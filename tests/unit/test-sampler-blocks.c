@@ -614,6 +614,7 @@ struct side {
 	int samples, blocks, block_di, block_regs, block_bad_tid;
 	int block_then_out, outs, ins;
 	int voluntary, vol_futex, preempted; /* blocks, by their switch */
+	int vol_enosys;                      /* vol_futex with AX = -ENOSYS */
 	uint64_t last_block_regs[SMP_NREGS];
 	bool last_block_have_regs;
 	int woke, woke_other, woke_regs, woke_stack; /* tid == owner */
@@ -677,8 +678,12 @@ static void r_switch(void *arg, const struct smp_switch *sw)
 				if (s->last_block_have_regs &&
 				    regs[SMP_REG_DI] == (uint64_t)(uintptr_t)&sh->turn &&
 				    regs[SMP_REG_SI] == FUTEX_WAIT &&
-				    regs[SMP_REG_DX] <= 1)
+				    regs[SMP_REG_DX] <= 1) {
 					s->vol_futex++;
+					/* inside the call: its result not yet in AX */
+					if (regs[SMP_REG_AX] == (uint64_t)-ENOSYS)
+						s->vol_enosys++;
+				}
 			}
 		}
 	} else {
@@ -906,6 +911,7 @@ static void test_real(bool wakeups)
 		 * start signal, the join, the exit) are a handful. */
 		CHECK(s->voluntary >= 50);
 		CHECK(s->vol_futex * 10 >= s->voluntary * 9);
+		CHECK_EQ_INT(s->vol_enosys, s->vol_futex);
 		/* Preempted ones leave FUTEX_WAKE(&turn): DI is the futex
 		 * too, for nearly all of them. */
 		CHECK(s->block_di * 10 >= s->blocks * 8);

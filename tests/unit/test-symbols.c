@@ -313,6 +313,22 @@ static void test_space_map_add(void)
 	CHECK_EQ_INT(sym_space_resolve(sp, pc, false, &loc), 0);
 	CHECK(loc.nframes >= 1 && loc.frames[0].function &&
 	      !strcmp(loc.frames[0].function, "self_marker"));
+	/* The same file's code elsewhere, as another process maps it: the
+	 * same key at the same file offset, another a byte further. */
+	struct sym_map moved = m;
+	uint64_t key = sym_space_code_key(self, pc), moved_pc = 0x50000000 + (pc - own->start);
+
+	moved.start = 0x50000000;
+	moved.end = 0x50000000 + (own->end - own->start);
+	CHECK_EQ_INT(sym_space_map_add(sp, &moved), 0);
+	CHECK(key != 0);
+	CHECK(sym_space_code_key(sp, pc) == key);
+	CHECK(sym_space_code_key(sp, moved_pc) == key);
+	CHECK(sym_space_code_key(sp, moved_pc + 1) != key);
+	moved.offset += 4096; /* another part of the file there */
+	CHECK_EQ_INT(sym_space_map_add(sp, &moved), 0);
+	CHECK(sym_space_code_key(sp, moved_pc) != key);
+	CHECK(sym_space_code_key(sp, 0x40000000) == 0); /* no mapping */
 
 	/* Overlaps, below this program's mappings. */
 	struct sym_map a = { .start = 0x10000, .end = 0x20000, .prot = PROT_EXEC, .path = "/a" };
@@ -333,7 +349,9 @@ static void test_space_map_add(void)
 	path = sym_space_mapping_path(sp, 0x10800);
 	CHECK(path && !strcmp(path, "/a"));
 	path = sym_space_mapping_path(sp, 0x14800);
-	CHECK(path && !strcmp(path, "/c")); /* " (deleted)" taken off */
+	CHECK(path && !strcmp(path, "/c"));          /* " (deleted)" taken off */
+	CHECK(sym_space_code_key(sp, 0x14800) == 0); /* deleted */
+	CHECK(sym_space_code_key(sp, 0x10800) == 0); /* no inode */
 	path = sym_space_mapping_path(sp, 0x19800);
 	CHECK(path && !strcmp(path, "/a"));
 	CHECK(sym_space_mapping_path(sp, 0x20000) == NULL);
@@ -365,6 +383,7 @@ static void test_space_map_add(void)
 	path = sym_space_mapping_path(sp, 0x7f0000001000 + 9999 * 4096 + 4095);
 	CHECK(path && !strcmp(path, ""));
 	CHECK_EQ_INT(sp->nmaps, 1);
+	CHECK(sym_space_code_key(sp, 0x7f0000000000) == 0); /* anonymous */
 	sym_space_exec(sp);
 	CHECK(sym_space_mapping_path(sp, 0x10800) == NULL);
 out:
