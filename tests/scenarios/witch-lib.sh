@@ -36,16 +36,17 @@ wpair_pct() {
 		| add // 0 | . * 100' "$1"
 }
 
-# wtime_share CBOR SRC ALINE BLINE: ALINE's share in percent of the samples
-# at SRC:ALINE and SRC:BLINE (self samples of the run's own profile): the
-# time-weighted fraction to expect where ALINE's accesses are all of one
-# verdict and BLINE's of the other, whatever each costs on this CPU.
+# wtime_share CBOR SRC ALINE BLINE [FIELD]: ALINE's share in percent of the
+# samples at SRC:ALINE and SRC:BLINE (self samples of the run's own profile;
+# FIELD total: with what the lines call): the time-weighted fraction to
+# expect where ALINE's accesses are all of one verdict and BLINE's of the
+# other, whatever each costs on this CPU.
 wtime_share() {
 	report_json --view lines "$1" |
-		jq -r --arg f "$2" --argjson a "$3" --argjson b "$4" '
+		jq -r --arg f "$2" --argjson a "$3" --argjson b "$4" --arg k "${5:-self}" '
 			[.lines[] | select(.file // "" | endswith($f))] as $l
-			| ([$l[] | select(.line == $a) | .self] | add // 0) as $x
-			| ([$l[] | select(.line == $b) | .self] | add // 0) as $y
+			| ([$l[] | select(.line == $a) | .[$k]] | add // 0) as $x
+			| ([$l[] | select(.line == $b) | .[$k]] | add // 0) as $y
 			| if $x + $y > 0 then 100 * $x / ($x + $y) else -1 end'
 }
 
