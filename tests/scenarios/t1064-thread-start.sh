@@ -31,7 +31,13 @@ for opt in "" --sample-per-thread; do
 	jq_check t.json '.summary.threads == 4' "${opt:-per CPU}: not every thread was seen"
 	jq_check t.json '[.threads[] | select(.samples > 150 and .times.running > 0)] | length == 3' \
 		"${opt:-per CPU}: a thread lacks its samples or its states"
-	jq_check t.json '[.threads[] | select(.top_function == "thread_spin")] | length == 3' \
+	# (a virtual CPU descheduled by its host mostly waits at an exit of
+	# the guest's kernel: the ticks that fire when it runs again are
+	# samples there, and a thread of the CI machine once had 47.5% of its
+	# samples in [kernel] under such steal)
+	jq_check t.json '[.threads[] | select(.top_function == "thread_spin")] | length >= 2' \
+		"${opt:-per CPU}: the threads' samples are not in thread_spin"
+	jq_check t.json '[.threads[] | select(.samples > 150 and .top_function != "thread_spin" and .top_function != "[kernel]")] | length == 0' \
 		"${opt:-per CPU}: a thread's samples are not in thread_spin"
 done
 
