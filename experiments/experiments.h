@@ -721,6 +721,10 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 #define EXP_CAUSAL_TRAP_RECENT_NS (100ULL * 1000000ULL)
 void exp_causal_set_trap(struct exp_causal *c, pid_t tid, bool has_trap);
 bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid);
+/* Whether tid would want its trap armed now if it had one: a thread is
+ * given one when it first would (one breakpoint opened per thread that
+ * ever owes, not per thread). */
+bool exp_causal_trap_would_want(struct exp_causal *c, pid_t tid);
 void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex);
 
 /* Drives experiments: starts, ends (writing the record), cools off. Call
