@@ -1319,21 +1319,24 @@ void exp_causal_set_trap(struct exp_causal *c, pid_t tid, bool has_trap)
 	}
 }
 
+/* Counts move at 0% too, so 0% experiments trap where the others would
+ * pay: a stop inside a critical section lengthens it whatever the speedup,
+ * and only costs paid alike cancel (Coz section 2). */
+static bool trap_owed(const struct exp_causal *c, const struct cz_thread *t)
+{
+	return t && c->state == CZ_RUNNING && behind(c, t);
+}
+
 bool exp_causal_trap_would_want(struct exp_causal *c, pid_t tid)
 {
-	struct cz_thread *t = thread_find(c, tid);
-
-	/* Counts move at 0% too, so 0% experiments trap where the others
-	 * would pay: a stop inside a critical section lengthens it whatever
-	 * the speedup, and only costs paid alike cancel (Coz section 2). */
-	return t && c->state == CZ_RUNNING && behind(c, t);
+	return trap_owed(c, thread_find(c, tid));
 }
 
 bool exp_causal_trap_wanted(struct exp_causal *c, pid_t tid)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
-	return t && t->trap && exp_causal_trap_would_want(c, tid);
+	return t && t->trap && trap_owed(c, t);
 }
 
 void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t mutex)
