@@ -506,12 +506,12 @@ uint64_t sym_space_code_key(struct sym_space *sp, uint64_t addr)
 	const struct sym_mapping *m = sym_space_find(sp, addr, false);
 	uint64_t h;
 
-	if (!m || !m->inode || m->deleted || m->path[0] != '/')
+	/* A device and inode name one file whatever path a process sees it
+	 * by (a chroot): no string hashed per block. */
+	if (!m || !m->inode || m->deleted)
 		return 0;
 	h = psup_hash64(psup_hash_seed() ^ m->dev);
 	h = psup_hash64(h ^ m->inode);
-	for (const char *c = m->path; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL; /* FNV-1a's prime */
 	h = psup_hash64(h ^ (m->offset + (addr - m->start)));
 	return h ? h : 1;
 }

@@ -176,10 +176,10 @@ int sym_space_resolve(struct sym_space *sp, uint64_t pc, bool return_address,
  * opened and no symbol looked up. Valid until sym_space_free(). */
 const char *sym_space_mapping_path(struct sym_space *sp, uint64_t addr);
 /* A key for the code at addr that is the same in every process mapping the
- * same file (device, inode, path and file offset, mixed with the process's
- * hash seed), for what is learned once per program or library; 0 when addr
- * is in no mapping known now (the maps are not read for it), or in one not
- * backed by a file still there (anonymous, deleted). */
+ * same file (device, inode and file offset, mixed with the process's hash
+ * seed), for what is learned once per program or library; 0 when addr is in
+ * no mapping known now (the maps are not read for it), or in one not backed
+ * by a file still there (anonymous, deleted). */
 uint64_t sym_space_code_key(struct sym_space *sp, uint64_t addr);
 
 /*

@@ -325,6 +325,14 @@ static void test_space_map_add(void)
 	CHECK(sym_space_code_key(sp, pc) == key);
 	CHECK(sym_space_code_key(sp, moved_pc) == key);
 	CHECK(sym_space_code_key(sp, moved_pc + 1) != key);
+	moved.start = 0x60000000; /* by another path (a chroot's) */
+	moved.end = 0x60000000 + (own->end - own->start);
+	moved.path = "/jail/bin/self";
+	CHECK_EQ_INT(sym_space_map_add(sp, &moved), 0);
+	CHECK(sym_space_code_key(sp, 0x60000000 + (pc - own->start)) == key);
+	moved.start = 0x50000000;
+	moved.end = 0x50000000 + (own->end - own->start);
+	moved.path = (char *)own->path;
 	moved.offset += 4096; /* another part of the file there */
 	CHECK_EQ_INT(sym_space_map_add(sp, &moved), 0);
 	CHECK(sym_space_code_key(sp, moved_pc) != key);
