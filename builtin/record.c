@@ -415,6 +415,12 @@ static void fork_note(struct rec *r, pid_t parent, struct rec_proc *p)
 	f->at = p->forked_ns;
 }
 
+/* The k-th of the last n forks (n at most the ring's size), oldest first. */
+static const struct rec_fork *fork_kept(const struct rec *r, unsigned n, unsigned k)
+{
+	return &r->forks[(r->nforks - n + k) % PSUP_ARRAY_SIZE(r->forks)];
+}
+
 /* m, told for process pid at time: also the mapping of the processes it
  * forked after that (and theirs), whose copies of its maps were made
  * before the record came. A dlopen() just before a fork is the child's
@@ -423,17 +429,16 @@ static void fork_propagate(struct rec *r, pid_t pid, uint64_t time, const struct
 {
 	pid_t got[16];
 	unsigned ngot = 0, n = r->nforks < PSUP_ARRAY_SIZE(r->forks) ? r->nforks : PSUP_ARRAY_SIZE(r->forks);
-
 	unsigned k0 = n;
 
 	/* The forks after time: the newest ones (the ring is in time order);
 	 * mostly none, the record having come before the next fork. */
-	while (k0 > 0 && r->forks[(r->nforks - n + k0 - 1) % PSUP_ARRAY_SIZE(r->forks)].at > time)
+	while (k0 > 0 && fork_kept(r, n, k0 - 1)->at > time)
 		k0--;
 	got[ngot++] = pid;
 	/* Oldest first: a grandchild after its parent. */
 	for (unsigned k = k0; k < n && ngot < PSUP_ARRAY_SIZE(got); k++) {
-		const struct rec_fork *f = &r->forks[(r->nforks - n + k) % PSUP_ARRAY_SIZE(r->forks)];
+		const struct rec_fork *f = fork_kept(r, n, k);
 		struct rec_proc *c;
 		bool from = false;
 
@@ -1109,15 +1114,14 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		return;
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
+		struct rec_proc *pp = pt ? proc_find(r, pt->pid) : NULL;
 		bool known = proc_find(r, pid) != NULL;
 
-		struct rec_proc *pp = pt ? proc_find(r, pt->pid) : NULL;
-
 		p = proc_get(r, pid, pp);
-		if (p && pt && !known)
-			fork_note(r, pt->pid, p);
-		if (p && pp && !known)
+		if (p && pp && !known) {
+			fork_note(r, pp->pid, p);
 			p->maps_elsewhere = pp->maps_elsewhere;
+		}
 	} else {
 		p = proc_get(r, pid, NULL);
 	}
@@ -1272,7 +1276,8 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
  *   its maps are read from /proc instead.
  * A file psup's path names by another device (an overlay) is psup's where
  * the process's root is psup's. A stat of the path, and of the process's
- * root where that does not match, once per file.
+ * root where that does not match; only EXEC_FILE_OURS is remembered (a
+ * setuid file is asked of each process, sup_proc_lost_setid()).
  */
 enum exec_file { EXEC_FILE_OURS,
 		 EXEC_FILE_SETID,
