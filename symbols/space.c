@@ -238,11 +238,20 @@ int sym_space_snapshot(struct sym_space *sp)
 	return 0;
 }
 
-/* Whether b, anonymous, starts where a, anonymous, ends, with the same
- * protection. */
-static bool anon_joins(const struct sym_mapping *a, const struct sym_mapping *b)
+/* Joins sp->maps[i + 1] into sp->maps[i] when both are anonymous, the
+ * second starting where the first ends, with the same protection. Whether
+ * it did. */
+static bool anon_join_next(struct sym_space *sp, size_t i)
 {
-	return !a->path[0] && !b->path[0] && a->end == b->start && a->prot == b->prot && !a->image && !b->image;
+	struct sym_mapping *a = &sp->maps[i], *b = a + 1;
+
+	if (i + 1 >= sp->nmaps || a->path[0] || b->path[0] || a->end != b->start || a->prot != b->prot ||
+	    a->image || b->image)
+		return false;
+	a->end = b->end;
+	memmove(b, b + 1, (sp->nmaps - i - 2) * sizeof(*b));
+	sp->nmaps--;
+	return true;
 }
 
 int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
@@ -349,17 +358,9 @@ int sym_space_map_add(struct sym_space *sp, const struct sym_map *in)
 	 * maps its code page by page (each an mmap record) keeps one entry,
 	 * not one per page to move at each insertion. */
 	if (!nm.path[0]) {
-		if (i > 0 && anon_joins(&sp->maps[i - 1], &sp->maps[i])) {
-			sp->maps[i - 1].end = sp->maps[i].end;
-			memmove(&sp->maps[i], &sp->maps[i + 1], (sp->nmaps - i - 1) * sizeof(*maps));
-			sp->nmaps--;
+		if (i > 0 && anon_join_next(sp, i - 1))
 			i--;
-		}
-		if (i + 1 < sp->nmaps && anon_joins(&sp->maps[i], &sp->maps[i + 1])) {
-			sp->maps[i].end = sp->maps[i + 1].end;
-			memmove(&sp->maps[i + 1], &sp->maps[i + 2], (sp->nmaps - i - 2) * sizeof(*maps));
-			sp->nmaps--;
-		}
+		anon_join_next(sp, i);
 	}
 	return 0;
 }
