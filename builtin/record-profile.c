@@ -109,7 +109,7 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 
 	/* An exec's survivor has no tid word (exec drops it) and its creator,
 	 * another process's thread, is not stopped at a clone. */
-	uint64_t word = new_process || sup_session_exec_entry(pf->sup, pid) ? 0 : clear_tid_word(pf, parent);
+	uint64_t word = new_process || sup_session_in_exec(pf->sup, pid) ? 0 : clear_tid_word(pf, parent);
 	int err;
 
 	(void)sp;

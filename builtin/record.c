@@ -101,6 +101,11 @@ struct rec_proc {
 	 * it sees them, so its maps come from /proc; its children's too. */
 	bool maps_elsewhere;
 	uint64_t forked_ns; /* when psup saw its fork (0: not forked in the run) */
+	/* Its exec's comm record came, and the exec has no stop to report it
+	 * (sup_session_no_exec_stops()): exec_from_records() does, at the new
+	 * program's first mapping; exec_ns is the comm record's time. */
+	bool exec_by_records;
+	uint64_t exec_ns;
 	char exec_comm[16]; /* the name its exec's comm record gave it, until its survivor is reported */
 	struct sym_map *next_maps;
 	size_t nnext;
@@ -128,6 +133,8 @@ struct rec {
 	bool inherit_processes;              /* new processes inherit too (run mode, forks followed) */
 	struct rec_ring *tree_ring;          /* then the root's, which every thread of the run has */
 	bool program_started;                /* run mode: the run's first process exec'ed the program */
+	bool no_exec_stops;                  /* sup_session_no_exec_stops(): some execs come as records only */
+	uint64_t execs_told;                 /* execs reported from records (exec_from_records()) */
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
@@ -369,6 +376,9 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 		rec_write_failed(r, rep_write_lost(r->w, tid, count));
 }
 
+static void exec_from_records(struct rec *r, struct rec_proc *p);
+static bool on_exec_may_run(void *arg, pid_t pid);
+
 /* A traced thread renamed itself (or was renamed): the record of a thread
  * still to be written carries the new name, else a rename record. An exec
  * is the exec record's. */
@@ -377,7 +387,6 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 	struct rec *r = arg;
 	struct rec_thread *t = thread_find(r, tid);
 
-	(void)time; /* the merge placed it */
 	if (exec) {
 		/* The kernel names the process in the exec before it maps the
 		 * new program's images: the mappings told from here on are the
@@ -386,12 +395,21 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 		 * code: the old maps stay until then. */
 		struct rec_proc *p = proc_find(r, pid);
 
+		if (p && p->exec_by_records)
+			exec_from_records(r, p); /* the one before had no mapping told */
 		if (p && p->maps_told) {
 			next_maps_free(p);
 			p->exec_pending = true;
 		}
 		if (p && name)
 			snprintf(p->exec_comm, sizeof(p->exec_comm), "%s", name);
+		if (p && r->no_exec_stops && thread_find(r, pid) && !sup_session_exec_stops(r->sup, pid, time)) {
+			p->exec_by_records = true;
+			p->exec_ns = time;
+			/* Its maps are read from /proc: no mapping to wait for. */
+			if (!p->maps_told)
+				exec_from_records(r, p);
+		}
 		return;
 	}
 	if (!t || !*name || !strncmp(t->comm, name, sizeof(t->comm)))
@@ -486,6 +504,10 @@ static void on_mmap(void *arg, const struct smp_mmap *mm)
 		}
 		p->next_maps = n;
 		p->next_maps[p->nnext++] = m;
+		/* The new program's first mapping (its executable's): the exec
+		 * without a stop is reported now. */
+		if (p->exec_by_records)
+			exec_from_records(r, p);
 		return;
 	}
 	if (sym_space_map_add(p->sp, &m) < 0)
@@ -985,6 +1007,15 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 			exit_hook = true;
 		if (!exit_hook)
 			sup_session_no_exit_stops(r->sup);
+		/* Nor, while they have one thread, at their execs: the
+		 * exec's comm record and the new program's mappings tell
+		 * it (exec_from_records()), unless a mode acts on the new
+		 * program at its exec stop (on_exec_may_run()). Test:
+		 * t3078-exec-without-stop. */
+		if (on_exec_may_run(r, 0)) {
+			sup_session_no_exec_stops(r->sup);
+			r->no_exec_stops = true;
+		}
 	} else if (p && smp_thread_inherits(g->st)) {
 		g->next_of_proc = p->rings;
 		p->rings = g;
@@ -1139,8 +1170,11 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	t->comm_fd = -1;
 	if (p)
 		p->nthreads++;
-	/* An exec's survivor is at its exec stop: its creator (another
-	 * process's thread, running by now) has no clone stop to read. */
+	/* An exec's survivor is at its exec stop (or told by the records):
+	 * its creator (another process's thread, running by now) has no
+	 * clone stop to read. */
+	bool survivor = !new_process && sup_session_in_exec(r->sup, pid);
+
 	t->exec_ip = new_process ? 0 : sup_session_exec_entry(r->sup, pid);
 	t->ring = inherited_ring(r, p, tid, parent, new_process);
 	if (t->ring)
@@ -1155,7 +1189,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
 	if (pt && (new_process || pt->pid == pid)) {
 		creator_comm(pt, t->comm, sizeof(t->comm));
-	} else if (t->exec_ip && p && p->exec_comm[0]) {
+	} else if (survivor && p && p->exec_comm[0]) {
 		/* Its exec's comm record came (drained up to the exec stop):
 		 * no open and read of its comm file. */
 		snprintf(t->comm, sizeof(t->comm), "%s", p->exec_comm);
@@ -1165,7 +1199,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	}
 	t->parent = parent;
 	t->created = sup_session_exec_time(r->sup, pid);
-	t->creator = t->exec_ip ? NULL : snapshot_creator(r, parent);
+	t->creator = survivor ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
 	for_each_mode(r, m, thread_new)
@@ -1226,10 +1260,31 @@ static void on_thread_exiting(void *arg, pid_t tid, pid_t pid)
 		rec_write_failed(r, m->thread_exiting(m, tid, pid));
 }
 
+/* What follows t's end (now): its records written, its ring and state freed. */
+static void thread_gone_at(struct rec *r, struct rec_thread *t, bool exited, uint64_t now)
+{
+	pid_t tid = t->tid;
+
+	if (t->record_pending)
+		thread_record(r, t);
+	for_each_mode(r, m, thread_gone)
+		rec_write_failed(r, m->thread_gone(m, tid, exited, now));
+	thread_close(r, t, exited);
+	psup_u64map_remove(&r->threads, (uint64_t)tid);
+	if (t->comm_fd >= 0)
+		close(t->comm_fd);
+	free(t);
+	for_each_mode(r, m, thread_drained)
+		rec_write_failed(r, m->thread_drained(m, tid, exited, now));
+	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
+	rec_write_failed(r, rep_write_thread_end(r->w, tid, now));
+}
+
 static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 {
 	struct rec *r = arg;
 	struct rec_thread *t = thread_find(r, tid);
+	struct rec_proc *p;
 	/* Taken before the thread's events are closed: closing the last
 	 * event on a tracepoint waits for an RCU grace period, 30-60 ms on
 	 * the development VM, which the records must not count as the
@@ -1248,19 +1303,17 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	 * Test: t3076-process-storm-syscalls. */
 	t->reaped = exited;
 	drain_cpus_until(r, now);
-	if (t->record_pending)
-		thread_record(r, t);
-	for_each_mode(r, m, thread_gone)
-		rec_write_failed(r, m->thread_gone(m, tid, exited, now));
-	thread_close(r, t, exited);
-	psup_u64map_remove(&r->threads, (uint64_t)tid);
-	if (t->comm_fd >= 0)
-		close(t->comm_fd);
-	free(t);
-	for_each_mode(r, m, thread_drained)
-		rec_write_failed(r, m->thread_drained(m, tid, exited, now));
-	rec_write_failed(r, exp_profile_thread_end(r->prof, tid));
-	rec_write_failed(r, rep_write_thread_end(r->w, tid, now));
+	/* An exec without a stop, told by the records drained, reported the
+	 * thread anew (the new program's); one whose mappings never came is
+	 * reported now. */
+	p = tid == pid ? proc_find(r, pid) : NULL;
+	if (p && p->exec_by_records)
+		exec_from_records(r, p);
+	t = thread_find(r, tid);
+	if (!t)
+		return;
+	t->reaped = exited;
+	thread_gone_at(r, t, exited, now);
 }
 
 /*
@@ -1331,7 +1384,10 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 
 	r->program_started = true; /* the run's first exec is its first process's */
 	(void)old_tid;
-	drain_cpus_until(r, when); /* the old image's samples, not the new one's */
+	/* The old image's samples, not the new one's (told by the records,
+	 * the exec comes in their order: those before it are handed on). */
+	if (!sup_session_in_exec(r->sup, pid) || sup_session_exec_entry(r->sup, pid))
+		drain_cpus_until(r, when);
 	/* The executable is the first file the exec mapped (its mmap
 	 * records, told since its comm record): /proc/PID/exe's link names
 	 * the same file. */
@@ -1417,6 +1473,33 @@ static bool on_exec_may_run(void *arg, pid_t pid)
 		return false;
 	for_each_mode(r, m, exec) return false;
 	return true;
+}
+
+/*
+ * An exec without a stop (sup_session_no_exec_stops(): a process with one
+ * thread), reported as its stop would report it: the old program's thread
+ * gone, the exec, the new program's thread, at the time of its comm record.
+ * Called from the records' order (the new program's first mapping, the
+ * next exec, the thread's end), so what came before it is handed on and
+ * what comes after is the new program's.
+ */
+static void exec_from_records(struct rec *r, struct rec_proc *p)
+{
+	pid_t pid = p->pid;
+	struct rec_thread *t = thread_find(r, pid);
+	pid_t parent = t ? t->parent : 0;
+	struct sup_exec_told before;
+
+	p->exec_by_records = false;
+	if (!t)
+		return;
+	r->execs_told++;
+	before = sup_session_exec_told(r->sup, (struct sup_exec_told){ .pid = pid, .ns = p->exec_ns });
+	t->reaped = true; /* as at an exec stop: its memory is the new program's */
+	thread_gone_at(r, t, true, p->exec_ns);
+	on_exec(r, pid, pid);
+	on_thread_new(r, pid, pid, parent, false);
+	sup_session_exec_told(r->sup, before);
 }
 
 static void on_process_exit(void *arg, pid_t pid, int status, int sig)
@@ -2045,11 +2128,12 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	sup_session_loop_stats(r->sup, &ls);
 	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
 		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop; "
-		 "%llu execs resumed before they were reported); %llu mappings from mmap records",
+		 "%llu execs resumed before they were reported, %llu told by records without a stop); "
+		 "%llu mappings from mmap records",
 		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
 		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups,
 		 (unsigned long long)ls.early_first_stops, (unsigned long long)ls.exec_early,
-		 (unsigned long long)r->mmaps);
+		 (unsigned long long)r->execs_told, (unsigned long long)r->mmaps);
 	sym_cache_stats(&cs);
 	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
 		 "%llu addresses resolved, %llu from the images' caches; "

@@ -398,11 +398,32 @@ static unsigned long event_msg(pid_t tid)
 	return msg;
 }
 
+/* The ptrace options of t's process's threads: those it was seized with
+ * (the root), or a descendant's (run mode). */
+static long process_opts(const struct sup_session *s, const struct sup_thread *t)
+{
+	return s->attach_mode || t->pid == s->root ? s->root_opts : s->desc_opts;
+}
+
+/* t, a thread without exec stops, gets them: its process is getting
+ * another thread. */
+static void exec_stops_back(struct sup_session *s, struct sup_thread *t, long opts)
+{
+	struct sup_process *p = sup_process_find(s, t->pid);
+
+	if (ptrace(PTRACE_SETOPTIONS, t->tid, 0L, opts | PTRACE_O_TRACEEXEC) < 0)
+		pr_debug("options of %d: %s", t->tid, strerror(errno));
+	t->flags &= ~SUP_THREAD_NO_EXEC;
+	if (p && !p->exec_stops_since)
+		p->exec_stops_since = psup_now_ns();
+}
+
 /* A thread or process created by t (clone, fork, vfork). Its own first stop
  * may have arrived already (rule 10). */
 static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child, bool is_process)
 {
 	struct sup_thread *c = sup_thread_find(s, child);
+	bool inherit_no_exec = false;
 
 	if (!child)
 		return;
@@ -416,6 +437,15 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 		 * user's). Test: t3200-raw-clone. */
 		struct sup_proc_status ps;
 		is_process = sup_proc_status(child, &ps) == 0 && ps.tgid == child;
+	}
+	/* A process's second thread: its execs stop again (its new thread
+	 * gets them at its first stop, first_stop_options()). */
+	if (!is_process && (t->flags & SUP_THREAD_NO_EXEC)) {
+		exec_stops_back(s, t, process_opts(s, t));
+		if (!c)
+			inherit_no_exec = true;
+	} else if (t->flags & SUP_THREAD_NO_EXEC) {
+		inherit_no_exec = true;
 	}
 	if (c) {
 		if (!c->parent)
@@ -433,17 +463,14 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 		pr_err("out of memory tracking thread %d", child);
 		return;
 	}
+	/* The kernel copied its creator's options, as they were (ptrace_init_task()). */
+	if (inherit_no_exec)
+		c->flags |= SUP_THREAD_NO_EXEC;
 	if (s->stopping || (t->flags & SUP_THREAD_DETACHING))
 		c->flags |= SUP_THREAD_DETACHING;
 	sup_thread_report(s, c, is_process);
 }
 
-/* The ptrace options of t's process's threads: those it was seized with
- * (the root), or a descendant's (run mode). */
-static long process_opts(const struct sup_session *s, const struct sup_thread *t)
-{
-	return s->attach_mode || t->pid == s->root ? s->root_opts : s->desc_opts;
-}
 
 /* Rule 9: after an exec, only the execing thread lives on, as pid. Every
  * other thread of the process is gone, and per-thread state (perf fds) is
@@ -526,14 +553,47 @@ void sup_session_no_exit_stops(struct sup_session *s)
 		pr_debug("options of %d: %s", s->root, strerror(errno));
 }
 
+void sup_session_no_exec_stops(struct sup_session *s)
+{
+	if (s && !s->attach_mode)
+		s->no_exec_stops = true;
+}
+
+bool sup_session_exec_stops(struct sup_session *s, pid_t pid, uint64_t time)
+{
+	struct sup_process *p = s ? sup_process_find(s, pid) : NULL;
+
+	if (!p)
+		return false;
+	return !p->exec_unstopped || (p->exec_stops_since && p->exec_stops_since <= time);
+}
+
+
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
 {
-	return s && pid && s->exec_pid == pid ? s->exec_ip : 0;
+	if (!s || !pid || s->told.pid == pid)
+		return 0;
+	return s->exec_pid == pid ? s->exec_ip : 0;
 }
 
 uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
 {
+	if (s && pid && s->told.pid == pid)
+		return s->told.ns;
 	return s && pid && s->exec_pid == pid ? s->exec_ns : psup_now_ns();
+}
+
+bool sup_session_in_exec(const struct sup_session *s, pid_t pid)
+{
+	return s && pid && (s->told.pid == pid || s->exec_pid == pid);
+}
+
+struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exec_told told)
+{
+	struct sup_exec_told before = s->told;
+
+	s->told = told;
+	return before;
 }
 
 /*
@@ -554,26 +614,50 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 	long opts;
 
 	if (t->tid == t->pid) {
+		struct sup_process *p;
+
 		if (s->attach_mode || t->pid == s->root)
 			return;
+		p = sup_process_find(s, t->pid);
 		/* Forked by another descendant's leader: the kernel gave it
 		 * the options of its creator (ptrace_init_task()), the same
 		 * (one ptrace call, and its wait for the stopped thread, less
-		 * per process of a fork/exec storm). */
+		 * per process of a fork/exec storm), exec stops or none as
+		 * its creator had them then (adopt_child()). */
 		pt = t->parent ? sup_thread_find(s, t->parent) : NULL;
-		if (pt && pt->tid == pt->pid && pt->pid != s->root)
+		if (pt && pt->tid == pt->pid && pt->pid != s->root) {
+			if (p && (t->flags & SUP_THREAD_NO_EXEC))
+				p->exec_unstopped = true;
 			return;
+		}
 		opts = s->desc_opts;
-	} else if (!s->hooks.thread_exit_stops) {
-		/* Its creator had none (sup_session_no_exit_stops()): nor has
-		 * it, copied in the clone. One ptrace call less before its
-		 * resume: spawn's threads start about 10 us sooner. */
-		opts = process_opts(s, t);
-		if (!(opts & PTRACE_O_TRACEEXIT))
-			return;
-		opts &= ~PTRACE_O_TRACEEXIT;
+		t->flags &= ~SUP_THREAD_NO_EXEC;
+		if (s->no_exec_stops && p) {
+			opts &= ~PTRACE_O_TRACEEXEC;
+			t->flags |= SUP_THREAD_NO_EXEC;
+			p->exec_unstopped = true;
+		}
 	} else {
-		return;
+		struct sup_process *p = sup_process_find(s, t->pid);
+		/* Made by a thread without exec stops, it has none either
+		 * (adopt_child(); before its creator's clone stop, its process
+		 * had that one thread): they come back, since the exec of a
+		 * thread other than the leader must be seen (rule 9). */
+		bool exec_back = (t->flags & SUP_THREAD_NO_EXEC) || (p && p->exec_unstopped && !p->exec_stops_since);
+
+		opts = process_opts(s, t);
+		/* Its creator had no exit stop (sup_session_no_exit_stops()):
+		 * nor has it, copied in the clone. One ptrace call less before
+		 * its resume: spawn's threads start about 10 us sooner. */
+		if (!s->hooks.thread_exit_stops && (opts & PTRACE_O_TRACEEXIT)) {
+			opts &= ~PTRACE_O_TRACEEXIT;
+		} else if (!exec_back) {
+			return;
+		}
+		if (exec_back) {
+			exec_stops_back(s, t, opts);
+			return;
+		}
 	}
 	if (ptrace(PTRACE_SETOPTIONS, t->tid, 0L, opts) < 0)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));

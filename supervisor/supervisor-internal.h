@@ -19,6 +19,7 @@ enum sup_thread_flags {
 	SUP_THREAD_PAUSE_PENDING = 1 << 5, /* interrupted for a pause, stop to come */
 	SUP_THREAD_HELD = 1 << 6,          /* held stopped until hold_until */
 	SUP_THREAD_SYSEXIT = 1 << 7,       /* resumed with PTRACE_SYSCALL: its exit stop is psup's */
+	SUP_THREAD_NO_EXEC = 1 << 8,       /* its options lack PTRACE_O_TRACEEXEC (sup_session_no_exec_stops()) */
 };
 
 struct sup_thread {
@@ -63,6 +64,11 @@ struct sup_process {
 	pid_t pid;
 	unsigned nthreads;
 	bool ended;
+	/* Its first thread execs without a stop (sup_session_no_exec_stops());
+	 * since exec_stops_since (mono ns, 0: not yet), when it got a second
+	 * thread, every exec of the process stops again. */
+	bool exec_unstopped;
+	uint64_t exec_stops_since;
 };
 
 struct sup_watch {
@@ -88,7 +94,10 @@ struct sup_session {
 	bool attach_mode;
 	long desc_opts; /* run mode: ptrace options of descendant processes */
 	long root_opts; /* those of the root process's threads (attach: seized with) */
-	pid_t root;     /* the target process */
+	/* A descendant process execs without a stop while it has one thread
+	 * (sup_session_no_exec_stops()). */
+	bool no_exec_stops;
+	pid_t root; /* the target process */
 	struct sup_hooks hooks;
 
 	struct psup_u64map threads; /* tid -> struct sup_thread * */
@@ -111,7 +120,8 @@ struct sup_session {
 	 * program's entry IP (sup_session_exec_entry()). */
 	pid_t exec_pid;
 	uint64_t exec_ip;
-	uint64_t exec_ns; /* when that stop was seen */
+	uint64_t exec_ns;          /* when that stop was seen */
+	struct sup_exec_told told; /* sup_session_exec_told() */
 	bool stop_requested;
 	bool stopping; /* detaching (attach) or killing (run) */
 	const char *stop_reason;

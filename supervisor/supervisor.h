@@ -166,6 +166,19 @@ int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int f
  * calling pthread_exit must be known to detach).
  */
 void sup_session_no_exit_stops(struct sup_session *s);
+/*
+ * Run mode: a process forked from now on execs without an exec stop
+ * (PTRACE_EVENT_EXEC) while it has one thread, and the exec hooks are not
+ * called for it (thread_gone, exec, thread_new): the caller learns such an
+ * exec otherwise (the kernel's records of it). With its second thread a
+ * process stops at its execs again (an exec by another thread than the
+ * leader changes thread ids). A fork/exec storm's process has one stop and
+ * one resume less. Attach mode and the first process keep their stops.
+ */
+void sup_session_no_exec_stops(struct sup_session *s);
+/* Whether an exec of process pid at time (mono ns) stops, so the exec
+ * hooks report it; false for a process psup no longer traces. */
+bool sup_session_exec_stops(struct sup_session *s, pid_t pid, uint64_t time);
 /* While psup handles pid's exec stop (the thread_gone, exec and thread_new
  * hooks it calls): the IP its new program starts at, where its thread
  * stopped; 0 otherwise. A switch-out drained then at that IP is the exec
@@ -175,6 +188,21 @@ uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid);
  * (exec_may_run), so what it records after is the new program's; the time
  * now otherwise (and for NULL). */
 uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid);
+/* Whether psup is reporting an exec of pid: at its exec stop, or told. */
+bool sup_session_in_exec(const struct sup_session *s, pid_t pid);
+/*
+ * An exec without a stop (sup_session_no_exec_stops()), learnt otherwise,
+ * that the caller reports now with the hooks' own functions: until the
+ * exec told before is given back, sup_session_in_exec() is true for its
+ * pid, sup_session_exec_time() its time, sup_session_exec_entry() 0 (the
+ * new program's first IP is not known). Returns the exec told before
+ * (pid 0: none), to be given back the same way at the end.
+ */
+struct sup_exec_told {
+	pid_t pid;
+	uint64_t ns;
+};
+struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exec_told told);
 /* Stop watching fd. Safe from inside any callback, including fd's own. */
 void sup_session_unwatch(struct sup_session *s, int fd);
 /* Call cb every period_ns (a timerfd in the loop). One tick per session. */

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Run mode, sampled per CPU: a process the program starts execs without an
+# exec stop while it has one thread (one stop and one resume less per
+# process of a fork/exec storm, issue 20). Its exec's comm record and the
+# new program's mappings tell psup of it, in their order with its samples:
+# - the new program's samples are named with its own code, its thread
+#   carries its name and its states;
+# - two execs in a row, each without a stop, end in the last program;
+# - a process with a second thread stops at its execs again: an exec by a
+#   thread other than the leader changes thread ids (execer: 20 such execs,
+#   each seen at its stop; only the first, before any thread, is told).
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+told() {
+	local n
+	n=$(grep -o "[0-9]* told by records without a stop" "$WORK/err" | cut -d' ' -f1)
+	[ -n "$n" ] || { cat "$WORK/err" >&2; fail "no count of execs told by records with -v"; }
+	echo "$n"
+}
+
+# ratio spends 50 ms of CPU in work_three and work_one, then exits.
+run_psup 60 run -v -o one.cbor -- sh -c "\"$TARGETS/ratio\" direct 0.05; :"
+expect_rc 0
+report_json one.cbor >one.json
+jq -e '.runs[0].per_cpu' one.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
+[ "$(told)" -ge 1 ] || fail "the exec of ratio was not told by its records"
+jq_check one.json '.summary.samples >= 10' "too few samples to judge"
+jq_check one.json '([.functions[] | select(.function == "work_three" or .function == "work_one") | .self] | add // 0) >= 10' \
+	"the exec'ed program's samples are not named with its code"
+jq_check one.json '[.threads[] | select(.name == "ratio" and .times.running > 0)] | length == 1' \
+	"the exec'ed program's thread lacks its name or its states"
+
+run_psup 60 run -v -o two.cbor -- sh -c "(exec sh -c 'exec \"$TARGETS/ratio\" lib 0.05'); :"
+expect_rc 0
+[ "$(told)" -ge 2 ] || fail "two execs in a row: $(told) told by their records"
+report_json two.cbor >two.json
+jq_check two.json '([.functions[] | select(.function == "lib_three" or .function == "lib_one") | .self] | add // 0) >= 10' \
+	"after two execs, the last program's samples are not named with its code"
+jq_check two.json '[.threads[] | select(.name == "ratio" and .times.running > 0)] | length == 1' \
+	"after two execs, the last program's thread lacks its name or its states"
+
+run_psup 120 run -v -o x.cbor -- sh -c "\"$TARGETS/execer\" 20; :"
+expect_rc 0
+[ "$(told)" -eq 1 ] || fail "execs from a second thread: $(told) told by records, 1 expected (the first, single-threaded)"
+report_json x.cbor >x.json
+jq_check x.json '.summary.samples >= 0' "record unreadable"
+check_nothing_left
