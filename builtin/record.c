@@ -135,6 +135,7 @@ struct rec {
 	bool program_started;                /* run mode: the run's first process exec'ed the program */
 	bool no_exec_stops;                  /* sup_session_no_exec_stops(): some execs come as records only */
 	uint64_t execs_told;                 /* execs reported from records (exec_from_records()) */
+	pid_t telling_exec;                  /* exec_from_records() reports this process's exec */
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
@@ -403,7 +404,9 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 		}
 		if (p && name)
 			snprintf(p->exec_comm, sizeof(p->exec_comm), "%s", name);
-		if (p && r->no_exec_stops && thread_find(r, pid) && !sup_session_exec_stops(r->sup, pid, time)) {
+		/* (The session is gone at the last drain: nothing to tell.) */
+		if (p && r->no_exec_stops && r->sup && thread_find(r, pid) &&
+		    !sup_session_exec_stops(r->sup, pid, time)) {
 			p->exec_by_records = true;
 			p->exec_ns = time;
 			/* Its maps are read from /proc: no mapping to wait for. */
@@ -1386,7 +1389,7 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	(void)old_tid;
 	/* The old image's samples, not the new one's (told by the records,
 	 * the exec comes in their order: those before it are handed on). */
-	if (!sup_session_in_exec(r->sup, pid) || sup_session_exec_entry(r->sup, pid))
+	if (r->telling_exec != pid)
 		drain_cpus_until(r, when);
 	/* The executable is the first file the exec mapped (its mmap
 	 * records, told since its comm record): /proc/PID/exe's link names
@@ -1495,10 +1498,12 @@ static void exec_from_records(struct rec *r, struct rec_proc *p)
 		return;
 	r->execs_told++;
 	before = sup_session_exec_told(r->sup, (struct sup_exec_told){ .pid = pid, .ns = p->exec_ns });
+	r->telling_exec = pid;
 	t->reaped = true; /* as at an exec stop: its memory is the new program's */
 	thread_gone_at(r, t, true, p->exec_ns);
 	on_exec(r, pid, pid);
 	on_thread_new(r, pid, pid, parent, false);
+	r->telling_exec = 0;
 	sup_session_exec_told(r->sup, before);
 }
 

@@ -471,7 +471,6 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	sup_thread_report(s, c, is_process);
 }
 
-
 /* Rule 9: after an exec, only the execing thread lives on, as pid. Every
  * other thread of the process is gone, and per-thread state (perf fds) is
  * reset: report them all gone, then the survivor anew. True when the
@@ -568,7 +567,6 @@ bool sup_session_exec_stops(struct sup_session *s, pid_t pid, uint64_t time)
 	return !p->exec_unstopped || (p->exec_stops_since && p->exec_stops_since <= time);
 }
 
-
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
 {
 	if (!s || !pid || s->told.pid == pid)
@@ -590,9 +588,12 @@ bool sup_session_in_exec(const struct sup_session *s, pid_t pid)
 
 struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exec_told told)
 {
-	struct sup_exec_told before = s->told;
+	struct sup_exec_told before = { 0 };
 
-	s->told = told;
+	if (s) {
+		before = s->told;
+		s->told = told;
+	}
 	return before;
 }
 

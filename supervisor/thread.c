@@ -71,6 +71,13 @@ struct sup_thread *sup_thread_add(struct sup_session *s, pid_t tid, pid_t pid, p
 	t->pid = pid;
 	t->parent = parent;
 	*v = (uintptr_t)t;
+	/* Its first thread (a new process, or one that reuses the pid of a
+	 * process psup let go of; an exec's survivor, whose exec stopped):
+	 * its execs stop until first_stop_options() says otherwise. */
+	if (!p->nthreads) {
+		p->exec_unstopped = false;
+		p->exec_stops_since = 0;
+	}
 	p->nthreads++;
 	p->ended = false;
 	s->nthreads++;
