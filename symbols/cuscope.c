@@ -88,14 +88,66 @@ static bool push_ranges(struct unit_scopes *u, Dwarf_Die *die)
 	return true;
 }
 
+/*
+ * Whether a DIE of this tag neither has code nor holds a DIE with code, as
+ * compilers write them: data, types and their parts, call sites (a
+ * DW_TAG_GNU_call_site's low_pc is a return address, no range). Most of a
+ * unit's DIEs are these (libc's: members, parameters, variables, types);
+ * asking each for its attributes and children was half of building the
+ * table (dwarf_hasattr() walks the abbreviation's attribute list).
+ * Structures and unions are too in a C unit; a C++ one's are walked (code
+ * may nest in a local class).
+ */
+static bool never_code(int tag, bool c_unit)
+{
+	switch (tag) {
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		return c_unit;
+	case DW_TAG_member:
+	case DW_TAG_formal_parameter:
+	case DW_TAG_variable:
+	case DW_TAG_typedef:
+	case DW_TAG_base_type:
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type:
+	case DW_TAG_array_type:
+	case DW_TAG_subrange_type:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_enumerator:
+	case DW_TAG_subroutine_type:
+	case DW_TAG_unspecified_parameters:
+	case DW_TAG_unspecified_type:
+	case DW_TAG_ptr_to_member_type:
+	case DW_TAG_template_type_parameter:
+	case DW_TAG_template_value_parameter:
+	case DW_TAG_call_site:
+	case DW_TAG_call_site_parameter:
+	case DW_TAG_GNU_call_site:
+	case DW_TAG_GNU_call_site_parameter:
+	case DW_TAG_imported_declaration:
+	case DW_TAG_imported_module:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The code DIEs under parent (index pidx) and the DIEs that hold them. */
-static bool build(struct unit_scopes *u, Dwarf_Die *parent, int pidx, unsigned depth)
+static bool build(struct unit_scopes *u, Dwarf_Die *parent, int pidx, unsigned depth, bool c_unit)
 {
 	Dwarf_Die child;
 
 	if (depth > 64 || dwarf_child(parent, &child) != 0)
 		return true;
 	do {
+		if (never_code(dwarf_tag(&child), c_unit))
+			continue;
 		bool code = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
 		bool kids = dwarf_haschildren(&child) > 0;
 		unsigned at = u->n;
@@ -107,7 +159,7 @@ static bool build(struct unit_scopes *u, Dwarf_Die *parent, int pidx, unsigned d
 		if (code && !push_ranges(u, &child))
 			return false;
 		u->ents[at].nranges = u->nranges - u->ents[at].range;
-		if (kids && !build(u, &child, (int)at, depth + 1))
+		if (kids && !build(u, &child, (int)at, depth + 1, c_unit))
 			return false;
 		if (!code && u->n == at + 1) {
 			u->n = at; /* holds no code: not kept */
@@ -167,10 +219,13 @@ static struct unit_scopes *unit_of(struct sym_cu_index *idx, Dwarf_Die *cudie)
 
 	if (v)
 		return (struct unit_scopes *)(uintptr_t)*v;
+	int lang = dwarf_srclang(cudie);
+	bool c_unit = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
+
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
-	if (!build(u, cudie, -1, 0)) {
+	if (!build(u, cudie, -1, 0, c_unit)) {
 		free(u->ents);
 		free(u->ranges);
 		memset(u, 0, sizeof(*u));
