@@ -19,7 +19,20 @@ told() {
 	echo "$n"
 }
 
-# ratio spends 50 ms of CPU in work_three and work_one, then exits.
+# ratio_named JSON MODE WHAT: ratio's samples (in MODE's two functions,
+# work_* for direct, lib_* for lib) named with its code, and its thread
+# named ratio with its states.
+ratio_named() {
+	local f=work
+	[ "$2" = lib ] && f=lib
+	jq_check "$1" "([.functions[] | select(.function == \"${f}_three\" or .function == \"${f}_one\") | .self] | add // 0) >= 10" \
+		"$3: the exec'ed program's samples are not named with its code"
+	jq_check "$1" '[.threads[] | select(.name == "ratio" and .times.running > 0)] | length == 1' \
+		"$3: the exec'ed program's thread lacks its name or its states"
+}
+
+# ratio spends 50 ms of CPU in work_three and work_one (direct; lib_three
+# and lib_one with lib), then exits.
 # (`; exit $?`: the shell forks the program, whose status it passes on.)
 run_psup 60 run -v -o one.cbor -- sh -c "\"$TARGETS/ratio\" direct 0.05; exit \$?"
 expect_rc 0
@@ -28,19 +41,13 @@ jq -e '.runs[0].thread_events == "inherited"' one.json >/dev/null ||
 	skip "no events inherited here (sampled per thread: needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
 [ "$(told)" -ge 1 ] || fail "the exec of ratio was not told by its records"
 jq_check one.json '.summary.samples >= 10' "too few samples to judge"
-jq_check one.json '([.functions[] | select(.function == "work_three" or .function == "work_one") | .self] | add // 0) >= 10' \
-	"the exec'ed program's samples are not named with its code"
-jq_check one.json '[.threads[] | select(.name == "ratio" and .times.running > 0)] | length == 1' \
-	"the exec'ed program's thread lacks its name or its states"
+ratio_named one.json direct "one exec"
 
 run_psup 60 run -v -o two.cbor -- sh -c "(exec sh -c 'exec \"$TARGETS/ratio\" lib 0.05'); exit \$?"
 expect_rc 0
 [ "$(told)" -ge 2 ] || fail "two execs in a row: $(told) told by their records"
 report_json two.cbor >two.json
-jq_check two.json '([.functions[] | select(.function == "lib_three" or .function == "lib_one") | .self] | add // 0) >= 10' \
-	"after two execs, the last program's samples are not named with its code"
-jq_check two.json '[.threads[] | select(.name == "ratio" and .times.running > 0)] | length == 1' \
-	"after two execs, the last program's thread lacks its name or its states"
+ratio_named two.json lib "two execs in a row"
 
 # (execer exits 3 when its pid changed across an exec, 2 when one failed.)
 run_psup 120 run -v -o x.cbor -- sh -c "\"$TARGETS/execer\" 20; exit \$?"
