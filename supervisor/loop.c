@@ -624,9 +624,13 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 		 * the options of its creator (ptrace_init_task()), the same
 		 * (one ptrace call, and its wait for the stopped thread, less
 		 * per process of a fork/exec storm), exec stops or none as
-		 * its creator had them then (adopt_child()). */
+		 * its creator had them then (adopt_child()). A creator with
+		 * more threads had exec stops: its child, one thread, is
+		 * given none (a call now, a stop less at its exec: node's and
+		 * java's children). */
 		pt = t->parent ? sup_thread_find(s, t->parent) : NULL;
-		if (pt && pt->tid == pt->pid && pt->pid != s->root) {
+		if (pt && pt->tid == pt->pid && pt->pid != s->root &&
+		    (!s->no_exec_stops || (t->flags & SUP_THREAD_NO_EXEC))) {
 			if (p && (t->flags & SUP_THREAD_NO_EXEC))
 				p->exec_unstopped = true;
 			return;

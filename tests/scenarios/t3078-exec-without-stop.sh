@@ -8,7 +8,8 @@
 # - two execs in a row, each without a stop, end in the last program;
 # - a process with a second thread stops at its execs again: an exec by a
 #   thread other than the leader changes thread ids (execer: 20 such execs,
-#   each seen at its stop; only the first, before any thread, is told).
+#   each seen at its stop; only the first, before any thread, is told),
+#   while a process such a process forks has none again (threadforker).
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -48,6 +49,15 @@ expect_rc 0
 [ "$(told)" -ge 2 ] || fail "two execs in a row: $(told) told by their records"
 report_json two.cbor >two.json
 ratio_named two.json lib "two execs in a row"
+
+# The children of a process with two threads (its leader has exec stops
+# back, copied into each child by its fork) are given none: 10 forked, each
+# exec told, and the first process's (threadforker's own) exec too.
+run_psup 60 run -v -o tf.cbor -- sh -c "\"$TARGETS/threadforker\" 10; exit \$?"
+expect_rc 0
+[ "$(told)" -eq 11 ] || fail "children of a threaded process: $(told) execs told by their records, 11 expected"
+report_json tf.cbor >tf.json
+jq_check tf.json '[.threads[] | select(.pid == 0 or .name == null)] | length == 0' "threads without a process or a name"
 
 # (execer exits 3 when its pid changed across an exec, 2 when one failed.)
 run_psup 120 run -v -o x.cbor -- sh -c "\"$TARGETS/execer\" 20; exit \$?"
