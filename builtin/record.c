@@ -393,7 +393,8 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 		 * new program's images: the mappings told from here on are the
 		 * new program's. Its records until the exec stop (blocks and
 		 * samples in the exec system call) still name the old one's
-		 * code: the old maps stay until then. */
+		 * code: the old maps stay until then (without a stop, until
+		 * the new program's first mapping, exec_from_records()). */
 		struct rec_proc *p = proc_find(r, pid);
 
 		if (p && p->exec_by_records)
