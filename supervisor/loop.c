@@ -414,8 +414,8 @@ static void exec_stops_back(struct sup_session *s, struct sup_thread *t, long op
 	if (ptrace(PTRACE_SETOPTIONS, t->tid, 0L, opts | PTRACE_O_TRACEEXEC) < 0)
 		pr_debug("options of %d: %s", t->tid, strerror(errno));
 	t->flags &= ~SUP_THREAD_NO_EXEC;
-	if (p && !p->exec_stops_since)
-		p->exec_stops_since = psup_now_ns();
+	if (p && p->exec_stops_from == EXEC_STOPS_NOT_YET)
+		p->exec_stops_from = psup_now_ns();
 }
 
 /* A thread or process created by t (clone, fork, vfork). Its own first stop
@@ -423,7 +423,9 @@ static void exec_stops_back(struct sup_session *s, struct sup_thread *t, long op
 static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child, bool is_process)
 {
 	struct sup_thread *c = sup_thread_find(s, child);
-	bool inherit_no_exec = false;
+	/* The kernel copied the creator's options, as they were, into the
+	 * child (ptrace_init_task()). */
+	bool inherit_no_exec = t->flags & SUP_THREAD_NO_EXEC;
 
 	if (!child)
 		return;
@@ -440,13 +442,8 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	}
 	/* A process's second thread: its execs stop again (its new thread
 	 * gets them at its first stop, first_stop_options()). */
-	if (!is_process && (t->flags & SUP_THREAD_NO_EXEC)) {
+	if (!is_process && inherit_no_exec)
 		exec_stops_back(s, t, process_opts(s, t));
-		if (!c)
-			inherit_no_exec = true;
-	} else if (t->flags & SUP_THREAD_NO_EXEC) {
-		inherit_no_exec = true;
-	}
 	if (c) {
 		if (!c->parent)
 			c->parent = t->tid;
@@ -463,7 +460,6 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 		pr_err("out of memory tracking thread %d", child);
 		return;
 	}
-	/* The kernel copied its creator's options, as they were (ptrace_init_task()). */
 	if (inherit_no_exec)
 		c->flags |= SUP_THREAD_NO_EXEC;
 	if (s->stopping || (t->flags & SUP_THREAD_DETACHING))
@@ -562,28 +558,22 @@ bool sup_session_exec_stops(struct sup_session *s, pid_t pid, uint64_t time)
 {
 	struct sup_process *p = s ? sup_process_find(s, pid) : NULL;
 
-	if (!p)
-		return false;
-	return !p->exec_unstopped || (p->exec_stops_since && p->exec_stops_since <= time);
+	return p && p->exec_stops_from <= time;
 }
 
 uint64_t sup_session_exec_entry(const struct sup_session *s, pid_t pid)
 {
-	if (!s || !pid || s->told.pid == pid)
-		return 0;
-	return s->exec_pid == pid ? s->exec_ip : 0;
+	return s && pid && s->exec_pid == pid ? s->exec_ip : 0;
 }
 
 uint64_t sup_session_exec_time(const struct sup_session *s, pid_t pid)
 {
-	if (s && pid && s->told.pid == pid)
-		return s->told.ns;
 	return s && pid && s->exec_pid == pid ? s->exec_ns : psup_now_ns();
 }
 
 bool sup_session_in_exec(const struct sup_session *s, pid_t pid)
 {
-	return s && pid && (s->told.pid == pid || s->exec_pid == pid);
+	return s && pid && s->exec_pid == pid;
 }
 
 struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exec_told told)
@@ -591,8 +581,10 @@ struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exe
 	struct sup_exec_told before = { 0 };
 
 	if (s) {
-		before = s->told;
-		s->told = told;
+		before = (struct sup_exec_told){ .pid = s->exec_pid, .ns = s->exec_ns, .ip = s->exec_ip };
+		s->exec_pid = told.pid;
+		s->exec_ns = told.ns;
+		s->exec_ip = told.ip;
 	}
 	return before;
 }
@@ -632,7 +624,7 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 		if (pt && pt->tid == pt->pid && pt->pid != s->root &&
 		    (!s->no_exec_stops || (t->flags & SUP_THREAD_NO_EXEC))) {
 			if (p && (t->flags & SUP_THREAD_NO_EXEC))
-				p->exec_unstopped = true;
+				p->exec_stops_from = EXEC_STOPS_NOT_YET;
 			return;
 		}
 		opts = s->desc_opts;
@@ -640,7 +632,7 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 		if (s->no_exec_stops && p) {
 			opts &= ~PTRACE_O_TRACEEXEC;
 			t->flags |= SUP_THREAD_NO_EXEC;
-			p->exec_unstopped = true;
+			p->exec_stops_from = EXEC_STOPS_NOT_YET;
 		}
 	} else {
 		struct sup_process *p = sup_process_find(s, t->pid);
@@ -648,7 +640,7 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 		 * (adopt_child(); before its creator's clone stop, its process
 		 * had that one thread): they come back, since the exec of a
 		 * thread other than the leader must be seen (rule 9). */
-		bool exec_back = (t->flags & SUP_THREAD_NO_EXEC) || (p && p->exec_unstopped && !p->exec_stops_since);
+		bool exec_back = (t->flags & SUP_THREAD_NO_EXEC) || (p && p->exec_stops_from == EXEC_STOPS_NOT_YET);
 
 		opts = process_opts(s, t);
 		/* Its creator had no exit stop (sup_session_no_exit_stops()):

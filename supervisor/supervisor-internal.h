@@ -64,12 +64,12 @@ struct sup_process {
 	pid_t pid;
 	unsigned nthreads;
 	bool ended;
-	/* Its first thread execs without a stop (sup_session_no_exec_stops());
-	 * since exec_stops_since (mono ns, 0: not yet), when it got a second
-	 * thread, every exec of the process stops again. */
-	bool exec_unstopped;
-	uint64_t exec_stops_since;
+	/* From when (mono ns) its execs stop: 0, always; EXEC_STOPS_NOT_YET,
+	 * not while it has one thread (sup_session_no_exec_stops()); when it
+	 * got a second thread otherwise. */
+	uint64_t exec_stops_from;
 };
+#define EXEC_STOPS_NOT_YET UINT64_MAX
 
 struct sup_watch {
 	int fd;
@@ -120,8 +120,7 @@ struct sup_session {
 	 * program's entry IP (sup_session_exec_entry()). */
 	pid_t exec_pid;
 	uint64_t exec_ip;
-	uint64_t exec_ns;          /* when that stop was seen */
-	struct sup_exec_told told; /* sup_session_exec_told() */
+	uint64_t exec_ns; /* when that stop was seen */
 	bool stop_requested;
 	bool stopping; /* detaching (attach) or killing (run) */
 	const char *stop_reason;

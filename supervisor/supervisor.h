@@ -193,14 +193,15 @@ bool sup_session_in_exec(const struct sup_session *s, pid_t pid);
 /*
  * An exec without a stop (sup_session_no_exec_stops()), learnt otherwise,
  * that the caller reports now with the hooks' own functions: until the
- * exec told before is given back, sup_session_in_exec() is true for its
- * pid, sup_session_exec_time() its time, sup_session_exec_entry() 0 (the
- * new program's first IP is not known). Returns the exec told before
- * (pid 0: none), to be given back the same way at the end.
+ * exec told before is given back, the three functions above answer for it
+ * as for a stop (its pid, its time, an entry IP of 0: not known). Returns
+ * the exec reported before (pid 0: none), to be given back the same way at
+ * the end.
  */
 struct sup_exec_told {
 	pid_t pid;
 	uint64_t ns;
+	uint64_t ip; /* 0 for a told exec */
 };
 struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exec_told told);
 /* Stop watching fd. Safe from inside any callback, including fd's own. */

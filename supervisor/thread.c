@@ -74,10 +74,8 @@ struct sup_thread *sup_thread_add(struct sup_session *s, pid_t tid, pid_t pid, p
 	/* Its first thread (a new process, or one that reuses the pid of a
 	 * process psup let go of; an exec's survivor, whose exec stopped):
 	 * its execs stop until first_stop_options() says otherwise. */
-	if (!p->nthreads) {
-		p->exec_unstopped = false;
-		p->exec_stops_since = 0;
-	}
+	if (!p->nthreads)
+		p->exec_stops_from = 0;
 	p->nthreads++;
 	p->ended = false;
 	s->nthreads++;
