@@ -133,9 +133,7 @@ struct rec {
 	bool inherit_processes;              /* new processes inherit too (run mode, forks followed) */
 	struct rec_ring *tree_ring;          /* then the root's, which every thread of the run has */
 	bool program_started;                /* run mode: the run's first process exec'ed the program */
-	bool no_exec_stops;                  /* sup_session_no_exec_stops(): some execs come as records only */
 	uint64_t execs_told;                 /* execs reported from records (exec_from_records()) */
-	pid_t telling_exec;                  /* exec_from_records() reports this process's exec */
 	const char *per_thread_why;          /* why threads' events are their own (header) */
 	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
 	struct psup_u64map procs;            /* pid -> struct rec_proc * */
@@ -406,7 +404,7 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 		if (p && name)
 			snprintf(p->exec_comm, sizeof(p->exec_comm), "%s", name);
 		/* (The session is gone at the last drain: nothing to tell.) */
-		if (p && r->no_exec_stops && r->sup && thread_find(r, pid) &&
+		if (p && r->sup && thread_find(r, pid) &&
 		    !sup_session_exec_stops(r->sup, pid, time)) {
 			p->exec_by_records = true;
 			p->exec_ns = time;
@@ -1016,10 +1014,8 @@ static struct rec_ring *ring_new(struct rec *r, struct rec_proc *p, pid_t tid)
 		 * it (exec_from_records()), unless a mode acts on the new
 		 * program at its exec stop (on_exec_may_run()). Test:
 		 * t3078-exec-without-stop. */
-		if (on_exec_may_run(r, 0)) {
+		if (on_exec_may_run(r, 0))
 			sup_session_no_exec_stops(r->sup);
-			r->no_exec_stops = true;
-		}
 	} else if (p && smp_thread_inherits(g->st)) {
 		g->next_of_proc = p->rings;
 		p->rings = g;
@@ -1389,9 +1385,9 @@ static void on_exec(void *arg, pid_t pid, pid_t old_tid)
 	r->program_started = true; /* the run's first exec is its first process's */
 	(void)old_tid;
 	/* The old image's samples, not the new one's (told by the records,
-	 * the exec comes in their order: those before it are handed on). */
-	if (r->telling_exec != pid)
-		drain_cpus_until(r, when);
+	 * the exec comes in their order: those before it are handed on, and
+	 * this drain hands on nothing more). */
+	drain_cpus_until(r, when);
 	/* The executable is the first file the exec mapped (its mmap
 	 * records, told since its comm record): /proc/PID/exe's link names
 	 * the same file. */
@@ -1504,12 +1500,10 @@ static void exec_from_records(struct rec *r, struct rec_proc *p)
 
 	r->execs_told++;
 	before = sup_session_exec_told(r->sup, (struct sup_exec_told){ .pid = pid, .ns = p->exec_ns });
-	r->telling_exec = pid;
 	t->reaped = true; /* as at an exec stop: its memory is the new program's */
 	thread_gone_at(r, t, true, p->exec_ns);
 	on_exec(r, pid, pid);
 	on_thread_new(r, pid, pid, parent, false);
-	r->telling_exec = 0;
 	sup_session_exec_told(r->sup, before);
 	if (reaped && (t = thread_find(r, pid)))
 		t->reaped = true;
