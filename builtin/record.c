@@ -2134,12 +2134,14 @@ void rec_loop(struct rec *r, struct sup_result *res)
 		pr_err("event loop failed: %s", strerror(-err));
 	sup_session_loop_stats(r->sup, &ls);
 	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
-		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop; "
+		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop, "
+		 "%llu held for their creator's later event, %llu of them let go without it; "
 		 "%llu execs resumed before they were reported, %llu told by records without a stop); "
 		 "%llu mappings from mmap records",
 		 (unsigned long long)ls.waits, (unsigned long long)ls.statuses,
 		 (unsigned long long)ls.timers, (unsigned long long)ls.hangups,
-		 (unsigned long long)ls.early_first_stops, (unsigned long long)ls.exec_early,
+		 (unsigned long long)ls.early_first_stops, (unsigned long long)ls.creator_late,
+		 (unsigned long long)ls.creator_never, (unsigned long long)ls.exec_early,
 		 (unsigned long long)r->execs_told, (unsigned long long)r->mmaps);
 	sym_cache_stats(&cs);
 	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "

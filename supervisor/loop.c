@@ -23,6 +23,13 @@
  * psup's exit the kernel detaches whatever is left. */
 #define SUP_DETACH_TIMEOUT_NS (5ULL * 1000000000ULL)
 
+/* A new thread held in its first stop for its creator's clone or fork event
+ * (await_creator()) goes without it after this long. The creator is
+ * runnable when its child first stops; only a machine busy enough to leave
+ * it waiting for a CPU for this long (or a creator psup lets go of) makes
+ * the child pay it. */
+#define SUP_AWAIT_CREATOR_NS (200ULL * 1000000ULL)
+
 static const int sup_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 static void on_signals(void *arg, int fd);
@@ -36,6 +43,7 @@ int sup_session_init(struct sup_session *s, bool attach_mode)
 
 	s->attach_mode = attach_mode;
 	s->test_clone_wait = getenv("PSUP_TEST_CLONE_WAIT") != NULL;
+	s->test_creator_late = getenv("PSUP_TEST_CREATOR_LATE") ? atoi(getenv("PSUP_TEST_CREATOR_LATE")) : 0;
 	s->epfd = s->sigfd = s->tickfd = s->durfd = s->exec_err_fd = -1;
 	s->pausefd = -1;
 	psup_u64map_init(&s->threads);
@@ -447,6 +455,10 @@ static void adopt_child(struct sup_session *s, struct sup_thread *t, pid_t child
 	if (c) {
 		if (!c->parent)
 			c->parent = t->tid;
+		/* Held in its first stop (await_creator()): set up as if its
+		 * stop came now. */
+		if ((c->flags & SUP_THREAD_AWAIT_CREATOR) && inherit_no_exec)
+			c->flags |= SUP_THREAD_NO_EXEC;
 		/* A child of a thread psup lets go of goes too (nested.c). */
 		if ((t->flags & SUP_THREAD_DETACHING) && !(c->flags & SUP_THREAD_DETACHING)) {
 			c->flags |= SUP_THREAD_DETACHING;
@@ -663,6 +675,95 @@ static void first_stop_options(struct sup_session *s, struct sup_thread *t)
 static void dispatch(struct sup_session *s, pid_t tid, int status);
 
 /*
+ * Rule 10: a new thread's (or process's) first stop came before its
+ * creator's clone or fork event; under load the creator may not have run
+ * since its clone() returned in the kernel. Reported now, it would have no
+ * creator: no creation context, no tid word for the join's blame, a process
+ * with none of its parent's mappings (its samples [unknown] until /proc is
+ * read). It is held in that stop, as it would be waiting for psup's answer
+ * after its creator's stop, until the event comes (adopt_child(),
+ * child_first_stop()) or, when the creator's process is not traced or
+ * SUP_AWAIT_CREATOR_NS pass, reported without a creator. True when held.
+ * Test: t3079-creator-late.
+ */
+static bool await_creator(struct sup_session *s, struct sup_thread *t, int status, bool new_process,
+			  bool creator_traced)
+{
+	if (!creator_traced || s->stopping)
+		return false;
+	t->flags |= SUP_THREAD_AWAIT_CREATOR | (new_process ? SUP_THREAD_NEW_PROCESS : 0);
+	t->first_status = status;
+	t->await_until = psup_now_ns() + SUP_AWAIT_CREATOR_NS;
+	if (!s->awaiting++ || t->await_until < s->await_next)
+		s->await_next = t->await_until;
+	s->lstats.creator_late++;
+	return true;
+}
+
+/* A thread held by await_creator() goes on: reported (with its creator when
+ * its event came) and its first stop dispatched. */
+static void await_end(struct sup_session *s, struct sup_thread *t)
+{
+	pid_t tid = t->tid;
+	int status = t->first_status;
+	bool new_process = t->flags & SUP_THREAD_NEW_PROCESS;
+
+	t->flags &= ~(SUP_THREAD_AWAIT_CREATOR | SUP_THREAD_NEW_PROCESS);
+	s->awaiting--;
+	sup_thread_report(s, t, new_process);
+	dispatch(s, tid, status);
+}
+
+/* The held threads whose creator's event did not come in time (all of them
+ * when psup stops: they are then detached or killed as any other). */
+static void await_expired(struct sup_session *s)
+{
+	uint64_t now = psup_now_ns();
+
+	s->await_next = UINT64_MAX;
+	for (size_t i = 0; s->awaiting && i < s->threads.cap; i++) {
+		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
+
+		if (!s->threads.keys[i] || !t || !(t->flags & SUP_THREAD_AWAIT_CREATOR))
+			continue;
+		if (s->stopping || t->await_until <= now) {
+			s->lstats.creator_never++;
+			await_end(s, t);
+			/* Its dispatch may add or remove entries: rescan. */
+			s->await_next = UINT64_MAX;
+			i = (size_t)-1;
+		} else if (t->await_until < s->await_next) {
+			s->await_next = t->await_until;
+		}
+	}
+}
+
+/* PSUP_TEST_CREATOR_LATE: the creator's event waits for its child's first
+ * stop (rule 10's order, made certain). */
+static void creator_late(struct sup_session *s, pid_t child)
+{
+	int status;
+	pid_t r;
+
+	if (!child || sup_thread_find(s, child))
+		return;
+	for (size_t i = 0; i < s->nbatch; i++) {
+		if (s->batch[i].tid == child && !s->batch[i].done) {
+			s->batch[i].done = true;
+			dispatch(s, child, s->batch[i].status);
+			return;
+		}
+	}
+	do
+		r = waitpid(child, &status, __WALL);
+	while (r < 0 && errno == EINTR);
+	if (r == child) {
+		s->lstats.statuses++;
+		dispatch(s, child, status);
+	}
+}
+
+/*
  * Once its creator is resumed from its clone (fork, vfork) stop, a new
  * thread whose first stop has come already, in the batch being dispatched
  * or since, is handled at once: it would otherwise wait for a second pass of
@@ -681,6 +782,12 @@ static bool child_first_stop(struct sup_session *s, pid_t child)
 	int status;
 	pid_t r;
 
+	if (c && (c->flags & SUP_THREAD_AWAIT_CREATOR)) {
+		if (s->test_creator_late == 2)
+			return false;
+		await_end(s, c);
+		return true;
+	}
 	if (!c || (c->flags & SUP_THREAD_SEEN_STOP))
 		return false;
 	for (size_t i = 0; i < s->nbatch; i++) {
@@ -719,10 +826,15 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	t = sup_thread_find(s, tid);
 	if (!t) {
 		/* Rule 10: a new thread's first stop can precede its
-		 * creator's event. Adopt it. */
+		 * creator's event. Adopt it, and wait for that event when
+		 * the creator's process is traced (await_creator()). */
 		struct sup_proc_status ps;
-		pid_t tgid = sup_proc_status(tid, &ps) == 0 ? ps.tgid : tid;
-		bool new_process = tgid == tid && !sup_process_find(s, tgid);
+		bool have_ps = sup_proc_status(tid, &ps) == 0;
+		pid_t tgid = have_ps ? ps.tgid : tid;
+		struct sup_process *p = sup_process_find(s, tgid);
+		bool new_process = tgid == tid && !p;
+		struct sup_process *from = new_process ? (have_ps ? sup_process_find(s, ps.ppid) : NULL) : p;
+		bool creator_traced = from && from->nthreads && !from->ended;
 
 		t = sup_thread_add(s, tid, tgid, 0);
 		if (!t) {
@@ -731,6 +843,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		}
 		if (s->stopping)
 			t->flags |= SUP_THREAD_DETACHING;
+		else if (await_creator(s, t, status, new_process, creator_traced))
+			return;
 		sup_thread_report(s, t, new_process);
 	}
 	if (!(t->flags & SUP_THREAD_SEEN_STOP))
@@ -787,6 +901,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	case SUP_STOP_VFORK: {
 		pid_t child = (pid_t)event_msg(tid);
 
+		if (s->test_creator_late)
+			creator_late(s, child);
 		adopt_child(s, t, child, st.kind != SUP_STOP_CLONE);
 		first_stop_child = child;
 		break;
@@ -814,10 +930,13 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			/* Its next stop is the signal's delivery, where the
 			 * hook consumes it; detach there. */
 			sup_thread_resume(t, PTRACE_CONT, sig);
-			return;
+		} else {
+			sup_thread_mask_restore(t);
+			sup_detach_thread(s, t, sig);
 		}
-		sup_thread_mask_restore(t);
-		sup_detach_thread(s, t, sig);
+		/* A child held for this event goes now (detached with it). */
+		if (first_stop_child)
+			child_first_stop(s, first_stop_child);
 		if (s->stopping && !s->nthreads)
 			s->done = true;
 		return;
@@ -1099,6 +1218,8 @@ int sup_session_run(struct sup_session *s)
 			begin_stop(s, "interrupted");
 		if (s->done)
 			break;
+		if (s->awaiting && (s->stopping || psup_now_ns() >= s->await_next))
+			await_expired(s);
 		if (s->stopping) {
 			uint64_t now = psup_now_ns();
 			if (now >= s->stop_deadline) {
@@ -1107,6 +1228,13 @@ int sup_session_run(struct sup_session *s)
 				break;
 			}
 			timeout = (int)((s->stop_deadline - now) / 1000000ULL) + 1;
+		}
+		if (s->awaiting) {
+			uint64_t now = psup_now_ns();
+			int ms = s->await_next > now ? (int)((s->await_next - now) / 1000000ULL) + 1 : 0;
+
+			if (timeout < 0 || ms < timeout)
+				timeout = ms;
 		}
 		int n = epoll_wait(s->epfd, evs, (int)PSUP_ARRAY_SIZE(evs), timeout);
 		s->lstats.waits++;

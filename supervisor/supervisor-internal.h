@@ -20,6 +20,11 @@ enum sup_thread_flags {
 	SUP_THREAD_HELD = 1 << 6,          /* held stopped until hold_until */
 	SUP_THREAD_SYSEXIT = 1 << 7,       /* resumed with PTRACE_SYSCALL: its exit stop is psup's */
 	SUP_THREAD_NO_EXEC = 1 << 8,       /* its options lack PTRACE_O_TRACEEXEC (sup_session_no_exec_stops()) */
+	/* Its first stop came before its creator's clone or fork event (rule
+	 * 10): held in it, not reported yet, until the event (loop.c,
+	 * await_creator()). */
+	SUP_THREAD_AWAIT_CREATOR = 1 << 9,
+	SUP_THREAD_NEW_PROCESS = 1 << 10, /* with AWAIT_CREATOR: the first thread of a new process */
 };
 
 struct sup_thread {
@@ -58,6 +63,10 @@ struct sup_thread {
 	uint64_t hold_asked;  /* ns the hold hook asked for */
 	int sysexit_nr;       /* SUP_THREAD_SYSEXIT: the call whose exit is awaited */
 	bool held_at_seccomp; /* resume a hold with the call's own request */
+	/* SUP_THREAD_AWAIT_CREATOR: its first stop's wait status, and when
+	 * (mono ns) it is let go without its creator. */
+	int first_status;
+	uint64_t await_until;
 };
 
 struct sup_process {
@@ -146,6 +155,14 @@ struct sup_session {
 	struct sup_status *batch;
 	size_t nbatch;
 	bool test_clone_wait; /* PSUP_TEST_CLONE_WAIT: wait for that first stop */
+	/* Threads held in their first stop for their creator's event
+	 * (SUP_THREAD_AWAIT_CREATOR), and the earliest await_until. */
+	unsigned awaiting;
+	uint64_t await_next;
+	/* PSUP_TEST_CREATOR_LATE: 1, a creator's clone or fork event waits
+	 * for its child's first stop and comes after it (rule 10's order);
+	 * 2, the child then waits out its await_until too. */
+	int test_creator_late;
 };
 
 /* thread.c */

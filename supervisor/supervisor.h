@@ -455,6 +455,8 @@ struct sup_loop_stats {
 	uint64_t timers;            /* timer expirations handled: tick, duration, pauses */
 	uint64_t hangups;           /* watched fds taken out of the epoll set at EPOLLHUP/EPOLLERR */
 	uint64_t early_first_stops; /* new threads resumed in the pass of their creator's clone stop */
+	uint64_t creator_late;      /* first stops held for their creator's later clone or fork event */
+	uint64_t creator_never;     /* of those, let go without it (SUP_AWAIT_CREATOR_NS) */
 	uint64_t exec_early;        /* exec stops resumed before their hooks (exec_may_run) */
 };
 void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *out);

@@ -97,6 +97,8 @@ void sup_thread_remove(struct sup_session *s, struct sup_thread *t, bool exited)
 	struct sup_process *p = sup_process_find(s, t->pid);
 
 	pr_trace("thread %d (process %d) removed", t->tid, t->pid);
+	if (t->flags & SUP_THREAD_AWAIT_CREATOR)
+		s->awaiting--;
 	if ((t->flags & SUP_THREAD_REPORTED) && s->hooks.thread_gone)
 		s->hooks.thread_gone(s->hooks.arg, t->tid, t->pid, exited);
 	psup_u64map_remove(&s->threads, (uint64_t)t->tid);
