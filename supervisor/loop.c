@@ -738,29 +738,28 @@ static void await_expired(struct sup_session *s)
 	}
 }
 
-/* PSUP_TEST_CREATOR_LATE: the creator's event waits for its child's first
- * stop (rule 10's order, made certain). */
-static void creator_late(struct sup_session *s, pid_t child)
+/* Dispatches child's status now: the one of the batch being dispatched, or
+ * the next one (waited for when block). True when one was dispatched. */
+static bool dispatch_now(struct sup_session *s, pid_t child, bool block)
 {
 	int status;
 	pid_t r;
 
-	if (!child || sup_thread_find(s, child))
-		return;
 	for (size_t i = 0; i < s->nbatch; i++) {
 		if (s->batch[i].tid == child && !s->batch[i].done) {
 			s->batch[i].done = true;
 			dispatch(s, child, s->batch[i].status);
-			return;
+			return true;
 		}
 	}
 	do
-		r = waitpid(child, &status, __WALL);
+		r = waitpid(child, &status, __WALL | (block ? 0 : WNOHANG));
 	while (r < 0 && errno == EINTR);
-	if (r == child) {
-		s->lstats.statuses++;
-		dispatch(s, child, status);
-	}
+	if (r != child)
+		return false;
+	s->lstats.statuses++;
+	dispatch(s, child, status);
+	return true;
 }
 
 /*
@@ -779,8 +778,6 @@ static void creator_late(struct sup_session *s, pid_t child)
 static bool child_first_stop(struct sup_session *s, pid_t child)
 {
 	struct sup_thread *c = child ? sup_thread_find(s, child) : NULL;
-	int status;
-	pid_t r;
 
 	if (c && (c->flags & SUP_THREAD_AWAIT_CREATOR)) {
 		if (s->test_creator_late == 2)
@@ -788,24 +785,9 @@ static bool child_first_stop(struct sup_session *s, pid_t child)
 		await_end(s, c);
 		return true;
 	}
-	if (!c || (c->flags & SUP_THREAD_SEEN_STOP))
+	if (!c || (c->flags & SUP_THREAD_SEEN_STOP) || !dispatch_now(s, child, s->test_clone_wait))
 		return false;
-	for (size_t i = 0; i < s->nbatch; i++) {
-		if (s->batch[i].tid == child && !s->batch[i].done) {
-			s->batch[i].done = true;
-			s->lstats.early_first_stops++;
-			dispatch(s, child, s->batch[i].status);
-			return true;
-		}
-	}
-	do
-		r = waitpid(child, &status, __WALL | (s->test_clone_wait ? 0 : WNOHANG));
-	while (r < 0 && errno == EINTR);
-	if (r != child)
-		return false;
-	s->lstats.statuses++;
 	s->lstats.early_first_stops++;
-	dispatch(s, child, status);
 	return true;
 }
 
@@ -901,8 +883,10 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	case SUP_STOP_VFORK: {
 		pid_t child = (pid_t)event_msg(tid);
 
-		if (s->test_creator_late)
-			creator_late(s, child);
+		/* PSUP_TEST_CREATOR_LATE: its child's first stop goes
+		 * first (rule 10's order, made certain). */
+		if (s->test_creator_late && child && !sup_thread_find(s, child))
+			dispatch_now(s, child, true);
 		adopt_child(s, t, child, st.kind != SUP_STOP_CLONE);
 		first_stop_child = child;
 		break;
