@@ -371,6 +371,8 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 	}
 }
 
+static void await_end(struct sup_session *s, struct sup_thread *t, bool stopped);
+
 static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_stop *st)
 {
 	struct sup_thread *t = sup_thread_find(s, tid);
@@ -382,6 +384,10 @@ static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_s
 		return;
 	}
 	pid = t->pid;
+	/* Killed while held for its creator's event: reported first, so
+	 * that its end (and its process's) has a start. */
+	if (t->flags & SUP_THREAD_AWAIT_CREATOR)
+		await_end(s, t, false);
 	sup_thread_remove(s, t, true);
 	/* A leader's status is reported once the whole group is gone
 	 * (delay_group_leader); it is the process's. Test: t1150-leader-exit. */
@@ -701,8 +707,8 @@ static bool await_creator(struct sup_session *s, struct sup_thread *t, int statu
 }
 
 /* A thread held by await_creator() goes on: reported (with its creator when
- * its event came) and its first stop dispatched. */
-static void await_end(struct sup_session *s, struct sup_thread *t)
+ * its event came) and, when still stopped, its first stop dispatched. */
+static void await_end(struct sup_session *s, struct sup_thread *t, bool stopped)
 {
 	pid_t tid = t->tid;
 	int status = t->first_status;
@@ -711,7 +717,8 @@ static void await_end(struct sup_session *s, struct sup_thread *t)
 	t->flags &= ~(SUP_THREAD_AWAIT_CREATOR | SUP_THREAD_NEW_PROCESS);
 	s->awaiting--;
 	sup_thread_report(s, t, new_process);
-	dispatch(s, tid, status);
+	if (stopped)
+		dispatch(s, tid, status);
 }
 
 /* The held threads whose creator's event did not come in time (all of them
@@ -728,7 +735,7 @@ static void await_expired(struct sup_session *s)
 			continue;
 		if (s->stopping || t->await_until <= now) {
 			s->lstats.creator_never++;
-			await_end(s, t);
+			await_end(s, t, true);
 			/* Its dispatch may add or remove entries: rescan. */
 			s->await_next = UINT64_MAX;
 			i = (size_t)-1;
@@ -782,7 +789,7 @@ static bool child_first_stop(struct sup_session *s, pid_t child)
 	if (c && (c->flags & SUP_THREAD_AWAIT_CREATOR)) {
 		if (s->test_creator_late == 2)
 			return false;
-		await_end(s, c);
+		await_end(s, c, true);
 		return true;
 	}
 	if (!c || (c->flags & SUP_THREAD_SEEN_STOP) || !dispatch_now(s, child, s->test_clone_wait))
