@@ -1309,11 +1309,9 @@ static void on_thread_gone(void *arg, pid_t tid, pid_t pid, bool exited)
 	p = tid == pid ? proc_find(r, pid) : NULL;
 	if (p && p->exec_by_records)
 		exec_from_records(r, p);
-	t = thread_find(r, tid);
-	if (!t)
-		return;
-	t->reaped = exited;
-	thread_gone_at(r, t, exited, now);
+	t = thread_find(r, tid); /* the new program's, reaped as the old (exec_from_records()) */
+	if (t)
+		thread_gone_at(r, t, exited, now);
 }
 
 /*

@@ -1209,10 +1209,11 @@ int sup_session_run(struct sup_session *s)
 			begin_stop(s, "interrupted");
 		if (s->done)
 			break;
-		if (s->awaiting && (s->stopping || psup_now_ns() >= s->await_next))
+		uint64_t now = s->awaiting || s->stopping ? psup_now_ns() : 0;
+
+		if (s->awaiting && (s->stopping || now >= s->await_next))
 			await_expired(s);
 		if (s->stopping) {
-			uint64_t now = psup_now_ns();
 			if (now >= s->stop_deadline) {
 				report_unstopped(s);
 				s->done = true;
@@ -1221,7 +1222,6 @@ int sup_session_run(struct sup_session *s)
 			timeout = (int)((s->stop_deadline - now) / 1000000ULL) + 1;
 		}
 		if (s->awaiting) {
-			uint64_t now = psup_now_ns();
 			int ms = s->await_next > now ? (int)((s->await_next - now) / 1000000ULL) + 1 : 0;
 
 			if (timeout < 0 || ms < timeout)
