@@ -6,8 +6,11 @@ cd "$WORK"
 
 "$PSUP" run -q -o k.cbor -- "$TARGETS/threads" 4 30 &
 ppid=$!
-wait_for "pgrep -P $ppid >/dev/null" 10 || fail "target did not start"
-tpid=$(pgrep -P $ppid)
+# By its name: psup's other child, the one that starts its keeper
+# (sampler/event.c), lives a moment, and the target is psup's child before
+# its exec too.
+wait_for "pgrep -x -P $ppid threads >/dev/null" 10 || fail "target did not start"
+tpid=$(pgrep -x -P $ppid threads)
 # killed once its threads ran 0.5 s of CPU time (about 500 samples), not
 # after 1 s of wall time that a loaded machine may give them little of
 wait_cpu $tpid 500 || fail "the target did not run 0.5 s of CPU in 60 s"
