@@ -915,11 +915,12 @@ static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
 static void hook_exit(void *arg, pid_t tid, int nr, int64_t ret)
 {
 	struct causal_cmd *cz = arg;
-	(void)tid;
 	(void)nr;
 	(void)ret;
-	if (!cz->failed)
+	if (!cz->failed) {
 		drain_now(cz);
+		exp_causal_syscall_exit(cz->eng, tid);
+	}
 }
 
 static void causal_session(struct rec_mode *m, struct sup_session *s)
@@ -1293,6 +1294,12 @@ static int causal_end(struct rec_mode *m)
 	if (st.experiments && st.settle_ns)
 		pr_info("causal: settling (the last debts paid, not measured) took %.1f ms per experiment",
 			(double)st.settle_ns / 1e6 / (double)st.experiments);
+	if (st.experiments && st.observer_stops)
+		pr_info("causal: %llu of psup's stops in experiments (system calls, unlock traps), %.1f us each "
+			"from switch-out to switch-in; the program idle meanwhile %.2f ms per experiment, left out "
+			"of their durations",
+			(unsigned long long)st.observer_stops, (double)st.observer_stop_ns / 1e3 / (double)st.observer_stops,
+			(double)st.observer_idle_ns / 1e6 / (double)st.experiments);
 	/* What a pause costs beyond what was asked (the excess, subtracted
 	 * from later pauses) and how long an interrupt takes to stop a thread:
 	 * the numbers docs/performance.md quotes ("What causal mode costs"). */

@@ -127,6 +127,21 @@ struct cz_thread {
 	int pre_cpu;
 	bool pre_behind; /* a line sample was taken there since */
 	bool defer;      /* at a blocking call's stop: do not pay there */
+	bool on_cpu;     /* its last switch record was a switch-in */
+	/* An intercepted call's stop (psup's, not a pause): its switch-out
+	 * (obs_out, 0: none pending), then at its resume's switch-in the
+	 * program's idle time meanwhile (obs_cand_ns, at obs_cand_at), kept
+	 * unless it blocked at once (it would have waited anyway). */
+	uint64_t obs_out, obs_cand_at, obs_cand_ns;
+	/* Its switch-out soon after that resume, not preempted: a block
+	 * (dropped at its wake-up) or the next stop (kept: observer_stop). */
+	uint64_t obs_cand_out;
+	bool obs_held;
+	bool obs_keep; /* a stop at a wake, a return or a trap: kept even when a block follows */
+	/* Held for a pause since pause_a: its span's slot in c->paused + 1
+	 * (0: not held), closed at its next switch-in. */
+	unsigned pause_slot;
+	uint64_t pause_a;
 };
 
 struct cz_proc {
@@ -158,8 +173,25 @@ enum cz_state { CZ_IDLE,
  * refused, an exit) must not hold the experiment open. */
 #define SETTLE_MAX_NS (20ULL * 1000000ULL)
 
+#define IDLE_SPANS 64
+
+struct span {
+	uint64_t a, b;
+};
+
 struct exp_causal {
 	struct exp_causal_config cfg;
+	/* The program's threads on a CPU, from the switch records; when none
+	 * has been since (idle_since), and the last spans with none. */
+	int nrunning;
+	uint64_t idle_since;
+	struct span idle[IDLE_SPANS];
+	unsigned ipos;
+	/* The last spans a thread was held for a pause (b UINT64_MAX: still
+	 * held): inserted delays, not the observer's. */
+	struct span paused[IDLE_SPANS];
+	unsigned ppos;
+	uint64_t obs_ns; /* the measured part's time idle in psup's stops */
 	struct exp_progress *pp;
 	struct exp_sink out;
 	uint64_t rng;
@@ -503,12 +535,17 @@ int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid)
 	return 0;
 }
 
+static void pause_span_close(struct exp_causal *c, struct cz_thread *t, uint64_t b);
+
 void exp_causal_thread_gone(struct exp_causal *c, pid_t tid)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
 	if (!t)
 		return;
+	if (t->on_cpu && c->nrunning > 0 && --c->nrunning == 0)
+		c->idle_since = c->now;
+	pause_span_close(c, t, c->now);
 	psup_u64map_remove(&c->threads, (uint64_t)tid);
 	free(t);
 }
@@ -694,12 +731,17 @@ static void observer_charge(struct exp_causal *c, struct cz_thread *t, uint64_t 
 	c->st.observer_samples++;
 }
 
+static void observer_commit(struct exp_causal *c, struct cz_thread *t);
+
 void exp_causal_interrupted(struct exp_causal *c, pid_t tid, uint64_t now)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
 	if (!t)
 		return;
+	/* Stopped for a pause: it ran since its last stop's resume. */
+	if (t->obs_cand_at)
+		observer_commit(c, t);
 	t->interrupted_at = now;
 	/* Resumed at once when it owes nothing: exp_causal_held() sets the
 	 * resume's time when it is held. */
@@ -894,6 +936,157 @@ static void resolve_all_wakes(struct exp_causal *c)
 			resolve_wakes(c, (struct cz_thread *)(uintptr_t)c->threads.vals[i]);
 }
 
+/* ---- the observer's stops ------------------------------------------------ */
+
+/*
+ * A stop at an intercepted call is psup's, not the program's: while the
+ * thread waits for psup and for its resume, the program makes no progress
+ * when no other thread of it runs either. That time is taken out of the
+ * experiment's duration as a delay all threads took would be (Coz: only the
+ * inserted delays leave the effective duration, and a pause every thread
+ * takes changes nothing), at every speedup alike.
+ */
+/* A thread that blocks within this long of its resume would have waited
+ * anyway: its stop cost the program nothing. */
+#define OBS_BLOCK_NS (30ULL * 1000ULL)
+
+static void read_in_flight(struct exp_causal *c, uint64_t now);
+
+/* How much of [lo, hi) the pause spans cover (their union). */
+static uint64_t paused_within(const struct exp_causal *c, uint64_t lo, uint64_t hi)
+{
+	struct span in[IDLE_SPANS];
+	unsigned n = 0;
+	uint64_t sum = 0, end = lo;
+
+	for (unsigned i = 0; i < IDLE_SPANS; i++) {
+		uint64_t a = c->paused[i].a > lo ? c->paused[i].a : lo;
+		uint64_t b = c->paused[i].b < hi ? c->paused[i].b : hi;
+		if (!c->paused[i].a || b <= a)
+			continue;
+		unsigned k = n++;
+		for (; k > 0 && in[k - 1].a > a; k--)
+			in[k] = in[k - 1];
+		in[k] = (struct span){ a, b };
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (in[i].b <= end)
+			continue;
+		sum += in[i].b - (in[i].a > end ? in[i].a : end);
+		end = in[i].b;
+	}
+	return sum;
+}
+
+/* The time in [a, b) with no thread of the program on a CPU and none held
+ * for a pause. */
+static uint64_t idle_overlap(const struct exp_causal *c, uint64_t a, uint64_t b)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < IDLE_SPANS; i++) {
+		uint64_t lo = c->idle[i].a > a ? c->idle[i].a : a;
+		uint64_t hi = c->idle[i].b < b ? c->idle[i].b : b;
+		if (hi > lo)
+			sum += hi - lo - paused_within(c, lo, hi);
+	}
+	return sum;
+}
+
+/* t is held for a pause from a (its stop's switch-out), or is no more at b. */
+static void pause_span_open(struct exp_causal *c, struct cz_thread *t, uint64_t a)
+{
+	if (t->pause_slot || !a)
+		return;
+	c->paused[c->ppos] = (struct span){ a, UINT64_MAX };
+	t->pause_slot = c->ppos + 1;
+	t->pause_a = a;
+	c->ppos = (c->ppos + 1) % IDLE_SPANS;
+}
+
+static void pause_span_close(struct exp_causal *c, struct cz_thread *t, uint64_t b)
+{
+	struct span *p = t->pause_slot ? &c->paused[t->pause_slot - 1] : NULL;
+
+	/* (Its slot was taken over by a later pause: nothing to close.) */
+	if (p && p->a == t->pause_a && p->b == UINT64_MAX)
+		p->b = b > p->a ? b : p->a;
+	t->pause_slot = 0;
+}
+
+static void observer_commit(struct exp_causal *c, struct cz_thread *t)
+{
+	uint64_t at = t->obs_cand_at, ns = t->obs_cand_ns;
+
+	t->obs_cand_at = 0;
+	if (!ns || !in_experiment(c, at) || !measured(c, at) || (c->state == CZ_SETTLING && at >= c->t_settle))
+		return;
+	c->obs_ns += ns;
+	c->st.observer_idle_ns += ns;
+	if (c->latency && c->state != CZ_SETTLING) {
+		read_in_flight(c, at);
+		for (unsigned j = 0; j < MAX_POINTS; j++)
+			c->flight_area[j] -= c->flight_prev[j] * (double)ns;
+	}
+}
+
+static void observer_switch(struct exp_causal *c, struct cz_thread *t, bool out, bool preempt, uint64_t time)
+{
+	if (!out) {
+		pause_span_close(c, t, time);
+		if (!t->on_cpu) {
+			t->on_cpu = true;
+			if (c->nrunning++ == 0 && c->idle_since && time > c->idle_since) {
+				c->idle[c->ipos].a = c->idle_since;
+				c->idle[c->ipos].b = time;
+				c->ipos = (c->ipos + 1) % IDLE_SPANS;
+			}
+			c->idle_since = 0;
+		}
+		/* Woken from a block right after its resume: it would have
+		 * waited anyway. */
+		if (t->obs_cand_at && t->obs_cand_out)
+			t->obs_cand_at = 0;
+		if (t->obs_out) {
+			if (!t->obs_held && time > t->obs_out) {
+				c->st.observer_stop_ns += time - t->obs_out;
+				c->st.observer_stops++;
+				t->obs_cand_ns = idle_overlap(c, t->obs_out, time);
+				t->obs_cand_at = time;
+				t->obs_cand_out = 0;
+			}
+			t->obs_out = 0;
+		}
+		return;
+	}
+	if (t->on_cpu) {
+		t->on_cpu = false;
+		if (c->nrunning > 0 && --c->nrunning == 0)
+			c->idle_since = time;
+	}
+	if (t->obs_cand_at && !t->obs_cand_out) {
+		if (!preempt && !t->obs_keep && time - t->obs_cand_at < OBS_BLOCK_NS)
+			t->obs_cand_out = time; /* a block, or psup's next stop */
+		else
+			observer_commit(c, t);
+	}
+}
+
+/* t stopped for psup (every record read): at a call that waits (a block
+ * right after its resume is no cost of the stop), or (keep) at one that
+ * wakes another thread, at a wait's return or at an unlock trap, where the
+ * stop delays the thread or whoever it wakes whatever it does next. */
+static void observer_stop(struct exp_causal *c, struct cz_thread *t, bool keep)
+{
+	t->obs_out = t->last_out > t->last_in ? t->last_out : 0;
+	t->obs_held = false;
+	t->obs_keep = keep;
+	/* The switch-out after the last stop's resume was into this one: the
+	 * thread ran between them, so the last stop delayed it. */
+	if (t->obs_cand_at)
+		observer_commit(c, t);
+}
+
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time,
 		       int cpu)
 {
@@ -901,6 +1094,8 @@ void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, 
 
 	if (!t)
 		return;
+	if (time)
+		observer_switch(c, t, out, preempt, time);
 	t->blocked = out && !preempt;
 	if (out && preempt && time && cpu >= 0 && t->wait == WAIT_NONE && in_experiment(c, time))
 		preempted(c, t, time, cpu);
@@ -1009,6 +1204,33 @@ static bool can_block(int nr, const uint64_t args[6])
 	return nr == SYS_futex_waitv || nr == SYS_rt_sigtimedwait || nr == SYS_rt_sigsuspend;
 }
 
+/* The intercepted calls that wake another thread: futex wakes, signals sent,
+ * a thread's exit (its joiner). */
+static bool wakes(int nr, const uint64_t args[6])
+{
+	switch (nr) {
+	case SYS_futex:
+		return !can_block(nr, args);
+	case SYS_kill:
+	case SYS_tkill:
+	case SYS_tgkill:
+	case SYS_rt_sigqueueinfo:
+	case SYS_rt_tgsigqueueinfo:
+	case SYS_exit:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	if (t)
+		observer_stop(c, t, true);
+}
+
 /* The intercepted calls that wait for time or an event and are made to
  * wait: a thread pays at their return what accumulated meanwhile. Not the
  * reads and receives (they return at once in I/O loops, where a second stop
@@ -1045,6 +1267,7 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 
 	if (!t)
 		return false;
+	observer_stop(c, t, wakes(nr, args));
 	/* Its previous blocking call returned without blocking (no
 	 * switch-out since its resume): the value had changed, a thread of
 	 * the program woke it before it could sleep. Coz 3.4.1 credits a
@@ -1206,7 +1429,12 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 			g = at;
 	}
 	/* Raised as of its stop: it wakes nobody while held. */
-	return charge(t, g, c->delay_ns, stopped ? stopped : c->now);
+	uint64_t hold = charge(t, g, c->delay_ns, stopped ? stopped : c->now);
+	if (hold) {
+		t->obs_held = true; /* its stop is the pause's (exp_causal_held) */
+		pause_span_open(c, t, stopped ? stopped : c->now);
+	}
+	return hold;
 }
 
 void exp_causal_held(struct exp_causal *c, pid_t tid, uint64_t asked_ns, uint64_t lost_ns,
@@ -1346,8 +1574,13 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 
 	if (p && mutex && (p->mutexes.len < MAX_MUTEXES || psup_u64map_find(&p->mutexes, mutex)))
 		psup_u64map_upsert(&p->mutexes, mutex, NULL);
-	if (t)
+	if (t) {
 		t->trap_hit = now;
+		/* psup's stop too (at 0% as at every speedup), the mutex
+		 * still held: unless it pays there, the time is the
+		 * observer's. */
+		observer_stop(c, t, true);
+	}
 }
 
 /* ---- experiments ----------------------------------------------------- */
@@ -1515,6 +1748,7 @@ static void measure(struct exp_causal *c, uint64_t now)
 	c->warming = false;
 	c->g0 = c->global;
 	c->sel_samples = c->tot_samples = c->pause_ns = c->pauses = 0;
+	c->obs_ns = 0;
 	c->npoints = read_points(c, c->start_vals);
 	c->t_measure = now;
 	c->latency = false;
@@ -1591,7 +1825,8 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 		.line = l ? l->line : 0,
 		.speedup_pct = c->speedup,
 		.duration_ns = now - c->t_measure,
-		.delay_ns = (c->global - c->g0) * c->delay_ns,
+		.delay_ns = (c->global - c->g0) * c->delay_ns + c->obs_ns,
+		.observer_ns = c->obs_ns,
 		.delays = c->global - c->g0,
 		.selected_samples = c->sel_samples,
 		.total_samples = c->tot_samples,

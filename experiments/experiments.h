@@ -49,7 +49,9 @@ struct exp_experiment {
 	unsigned speedup_pct;      /* 0..100 */
 	uint64_t duration_ns;      /* wall time of the experiment */
 	uint64_t delay_ns;         /* total virtual delay inserted (global count x
-				      delay size), the paper's D */
+				      delay size), the paper's D, and observer_ns */
+	uint64_t observer_ns;      /* the part of delay_ns that is the program's
+				      time idle in psup's stops (causal.c) */
 	uint64_t delays;           /* number of delay units (global count) */
 	uint64_t selected_samples; /* samples in the selected line during the
 				      experiment (all threads) */
@@ -677,6 +679,10 @@ void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t 
 bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uint64_t args[6],
 			      uint64_t now);
 
+/* The stop at the return of such a wait (every record read): psup's own,
+ * with the thread awake (see exp_causal_syscall_enter). */
+void exp_causal_syscall_exit(struct exp_causal *c, pid_t tid);
+
 /* How long to hold stopped thread tid now (ns, 0: not at all); counts the
  * owed delays as paid. in_syscall: it is blocked, do not hold (it pays when
  * it runs again). */
@@ -764,6 +770,11 @@ struct exp_causal_stats {
 	uint64_t observer_ns, observer_samples;
 	/* The experiments' settling, left out of their measured time. */
 	uint64_t settle_ns;
+	/* Measured time the program spent idle in psup's stops at
+	 * intercepted calls, left out of the experiments' durations. */
+	uint64_t observer_idle_ns;
+	/* Those stops (not pauses), from switch-out to switch-in. */
+	uint64_t observer_stop_ns, observer_stops;
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 

@@ -583,7 +583,7 @@ static void enc_points(struct rep_writer *w, unsigned n, const struct exp_point_
 
 int rep_write_experiment(struct rep_writer *w, const struct exp_experiment *e)
 {
-	int err = rec_begin(w, 14, "experiment");
+	int err = rec_begin(w, 15, "experiment");
 
 	if (err)
 		return err;
@@ -593,6 +593,7 @@ int rep_write_experiment(struct rep_writer *w, const struct exp_experiment *e)
 	kv_uint(w, "speedup", e->speedup_pct);
 	kv_uint(w, "duration", e->duration_ns);
 	kv_uint(w, "delay", e->delay_ns);
+	kv_uint(w, "observer", e->observer_ns);
 	kv_uint(w, "delays", e->delays);
 	kv_uint(w, "selected_samples", e->selected_samples);
 	kv_uint(w, "total_samples", e->total_samples);

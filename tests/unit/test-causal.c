@@ -640,6 +640,141 @@ static void test_observer(void)
 	sym_space_free(sp);
 }
 
+/* psup's stops at intercepted calls (and unlock traps) are the observer's:
+ * the time the program had no thread on a CPU while one was in such a stop
+ * comes out of the experiment's duration (as a delay every thread took),
+ * unless the stopped thread, stopped at a wait, blocked at once after it (it
+ * would have waited anyway), or was held there for a pause. */
+static void test_observer_idle(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 50 * MS,
+		.fixed_speedup = 0,
+		.seed = 5,
+		.no_warmup = true,
+	};
+	struct exp_sink sink = { .experiment = keep_experiment };
+	struct exp_causal_stats st;
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 4201, b = 4202;
+	const uint64_t us = 1000;
+	uint64_t now = 3000 * MS;
+	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
+	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
+	nexps = 0;
+	start_on_line(c, sp, a, now);
+	exp_causal_switch(c, a, false, false, now + 1 * MS, 0);
+	exp_causal_switch(c, b, false, false, now + 1 * MS, 1);
+	exp_causal_switch(c, b, true, false, now + 2 * MS, 1); /* b blocks */
+	/* a stops at a wake with nothing else running: 200 us idle, kept
+	 * once a runs on after its resume. */
+	exp_causal_switch(c, a, true, false, now + 3 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 3 * MS + 50 * us));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + 200 * us, 0);
+	exp_causal_switch(c, a, true, true, now + 5 * MS, 0); /* preempted */
+	exp_causal_switch(c, a, false, false, now + 5 * MS + 500 * us, 0);
+	/* A wait after which it blocks at once: it would have waited
+	 * anyway, nothing taken out. */
+	exp_causal_switch(c, a, true, false, now + 6 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 6 * MS + 20 * us));
+	exp_causal_switch(c, a, false, false, now + 6 * MS + 100 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 6 * MS + 110 * us, 0); /* blocks */
+	exp_causal_switch(c, a, false, false, now + 8 * MS, 0);           /* woken */
+	/* A stop while b runs: the program was not idle. */
+	exp_causal_switch(c, b, false, false, now + 9 * MS, 1);
+	exp_causal_switch(c, a, true, false, now + 10 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 10 * MS + 20 * us));
+	exp_causal_switch(c, a, false, false, now + 10 * MS + 300 * us, 0);
+	exp_causal_switch(c, b, true, false, now + 11 * MS, 1); /* b blocks again */
+	/* Two stops in a row, a wake then a wait it blocks in: the first is
+	 * kept (a ran between them), the second not. */
+	exp_causal_switch(c, a, true, false, now + 12 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 12 * MS + 20 * us));
+	exp_causal_switch(c, a, false, false, now + 12 * MS + 100 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 12 * MS + 110 * us, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 12 * MS + 120 * us));
+	exp_causal_switch(c, a, false, false, now + 12 * MS + 200 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 12 * MS + 210 * us, 0); /* blocks */
+	exp_causal_switch(c, a, false, false, now + 14 * MS, 0);           /* woken */
+	exp_causal_switch(c, a, true, true, now + 15 * MS, 0);
+	/* A wake followed by a block at once is kept: the stop delayed the
+	 * thread it woke. */
+	exp_causal_switch(c, a, false, false, now + 16 * MS, 0);
+	exp_causal_switch(c, a, true, false, now + 17 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 17 * MS + 20 * us));
+	exp_causal_switch(c, a, false, false, now + 17 * MS + 100 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 17 * MS + 110 * us, 0); /* blocks */
+	exp_causal_switch(c, a, false, false, now + 19 * MS, 0);
+	/* So is the stop at a wait's return (the thread is awake). */
+	exp_causal_switch(c, a, true, false, now + 20 * MS, 0);
+	exp_causal_syscall_exit(c, a);
+	exp_causal_switch(c, a, false, false, now + 20 * MS + 90 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 20 * MS + 95 * us, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_stops, 7);
+	CHECK_EQ_INT(st.observer_stop_ns, (200 + 100 + 300 + 100 + 90 + 100 + 90) * us);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 50 * MS), 0);
+	CHECK_EQ_INT(nexps, 1);
+	CHECK_EQ_INT(last_exp.observer_ns, (200 + 100 + 100 + 90) * us);
+	CHECK_EQ_INT(last_exp.delay_ns, (200 + 100 + 100 + 90) * us); /* 0%: no other delay */
+	exp_causal_free(c);
+	sym_space_free(sp);
+
+	/* A stop where the thread pays (held for a pause) is the pause's:
+	 * its cost is the hold's overshoot, not the observer's idle time. */
+	cfg.fixed_speedup = 100;
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
+	nexps = 0;
+	start_on_line(c, sp, b, now);
+	exp_causal_switch(c, a, false, false, now + 1 * MS, 0);
+	line_sample(c, sp, b, now + 1 * MS, 1);
+	exp_causal_switch(c, a, true, false, now + 3 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 3 * MS + 20 * us));
+	CHECK(exp_causal_hold(c, a, false) > 0);
+	exp_causal_held(c, a, MS, MS, now + 4 * MS);
+	exp_causal_switch(c, a, false, false, now + 4 * MS + 50 * us, 0);
+	exp_causal_switch(c, a, true, true, now + 6 * MS, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_stops, 0);
+	CHECK_EQ_INT(st.observer_idle_ns, 0);
+	exp_causal_free(c);
+	sym_space_free(sp);
+
+	/* Nor is the time another thread was held for a pause meanwhile: a
+	 * delay inserted, taken out already. a runs the line, b owes. */
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
+	start_on_line(c, sp, a, now);
+	exp_causal_switch(c, a, false, false, now + 1 * MS, 0);
+	exp_causal_switch(c, b, false, false, now + 1 * MS, 1);
+	line_sample(c, sp, a, now + 1 * MS + 500 * us, 0);
+	exp_causal_switch(c, b, true, false, now + 2 * MS, 1);
+	exp_causal_interrupted(c, b, now + 2 * MS + 20 * us);
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), MS);
+	exp_causal_switch(c, a, true, false, now + 2 * MS + 500 * us, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 2 * MS + 520 * us));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_switch(c, a, false, false, now + 2 * MS + 800 * us, 0); /* within b's pause */
+	exp_causal_held(c, b, MS, MS, now + 3 * MS);
+	exp_causal_switch(c, b, false, false, now + 3 * MS + 50 * us, 1);
+	exp_causal_switch(c, b, true, false, now + 3 * MS + 200 * us, 1); /* b blocks */
+	exp_causal_switch(c, a, true, false, now + 3 * MS + 500 * us, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 3 * MS + 520 * us));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_switch(c, a, false, false, now + 3 * MS + 600 * us, 0);
+	exp_causal_switch(c, a, true, true, now + 5 * MS, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_stops, 2);
+	CHECK_EQ_INT(st.observer_stop_ns, 300 * us + 100 * us);
+	CHECK_EQ_INT(st.observer_idle_ns, 100 * us);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Without futex interception (attach, --no-intercept, --no-futex-stops): a
  * thread that owed when it blocked still owes that after the credit at its
  * wake-up, as after an intercepted wait (Coz's pre_block() notes the global
@@ -1178,6 +1313,7 @@ int main(void)
 	test_line_runners();
 	test_preempt_credit();
 	test_observer();
+	test_observer_idle();
 	test_config();
 	test_filter();
 	return tap_done();

@@ -137,7 +137,7 @@ static int write_profile(const char *path, int variant)
 			{ "app.c:20", EXP_MEASURE_THROUGHPUT, 40, 0, 0, 0, 0, false },
 			{ "req", EXP_MEASURE_LATENCY, 0, 30, 28, -2, 1.25, true },
 		};
-		struct exp_experiment ex = { 8000, "/src/app.c", 20, 0, 2000, 0, 0, 7, 20, 0, 0, 2, pd, false };
+		struct exp_experiment ex = { 8000, "/src/app.c", 20, 0, 2000, 0, 0, 0, 7, 20, 0, 0, 2, pd, false };
 
 		W(rep_write_causal_info(w, &ci));
 		W(rep_write_experiment(w, &ex));

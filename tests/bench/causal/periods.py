@@ -10,7 +10,10 @@ over the experiments of each speedup of the line(s) they selected:
   real/visit the period in wall time: sum(duration) / sum(visits), in ms
   eff/visit  the effective period: sum(duration - delay) / sum(visits)
   pause      the time threads were held (sum over threads) / sum(duration)
-  delay      the delays inserted (global) / sum(duration)
+  delay      the delays inserted (global) / sum(duration), the observer's
+             idle time below included
+  observer   the program's time idle in psup's stops at intercepted calls,
+             taken out of the duration like a delay / sum(duration)
   predicted  1 - eff(s) / eff(0), in percent (no phase correction)
   slowdown   real(s) / real(0): above 1, the pauses were not absorbed
              (they landed on the critical path)
@@ -44,7 +47,7 @@ def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__.split("\n\n")[0])
     want = sys.argv[2] if len(sys.argv) == 3 else None
-    agg = defaultdict(lambda: {"n": 0, "dur": 0, "delay": 0, "visits": 0, "pause": 0, "line": 0})
+    agg = defaultdict(lambda: {"n": 0, "dur": 0, "delay": 0, "visits": 0, "pause": 0, "line": 0, "obs": 0})
     try:
         for r in records(sys.argv[1]):
             if not isinstance(r, dict) or r.get("type") != "experiment" or r.get("end_to_end"):
@@ -59,6 +62,7 @@ def main():
             a["delay"] += r["delay"]
             a["visits"] += visits
             a["pause"] += r.get("pause", 0)
+            a["obs"] += r.get("observer", 0)
             a["line"] += r.get("selected_samples", 0)
     except (OSError, ValueError, cbor2.CBORDecodeError) as e:
         sys.exit(f"periods.py: {sys.argv[1]}: {e}")
@@ -68,7 +72,7 @@ def main():
     real0 = base["dur"] / base["visits"]
     eff0 = (base["dur"] - base["delay"]) / base["visits"]
     print(f"point {want}")
-    print("speedup    n  real/visit  eff/visit   pause   delay  predicted  slowdown  line/ms")
+    print("speedup    n  real/visit  eff/visit   pause   delay  observer  predicted  slowdown  line/ms")
     for s in sorted(agg):
         a = agg[s]
         if not a["visits"] or not a["dur"]:
@@ -76,7 +80,7 @@ def main():
         real = a["dur"] / a["visits"]
         eff = (a["dur"] - a["delay"]) / a["visits"]
         print(f"{s:6d}% {a['n']:5d} {real / 1e6:10.3f} {eff / 1e6:10.3f} {a['pause'] / a['dur']:7.3f} "
-              f"{a['delay'] / a['dur']:7.3f} {100 * (eff0 - eff) / eff0:9.1f}% {real / real0:9.3f} "
+              f"{a['delay'] / a['dur']:7.3f} {a['obs'] / a['dur']:9.3f} {100 * (eff0 - eff) / eff0:9.1f}% {real / real0:9.3f} "
               f"{a['line'] / (a['dur'] / 1e6):8.3f}")
 
 
