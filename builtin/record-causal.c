@@ -812,10 +812,11 @@ static bool hook_trap(void *arg, pid_t tid, const siginfo_t *si)
 		mine->libc_row = 0;
 		mine->backoff = 0;
 	}
-	if (cz->eng)
-		exp_causal_trapped(cz->eng, tid, psup_now_ns(), mutex);
+	/* Every record read first: the engine looks at the trap's stop. */
 	if (!cz->failed)
 		drain_now(cz);
+	if (cz->eng)
+		exp_causal_trapped(cz->eng, tid, psup_now_ns(), mutex);
 	return true;
 }
 
@@ -1005,7 +1006,7 @@ static int causal_thread_gone(struct rec_mode *m, pid_t tid, bool exited, uint64
 	if (cz->pp)
 		exp_progress_thread_gone(cz->pp, tid);
 	trap_thread_gone(cz, tid);
-	exp_causal_thread_gone(cz->eng, tid);
+	exp_causal_thread_gone(cz->eng, tid, time);
 	return err;
 }
 

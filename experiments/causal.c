@@ -127,21 +127,17 @@ struct cz_thread {
 	int pre_cpu;
 	bool pre_behind; /* a line sample was taken there since */
 	bool defer;      /* at a blocking call's stop: do not pay there */
-	bool on_cpu;     /* its last switch record was a switch-in */
-	/* An intercepted call's stop (psup's, not a pause): its switch-out
-	 * (obs_out, 0: none pending), then at its resume's switch-in the
-	 * program's idle time meanwhile (obs_cand_ns, at obs_cand_at), kept
-	 * unless it blocked at once (it would have waited anyway). */
-	uint64_t obs_out, obs_cand_at, obs_cand_ns;
-	/* Its switch-out soon after that resume, not preempted: a block
-	 * (dropped at its wake-up) or the next stop (kept: observer_stop). */
-	uint64_t obs_cand_out;
-	bool obs_held;
-	bool obs_keep; /* a stop at a wake, a return or a trap: kept even when a block follows */
-	/* Held for a pause since pause_a: its span's slot in c->paused + 1
-	 * (0: not held), closed at its next switch-in. */
-	unsigned pause_slot;
-	uint64_t pause_a;
+	bool runnable;   /* on a CPU or waiting for one (its switch records) */
+	/* A stop of psup's that is no pause (an intercepted call, a wait's
+	 * return, an unlock trap): its switch-out (obs_out, 0: none), kept
+	 * (obs_keep) whatever the thread does after its resume, or, at a
+	 * wait, unless it blocks at once. Its span [cand_a, cand_b) waits for
+	 * that at the resume's switch-in (cand_b 0: none); cand_out: the
+	 * switch-out soon after, not preempted: a block (dropped at its
+	 * wake-up) or psup's next stop (kept: observer_stop). */
+	uint64_t obs_out, cand_a, cand_b, cand_out;
+	bool obs_held; /* held for a pause at that stop: the pause's time */
+	bool obs_keep;
 };
 
 struct cz_proc {
@@ -181,17 +177,18 @@ struct span {
 
 struct exp_causal {
 	struct exp_causal_config cfg;
-	/* The program's threads on a CPU, from the switch records; when none
+	/* The program's runnable threads, from the switch records; when none
 	 * has been since (idle_since), and the last spans with none. */
 	int nrunning;
 	uint64_t idle_since;
 	struct span idle[IDLE_SPANS];
 	unsigned ipos;
-	/* The last spans a thread was held for a pause (b UINT64_MAX: still
-	 * held): inserted delays, not the observer's. */
-	struct span paused[IDLE_SPANS];
-	unsigned ppos;
-	uint64_t obs_ns; /* the measured part's time idle in psup's stops */
+	/* The last stop spans counted: idle time in two stops at once counts
+	 * once. */
+	struct span counted[IDLE_SPANS];
+	unsigned cpos;
+	uint64_t rec_time; /* the latest switch record's */
+	uint64_t obs_ns;   /* the measured part's time idle in psup's stops */
 	struct exp_progress *pp;
 	struct exp_sink out;
 	uint64_t rng;
@@ -535,17 +532,15 @@ int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid)
 	return 0;
 }
 
-static void pause_span_close(struct exp_causal *c, struct cz_thread *t, uint64_t b);
+static void observer_gone(struct exp_causal *c, struct cz_thread *t, uint64_t time);
 
-void exp_causal_thread_gone(struct exp_causal *c, pid_t tid)
+void exp_causal_thread_gone(struct exp_causal *c, pid_t tid, uint64_t time)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
 	if (!t)
 		return;
-	if (t->on_cpu && c->nrunning > 0 && --c->nrunning == 0)
-		c->idle_since = c->now;
-	pause_span_close(c, t, c->now);
+	observer_gone(c, t, time ? time : c->now);
 	psup_u64map_remove(&c->threads, (uint64_t)tid);
 	free(t);
 }
@@ -740,7 +735,7 @@ void exp_causal_interrupted(struct exp_causal *c, pid_t tid, uint64_t now)
 	if (!t)
 		return;
 	/* Stopped for a pause: it ran since its last stop's resume. */
-	if (t->obs_cand_at)
+	if (t->cand_b)
 		observer_commit(c, t);
 	t->interrupted_at = now;
 	/* Resumed at once when it owes nothing: exp_causal_held() sets the
@@ -939,30 +934,41 @@ static void resolve_all_wakes(struct exp_causal *c)
 /* ---- the observer's stops ------------------------------------------------ */
 
 /*
- * A stop at an intercepted call is psup's, not the program's: while the
+ * A stop of psup's that is no pause is psup's, not the program's: while the
  * thread waits for psup and for its resume, the program makes no progress
- * when no other thread of it runs either. That time is taken out of the
- * experiment's duration as a delay all threads took would be (Coz: only the
- * inserted delays leave the effective duration, and a pause every thread
- * takes changes nothing), at every speedup alike.
+ * when no other thread of it is runnable either. That time is taken out of
+ * the experiment's duration as a delay all threads took would be (Coz: only
+ * the inserted delays leave the effective duration, and a pause every
+ * thread takes changes nothing), at every speedup alike, once for stops of
+ * several threads at once. Another thread held for a pause meanwhile is not
+ * runnable: without the stop the stopped one would have run.
  */
-/* A thread that blocks within this long of its resume would have waited
- * anyway: its stop cost the program nothing. */
+/* A thread that blocks within this long of its resume from a wait's stop
+ * would have waited anyway: the stop cost the program nothing. */
 #define OBS_BLOCK_NS (30ULL * 1000ULL)
+/* A stop longer than this is not psup's answer (job control, a lost
+ * record). */
+#define OBS_STOP_MAX_NS (20ULL * 1000000ULL)
 
 static void read_in_flight(struct exp_causal *c, uint64_t now);
 
-/* How much of [lo, hi) the pause spans cover (their union). */
-static uint64_t paused_within(const struct exp_causal *c, uint64_t lo, uint64_t hi)
+static void span_push(struct span *ring, unsigned *pos, uint64_t a, uint64_t b)
+{
+	ring[*pos] = (struct span){ a, b };
+	*pos = (*pos + 1) % IDLE_SPANS;
+}
+
+/* How much of [lo, hi) the stop spans counted already cover (their union). */
+static uint64_t counted_within(const struct exp_causal *c, uint64_t lo, uint64_t hi)
 {
 	struct span in[IDLE_SPANS];
 	unsigned n = 0;
 	uint64_t sum = 0, end = lo;
 
 	for (unsigned i = 0; i < IDLE_SPANS; i++) {
-		uint64_t a = c->paused[i].a > lo ? c->paused[i].a : lo;
-		uint64_t b = c->paused[i].b < hi ? c->paused[i].b : hi;
-		if (!c->paused[i].a || b <= a)
+		uint64_t a = c->counted[i].a > lo ? c->counted[i].a : lo;
+		uint64_t b = c->counted[i].b < hi ? c->counted[i].b : hi;
+		if (b <= a)
 			continue;
 		unsigned k = n++;
 		for (; k > 0 && in[k - 1].a > a; k--)
@@ -978,9 +984,9 @@ static uint64_t paused_within(const struct exp_causal *c, uint64_t lo, uint64_t 
 	return sum;
 }
 
-/* The time in [a, b) with no thread of the program on a CPU and none held
- * for a pause. */
-static uint64_t idle_overlap(const struct exp_causal *c, uint64_t a, uint64_t b)
+/* The time in [a, b) with no thread of the program runnable, not counted
+ * for another stop. */
+static uint64_t idle_within(const struct exp_causal *c, uint64_t a, uint64_t b)
 {
 	uint64_t sum = 0;
 
@@ -988,85 +994,88 @@ static uint64_t idle_overlap(const struct exp_causal *c, uint64_t a, uint64_t b)
 		uint64_t lo = c->idle[i].a > a ? c->idle[i].a : a;
 		uint64_t hi = c->idle[i].b < b ? c->idle[i].b : b;
 		if (hi > lo)
-			sum += hi - lo - paused_within(c, lo, hi);
+			sum += hi - lo - counted_within(c, lo, hi);
 	}
 	return sum;
 }
 
-/* t is held for a pause from a (its stop's switch-out), or is no more at b. */
-static void pause_span_open(struct exp_causal *c, struct cz_thread *t, uint64_t a)
-{
-	if (t->pause_slot || !a)
-		return;
-	c->paused[c->ppos] = (struct span){ a, UINT64_MAX };
-	t->pause_slot = c->ppos + 1;
-	t->pause_a = a;
-	c->ppos = (c->ppos + 1) % IDLE_SPANS;
-}
-
-static void pause_span_close(struct exp_causal *c, struct cz_thread *t, uint64_t b)
-{
-	struct span *p = t->pause_slot ? &c->paused[t->pause_slot - 1] : NULL;
-
-	/* (Its slot was taken over by a later pause: nothing to close.) */
-	if (p && p->a == t->pause_a && p->b == UINT64_MAX)
-		p->b = b > p->a ? b : p->a;
-	t->pause_slot = 0;
-}
-
+/* The stop span [cand_a, cand_b) of t counts: its idle time within the
+ * measured part of the experiment, if one is running. */
 static void observer_commit(struct exp_causal *c, struct cz_thread *t)
 {
-	uint64_t at = t->obs_cand_at, ns = t->obs_cand_ns;
+	uint64_t lo = t->cand_a, hi = t->cand_b, ns;
 
-	t->obs_cand_at = 0;
-	if (!ns || !in_experiment(c, at) || !measured(c, at) || (c->state == CZ_SETTLING && at >= c->t_settle))
+	t->cand_b = 0;
+	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || c->warming)
+		return;
+	if (lo < c->t_measure)
+		lo = c->t_measure;
+	if (c->state == CZ_SETTLING && hi > c->t_settle)
+		hi = c->t_settle;
+	if (hi <= lo)
+		return;
+	ns = idle_within(c, lo, hi);
+	span_push(c->counted, &c->cpos, lo, hi);
+	if (!ns)
 		return;
 	c->obs_ns += ns;
 	c->st.observer_idle_ns += ns;
-	if (c->latency && c->state != CZ_SETTLING) {
-		read_in_flight(c, at);
+	/* The requests in flight meanwhile did not wait that long either
+	 * (as flight_delays() takes out a delay). */
+	if (c->latency) {
+		if (c->state != CZ_SETTLING)
+			read_in_flight(c, hi);
 		for (unsigned j = 0; j < MAX_POINTS; j++)
 			c->flight_area[j] -= c->flight_prev[j] * (double)ns;
 	}
 }
 
+static void set_runnable(struct exp_causal *c, struct cz_thread *t, bool runnable, uint64_t time)
+{
+	if (t->runnable == runnable)
+		return;
+	t->runnable = runnable;
+	if (runnable) {
+		if (c->nrunning++ == 0 && c->idle_since && time > c->idle_since)
+			span_push(c->idle, &c->ipos, c->idle_since, time);
+		c->idle_since = 0;
+	} else if (c->nrunning > 0 && --c->nrunning == 0) {
+		c->idle_since = time;
+	}
+}
+
 static void observer_switch(struct exp_causal *c, struct cz_thread *t, bool out, bool preempt, uint64_t time)
 {
+	if (time > c->rec_time)
+		c->rec_time = time;
 	if (!out) {
-		pause_span_close(c, t, time);
-		if (!t->on_cpu) {
-			t->on_cpu = true;
-			if (c->nrunning++ == 0 && c->idle_since && time > c->idle_since) {
-				c->idle[c->ipos].a = c->idle_since;
-				c->idle[c->ipos].b = time;
-				c->ipos = (c->ipos + 1) % IDLE_SPANS;
-			}
-			c->idle_since = 0;
-		}
-		/* Woken from a block right after its resume: it would have
-		 * waited anyway. */
-		if (t->obs_cand_at && t->obs_cand_out)
-			t->obs_cand_at = 0;
+		set_runnable(c, t, true, time);
+		/* Woken from a block right after its resume from a wait: it
+		 * would have waited anyway. */
+		if (t->cand_b && t->cand_out)
+			t->cand_b = 0;
 		if (t->obs_out) {
-			if (!t->obs_held && time > t->obs_out) {
+			if (!t->obs_held && time > t->obs_out && time - t->obs_out <= OBS_STOP_MAX_NS) {
 				c->st.observer_stop_ns += time - t->obs_out;
 				c->st.observer_stops++;
-				t->obs_cand_ns = idle_overlap(c, t->obs_out, time);
-				t->obs_cand_at = time;
-				t->obs_cand_out = 0;
+				t->cand_a = t->obs_out;
+				t->cand_b = time;
+				t->cand_out = 0;
+				if (t->obs_keep)
+					observer_commit(c, t);
 			}
 			t->obs_out = 0;
 		}
 		return;
 	}
-	if (t->on_cpu) {
-		t->on_cpu = false;
-		if (c->nrunning > 0 && --c->nrunning == 0)
-			c->idle_since = time;
-	}
-	if (t->obs_cand_at && !t->obs_cand_out) {
-		if (!preempt && !t->obs_keep && time - t->obs_cand_at < OBS_BLOCK_NS)
-			t->obs_cand_out = time; /* a block, or psup's next stop */
+	set_runnable(c, t, preempt, time);
+	/* Switched out again with no switch-in since its stop's: that record
+	 * was lost, and the stop's end with it. */
+	if (t->obs_out && time > t->obs_out)
+		t->obs_out = 0;
+	if (t->cand_b && !t->cand_out) {
+		if (!preempt && time - t->cand_b < OBS_BLOCK_NS)
+			t->cand_out = time; /* a block, or psup's next stop */
 		else
 			observer_commit(c, t);
 	}
@@ -1078,13 +1087,20 @@ static void observer_switch(struct exp_causal *c, struct cz_thread *t, bool out,
  * stop delays the thread or whoever it wakes whatever it does next. */
 static void observer_stop(struct exp_causal *c, struct cz_thread *t, bool keep)
 {
+	/* The switch-out after the last stop's resume was into this one: the
+	 * thread ran between them, so the last stop delayed it. */
+	if (t->cand_b)
+		observer_commit(c, t);
 	t->obs_out = t->last_out > t->last_in ? t->last_out : 0;
 	t->obs_held = false;
 	t->obs_keep = keep;
-	/* The switch-out after the last stop's resume was into this one: the
-	 * thread ran between them, so the last stop delayed it. */
-	if (t->obs_cand_at)
-		observer_commit(c, t);
+}
+
+/* t died at time; the records read may have gone past it (another thread's
+ * switch-out then was not yet the program's last). */
+static void observer_gone(struct exp_causal *c, struct cz_thread *t, uint64_t time)
+{
+	set_runnable(c, t, false, time > c->rec_time ? time : c->rec_time);
 }
 
 void exp_causal_switch(struct exp_causal *c, pid_t tid, bool out, bool preempt, uint64_t time,
@@ -1430,10 +1446,8 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 	}
 	/* Raised as of its stop: it wakes nobody while held. */
 	uint64_t hold = charge(t, g, c->delay_ns, stopped ? stopped : c->now);
-	if (hold) {
+	if (hold)
 		t->obs_held = true; /* its stop is the pause's (exp_causal_held) */
-		pause_span_open(c, t, stopped ? stopped : c->now);
-	}
 	return hold;
 }
 
@@ -1609,6 +1623,9 @@ static void forgive_all(struct exp_causal *c)
 		t->excess = 0;
 		t->taken = 0;
 		t->resumed_hold = t->interrupted_at = 0;
+		/* A stop begun before (its records perhaps not read then, as
+		 * outside experiments) is not this one's. */
+		t->obs_out = t->cand_b = 0;
 	}
 	c->global = 0;
 	c->nline_hist = c->line_hpos = 0;

@@ -628,7 +628,8 @@ void exp_causal_free(struct exp_causal *c);
 /* Thread lifecycle. A new thread owes nothing (its creator's debt stays
  * its creator's: see causal.c). */
 int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid);
-void exp_causal_thread_gone(struct exp_causal *c, pid_t tid);
+/* time: its death's (0: not known). */
+void exp_causal_thread_gone(struct exp_causal *c, pid_t tid, uint64_t time);
 /* Process pid exec'ed or ended: its address cache goes. */
 void exp_causal_process_forget(struct exp_causal *c, pid_t pid);
 

@@ -462,7 +462,7 @@ static void test_engine(void)
 	CHECK_EQ_INT(st.experiments, 1);
 	CHECK_EQ_INT(st.dropped, 1);
 
-	exp_causal_thread_gone(c, d);
+	exp_causal_thread_gone(c, d, 0);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
@@ -641,7 +641,7 @@ static void test_observer(void)
 }
 
 /* psup's stops at intercepted calls (and unlock traps) are the observer's:
- * the time the program had no thread on a CPU while one was in such a stop
+ * the time the program had no thread runnable while one was in such a stop
  * comes out of the experiment's duration (as a delay every thread took),
  * unless the stopped thread, stopped at a wait, blocked at once after it (it
  * would have waited anyway), or was held there for a pause. */
@@ -745,8 +745,9 @@ static void test_observer_idle(void)
 	exp_causal_free(c);
 	sym_space_free(sp);
 
-	/* Nor is the time another thread was held for a pause meanwhile: a
-	 * delay inserted, taken out already. a runs the line, b owes. */
+	/* Another thread held for a pause meanwhile is not runnable: a's stop
+	 * during b's pause counts (without it a would have run). a runs the
+	 * line, b owes. */
 	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
 	start_on_line(c, sp, a, now);
 	exp_causal_switch(c, a, false, false, now + 1 * MS, 0);
@@ -758,7 +759,7 @@ static void test_observer_idle(void)
 	exp_causal_switch(c, a, true, false, now + 2 * MS + 500 * us, 0);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 2 * MS + 520 * us));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
-	exp_causal_switch(c, a, false, false, now + 2 * MS + 800 * us, 0); /* within b's pause */
+	exp_causal_switch(c, a, false, false, now + 2 * MS + 800 * us, 0); /* during b's pause */
 	exp_causal_held(c, b, MS, MS, now + 3 * MS);
 	exp_causal_switch(c, b, false, false, now + 3 * MS + 50 * us, 1);
 	exp_causal_switch(c, b, true, false, now + 3 * MS + 200 * us, 1); /* b blocks */
@@ -770,7 +771,100 @@ static void test_observer_idle(void)
 	exp_causal_stats(c, &st);
 	CHECK_EQ_INT(st.observer_stops, 2);
 	CHECK_EQ_INT(st.observer_stop_ns, 300 * us + 100 * us);
-	CHECK_EQ_INT(st.observer_idle_ns, 100 * us);
+	CHECK_EQ_INT(st.observer_idle_ns, (300 + 100) * us);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
+/* The observer's stops at the edges: unlock traps, stops at once on two
+ * threads, a lost switch-in, an experiment's warm-up, a pause request right
+ * after a resume, a wait's stop followed at once by another stop, a thread
+ * that dies while runnable. */
+static void test_observer_edges(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 0,
+		.seed = 5,
+	};
+	struct exp_sink sink = { .experiment = keep_experiment };
+	struct exp_causal_stats st;
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 4301, b = 4302, d = 4303;
+	const uint64_t us = 1000;
+	uint64_t now = 4000 * MS;
+	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
+	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b, d }, 3);
+	nexps = 0;
+	start_on_line(c, sp, a, now);
+	exp_causal_switch(c, a, false, false, now + 1 * MS, 0);
+	exp_causal_switch(c, b, false, false, now + 1 * MS, 1);
+	exp_causal_switch(c, b, true, false, now + 2 * MS, 1);
+	/* Warming up until +10 ms: a stop from +9.8 to +10.2 ms counts from
+	 * +10 ms on. */
+	exp_causal_switch(c, a, true, false, now + 9 * MS + 800 * us, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 9 * MS + 900 * us));
+	CHECK_EQ_INT(exp_causal_tick(c, now + 10 * MS), 0);
+	exp_causal_switch(c, a, false, false, now + 10 * MS + 200 * us, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, 200 * us);
+	/* An unlock trap's stop (kept: the mutex is still held). */
+	exp_causal_switch(c, a, true, false, now + 11 * MS, 0);
+	exp_causal_trapped(c, a, now + 11 * MS + 20 * us, 0x1000);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_switch(c, a, false, false, now + 11 * MS + 100 * us, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, 300 * us);
+	/* a and b stopped at once: the idle time in both stops (from b's
+	 * stop at +12.1 ms to a's resume at +12.3 ms) counts once. */
+	exp_causal_switch(c, b, false, false, now + 11 * MS + 500 * us, 1);
+	exp_causal_switch(c, a, true, false, now + 12 * MS, 0);
+	exp_causal_switch(c, b, true, false, now + 12 * MS + 100 * us, 1);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 12 * MS + 120 * us));
+	CHECK(!exp_causal_syscall_enter(c, b, SYS_futex, wake_args, now + 12 * MS + 130 * us));
+	exp_causal_switch(c, a, false, false, now + 12 * MS + 300 * us, 0);
+	exp_causal_switch(c, b, false, false, now + 12 * MS + 400 * us, 1);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, (300 + 200) * us);
+	exp_causal_switch(c, b, true, false, now + 12 * MS + 500 * us, 1);
+	/* A lost switch-in: a stops, its resume's switch-in never comes, it
+	 * blocks later: no stop to count. */
+	exp_causal_switch(c, a, true, false, now + 13 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 13 * MS + 20 * us));
+	exp_causal_switch(c, a, true, false, now + 14 * MS, 0);
+	exp_causal_switch(c, a, false, false, now + 15 * MS, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, 500 * us);
+	/* A wait's stop, then within 10 us of its resume another stop: a ran
+	 * between them, the first counts. */
+	exp_causal_switch(c, a, true, false, now + 16 * MS, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 16 * MS + 20 * us));
+	exp_causal_switch(c, a, false, false, now + 16 * MS + 100 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 16 * MS + 110 * us, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, now + 16 * MS + 120 * us));
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, 600 * us);
+	/* ... and the second, followed by a pause request 10 us after its
+	 * resume: it ran, so that one counts too. */
+	exp_causal_switch(c, a, false, false, now + 16 * MS + 200 * us, 0);
+	exp_causal_switch(c, a, true, false, now + 16 * MS + 210 * us, 0);
+	exp_causal_interrupted(c, a, now + 16 * MS + 220 * us);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, (600 + 90) * us);
+	exp_causal_switch(c, a, false, false, now + 16 * MS + 300 * us, 0);
+	/* d dies while runnable (it never switched out): the program is idle
+	 * from its death, not before. */
+	exp_causal_switch(c, d, false, false, now + 17 * MS, 1);
+	exp_causal_switch(c, a, true, false, now + 17 * MS + 100 * us, 0);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wake_args, now + 17 * MS + 120 * us));
+	exp_causal_thread_gone(c, d, now + 17 * MS + 200 * us);
+	exp_causal_switch(c, a, false, false, now + 17 * MS + 500 * us, 0);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_idle_ns, (690 + 300) * us);
 	exp_causal_free(c);
 	sym_space_free(sp);
 }
@@ -1314,6 +1408,7 @@ int main(void)
 	test_preempt_credit();
 	test_observer();
 	test_observer_idle();
+	test_observer_edges();
 	test_config();
 	test_filter();
 	return tap_done();
