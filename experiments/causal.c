@@ -132,10 +132,11 @@ struct cz_thread {
 	 * return, an unlock trap): its switch-out (obs_out, 0: none), kept
 	 * (obs_keep) whatever the thread does after its resume, or, at a
 	 * wait, unless it blocks at once. Its span [cand_a, cand_b) waits for
-	 * that at the resume's switch-in (cand_b 0: none); cand_out: the
-	 * switch-out soon after, not preempted: a block (dropped at its
+	 * that at the resume's switch-in (cand_b 0: none); cand_blocked: it
+	 * switched out soon after, not preempted: a block (dropped at its
 	 * wake-up) or psup's next stop (kept: observer_stop). */
-	uint64_t obs_out, cand_a, cand_b, cand_out;
+	uint64_t obs_out, cand_a, cand_b;
+	bool cand_blocked;
 	bool obs_held; /* held for a pause at that stop: the pause's time */
 	bool obs_keep;
 };
@@ -613,6 +614,12 @@ static void credit_to(struct cz_thread *t, uint64_t g, uint64_t time)
 
 /* ---- samples -------------------------------------------------------------- */
 
+/* An experiment runs or settles. */
+static bool experimenting(const struct exp_causal *c)
+{
+	return c->state == CZ_RUNNING || c->state == CZ_SETTLING;
+}
+
 /* Whether a sample taken at time falls in the running part of the current
  * experiment (settling included for samples taken before it began). */
 static bool in_experiment(const struct exp_causal *c, uint64_t time)
@@ -794,7 +801,7 @@ static void preempted(struct exp_causal *c, struct cz_thread *t, uint64_t time, 
 	}
 }
 
-static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time);
+static void flight_take_out(struct exp_causal *c, double ns, uint64_t time);
 static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time);
 
 void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pid_t tid,
@@ -840,7 +847,7 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 	if (rose) {
 		uint64_t units = t->local - c->global;
 		if (meas)
-			flight_delays(c, units, time);
+			flight_take_out(c, (double)units * (double)c->delay_ns, time);
 		else if (!c->warming)
 			c->g0 += units; /* from the warm-up, arriving late */
 		c->global = t->local;
@@ -950,8 +957,6 @@ static void resolve_all_wakes(struct exp_causal *c)
  * record). */
 #define OBS_STOP_MAX_NS (20ULL * 1000000ULL)
 
-static void read_in_flight(struct exp_causal *c, uint64_t now);
-
 static void span_push(struct span *ring, unsigned *pos, uint64_t a, uint64_t b)
 {
 	ring[*pos] = (struct span){ a, b };
@@ -1006,7 +1011,7 @@ static void observer_commit(struct exp_causal *c, struct cz_thread *t)
 	uint64_t lo = t->cand_a, hi = t->cand_b, ns;
 
 	t->cand_b = 0;
-	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || c->warming)
+	if (!experimenting(c) || c->warming)
 		return;
 	if (lo < c->t_measure)
 		lo = c->t_measure;
@@ -1020,14 +1025,8 @@ static void observer_commit(struct exp_causal *c, struct cz_thread *t)
 		return;
 	c->obs_ns += ns;
 	c->st.observer_idle_ns += ns;
-	/* The requests in flight meanwhile did not wait that long either
-	 * (as flight_delays() takes out a delay). */
-	if (c->latency) {
-		if (c->state != CZ_SETTLING)
-			read_in_flight(c, hi);
-		for (unsigned j = 0; j < MAX_POINTS; j++)
-			c->flight_area[j] -= c->flight_prev[j] * (double)ns;
-	}
+	/* The requests in flight meanwhile did not wait that long either. */
+	flight_take_out(c, (double)ns, hi);
 }
 
 static void set_runnable(struct exp_causal *c, struct cz_thread *t, bool runnable, uint64_t time)
@@ -1052,7 +1051,7 @@ static void observer_switch(struct exp_causal *c, struct cz_thread *t, bool out,
 		set_runnable(c, t, true, time);
 		/* Woken from a block right after its resume from a wait: it
 		 * would have waited anyway. */
-		if (t->cand_b && t->cand_out)
+		if (t->cand_b && t->cand_blocked)
 			t->cand_b = 0;
 		if (t->obs_out) {
 			if (!t->obs_held && time > t->obs_out && time - t->obs_out <= OBS_STOP_MAX_NS) {
@@ -1060,7 +1059,7 @@ static void observer_switch(struct exp_causal *c, struct cz_thread *t, bool out,
 				c->st.observer_stops++;
 				t->cand_a = t->obs_out;
 				t->cand_b = time;
-				t->cand_out = 0;
+				t->cand_blocked = false;
 				if (t->obs_keep)
 					observer_commit(c, t);
 			}
@@ -1073,9 +1072,9 @@ static void observer_switch(struct exp_causal *c, struct cz_thread *t, bool out,
 	 * was lost, and the stop's end with it. */
 	if (t->obs_out && time > t->obs_out)
 		t->obs_out = 0;
-	if (t->cand_b && !t->cand_out) {
+	if (t->cand_b && !t->cand_blocked) {
 		if (!preempt && time - t->cand_b < OBS_BLOCK_NS)
-			t->cand_out = time; /* a block, or psup's next stop */
+			t->cand_blocked = true; /* a block, or psup's next stop */
 		else
 			observer_commit(c, t);
 	}
@@ -1091,7 +1090,9 @@ static void observer_stop(struct exp_causal *c, struct cz_thread *t, bool keep)
 	 * thread ran between them, so the last stop delayed it. */
 	if (t->cand_b)
 		observer_commit(c, t);
-	t->obs_out = t->last_out > t->last_in ? t->last_out : 0;
+	/* Outside experiments nothing counts, and the records are not read
+	 * at its stops: no span. */
+	t->obs_out = experimenting(c) && t->last_out > t->last_in ? t->last_out : 0;
 	t->obs_held = false;
 	t->obs_keep = keep;
 }
@@ -1176,7 +1177,7 @@ void exp_causal_block_futex(struct exp_causal *c, pid_t tid, uint64_t time)
 	 * covers only the delays inserted while it was blocked. Credited up
 	 * to the global count instead, a thread that owed when it blocked had
 	 * that debt forgiven. */
-	if (time && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
+	if (time && experimenting(c)) {
 		t->call_at = time;
 		t->pre_global = global_at(c, time);
 	}
@@ -1187,7 +1188,7 @@ void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t 
 	struct cz_thread *w, *t;
 
 	/* Every wakeup record comes here: the cheap test first. */
-	if (!time || waker == wakee || (c->state != CZ_RUNNING && c->state != CZ_SETTLING))
+	if (!time || waker == wakee || !experimenting(c))
 		return;
 	w = thread_find(c, waker);
 	t = thread_find(c, wakee);
@@ -1297,7 +1298,7 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	/* (A switch-out not preempted with no switch-in after it is this
 	 * very stop, no block: every record was drained before this call.) */
 	bool returned = t->wait == WAIT_PENDING || (t->wait == WAIT_BLOCKED && t->last_out >= t->last_in);
-	if (returned && t->resumed_at && (c->state == CZ_RUNNING || c->state == CZ_SETTLING)) {
+	if (returned && t->resumed_at && experimenting(c)) {
 		uint64_t g = global_at(c, t->resumed_at);
 		set_carried(c, t);
 		if (t->local + t->carried < g) {
@@ -1317,7 +1318,7 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	t->credited_at = 0;
 	/* Only during experiments, 0% included: the same work at every
 	 * speedup (Coz section 2: only line-dependent costs cancel out). */
-	if (c->state != CZ_RUNNING && c->state != CZ_SETTLING)
+	if (!experimenting(c))
 		return false;
 	if (can_block(nr, args)) {
 		/* Credited from its switch records when it blocks and wakes
@@ -1421,7 +1422,7 @@ uint64_t exp_causal_hold(struct exp_causal *c, pid_t tid, bool in_syscall)
 
 	/* At 0% too (owing nothing): the counts move alike, so unlock traps
 	 * stop 0% experiments where the others pay. */
-	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING))
+	if (!t || !experimenting(c))
 		return 0;
 	if (in_syscall) {
 		t->blocked = true;
@@ -1509,7 +1510,7 @@ uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
-	if (!t || (c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns ||
+	if (!t || !experimenting(c) || !c->delay_ns ||
 	    !worth_a_pause(c, t))
 		return 0;
 	return charge(t, c->global, c->delay_ns, now);
@@ -1519,7 +1520,7 @@ unsigned exp_causal_pause_candidates(struct exp_causal *c, pid_t *tids, unsigned
 {
 	unsigned n = 0;
 
-	if ((c->state != CZ_RUNNING && c->state != CZ_SETTLING) || !c->delay_ns)
+	if (!experimenting(c) || !c->delay_ns)
 		return 0;
 	for (size_t i = 0; i < c->threads.cap && n < max; i++) {
 		if (!c->threads.keys[i] || !c->threads.vals[i])
@@ -1702,7 +1703,7 @@ static unsigned point_deltas(const struct exp_point_value *start, unsigned nstar
 /* Adds the requests in flight since the last reading to each latency
  * pair's integral (trapezoids over real time), d[0..k) being the point
  * deltas read at now. The delays are taken out where they are inserted
- * (flight_delays): the integral ends as one over virtual time. */
+ * (flight_take_out): the integral ends as one over virtual time. */
 static void track_in_flight(struct exp_causal *c, const struct exp_point_delta *d, unsigned k, uint64_t now)
 {
 	double dt = now > c->t_flight ? (double)(now - c->t_flight) : 0;
@@ -1737,25 +1738,26 @@ static void read_in_flight(struct exp_causal *c, uint64_t now)
 	flight_at(c, vals, read_points(c, vals), now);
 }
 
-/* The global count rose by units: that many delays of virtual time that
- * never passed for the requests then in flight (the line ran, faster in the
- * program psup shows, while they waited for it). Taken out of the integral
+/* ns of virtual time that never passed for the requests then in flight:
+ * the global count rose (that many delays), or the program sat idle in
+ * psup's stops (observer_commit()). A delay: the line ran, faster in the
+ * program psup shows, while they waited for it. Taken out of the integral
  * with the requests in flight as the sample is taken in (a few ms after it
  * was taken, usually within the same request): the time average of a
  * reading at every tick missed that the delays come while the line runs,
  * i.e. while its requests are in flight, and the virtual time between two
  * ticks went to the mean of their counts (the latency line's curve stayed
  * near 20% where the truth is 97%). */
-static void flight_delays(struct exp_causal *c, uint64_t units, uint64_t time)
+static void flight_take_out(struct exp_causal *c, double ns, uint64_t time)
 {
-	if (!c->latency || !units)
+	if (!c->latency || !ns)
 		return;
 	/* Settling: the integral ends where the settling began (a late
 	 * sample from before it still takes its delays out). */
 	if (c->state != CZ_SETTLING)
 		read_in_flight(c, time);
 	for (unsigned j = 0; j < MAX_POINTS; j++)
-		c->flight_area[j] -= c->flight_prev[j] * (double)units * (double)c->delay_ns; /* 0: no pair */
+		c->flight_area[j] -= c->flight_prev[j] * ns; /* 0: no pair */
 }
 
 /* The measured part of the experiment begins at now: its points, samples,
@@ -1936,7 +1938,7 @@ static void settle_begin(struct exp_causal *c, uint64_t now)
 int exp_causal_tick(struct exp_causal *c, uint64_t now)
 {
 	c->now = now;
-	if (c->state == CZ_RUNNING || c->state == CZ_SETTLING)
+	if (experimenting(c))
 		resolve_all_wakes(c);
 	switch (c->state) {
 	case CZ_RUNNING:
@@ -1999,7 +2001,7 @@ int exp_causal_finish(struct exp_causal *c, uint64_t now)
 {
 	int err = 0;
 
-	if (c->state == CZ_RUNNING || c->state == CZ_SETTLING)
+	if (experimenting(c))
 		err = end_experiment(c, now, c->state == CZ_RUNNING);
 	c->state = CZ_IDLE;
 	c->delay_ns = 0;
@@ -2041,7 +2043,7 @@ void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out)
 	*out = c->st;
 	out->lines = (unsigned)c->nlines;
 	out->experiment_ns = c->length;
-	out->running = c->state == CZ_RUNNING || c->state == CZ_SETTLING;
+	out->running = experimenting(c);
 	out->file = out->running && c->sel >= 0 ? c->lines[c->sel].file : NULL;
 	out->line = out->running && c->sel >= 0 ? c->lines[c->sel].line : 0;
 	out->speedup_pct = c->speedup;
