@@ -969,10 +969,11 @@ static void find_points(struct causal_cmd *cz, struct sym_space *sp, pid_t pid)
 }
 
 static int causal_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent,
-			     bool new_process)
+			     bool new_process, uint64_t time)
 {
 	struct causal_cmd *cz = to_causal(m);
 
+	(void)time;
 	(void)parent; /* a new thread owes nothing (exp_causal_thread_new) */
 	if (!cz->enabled || !cz->eng)
 		return 0;

@@ -29,6 +29,7 @@ struct rec_profile {
 	struct exp_par *par; /* idleness and lock blame */
 	struct sup_session *sup;
 	bool attach;
+	bool no_stops; /* rec_env: threads told by the records */
 };
 
 static struct rec_profile *to_profile(struct rec_mode *m)
@@ -45,6 +46,7 @@ static int profile_start(struct rec_mode *m, const struct rec_env *env)
 	pf->w = env->w;
 	pf->prof = env->prof;
 	pf->attach = env->attach;
+	pf->no_stops = env->no_stops;
 	err = exp_tstate_new(&pf->ts);
 	if (err < 0) {
 		pr_err("out of memory");
@@ -99,7 +101,7 @@ static uint64_t clear_tid_word(struct rec_profile *pf, pid_t parent)
  * may be asleep: /proc says so, and its system call says on what.
  */
 static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid,
-			      pid_t parent, bool new_process)
+			      pid_t parent, bool new_process, uint64_t time)
 {
 	struct rec_profile *pf = to_profile(m);
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
@@ -108,8 +110,11 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	char state;
 
 	/* An exec's survivor has no tid word (exec drops it) and its creator,
-	 * another process's thread, is not stopped at a clone. */
-	uint64_t word = new_process || sup_session_in_exec(pf->sup, pid) ? 0 : clear_tid_word(pf, parent);
+	 * another process's thread, is not stopped at a clone. Told by the
+	 * records, the creator runs: its sample gives the word
+	 * (profile_thread_creator()). */
+	uint64_t word = new_process || pf->no_stops || sup_session_in_exec(pf->sup, pid) ? 0
+											 : clear_tid_word(pf, parent);
 	int err;
 
 	(void)sp;
@@ -119,7 +124,7 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 			kind = exp_block_kind_of_nr(sc.nr);
 	}
 	/* An exec's survivor started at its exec stop (it may run already). */
-	uint64_t now = sup_session_exec_time(pf->sup, pid);
+	uint64_t now = time;
 	if (exp_tstate_thread_start(pf->ts, tid, now, blocked, kind) < 0)
 		pr_debug("no state for thread %d", tid);
 	err = exp_par_thread_start(pf->par, tid, now, !blocked);
@@ -127,6 +132,32 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	 * (experiments/parallel.c blames the join on the exit): known from
 	 * here, the thread needs no exit stop. */
 	return err < 0 ? err : exp_par_thread_word(pf->par, pid, tid, now, word);
+}
+
+/*
+ * --no-stops: the tid word of a thread told by the records, from its
+ * creator's sample at the clone (the entry registers of the system call
+ * and the stack above them). clone3's first argument points at its
+ * struct clone_args, which glibc builds on the caller's stack (in the
+ * snapshot); clone's is the flags, never an address of the stack.
+ */
+static int profile_thread_creator(struct rec_mode *m, pid_t tid, pid_t pid, uint64_t time,
+				  const struct smp_sample *c)
+{
+	struct rec_profile *pf = to_profile(m);
+	uint64_t di = c->regs[SMP_REG_DI], sp = c->regs[SMP_REG_SP], word = 0;
+
+	if (di >= sp && di - sp < c->stack_size) {
+		uint64_t args[3]; /* flags, pidfd, child_tid */
+
+		if (c->stack_size - (di - sp) >= sizeof(args)) {
+			memcpy(args, c->stack + (di - sp), sizeof(args));
+			word = (args[0] & CLONE_CHILD_CLEARTID) ? args[2] : 0;
+		}
+	} else {
+		word = (di & CLONE_CHILD_CLEARTID) ? c->regs[SMP_REG_R10] : 0;
+	}
+	return exp_par_thread_word(pf->par, pid, tid, time, word);
 }
 
 static int write_thread_times(struct rec_profile *pf, pid_t tid, bool exited, uint64_t now)
@@ -233,6 +264,8 @@ struct rec_mode *rec_profile_new(void)
 		.header = profile_header,
 		.session = profile_session,
 		.thread_new = profile_thread_new,
+		.thread_creator = profile_thread_creator,
+		.no_stops_ok = true,
 		.thread_drained = profile_thread_drained,
 		.sample = profile_sample,
 		.context_switch = profile_switch,

@@ -1398,9 +1398,10 @@ static int witch_mode_header(struct rec_mode *m, struct sup_session *s)
 }
 
 static int witch_mode_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid,
-				 pid_t parent, bool new_process)
+				 pid_t parent, bool new_process, uint64_t time)
 {
 	(void)sp;
+	(void)time;
 	(void)parent;
 	(void)new_process;
 	witch_thread_new(to_witch(m), tid, pid);

@@ -106,7 +106,9 @@ struct rec_proc {
 	 * program's first mapping; exec_ns is the comm record's time. */
 	bool exec_by_records;
 	uint64_t exec_ns;
-	char exec_comm[16]; /* the name its exec's comm record gave it, until its survivor is reported */
+	char exec_comm[16];  /* the name its exec's comm record gave it, until its survivor is reported */
+	pid_t leader_parent; /* --no-stops: its leader's creator, once its leader exited */
+	bool exec_by_other;  /* --no-stops: its exec's caller was another thread, ended */
 	struct sym_map *next_maps;
 	size_t nnext;
 };
@@ -131,12 +133,18 @@ struct rec {
 	uint64_t inherit_opens;              /* smp_thread_open_inherited() calls (a test's fault) */
 	uint64_t test_refuse_inherit;        /* PSUP_TEST_REFUSE_INHERIT: refuse from this call on */
 	bool inherit_processes;              /* new processes inherit too (run mode, forks followed) */
-	struct rec_ring *tree_ring;          /* then the root's, which every thread of the run has */
-	bool program_started;                /* run mode: the run's first process exec'ed the program */
-	uint64_t execs_told;                 /* execs reported from records (exec_from_records()) */
-	const char *per_thread_why;          /* why threads' events are their own (header) */
-	uint64_t threads_seen;               /* threads ever opened (ring sizes) */
-	struct psup_u64map procs;            /* pid -> struct rec_proc * */
+	/* --no-stops asked for, and per-CPU inherited events allow it
+	 * (rec_setup()); told: this run's session stops none of the threads
+	 * and processes the root creates, the records tell them (on_task()). */
+	bool no_stops, told;
+	const char *no_stops_why;   /* why --no-stops was not followed */
+	uint64_t threads_told;      /* threads begun from the records */
+	struct rec_ring *tree_ring; /* then the root's, which every thread of the run has */
+	bool program_started;       /* run mode: the run's first process exec'ed the program */
+	uint64_t execs_told;        /* execs reported from records (exec_from_records()) */
+	const char *per_thread_why; /* why threads' events are their own (header) */
+	uint64_t threads_seen;      /* threads ever opened (ring sizes) */
+	struct psup_u64map procs;   /* pid -> struct rec_proc * */
 	/* The blocking sites in files' code (sym_space_code_key() ->
 	 * exp_block_site_kind()'s word): each learned once per program or
 	 * library, not once per process (a fork/exec storm's every process
@@ -378,6 +386,42 @@ static void on_lost(void *arg, pid_t tid, uint64_t count)
 static void exec_from_records(struct rec *r, struct rec_proc *p);
 static bool on_exec_may_run(void *arg, pid_t pid);
 
+static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, bool new_process, uint64_t time,
+			  bool told);
+static void thread_gone_at(struct rec *r, struct rec_thread *t, bool exited, uint64_t now);
+static bool thread_traced(const struct rec *r, const struct rec_thread *t);
+
+/*
+ * --no-stops: process p execs (time: its exec's comm record). Where a
+ * thread other than its leader called the exec, the kernel ended every
+ * other thread first (their exit records came before this one) and gave
+ * the caller the process's id: the caller is the one thread of p still
+ * known, none by that id. It ends there, and the exec's thread (by the
+ * process's id, named by the exec, created by the leader's creator) begins
+ * as any exec's told by the records (exec_from_records()). The first
+ * process's leader is traced: an exec of another of its threads is not
+ * followed (its exec stop never comes).
+ */
+static void told_exec_survivor(struct rec *r, struct rec_proc *p, uint64_t time)
+{
+	struct rec_thread *caller = NULL;
+
+	if (thread_find(r, p->pid))
+		return;
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
+		if (r->threads.keys[i] && t && t->pid == p->pid && !thread_traced(r, t)) {
+			if (caller)
+				return; /* records lost: which one is not known */
+			caller = t;
+		}
+	}
+	if (!caller)
+		return;
+	thread_gone_at(r, caller, true, time);
+	p->exec_by_other = true;
+}
+
 /* A traced thread renamed itself (or was renamed): the record of a thread
  * still to be written carries the new name, else a rename record. An exec
  * is the exec record's. */
@@ -395,6 +439,8 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 		 * the new program's first mapping, exec_from_records()). */
 		struct rec_proc *p = proc_find(r, pid);
 
+		if (p && r->told)
+			told_exec_survivor(r, p, time);
 		if (p && p->exec_by_records)
 			exec_from_records(r, p); /* the one before had no mapping told */
 		if (p && p->maps_told) {
@@ -404,7 +450,7 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 		if (p && name)
 			snprintf(p->exec_comm, sizeof(p->exec_comm), "%s", name);
 		/* (The session is gone at the last drain: nothing to tell.) */
-		if (p && r->sup && thread_find(r, pid) &&
+		if (p && r->sup && (thread_find(r, pid) || p->exec_by_other) &&
 		    !sup_session_exec_stops(r->sup, pid, time)) {
 			p->exec_by_records = true;
 			p->exec_ns = time;
@@ -1123,9 +1169,15 @@ static void creator_comm(struct rec_thread *pt, char *out, size_t len)
 	out[n] = '\0';
 }
 
-static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
+/*
+ * A thread begins: reported by the supervisor from a stop (told false), or
+ * told by the kernel's records while it runs (on_task()): then time is its
+ * fork record's, its creator runs on, and its creation context comes with
+ * the creator's sample that follows.
+ */
+static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, bool new_process, uint64_t time,
+			  bool told)
 {
-	struct rec *r = arg;
 	struct rec_thread *t;
 	struct rec_proc *p;
 	uint64_t *v;
@@ -1173,7 +1225,7 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	/* An exec's survivor is at its exec stop (or told by the records):
 	 * its creator (another process's thread, running by now) has no
 	 * clone stop to read. */
-	bool survivor = !new_process && sup_session_in_exec(r->sup, pid);
+	bool survivor = !told && !new_process && sup_session_in_exec(r->sup, pid);
 
 	t->exec_ip = new_process ? 0 : sup_session_exec_entry(r->sup, pid);
 	t->ring = inherited_ring(r, p, tid, parent, new_process);
@@ -1186,8 +1238,12 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 	/* A new thread or process has its creator's name (clone and fork copy
 	 * it; a rename later comes as a comm record). An exec's survivor
 	 * (another process's parent) has its own. */
-	struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
-	if (pt && (new_process || pt->pid == pid)) {
+	/* (An exec's survivor may name itself: its tid is its old leader's.) */
+	struct rec_thread *pt = parent && parent != tid ? thread_find(r, parent) : NULL;
+	if (pt && told) {
+		/* The creator runs: its name as the records told it so far. */
+		memcpy(t->comm, pt->comm, sizeof(t->comm));
+	} else if (pt && (new_process || pt->pid == pid)) {
 		creator_comm(pt, t->comm, sizeof(t->comm));
 	} else if (survivor && p && p->exec_comm[0]) {
 		/* Its exec's comm record came (drained up to the exec stop):
@@ -1198,12 +1254,114 @@ static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool ne
 		sup_proc_comm(tid, t->comm, sizeof(t->comm));
 	}
 	t->parent = parent;
-	t->created = sup_session_exec_time(r->sup, pid);
-	t->creator = survivor ? NULL : snapshot_creator(r, parent);
+	t->created = told ? time : sup_session_exec_time(r->sup, pid);
+	t->creator = survivor || told ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
+	if (told)
+		r->threads_told++;
 	for_each_mode(r, m, thread_new)
-		rec_write_failed(r, m->thread_new(m, p ? p->sp : NULL, tid, pid, parent, new_process));
+		rec_write_failed(r, m->thread_new(m, p ? p->sp : NULL, tid, pid, parent, new_process, t->created));
+}
+
+static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
+{
+	thread_new_at(arg, tid, pid, parent, new_process, 0, false);
+}
+
+/* Whether psup stops t: not a thread told by the records (on_task()). */
+static bool thread_traced(const struct rec *r, const struct rec_thread *t)
+{
+	return !r->told || (r->sup && t->tid == sup_session_pid(r->sup));
+}
+
+/* A creator's sample at its clone (struct smp_task): its registers and
+ * stack, as snapshot_creator() copies them at a clone stop. */
+static struct rec_snapshot *snapshot_of_task(const struct smp_task *k, pid_t pid)
+{
+	struct rec_snapshot *c;
+
+	if (!k->have_regs)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	size_t n = k->stack_size < sizeof(c->stack) ? k->stack_size : sizeof(c->stack);
+
+	if (n)
+		memcpy(c->stack, k->stack, n);
+	c->pid = pid;
+	c->s = (struct smp_sample){
+		.pid = pid,
+		.tid = k->tid,
+		.ip = k->regs[SMP_REG_IP],
+		.user = true,
+		.have_regs = true,
+		.stack = c->stack,
+		.stack_size = n,
+	};
+	memcpy(c->s.regs, k->regs, sizeof(c->s.regs));
+	return c;
+}
+
+/* A process told by the records ended with its last thread: no status is
+ * known (psup is not its parent nor its tracer). */
+static void process_end_told(struct rec *r, pid_t pid, uint64_t time)
+{
+	for_each_mode(r, m, process_exit)
+		rec_write_failed(r, m->process_exit(m, pid, false, time));
+	proc_drop(r, pid);
+}
+
+/*
+ * --no-stops: the threads and processes the program creates, told by the
+ * kernel's records in time order (SMP_EVENT_TASKS): a fork record begins a
+ * thread whose creator is known (a process, when it has a process of its
+ * own and children are followed), the creator's sample right after it
+ * gives its creation context, an exit record ends it, and the last thread
+ * of a process told so ends the process. The root's first thread is
+ * traced: its end is the supervisor's.
+ */
+static void on_task(void *arg, const struct smp_task *k)
+{
+	struct rec *r = arg;
+	struct rec_thread *t, *pt;
+	struct rec_proc *p;
+
+	if (!r->told)
+		return;
+	switch (k->kind) {
+	case SMP_TASK_FORK:
+		pt = thread_find(r, k->ptid);
+		if (!pt || thread_find(r, k->tid))
+			return;
+		if (k->pid != k->ppid && !r->inherit_processes)
+			return;
+		thread_new_at(r, k->tid, k->pid, k->ptid, k->pid != k->ppid, k->time, true);
+		return;
+	case SMP_TASK_CREATOR:
+		t = thread_find(r, k->child);
+		pt = thread_find(r, k->tid);
+		if (!t || !pt || t->parent != k->tid || !t->record_pending || t->creator || thread_traced(r, t))
+			return;
+		t->creator = snapshot_of_task(k, pt->pid);
+		if (t->creator)
+			for_each_mode(r, m, thread_creator)
+				rec_write_failed(r, m->thread_creator(m, t->tid, t->pid, k->time, &t->creator->s));
+		return;
+	case SMP_TASK_EXIT:
+		t = thread_find(r, k->tid);
+		if (!t || thread_traced(r, t))
+			return;
+		p = proc_find(r, t->pid);
+		if (p && t->tid == p->pid)
+			p->leader_parent = t->parent; /* for an exec of another thread */
+		t->reaped = true;
+		thread_gone_at(r, t, true, k->time);
+		if (p && !p->nthreads && (!r->sup || p->pid != sup_session_pid(r->sup)))
+			process_end_told(r, p->pid, k->time);
+		return;
+	}
 }
 
 /* The thread's last records are in its ring by now (it was reaped): read
@@ -1485,21 +1643,26 @@ static void exec_from_records(struct rec *r, struct rec_proc *p)
 {
 	pid_t pid = p->pid;
 	struct rec_thread *t = thread_find(r, pid);
-	pid_t parent = t ? t->parent : 0;
+	/* (Called by another thread, told_exec_survivor() ended that one.) */
+	pid_t parent = t ? t->parent : p->leader_parent;
 	struct sup_exec_told before;
+	bool by_other = p->exec_by_other;
 
 	p->exec_by_records = false;
-	if (!t)
+	p->exec_by_other = false;
+	if (!t && !by_other)
 		return;
 	/* Told in the drain of its death (a storm's process lives shorter
 	 * than the drains): the new program's thread is reaped too, its
 	 * blocks named without /proc (t3076, 30 of 100 probed in CI). */
-	bool reaped = t->reaped;
+	bool reaped = t && t->reaped;
 
 	r->execs_told++;
 	before = sup_session_exec_told(r->sup, (struct sup_exec_told){ .pid = pid, .ns = p->exec_ns });
-	t->reaped = true; /* as at an exec stop: its memory is the new program's */
-	thread_gone_at(r, t, true, p->exec_ns);
+	if (t) {
+		t->reaped = true; /* as at an exec stop: its memory is the new program's */
+		thread_gone_at(r, t, true, p->exec_ns);
+	}
 	on_exec(r, pid, pid);
 	on_thread_new(r, pid, pid, parent, false);
 	sup_session_exec_told(r->sup, before);
@@ -1681,6 +1844,9 @@ static void finish(struct rec *r, const char *reason)
 			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs",
 		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared);
+	if (r->told)
+		pr_debug("--no-stops: %llu thread(s) and process(es) told by the kernel's records, none stopped",
+			 (unsigned long long)r->threads_told);
 	if (r->open_failures)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
@@ -1804,6 +1970,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	unsigned flags = o->no_unwind ? 0 : SMP_EVENT_STACK;
 	int err;
 
+	if (o->no_stops)
+		flags |= SMP_EVENT_TASKS;
 	psup_u64map_init(&r->threads);
 	psup_u64map_init(&r->procs);
 	r->unwind = !o->no_unwind;
@@ -1838,13 +2006,24 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .task = on_task, .arg = r };
 	r->self_pid = getpid();
-	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .mmap = on_mmap, .arg = r };
+	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .mmap = on_mmap, .task = on_task, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
 		open_cpu_rings(r);
 	else
 		r->per_thread_why = o->per_thread ? "--sample-per-thread" : "the event is not a clock";
+	/* The records tell threads only where every thread of the run
+	 * inherits its events from the root's, whose records go to the CPUs'
+	 * rings. */
+	if (o->no_stops) {
+		r->no_stops = r->ncpu_rings && smp_event_inherits(r->ev);
+		if (!r->no_stops) {
+			r->no_stops_why = r->per_thread_why ? r->per_thread_why
+							    : "the kernel has no inherit_thread (5.13 and later)";
+			pr_warn("--no-stops: threads are stopped at their creation all the same: %s", r->no_stops_why);
+		}
+	}
 	return 0;
 }
 
@@ -1912,6 +2091,7 @@ static int start_modes(struct rec *r)
 		.attach = !strcmp(r->mode, "attach"),
 		.wakeups = r->wakeups,
 		.cpus = r->cpus,
+		.no_stops = r->no_stops,
 		.drain = drain_all,
 		.drain_arg = r,
 	};
@@ -2029,8 +2209,14 @@ int rec_spawn(struct rec *r, char *const argv[], bool follow_forks, char *why, s
 
 	for_each_mode(r, m, spawn_flags)
 		flags |= m->spawn_flags(m);
-	/* Children traced: they inherit their events from the root. Not
-	 * followed, they must not (they would record what nobody reads). */
+	/* --no-stops: every mode works on threads it does not stop (run.c
+	 * refused the others). */
+	r->told = r->no_stops && !(flags & SUP_SPAWN_CAUSAL_FILTER);
+	if (r->told)
+		flags |= SUP_SPAWN_NO_STOPS;
+	/* Children traced, or told by the records: they inherit their events
+	 * from the root. Not followed, they must not (they would record what
+	 * nobody reads). */
 	r->inherit_processes = flags & (SUP_SPAWN_FOLLOW_FORKS | SUP_SPAWN_CAUSAL_FILTER);
 	err = sup_spawn(argv, flags, rec_hooks(r), &r->sup, why, whylen);
 	if (err < 0)
@@ -2113,6 +2299,38 @@ void rec_abort(struct rec *r)
 	rec_release(r);
 }
 
+/*
+ * --no-stops: the run is over (its root ended, or psup let go of it), and
+ * the threads told by the records that live on (the program's children
+ * that outlive it, or a thread whose exit record was lost) are let go of,
+ * as the supervisor lets go of the threads it traces: gone, not exited.
+ */
+static void told_threads_end(struct rec *r)
+{
+	uint64_t now;
+	pid_t *tids;
+	size_t n = 0;
+
+	if (!r->told)
+		return;
+	drain_cpus(r);
+	now = psup_now_ns();
+	tids = calloc(r->threads.cap ? r->threads.cap : 1, sizeof(*tids));
+	if (!tids)
+		return;
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		const struct rec_thread *t = (const struct rec_thread *)(uintptr_t)r->threads.vals[i];
+		if (r->threads.keys[i] && t && !thread_traced(r, t))
+			tids[n++] = t->tid;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rec_thread *t = thread_find(r, tids[i]);
+		if (t)
+			thread_gone_at(r, t, false, now);
+	}
+	free(tids);
+}
+
 void rec_loop(struct rec *r, struct sup_result *res)
 {
 	uint64_t tick = REC_TICK_NS;
@@ -2130,6 +2348,7 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	err = sup_session_run(r->sup);
 	if (err < 0)
 		pr_err("event loop failed: %s", strerror(-err));
+	told_threads_end(r);
 	sup_session_loop_stats(r->sup, &ls);
 	pr_debug("supervisor loop: %llu waits for %llu wait statuses and %llu timer expirations "
 		 "(%llu hung-up fds dropped; %llu new threads resumed at their creator's stop, "

@@ -23,6 +23,7 @@
 struct exp_profile;
 struct rep_writer;
 struct smp_block;
+struct smp_sample;
 struct smp_sink;
 struct smp_switch;
 struct smp_wakeup;
@@ -42,6 +43,9 @@ struct rec_env {
 	bool attach;              /* psup attach (else psup run) */
 	bool wakeups;             /* every wakeup reaches the wakeup hook */
 	unsigned cpus;            /* CPUs the program may use */
+	/* --no-stops: the threads the program creates are told by the
+	 * records, their creators never stopped (thread_creator instead). */
+	bool no_stops;
 	/* drain(drain_arg) takes every sample of every ring in now (the
 	 * sample hooks run inside). */
 	void (*drain)(void *arg);
@@ -115,10 +119,20 @@ struct rec_mode {
 	int (*run_end)(struct rec_mode *m);
 
 	/* ---- lifecycle ---- */
-	/* A thread appeared (supervisor's thread_new): its ring is open. sp:
-	 * pid's address space (NULL when unknown). */
+	/* A thread appeared (supervisor's thread_new, or told by the
+	 * records with --no-stops): its ring is open. sp: pid's address space
+	 * (NULL when unknown); time: when it began. */
 	int (*thread_new)(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent,
-			  bool new_process);
+			  bool new_process, uint64_t time);
+	/* --no-stops: a thread told by the records, after thread_new: its
+	 * creator's registers and stack at the clone (creator), sampled at
+	 * time. A thread reported from a stop has its creator stopped during
+	 * thread_new instead. */
+	int (*thread_creator)(struct rec_mode *m, pid_t tid, pid_t pid, uint64_t time,
+			      const struct smp_sample *creator);
+	/* The mode works on threads psup does not stop (--no-stops): it
+	 * pauses none, sets no debug register, reads nothing at a stop. */
+	bool no_stops_ok;
 	/* At its PTRACE_EVENT_EXIT stop: its memory is still readable. A
 	 * mode that sets it makes every thread stop at its exit (a stop and a
 	 * resume per thread); without, only leaders do. */
@@ -220,6 +234,7 @@ struct rec_options {
 	bool no_unwind;     /* --no-call-graph */
 	bool no_lock_blame; /* no wakeup events */
 	bool per_thread;    /* no per-CPU sampling */
+	bool no_stops;      /* threads and processes told by the records, not stopped */
 };
 
 /*

@@ -93,7 +93,12 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 	if (attach)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
 	else
-		fputs("      --no-follow-forks sample the first process only, not its children\n", f);
+		fputs("      --no-follow-forks sample the first process only, not its children\n"
+		      "      --no-stops        never stop the threads and processes COMMAND creates:\n"
+		      "                        the kernel's records tell them, as for perf record\n"
+		      "                        (cheaper where threads or processes come and go by\n"
+		      "                        the thousand; sampling only, needs per-CPU events)\n",
+		      f);
 	for (size_t i = 0; i < NMODES; i++)
 		if (o->modes[i]->usage_own_section && o->modes[i]->usage)
 			o->modes[i]->usage(f, attach);
@@ -108,6 +113,7 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 enum { OPT_JITTER = 256,
        OPT_NO_CG,
        OPT_NO_FOLLOW,
+       OPT_NO_STOPS,
        OPT_NO_LOCKS,
        OPT_PER_THREAD,
        OPT_MODE = 512,
@@ -149,6 +155,7 @@ static int build_options(const struct run_options *o, struct option *longopts, c
 		{ "no-lock-blame", no_argument, NULL, OPT_NO_LOCKS },
 		{ "sample-per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "no-follow-forks", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "no-stops", no_argument, NULL, OPT_NO_STOPS },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -245,6 +252,11 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 		case OPT_PER_THREAD:
 			o->rec.per_thread = true;
 			break;
+		case OPT_NO_STOPS:
+			if (attach)
+				goto unknown;
+			o->rec.no_stops = true;
+			break;
 		case OPT_NO_FOLLOW:
 			if (attach)
 				goto unknown;
@@ -316,6 +328,14 @@ unknown:
 		if (o->modes[i]->enabled && !o->modes[i]->enabled(o->modes[i])) {
 			rec_mode_free(o->modes[i]);
 			o->modes[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < NMODES && o->rec.no_stops; i++) {
+		if (o->modes[i] && !o->modes[i]->no_stops_ok) {
+			pr_err("--no-stops is for sampling only: the %s mode pauses threads and sets "
+			       "their debug registers, which needs them stopped",
+			       o->modes[i]->name);
+			return 2;
 		}
 	}
 	return -1;

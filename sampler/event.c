@@ -221,6 +221,15 @@ static void attr_fill_wakeup(struct perf_event_attr *a, uint64_t tp_id,
 	a->sample_period = SMP_WAKEUP_PERIOD;
 }
 
+/* SMP_EVENT_TASKS: every clone's creator, its registers and stack (the new
+ * thread's creation context), and the new thread's id from the raw data. */
+static void attr_fill_fork(struct perf_event_attr *a, uint64_t tp_id, unsigned flags)
+{
+	attr_fill_extra(a, PERF_TYPE_TRACEPOINT, tp_id,
+			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, flags,
+			SMP_STACK_SNAPSHOT);
+}
+
 /* Every wakeup, without regs or stack: who woke whom, and when. */
 static void attr_fill_wakeup_all(struct perf_event_attr *a, uint64_t tp_id,
 				 unsigned flags)
@@ -507,6 +516,41 @@ static void why_wakeups_failed(int err, const char **why)
 	*why = why_buf;
 }
 
+/* The fork tracepoint, as the wakeup one: found once, and a probe event
+ * held open to the end, with a keeper (keep_after_exit()), so that closing
+ * the CPUs' events waits for no grace period. */
+static pthread_once_t fork_tp_once = PTHREAD_ONCE_INIT;
+static int fork_tp_err;
+static uint64_t fork_tp_id;
+static uint32_t fork_tp_child_off;
+
+static void fork_tp_init(void)
+{
+	struct perf_event_attr a;
+	uint32_t size;
+	int fd, err;
+
+	err = smp_tracepoint_lookup(SMP_FORK_TRACEPOINT, SMP_FORK_FIELD, &fork_tp_id, &fork_tp_child_off,
+				    &size);
+	if (err == -ENOENT && tracefs_mount())
+		err = smp_tracepoint_lookup(SMP_FORK_TRACEPOINT, SMP_FORK_FIELD, &fork_tp_id,
+					    &fork_tp_child_off, &size);
+	if (!err && size != 4)
+		err = -EINVAL;
+	if (!err) {
+		attr_fill_fork(&a, fork_tp_id, SMP_EVENT_STACK);
+		fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			err = -errno;
+		else
+			keep_after_exit(fd);
+	}
+	if (err)
+		pr_debug("sampler: %s unusable (%d): no creation contexts for threads told by records",
+			 SMP_FORK_TRACEPOINT, err);
+	fork_tp_err = err;
+}
+
 /* Fills and checks the extra events' attrs of ev (flags already set).
  * Returns 0 or -errno with *why. */
 static int event_open_extras(struct smp_event *ev, const char **why)
@@ -564,6 +608,14 @@ static int event_open_extras(struct smp_event *ev, const char **why)
 			return err;
 		}
 		close(fd);
+	}
+	if (ev->flags & SMP_EVENT_TASKS) {
+		pthread_once(&fork_tp_once, fork_tp_init);
+		ev->fork_ok = !fork_tp_err;
+		if (ev->fork_ok) {
+			attr_fill_fork(&ev->fork_attr, fork_tp_id, ev->flags);
+			ev->fork_child_off = fork_tp_child_off;
+		}
 	}
 	return 0;
 }
@@ -633,6 +685,12 @@ int smp_event_new_unchecked(const char *name, uint64_t period,
 		attr_fill_wakeup(&(*out)->wake_attr, 0, flags);
 		attr_fill_wakeup_all(&(*out)->wake_all_attr, 0, flags);
 		(*out)->wake_pid_off = 24;
+	}
+	/* sched_process_fork's child_pid on 6.x (4 bytes of __data_loc per name). */
+	if (flags & SMP_EVENT_TASKS) {
+		attr_fill_fork(&(*out)->fork_attr, 0, flags);
+		(*out)->fork_child_off = 20;
+		(*out)->fork_ok = true;
 	}
 	return 0;
 }
@@ -749,7 +807,7 @@ int smp_event_new(const char *name, uint64_t period, unsigned jitter_pct,
 		return -EINVAL;
 	}
 	if (flags & ~(unsigned)(SMP_EVENT_STACK | SMP_EVENT_SWITCHES |
-				SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS)) {
+				SMP_EVENT_BLOCKS | SMP_EVENT_WAKEUPS | SMP_EVENT_TASKS)) {
 		*why = "unknown event flags";
 		return -EINVAL;
 	}

@@ -27,18 +27,20 @@ enum merge_kind {
 	MERGE_WAKEUP,
 	MERGE_COMM,
 	MERGE_MMAP,
+	MERGE_TASK,
 };
 
 struct merge_entry {
 	uint64_t time, seq;
 	enum merge_kind kind;
-	uint8_t *stack; /* owned copy of a sample's or wakeup's stack, or of an mmap's path */
+	uint8_t *stack; /* owned copy of a sample's, wakeup's or creator's stack, or of an mmap's path */
 	union {
 		struct smp_sample sample;
 		struct smp_switch sw;
 		struct smp_block block;
 		struct smp_wakeup wakeup;
 		struct smp_mmap mmap;
+		struct smp_task task;
 		struct {
 			pid_t tid;
 			uint64_t count;
@@ -185,6 +187,19 @@ static void on_mmap(void *arg, const struct smp_mmap *m)
 	x->u.mmap.path = (const char *)x->stack;
 }
 
+static void on_task(void *arg, const struct smp_task *k)
+{
+	struct smp_merge *m = arg;
+	struct merge_entry *x = add(m, MERGE_TASK, k->time);
+
+	if (!x)
+		return;
+	x->u.task = *k;
+	x->stack = copy_stack(m, k->stack, k->stack_size);
+	x->u.task.stack = x->stack;
+	x->u.task.stack_size = x->stack ? k->stack_size : 0;
+}
+
 int smp_merge_new(struct smp_merge **out)
 {
 	struct smp_merge *m = calloc(1, sizeof(*m));
@@ -198,7 +213,8 @@ int smp_merge_new(struct smp_merge **out)
 				     .block = on_block,
 				     .wakeup = on_wakeup,
 				     .comm = on_comm,
-				     .mmap = on_mmap };
+				     .mmap = on_mmap,
+				     .task = on_task };
 	*out = m;
 	return 0;
 }
@@ -248,6 +264,10 @@ static void dispatch(const struct merge_entry *x, const struct smp_sink *sink)
 	case MERGE_MMAP:
 		if (sink->mmap)
 			sink->mmap(sink->arg, &x->u.mmap);
+		break;
+	case MERGE_TASK:
+		if (sink->task)
+			sink->task(sink->arg, &x->u.task);
 		break;
 	}
 }

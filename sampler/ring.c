@@ -12,6 +12,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "sampler/sampler-internal.h"
 
@@ -28,6 +29,7 @@ struct smp_thread {
 	pid_t tid;
 	int fd;                             /* the main event: owns the ring */
 	int block_fd, wake_fd, wake_all_fd; /* -1 unless asked for; output into fd's ring */
+	int fork_fd;                        /* a CPU's ring: SMP_EVENT_TASKS' creators, or -1 */
 	int cpu;                            /* a CPU's ring: its CPU; else -1 */
 	/* smp_thread_open_inherited(): no ring; per CPU, the side-band events
 	 * (INHERITED_KINDS of them, -1 where not asked for), each writing into
@@ -266,6 +268,39 @@ static int parse_wakeup(const struct smp_event *ev, struct cursor *c,
 	return 0;
 }
 
+/* A sample of SMP_EVENT_TASKS' fork tracepoint, after its identifier: the
+ * creator's, at its clone. */
+static int parse_fork(const struct smp_event *ev, struct cursor *c, const struct smp_sink *sink)
+{
+	uint64_t st = ev->fork_attr.sample_type;
+	struct smp_task k;
+	uint32_t size;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = SMP_TASK_CREATOR;
+	if ((st & PERF_SAMPLE_TID) && !cur_tid(c, &k.pid, &k.tid))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &k.time))
+		return -EINVAL;
+	if (!cur_cpu(c, st, NULL) || !(st & PERF_SAMPLE_RAW))
+		return -EINVAL;
+	/* { u32 size; char data[size]; }, padded as for the wakeups. */
+	if ((size_t)(c->end - c->p) < 4)
+		return -EINVAL;
+	size = rd32(c->p);
+	if ((size_t)(c->end - c->p) - 4 < size || (size_t)ev->fork_child_off + 4 > size)
+		return -EINVAL;
+	k.child = (pid_t)rd32(c->p + 4 + ev->fork_child_off);
+	c->p += 4 + (size_t)size;
+	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(c, k.regs, &k.have_regs))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_STACK_USER) && !cur_stack(c, &k.stack, &k.stack_size))
+		return -EINVAL;
+	if (sink && sink->task)
+		sink->task(sink->arg, &k);
+	return 0;
+}
+
 static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			size_t len, uint16_t misc, const struct smp_sink *sink,
 			struct smp_parse_ctx *ctx)
@@ -287,7 +322,8 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 		uint64_t id, id_main = SMP_SYNTH_ID_MAIN,
 			     id_block = SMP_SYNTH_ID_BLOCK,
 			     id_wakeup = SMP_SYNTH_ID_WAKEUP,
-			     id_wakeup_all = SMP_SYNTH_ID_WAKEUP_ALL;
+			     id_wakeup_all = SMP_SYNTH_ID_WAKEUP_ALL,
+			     id_fork = SMP_SYNTH_ID_FORK;
 
 		if (!cur_u64(&c, &id))
 			return -EINVAL;
@@ -296,6 +332,7 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 			id_block = ctx->id_block;
 			id_wakeup = ctx->id_wakeup;
 			id_wakeup_all = ctx->id_wakeup_all;
+			id_fork = ctx->id_fork;
 		}
 		if (id != id_main) {
 			/* A CPU's ring: the inherited events of every
@@ -314,6 +351,8 @@ static int parse_sample(const struct smp_event *ev, const uint8_t *rec,
 				return parse_wakeup(ev, &c, sink, ctx, true);
 			if ((ev->flags & SMP_EVENT_WAKEUPS) && id == id_wakeup_all)
 				return parse_wakeup(ev, &c, sink, ctx, false);
+			if ((ev->flags & SMP_EVENT_TASKS) && id == id_fork && id)
+				return parse_fork(ev, &c, sink);
 			return -EINVAL;
 		}
 	}
@@ -483,6 +522,27 @@ int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 	}
 	case PERF_RECORD_MMAP2:
 		return parse_mmap2(ev, r, len, h.misc, sink, ctx);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		/* { u32 pid, ppid; u32 tid, ptid; u64 time; sample_id } */
+		struct smp_task k;
+		const uint8_t *b = r + sizeof(h);
+
+		if (parse_trailer(ev, r, len, 24, &pid, &tid, &time, NULL))
+			return -EINVAL;
+		memset(&k, 0, sizeof(k));
+		k.kind = h.type == PERF_RECORD_FORK ? SMP_TASK_FORK : SMP_TASK_EXIT;
+		k.pid = (pid_t)rd32(b);
+		k.ppid = (pid_t)rd32(b + 4);
+		k.tid = (pid_t)rd32(b + 8);
+		k.ptid = (pid_t)rd32(b + 12);
+		/* The trailer's time: the clock psup asked for (the body's is
+		 * the kernel's local clock). */
+		k.time = time;
+		if (sink && sink->task)
+			sink->task(sink->arg, &k);
+		return 0;
+	}
 	default:
 		/* throttle, unthrottle, ...: nothing the profile needs. */
 		return 0;
@@ -624,6 +684,7 @@ static int ring_open(const struct smp_event *ev, struct perf_event_attr attr, pi
 	t->block_fd = -1;
 	t->wake_fd = -1;
 	t->wake_all_fd = -1;
+	t->fork_fd = -1;
 	t->cpu = cpu;
 	t->map = MAP_FAILED;
 
@@ -784,7 +845,7 @@ int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_
 		return -ENOMEM;
 	t->ev = ev;
 	t->tid = tid;
-	t->fd = t->block_fd = t->wake_fd = t->wake_all_fd = t->cpu = -1;
+	t->fd = t->block_fd = t->wake_fd = t->wake_all_fd = t->fork_fd = t->cpu = -1;
 	t->map = MAP_FAILED;
 	t->ninh = ncpu;
 	t->inh_fds = malloc(t->ninh * sizeof(*t->inh_fds));
@@ -823,6 +884,8 @@ int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_
 	side.mmap = 1;
 	side.mmap2 = 1;
 	side.context_switch = !!(ev->flags & SMP_EVENT_SWITCHES);
+	/* Fork and exit records of every thread and process that inherits. */
+	side.task = !!(ev->flags & SMP_EVENT_TASKS);
 	for (i = 0; i < ncpu && !err; i++)
 		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, processes, &t->inh_fds[i],
 				     &t->inh_ids[i]);
@@ -862,6 +925,22 @@ int smp_cpu_open(const struct smp_event *ev, int cpu, unsigned ring_pages, struc
 			smp_thread_close(t, NULL);
 			*out = NULL;
 			return err;
+		}
+	}
+	/* Every clone's creator on this CPU, any task's (the caller keeps
+	 * its program's): without it, threads told by records have no
+	 * creation context, nothing worse. */
+	if (ev->inherit && (ev->flags & SMP_EVENT_TASKS) && ev->fork_ok &&
+	    (attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		struct smp_thread *t = *out;
+
+		err = thread_open_extra(t, &ev->fork_attr, &t->fork_fd, &t->ctx.id_fork);
+		if (err) {
+			pr_debug("sampler: CPU %d: %s: %s", cpu, SMP_FORK_TRACEPOINT, strerror(-err));
+			if (t->fork_fd >= 0)
+				close(t->fork_fd);
+			t->fork_fd = -1;
+			t->ctx.id_fork = 0;
 		}
 	}
 	return 0;
@@ -1024,6 +1103,8 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
 		ioctl(t->wake_fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (t->wake_all_fd >= 0)
 		ioctl(t->wake_all_fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (t->fork_fd >= 0)
+		ioctl(t->fork_fd, PERF_EVENT_IOC_DISABLE, 0);
 	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (sink)
 		thread_drain(t, sink, false);
@@ -1035,6 +1116,8 @@ void smp_thread_close(struct smp_thread *t, const struct smp_sink *sink)
 		close(t->wake_fd);
 	if (t->wake_all_fd >= 0)
 		close(t->wake_all_fd);
+	if (t->fork_fd >= 0)
+		close(t->fork_fd);
 	munmap(t->map, t->map_len);
 	close(t->fd);
 	free(t->bounce);

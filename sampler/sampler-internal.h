@@ -22,6 +22,12 @@
 #define SMP_SYNTH_ID_BLOCK 2
 #define SMP_SYNTH_ID_WAKEUP 3
 #define SMP_SYNTH_ID_WAKEUP_ALL 4
+#define SMP_SYNTH_ID_FORK 5
+
+/* The tracepoint SMP_EVENT_TASKS samples per CPU, in the creator's context
+ * after the clone made the new task, and the field read (the new thread). */
+#define SMP_FORK_TRACEPOINT "sched/sched_process_fork"
+#define SMP_FORK_FIELD "child_pid"
 
 /* The tracepoint SMP_EVENT_WAKEUPS samples, and the field read from its raw
  * data (the wakee). */
@@ -38,7 +44,13 @@ struct smp_event {
 	struct perf_event_attr wake_attr;     /* 1 in ~SMP_WAKEUP_PERIOD, with stack */
 	struct perf_event_attr wake_all_attr; /* every wakeup, who woke whom only */
 	uint32_t wake_pid_off;                /* offset of the wakee's pid in the raw data */
-	uint64_t period;                      /* base period */
+	/* SMP_EVENT_TASKS: every clone's creator, with regs and stack, per
+	 * CPU; fork_ok false where the tracepoint cannot be used (the fork
+	 * and exit records still come). */
+	struct perf_event_attr fork_attr;
+	uint32_t fork_child_off; /* offset of the new thread's id in the raw data */
+	bool fork_ok;
+	uint64_t period; /* base period */
 	unsigned jitter_pct;
 	unsigned flags; /* enum smp_event_flags */
 	bool is_clock;
@@ -72,7 +84,7 @@ struct smp_parse_ctx {
 				 * the period in effect, never the count's delta */
 	/* PERF_SAMPLE_IDENTIFIER of the ring's events (PERF_EVENT_IOC_ID),
 	 * used when the main event has IDENTIFIER (blocks or wakeups on). */
-	uint64_t id_main, id_block, id_wakeup, id_wakeup_all;
+	uint64_t id_main, id_block, id_wakeup, id_wakeup_all, id_fork;
 	struct smp_thread_stats *stats; /* may be NULL */
 };
 

@@ -74,6 +74,13 @@ enum smp_event_flags {
 	 * root, CAP_PERFMON or perf_event_paranoid <= 1. */
 	SMP_EVENT_BLOCKS = 1 << 2,  /* one struct smp_block per switch-out */
 	SMP_EVENT_WAKEUPS = 1 << 3, /* one struct smp_wakeup per wakeup */
+	/* The program's threads and processes told by the kernel's records
+	 * (struct smp_task), for a recorder that does not stop them: the
+	 * inherited events' fork and exit records, and per CPU a sample of
+	 * every clone's creator (the sched_process_fork tracepoint, with its
+	 * registers and stack: the new thread's creation context). Per CPU
+	 * with inheritance only (smp_thread_open_inherited(), smp_cpu_open()). */
+	SMP_EVENT_TASKS = 1 << 4,
 };
 
 /*
@@ -189,6 +196,30 @@ struct smp_mmap {
 };
 
 /*
+ * SMP_EVENT_TASKS: a thread or process begins or ends (PERF_RECORD_FORK and
+ * PERF_RECORD_EXIT of the inherited events, written by the creator and by
+ * the ending thread), or a creator's sample at its clone (SMP_TASK_CREATOR:
+ * written after the fork record, before the new thread can run, on the
+ * same CPU; pid/tid are the creator's, child the new thread; its user
+ * registers are those of the clone system call's entry).
+ */
+enum smp_task_kind { SMP_TASK_FORK,
+		     SMP_TASK_EXIT,
+		     SMP_TASK_CREATOR };
+
+struct smp_task {
+	enum smp_task_kind kind;
+	pid_t pid, tid;   /* the new or ending thread; SMP_TASK_CREATOR: the creator */
+	pid_t ppid, ptid; /* SMP_TASK_FORK: its creator's process and thread */
+	uint64_t time;
+	pid_t child; /* SMP_TASK_CREATOR: the thread created */
+	bool have_regs;
+	uint64_t regs[SMP_NREGS];
+	const uint8_t *stack; /* the creator's user stack, from regs[SMP_REG_SP] */
+	size_t stack_size;
+};
+
+/*
  * SMP_EVENT_BLOCKS: the software event context-switches, sampled at every
  * switch-out of the thread (period 1), written while the thread is still
  * current, immediately before the PERF_RECORD_SWITCH out record of the same
@@ -293,6 +324,9 @@ struct smp_sink {
 	/* An executable mapping made (struct smp_mmap): the records of the
 	 * inherited events (smp_thread_open_inherited()). May be NULL. */
 	void (*mmap)(void *arg, const struct smp_mmap *m);
+	/* SMP_EVENT_TASKS: a thread began or ended (struct smp_task). May be
+	 * NULL. */
+	void (*task)(void *arg, const struct smp_task *t);
 };
 
 /* One thread's sampling event and ring. Opaque. */

@@ -106,14 +106,27 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 			return err;
 		}
 	}
-	if (flags & SUP_SPAWN_FOLLOW_FORKS)
-		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-	/* A program that traces its children (strace, gdb) gets them back
-	 * from psup (nested.c). Only where the filter costs no privilege (the
-	 * child installs it without NO_NEW_PRIVS, or has that already): a
-	 * setuid program keeps working. Without it, no seccomp stop comes. */
-	if (sup_seccomp_ptrace_filter(&ptrace_filter) == 0)
-		opts |= PTRACE_O_TRACESECCOMP;
+	if (flags & SUP_SPAWN_NO_STOPS) {
+		/* The root alone is traced: nothing it creates is, so a
+		 * program that traces its children has them to itself (no
+		 * filter), and no thread waits for psup at its creation. */
+		if (filter) {
+			snprintf(why, whylen, "internal error: no stops with the causal filter");
+			err = -EINVAL;
+			goto free_filters;
+		}
+		opts &= ~(long)PTRACE_O_TRACECLONE;
+	} else {
+		if (flags & SUP_SPAWN_FOLLOW_FORKS)
+			opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		/* A program that traces its children (strace, gdb) gets them
+		 * back from psup (nested.c). Only where the filter costs no
+		 * privilege (the child installs it without NO_NEW_PRIVS, or has
+		 * that already): a setuid program keeps working. Without it, no
+		 * seccomp stop comes. */
+		if (sup_seccomp_ptrace_filter(&ptrace_filter) == 0)
+			opts |= PTRACE_O_TRACESECCOMP;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(why, whylen, "out of memory");

@@ -121,6 +121,12 @@ enum sup_spawn_flags {
 	SUP_SPAWN_CAUSAL_FILTER = 1 << 1,   /* install sup_seccomp's filter (see the causal section) */
 	SUP_SPAWN_CAUSAL_NO_WAKES = 1 << 2, /* ... without the futex wakes (waits only) */
 	SUP_SPAWN_CAUSAL_NO_FUTEX = 1 << 3, /* ... without the futex waits (with NO_WAKES: no futex call) */
+	/* Only the first process's first thread is traced, for its exec (the
+	 * program's start) and its end: the threads it creates and its child
+	 * processes are not (no TRACECLONE, no fork options, no filter), and
+	 * the caller learns them from the kernel's records. Not with the
+	 * causal filter. */
+	SUP_SPAWN_NO_STOPS = 1 << 4,
 };
 
 /*

@@ -53,10 +53,11 @@ static int f_header(struct rec_mode *m, struct sup_session *s)
 }
 
 static int f_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent,
-			bool new_process)
+			bool new_process, uint64_t time)
 {
 	(void)m;
 	(void)sp;
+	(void)time;
 	logf_("thread_new %d %d %d %d", tid == getpid(), pid == getpid(), parent, new_process);
 	return 0;
 }

@@ -430,6 +430,136 @@ static void test_synthetic(void)
 	smp_event_free(ev_nostack);
 }
 
+/* ---- threads told by records (SMP_EVENT_TASKS) ------------------------- */
+
+struct got_tasks {
+	int n;
+	struct smp_task k[4];
+	uint8_t stack[64];
+};
+
+static void got_task(void *arg, const struct smp_task *k)
+{
+	struct got_tasks *g = arg;
+
+	if (g->n < 4)
+		g->k[g->n] = *k;
+	if (k->stack && k->stack_size)
+		memcpy(g->stack, k->stack, k->stack_size < sizeof(g->stack) ? k->stack_size : sizeof(g->stack));
+	g->n++;
+}
+
+/* A fork or exit record: { pid, ppid, tid, ptid, time; sample_id }. */
+static void make_task(struct buf *b, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+		      uint64_t time)
+{
+	put_hdr(b, type, 0);
+	put32(b, pid);
+	put32(b, ppid);
+	put32(b, tid);
+	put32(b, ptid);
+	put64(b, 999); /* the kernel's local clock: not the one asked for */
+	put_trailer(b, ptid, ptid, time);
+	fix_size(b);
+}
+
+static void test_synthetic_tasks(void)
+{
+	struct smp_event *ev = NULL, *evid = NULL;
+	struct got_tasks g;
+	struct smp_sink sink = { .task = got_task, .arg = &g };
+	struct buf b;
+
+	CHECK_EQ_INT(smp_event_new_unchecked("task-clock", 0, 0,
+					     SMP_EVENT_STACK | SMP_EVENT_SWITCHES | SMP_EVENT_TASKS, &ev),
+		     0);
+	CHECK_EQ_INT(smp_event_new_unchecked("task-clock", 0, 0,
+					     SMP_EVENT_STACK | SMP_EVENT_SWITCHES | SMP_EVENT_BLOCKS |
+						     SMP_EVENT_TASKS,
+					     &evid),
+		     0);
+	if (!ev || !evid)
+		return;
+	/* A new thread (its process's id is its creator's), then its end;
+	 * the time is the trailer's. */
+	memset(&g, 0, sizeof(g));
+	make_task(&b, PERF_RECORD_FORK, 30, 30, 32, 31, 50);
+	CHECK_EQ_INT(parse_exact(ev, &b, b.n, &sink), 0);
+	make_task(&b, PERF_RECORD_EXIT, 30, 30, 32, 32, 60);
+	CHECK_EQ_INT(parse_exact(ev, &b, b.n, &sink), 0);
+	CHECK_EQ_INT(g.n, 2);
+	CHECK(g.k[0].kind == SMP_TASK_FORK && g.k[0].pid == 30 && g.k[0].ppid == 30 && g.k[0].tid == 32 &&
+	      g.k[0].ptid == 31 && g.k[0].time == 50);
+	CHECK(g.k[1].kind == SMP_TASK_EXIT && g.k[1].tid == 32 && g.k[1].time == 60);
+	/* Too short for its fields and trailer: refused. */
+	make_task(&b, PERF_RECORD_FORK, 30, 30, 32, 31, 50);
+	for (size_t len = sizeof(struct perf_event_header); len < b.n; len++) {
+		struct buf t = b;
+		uint16_t sz = (uint16_t)len;
+
+		memcpy(t.b + 6, &sz, 2);
+		CHECK_EQ_INT(parse_exact(ev, &t, len, &sink), -EINVAL);
+	}
+	CHECK_EQ_INT(g.n, 2);
+
+	/* The creator's sample at its clone: its id, tid, time, cpu, the
+	 * tracepoint's raw data (child_pid at 20), its regs and stack. */
+	CHECK(evid->fork_attr.sample_type & PERF_SAMPLE_RAW);
+	CHECK_EQ_INT(evid->fork_attr.sample_stack_user, SMP_STACK_SNAPSHOT);
+	memset(&g, 0, sizeof(g));
+	put_hdr(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	put64(&b, SMP_SYNTH_ID_FORK);
+	put64(&b, (uint64_t)31 << 32 | 30);
+	put64(&b, 55);
+	put64(&b, 1);
+	put32(&b, 28); /* raw: 28 bytes, the record stays 8-aligned */
+	memset(b.b + b.n, 0, 28);
+	memcpy(b.b + b.n + 20, &(uint32_t){ 32 }, 4);
+	b.n += 28;
+	put64(&b, PERF_SAMPLE_REGS_ABI_64);
+	for (int i = 0; i < SMP_NREGS; i++)
+		put64(&b, 0x2000 + (uint64_t)i);
+	put64(&b, 16);
+	for (int i = 0; i < 16; i++)
+		b.b[b.n++] = (uint8_t)(i + 1);
+	put64(&b, 16);
+	fix_size(&b);
+	CHECK_EQ_INT(parse_exact(evid, &b, b.n, &sink), 0);
+	CHECK_EQ_INT(g.n, 1);
+	CHECK(g.k[0].kind == SMP_TASK_CREATOR && g.k[0].pid == 30 && g.k[0].tid == 31 && g.k[0].child == 32 &&
+	      g.k[0].time == 55);
+	CHECK(g.k[0].have_regs && g.k[0].regs[SMP_REG_AX] == 0x2000 && g.k[0].stack_size == 16);
+	CHECK(g.stack[0] == 1 && g.stack[15] == 16);
+	/* Its raw data shorter than the field: refused. */
+	memset(b.b + sizeof(struct perf_event_header) + 32, 0, 0);
+	memcpy(b.b + sizeof(struct perf_event_header) + 32, &(uint32_t){ 20 }, 4);
+	CHECK_EQ_INT(parse_exact(evid, &b, b.n, &sink), -EINVAL);
+	CHECK_EQ_INT(g.n, 1);
+
+	/* Through a merge, in time order with the stack kept. */
+	{
+		struct smp_merge *m = NULL;
+
+		CHECK_EQ_INT(smp_merge_new(&m), 0);
+		if (m) {
+			struct buf f;
+
+			memcpy(b.b + sizeof(struct perf_event_header) + 32, &(uint32_t){ 28 }, 4);
+			make_task(&f, PERF_RECORD_FORK, 30, 30, 32, 31, 50);
+			CHECK_EQ_INT(smp_parse_record(evid, b.b, b.n, smp_merge_sink(m)), 0);
+			CHECK_EQ_INT(smp_parse_record(ev, f.b, f.n, smp_merge_sink(m)), 0);
+			memset(&g, 0, sizeof(g));
+			CHECK_EQ_INT(smp_merge_flush(m, UINT64_MAX, &sink), 0);
+			CHECK_EQ_INT(g.n, 2);
+			CHECK(g.k[0].kind == SMP_TASK_FORK && g.k[1].kind == SMP_TASK_CREATOR);
+			CHECK(g.stack[0] == 1 && g.stack[15] == 16);
+			smp_merge_free(m);
+		}
+	}
+	smp_event_free(ev);
+	smp_event_free(evid);
+}
+
 /* ---- a synthetic ring --------------------------------------------------- */
 
 #define RING 512
@@ -1241,6 +1371,7 @@ out:
 int main(void)
 {
 	test_synthetic();
+	test_synthetic_tasks();
 	test_ring_walk();
 	test_event_names();
 	test_real();

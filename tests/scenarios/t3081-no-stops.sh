@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# psup run --no-stops (issue 20): the threads and processes the program
+# creates are never stopped; the kernel's records tell them (fork and exit
+# records of the inherited events, and per CPU a sample of each clone's
+# creator with its stack), as perf record learns them. Nothing is lost:
+# - 200 threads: each has its states, its name and its samples, the join is
+#   charged to the thread's exit, the thread is under its creation context,
+#   and psup makes a handful of ptrace calls (about five per thread with
+#   stops);
+# - 50 fork/execs then an exec: the exec'ed program's samples are named;
+# - execs by a second thread (the caller takes the process's id): every
+#   thread has a process and a name, each exec told;
+# - a program that traces its own children (strace -f) does so as natively:
+#   psup traces none of them;
+# - the modes that stop threads refuse it.
+. "$(dirname "$0")/lib.sh"
+command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
+cd "$WORK"
+
+strace_psup st ptrace run -v --no-stops -o m.cbor -- "$TARGETS/manythreads" 200
+expect_rc 0
+report_json --view all m.cbor >m.json
+jq -e '.runs[0].thread_events == "inherited"' m.json >/dev/null ||
+	skip "no events inherited here (sampled per thread: needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
+grep -q "200 thread(s) and process(es) told by the kernel's records, none stopped" "$WORK/err" ||
+	{ cat "$WORK/err" >&2; fail "the 200 threads were not told by the records"; }
+count_below "$(grep -c '^ptrace(' st)" 40 "ptrace calls for 201 threads" "threads were stopped"
+jq_check m.json '.summary.threads == 201' "not every thread was seen"
+jq_check m.json '[.threads[] | select(.times.running > 0 and .name == "manythreads")] | length == 201' \
+	"a thread lacks its name or its states (switch records)"
+jq_check m.json '[.threads[] | select(.times.blocked > 0)] | length >= 190' "threads' blocked time is missing"
+jq_check m.json '([.threads[].samples] | add) == .runs[0].samples' "threads do not add up to the samples"
+jq_check m.json '[.top_down | .. | objects | select(.function? == "main") | .. | objects
+	| select(.thread_root? == true) | .. | objects | select(.function? == "many_thread")] | length >= 1' \
+	"the threads are not under their creation context (main)"
+jq_check m.json '[.locks[].holders[] | select(.thread_exit)] | length >= 1' \
+	"no join is charged to a thread's exit"
+
+run_psup 60 run -v --no-stops -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"
+expect_rc 0
+report_json e.cbor >e.json
+pct=$(func_total_pct e.json work_a)
+in_range "$pct" 30 100 || fail "work_a, run by an exec told by the records, has ${pct}% of the samples"
+jq_check e.json '.summary.processes == 52' "not every process was seen (52: sh, 50 /bin/true, diffwork's exec)"
+jq_check e.json '[.threads[] | select(.name == "diffwork" and .times.running > 0)] | length == 1' \
+	"the exec'ed program has no states"
+
+# (execer exits 3 when its pid changed across an exec, 2 when one failed.)
+run_psup 120 run -v --no-stops -o x.cbor -- sh -c "\"$TARGETS/execer\" 20; exit \$?"
+expect_rc 0
+grep -q "21 told by records without a stop" "$WORK/err" ||
+	{ grep "told by records" "$WORK/err" >&2; fail "not every exec of execer (21) was told by the records"; }
+report_json x.cbor >x.json
+jq_check x.json '[.threads[] | select(.pid == 0 or .name == null)] | length == 0' "threads without a process or a name"
+
+if strace -qq -e trace=none true 2>/dev/null; then
+	run_psup 60 run -q --no-stops -o s.cbor -- strace -f -qq -e trace=exit_group sh -c 'exit 3'
+	[ "$RC" -eq 3 ] || { cat "$WORK/err" >&2; fail "strace -f under --no-stops: exit status $RC, 3 natively"; }
+	grep -q "exit_group(3)" "$WORK/err" || { cat "$WORK/err" >&2; fail "strace -f did not trace its child"; }
+fi
+
+run_psup 30 run --no-stops --causal -o c.cbor -- /bin/true
+expect_rc 2
+grep -q -- "--no-stops is for sampling only" "$WORK/err" || fail "--no-stops with --causal: $(cat "$WORK/err")"
+check_nothing_left
