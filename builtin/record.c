@@ -137,8 +137,12 @@ struct rec {
 	 * (rec_setup()); told: this run's session stops none of the threads
 	 * and processes the root creates, the records tell them (on_task()). */
 	bool no_stops, told;
-	const char *no_stops_why;   /* why --no-stops was not followed */
-	uint64_t threads_told;      /* threads begun from the records */
+	bool told_then_stopped;   /* told, then stopped after all (the end record says) */
+	const char *no_stops_why; /* why --no-stops was not followed */
+	uint64_t threads_told;    /* threads begun from the records */
+	uint64_t threads_adopted; /* ... of them from a sample, their fork record lost */
+	pid_t told_ended[64];     /* the last threads their exit records ended */
+	unsigned ntold_ended;
 	struct rec_ring *tree_ring; /* then the root's, which every thread of the run has */
 	bool program_started;       /* run mode: the run's first process exec'ed the program */
 	uint64_t execs_told;        /* execs reported from records (exec_from_records()) */
@@ -347,10 +351,14 @@ static void on_sample(void *arg, const struct smp_sample *s)
 
 /* A CPU ring holds every task's samples: only the traced threads' count,
  * and psup's own say where the observer took a CPU (the observer hook). */
+static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time);
+
 static void on_cpu_sample(void *arg, const struct smp_sample *s)
 {
 	struct rec *r = arg;
 
+	if (r->told && s->tid > 0)
+		told_adopt(r, s->pid, s->tid, s->time);
 	if (s->tid > 0 && thread_find(r, s->tid)) {
 		on_sample(arg, s);
 		return;
@@ -1235,6 +1243,22 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 		t->ring = ring_new(r, p, tid);
 	if (p && t->ring && smp_thread_inherits(t->ring->st) && !p->maps_elsewhere)
 		p->maps_told = true;
+	/* --no-stops needs the root's events inherited by all it creates:
+	 * refused (at its exec, its one thread stopped), the threads and
+	 * processes it creates are stopped and reported after all. */
+	if (r->told && !told && r->sup && tid == sup_session_pid(r->sup) &&
+	    !(t->ring && smp_thread_inherits(t->ring->st))) {
+		int err = sup_session_stops_back(r->sup);
+
+		if (err < 0)
+			pr_warn("the threads the program creates cannot be sampled: its events are not "
+				"inherited, and it cannot be traced to open theirs (%s)",
+				strerror(-err));
+		else
+			pr_debug("threads stopped at their creation: the root's events are not inherited");
+		r->told = false;
+		r->told_then_stopped = true;
+	}
 	/* A new thread or process has its creator's name (clone and fork copy
 	 * it; a rename later comes as a comm record). An exec's survivor
 	 * (another process's parent) has its own. */
@@ -1304,6 +1328,27 @@ static struct rec_snapshot *snapshot_of_task(const struct smp_task *k, pid_t pid
 	return c;
 }
 
+/*
+ * --no-stops: a sample of a thread psup does not know, in a process it
+ * knows: the thread's fork record was lost (the CPU's ring filled), and it
+ * begins here, its creator unknown, rather than lose its samples. Not one
+ * whose exit record came (its last samples may follow it), nor psup's own.
+ */
+static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
+{
+	/* (The root's first thread is the supervisor's, reported at its
+	 * exec: its samples before are psup's child's.) */
+	if (pid == r->self_pid || !r->program_started || (r->sup && tid == sup_session_pid(r->sup)) ||
+	    thread_find(r, tid) || !proc_find(r, pid))
+		return;
+	for (unsigned i = 0; i < PSUP_ARRAY_SIZE(r->told_ended) && i < r->ntold_ended; i++)
+		if (r->told_ended[i] == tid)
+			return;
+	thread_new_at(r, tid, pid, 0, false, time, true);
+	if (thread_find(r, tid))
+		r->threads_adopted++;
+}
+
 /* A process told by the records ended with its last thread: no status is
  * known (psup is not its parent nor its tracer). */
 static void process_end_told(struct rec *r, pid_t pid, uint64_t time)
@@ -1356,6 +1401,7 @@ static void on_task(void *arg, const struct smp_task *k)
 		p = proc_find(r, t->pid);
 		if (p && t->tid == p->pid)
 			p->leader_parent = t->parent; /* for an exec of another thread */
+		r->told_ended[r->ntold_ended++ % PSUP_ARRAY_SIZE(r->told_ended)] = t->tid;
 		t->reaped = true;
 		thread_gone_at(r, t, true, k->time);
 		if (p && !p->nthreads && (!r->sup || p->pid != sup_session_pid(r->sup)))
@@ -1792,6 +1838,9 @@ static int write_header(struct rec *r, pid_t pid)
 		.cpus = r->cpus,
 	};
 
+	/* (Attach mode: the threads found are seized, the new ones stopped.) */
+	if (r->ev)
+		h.new_threads = r->told ? "records" : "stopped";
 	if (r->ev && smp_event_inherits(r->ev) && r->ncpu_rings) {
 		h.thread_events = "inherited";
 	} else if (r->ev) {
@@ -1825,6 +1874,7 @@ static void finish(struct rec *r, const char *reason)
 		.unwind_failures = r->unwind_failures,
 		.inherit_refused = r->inherit_refused ? r->inherit_refused_why : NULL,
 		.own_sets_after = r->own_sets_after,
+		.new_threads_stopped = r->told_then_stopped,
 	};
 	for_each_mode(r, m, end) if (!r->write_err)
 		rec_write_failed(r, m->end(m));
@@ -1845,8 +1895,9 @@ static void finish(struct rec *r, const char *reason)
 	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs",
 		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared);
 	if (r->told)
-		pr_debug("--no-stops: %llu thread(s) and process(es) told by the kernel's records, none stopped",
-			 (unsigned long long)r->threads_told);
+		pr_debug("--no-stops: %llu thread(s) and process(es) told by the kernel's records, none stopped "
+			 "(%llu of them begun at a sample, their fork record lost)",
+			 (unsigned long long)r->threads_told, (unsigned long long)r->threads_adopted);
 	if (r->open_failures)
 		pr_warn("%llu thread(s) could not be sampled (see the messages above)",
 			(unsigned long long)r->open_failures);
@@ -2006,7 +2057,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		pr_err("%s", why ? why : smp_open_strerror(err));
 		return err;
 	}
-	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .task = on_task, .arg = r };
+	r->sink = (struct smp_sink){ .sample = on_sample, .lost = on_lost, .context_switch = on_switch, .block = on_block, .wakeup = on_wakeup, .comm = on_comm, .arg = r };
 	r->self_pid = getpid();
 	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .mmap = on_mmap, .task = on_task, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
@@ -2021,7 +2072,11 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 		if (!r->no_stops) {
 			r->no_stops_why = r->per_thread_why ? r->per_thread_why
 							    : "the kernel has no inherit_thread (5.13 and later)";
-			pr_warn("--no-stops: threads are stopped at their creation all the same: %s", r->no_stops_why);
+			if (o->no_stops_asked)
+				pr_warn("--no-stops: threads are stopped at their creation all the same: %s",
+					r->no_stops_why);
+			else
+				pr_debug("threads stopped at their creation: %s", r->no_stops_why);
 		}
 	}
 	return 0;

@@ -226,15 +226,16 @@ void rec_causal_set_sup(struct rec_mode *m, const struct rec_causal_sup *sup);
 
 /* How the recorder samples (psup run/attach's common options). */
 struct rec_options {
-	const char *output; /* record file */
-	bool force;         /* overwrite it */
-	const char *event;  /* sampling event name */
-	uint64_t period;    /* 0: the event's default */
-	unsigned jitter;    /* percent */
-	bool no_unwind;     /* --no-call-graph */
-	bool no_lock_blame; /* no wakeup events */
-	bool per_thread;    /* no per-CPU sampling */
-	bool no_stops;      /* threads and processes told by the records, not stopped */
+	const char *output;  /* record file */
+	bool force;          /* overwrite it */
+	const char *event;   /* sampling event name */
+	uint64_t period;     /* 0: the event's default */
+	unsigned jitter;     /* percent */
+	bool no_unwind;      /* --no-call-graph */
+	bool no_lock_blame;  /* no wakeup events */
+	bool per_thread;     /* no per-CPU sampling */
+	bool no_stops;       /* threads and processes told by the records, not stopped */
+	bool no_stops_asked; /* ... by --no-stops (else by default: no warning without) */
 };
 
 /*

@@ -94,10 +94,10 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
 	else
 		fputs("      --no-follow-forks sample the first process only, not its children\n"
-		      "      --no-stops        never stop the threads and processes COMMAND creates:\n"
-		      "                        the kernel's records tell them, as for perf record\n"
-		      "                        (cheaper where threads or processes come and go by\n"
-		      "                        the thousand; sampling only, needs per-CPU events)\n",
+		      "      --stops           stop each thread and process COMMAND creates (ptrace)\n"
+		      "                        to learn of it; by default, when only sampling with\n"
+		      "                        per-CPU events (root or CAP_PERFMON), the kernel's\n"
+		      "                        records tell them and none is stopped (--no-stops)\n",
 		      f);
 	for (size_t i = 0; i < NMODES; i++)
 		if (o->modes[i]->usage_own_section && o->modes[i]->usage)
@@ -114,6 +114,7 @@ enum { OPT_JITTER = 256,
        OPT_NO_CG,
        OPT_NO_FOLLOW,
        OPT_NO_STOPS,
+       OPT_STOPS,
        OPT_NO_LOCKS,
        OPT_PER_THREAD,
        OPT_MODE = 512,
@@ -156,6 +157,7 @@ static int build_options(const struct run_options *o, struct option *longopts, c
 		{ "sample-per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "no-follow-forks", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-stops", no_argument, NULL, OPT_NO_STOPS },
+		{ "stops", no_argument, NULL, OPT_STOPS },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -202,7 +204,7 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 	long v;
 
 	*o = (struct run_options){
-		.rec = { .output = "psup.cbor", .event = "task-clock", .jitter = 10 },
+		.rec = { .output = "psup.cbor", .event = "task-clock", .jitter = 10, .no_stops = !attach },
 	};
 	for (size_t i = 0; i < NMODES; i++) {
 		o->modes[i] = mode_new[i]();
@@ -253,9 +255,11 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 			o->rec.per_thread = true;
 			break;
 		case OPT_NO_STOPS:
+		case OPT_STOPS:
 			if (attach)
 				goto unknown;
-			o->rec.no_stops = true;
+			o->rec.no_stops = c == OPT_NO_STOPS;
+			o->rec.no_stops_asked = c == OPT_NO_STOPS;
 			break;
 		case OPT_NO_FOLLOW:
 			if (attach)
@@ -330,8 +334,14 @@ unknown:
 			o->modes[i] = NULL;
 		}
 	}
+	/* Threads told by the records: only where no mode needs them
+	 * stopped (pauses, debug registers). */
 	for (size_t i = 0; i < NMODES && o->rec.no_stops; i++) {
 		if (o->modes[i] && !o->modes[i]->no_stops_ok) {
+			if (!o->rec.no_stops_asked) {
+				o->rec.no_stops = false;
+				break;
+			}
 			pr_err("--no-stops is for sampling only: the %s mode pauses threads and sets "
 			       "their debug registers, which needs them stopped",
 			       o->modes[i]->name);

@@ -390,6 +390,7 @@ static int apply_header(struct rep_loadctx *c, const struct rep_rec *r)
 	TEXT(version, REP_K_PSUP);
 	TEXT(thread_events, REP_K_THREAD_EVENTS);
 	TEXT(thread_events_why, REP_K_THREAD_EVENTS_WHY);
+	TEXT(new_threads, REP_K_NEW_THREADS);
 #undef TEXT
 	if ((id = intern_str(p, c->name)) < 0)
 		return (int)id;
@@ -1029,6 +1030,11 @@ int rep_model_apply(struct rep_loadctx *c, const struct rep_rec *r)
 				return (int)id;
 			run->thread_events_why = (uint32_t)id;
 			run->own_sets_after = rep_rec_has(r, REP_K_COUNT) ? r->u[REP_K_COUNT] : 0;
+		}
+		if (rep_rec_has(r, REP_K_NEW_THREADS)) {
+			if ((id = intern_slice(c->p, r->s[REP_K_NEW_THREADS])) < 0)
+				return (int)id;
+			run->new_threads = (uint32_t)id;
 		}
 		return 0;
 	case REP_REC_EXPERIMENT:

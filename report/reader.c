@@ -329,6 +329,7 @@ static const struct {
 	[REP_K_PER_CPU] = { "per_cpu", KK_BOOL },
 	[REP_K_THREAD_EVENTS] = { "thread_events", KK_TEXT },
 	[REP_K_THREAD_EVENTS_WHY] = { "thread_events_why", KK_TEXT },
+	[REP_K_NEW_THREADS] = { "new_threads", KK_TEXT },
 	[REP_K_HOSTNAME] = { "hostname", KK_TEXT },
 	[REP_K_TID] = { "tid", KK_INT },
 	[REP_K_PARENT] = { "parent", KK_UINT },

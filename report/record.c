@@ -269,7 +269,7 @@ static int rec_end(struct rep_writer *w)
 int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 {
 	size_t nkeys = 14 + (h->cpus != 0) + h->per_cpu + (h->thread_events != NULL) +
-		       (h->thread_events_why != NULL),
+		       (h->thread_events_why != NULL) + (h->new_threads != NULL),
 	       argc = 0;
 	int err;
 
@@ -305,6 +305,8 @@ int rep_write_header(struct rep_writer *w, const struct rep_header *h)
 		kv_text(w, "thread_events", h->thread_events);
 	if (h->thread_events_why)
 		kv_text(w, "thread_events_why", h->thread_events_why);
+	if (h->new_threads)
+		kv_text(w, "new_threads", h->new_threads);
 	kv_text_or_null(w, "hostname", h->hostname);
 	if (h->cpus)
 		kv_uint(w, "cpus", h->cpus);
@@ -512,7 +514,7 @@ int rep_write_exit(struct rep_writer *w, pid_t pid, int status, int signal, uint
 
 int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 {
-	int err = rec_begin(w, 6 + (e->inherit_refused ? 3 : 0), "end");
+	int err = rec_begin(w, 6 + (e->inherit_refused ? 3 : 0) + e->new_threads_stopped, "end");
 
 	if (err)
 		return err;
@@ -527,6 +529,8 @@ int rep_write_end(struct rep_writer *w, const struct rep_end *e)
 		kv_text(w, "thread_events_why", e->inherit_refused);
 		kv_uint(w, "count", e->own_sets_after);
 	}
+	if (e->new_threads_stopped)
+		kv_text(w, "new_threads", "stopped"); /* the header's, as it ended */
 	return rec_end(w);
 }
 

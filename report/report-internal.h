@@ -96,6 +96,7 @@ enum rep_key {
 	REP_K_RUNNING, REP_K_RUNNABLE, REP_K_BLOCKED_FUTEX, REP_K_BLOCKED_IO,
 	REP_K_BLOCKED_SLEEP, REP_K_BLOCKED_OTHER, REP_K_CPUS, REP_K_WAIT_NS, REP_K_TRACED,
 	REP_K_WEIGHTING, REP_K_NEAR, REP_K_SYMBOLS, REP_K_THREAD_EVENTS, REP_K_THREAD_EVENTS_WHY,
+	REP_K_NEW_THREADS,
 	REP_K_NKEYS
 };
 /* clang-format on */
@@ -196,6 +197,7 @@ struct rep_run {
 	bool has_argv;
 	uint32_t mode, event, hostname, version, exec_path, end_reason;
 	uint32_t thread_events, thread_events_why; /* header's; 0: absent */
+	uint32_t new_threads;                      /* header's (the end's when it says); 0: absent */
 	uint64_t own_sets_after;                   /* "inherited_then_per_thread": sets opened per thread */
 	uint64_t period, jitter, wall_ns, mono_ns, last_time, end_time;
 	bool clock, hw_pmu, per_cpu;

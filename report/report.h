@@ -61,6 +61,11 @@ struct rep_header {
 	 * events a new thread inherits in clone()) or "per_thread" (opened
 	 * for each thread), and why not inherited; NULL: not written. */
 	const char *thread_events, *thread_events_why;
+	/* How psup learnt of the threads and processes the program created:
+	 * "records" (the kernel's, none stopped: psup run's default when only
+	 * sampling per CPU) or "stopped" (each at its creation, ptrace); NULL:
+	 * not written. */
+	const char *new_threads;
 	const char *hostname;
 	unsigned cpus; /* CPUs the program may use (idleness's n); 0: unknown */
 };
@@ -151,6 +156,9 @@ struct rep_end {
 	 * of events were opened per thread from then on. */
 	const char *inherit_refused;
 	uint64_t own_sets_after;
+	/* The header said new threads were told by the records, and they were
+	 * stopped after all (the root's events were not inherited). */
+	bool new_threads_stopped;
 };
 int rep_write_end(struct rep_writer *w, const struct rep_end *e);
 

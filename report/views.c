@@ -974,6 +974,18 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 			else
 				rc |= cell(&kv, "%s", S(a, r0->thread_events));
 		}
+		if (r0->new_threads) {
+			/* How psup learnt of new threads (docs/format.md). */
+			const char *how = rep_str(p, r0->new_threads);
+
+			rc |= cell(&kv, "new threads");
+			if (!strcmp(how, "records"))
+				rc |= cell(&kv, "told by the kernel's records, none stopped");
+			else if (!strcmp(how, "stopped"))
+				rc |= cell(&kv, "stopped at their creation (ptrace)");
+			else
+				rc |= cell(&kv, "%s", S(a, r0->new_threads));
+		}
 	}
 	fmt_ns(dur, sizeof(dur), t.duration);
 	rc |= cell(&kv, "runs");
@@ -1940,6 +1952,7 @@ static void json_runs(const struct agg *a, FILE *out)
 		rep_json_kbool(out, &f, "per_cpu", r->per_cpu);
 		rep_json_kstr(out, &f, "thread_events", rep_str(p, r->thread_events));
 		rep_json_kstr(out, &f, "thread_events_why", rep_str(p, r->thread_events_why));
+		rep_json_kstr(out, &f, "new_threads", rep_str(p, r->new_threads));
 		if (r->own_sets_after)
 			rep_json_ku64(out, &f, "thread_events_own_after", r->own_sets_after);
 		rep_json_kstr(out, &f, "hostname", rep_str(p, r->hostname));

@@ -385,6 +385,37 @@ static int wakeup_tp_lookup(uint64_t *id, uint32_t *off, uint32_t *size)
 	return err;
 }
 
+/* The fork tracepoint, as the wakeup one: found once (with it, in
+ * wakeup_tp_init()), and a probe event held open to the end by the same
+ * keeper, so that closing the CPUs' events waits for no grace period. */
+static int fork_tp_err = -ENOENT;
+static uint64_t fork_tp_id;
+static uint32_t fork_tp_child_off;
+
+/* The fork tracepoint's probe event, or -1 (fork_tp_err says why). */
+static int fork_tp_open(void)
+{
+	struct perf_event_attr a;
+	uint32_t size;
+	int fd = -1, err;
+
+	err = smp_tracepoint_lookup(SMP_FORK_TRACEPOINT, SMP_FORK_FIELD, &fork_tp_id, &fork_tp_child_off,
+				    &size);
+	if (!err && size != 4)
+		err = -EINVAL;
+	if (!err) {
+		attr_fill_fork(&a, fork_tp_id, SMP_EVENT_STACK);
+		fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			err = -errno;
+	}
+	if (err)
+		pr_debug("sampler: %s unusable (%d): no creation contexts for threads told by records",
+			 SMP_FORK_TRACEPOINT, err);
+	fork_tp_err = err;
+	return fd;
+}
+
 static pthread_once_t wakeup_tp_once = PTHREAD_ONCE_INIT;
 static int wakeup_tp_err; /* 0: usable */
 static uint64_t wakeup_tp_id;
@@ -420,7 +451,7 @@ static int wakeup_tp_probe = -1;
  * the old keeper's close is not its last and waits for nothing.
  */
 #define KEEPER_LINGER_S 1
-static void keep_after_exit(int fd)
+static void keep_after_exit(int fd, int fd2)
 {
 	int pipefd[2];
 	pid_t child;
@@ -434,12 +465,16 @@ static void keep_after_exit(int fd)
 		if (fork() != 0)
 			_exit(0);
 		int kept = fcntl(fd, F_DUPFD, 3);
+		int kept2 = fd2 >= 0 ? fcntl(fd2, F_DUPFD, 3) : -1;
 		int end = fcntl(pipefd[0], F_DUPFD, 3);
 
 		setsid();
 		if (kept < 0 || end < 0 || dup2(kept, 0) < 0 || dup2(end, 1) < 0)
 			_exit(1);
-		close_range(2, ~0U, 0);
+		/* The second probe, if any, in place of stderr. */
+		if (kept2 < 0 || dup2(kept2, 2) < 0)
+			close(2);
+		close_range(3, ~0U, 0);
 		while (read(1, &c, 1) < 0 && errno == EINTR)
 			;
 		for (unsigned left = KEEPER_LINGER_S; left;)
@@ -475,15 +510,19 @@ static void wakeup_tp_init(void)
 					      PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
 			err = -errno;
-		else {
+		else
 			wakeup_tp_probe = fd;
-			keep_after_exit(fd);
-		}
 	}
 	if (err)
 		pr_debug("sampler: %s unusable (%d)", SMP_WAKEUP_TRACEPOINT,
 			 err);
 	wakeup_tp_err = err;
+	/* The fork tracepoint's probe (SMP_EVENT_TASKS) shares the keeper. */
+	fd = fork_tp_open();
+	if (wakeup_tp_probe >= 0)
+		keep_after_exit(wakeup_tp_probe, fd);
+	else if (fd >= 0)
+		keep_after_exit(fd, -1);
 }
 
 bool smp_have_wakeup_tracepoint(void)
@@ -514,41 +553,6 @@ static void why_wakeups_failed(int err, const char **why)
 		snprintf(why_buf, sizeof(why_buf), "wakeups: %s",
 			 smp_open_strerror(err));
 	*why = why_buf;
-}
-
-/* The fork tracepoint, as the wakeup one: found once, and a probe event
- * held open to the end, with a keeper (keep_after_exit()), so that closing
- * the CPUs' events waits for no grace period. */
-static pthread_once_t fork_tp_once = PTHREAD_ONCE_INIT;
-static int fork_tp_err;
-static uint64_t fork_tp_id;
-static uint32_t fork_tp_child_off;
-
-static void fork_tp_init(void)
-{
-	struct perf_event_attr a;
-	uint32_t size;
-	int fd, err;
-
-	err = smp_tracepoint_lookup(SMP_FORK_TRACEPOINT, SMP_FORK_FIELD, &fork_tp_id, &fork_tp_child_off,
-				    &size);
-	if (err == -ENOENT && tracefs_mount())
-		err = smp_tracepoint_lookup(SMP_FORK_TRACEPOINT, SMP_FORK_FIELD, &fork_tp_id,
-					    &fork_tp_child_off, &size);
-	if (!err && size != 4)
-		err = -EINVAL;
-	if (!err) {
-		attr_fill_fork(&a, fork_tp_id, SMP_EVENT_STACK);
-		fd = (int)sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0)
-			err = -errno;
-		else
-			keep_after_exit(fd);
-	}
-	if (err)
-		pr_debug("sampler: %s unusable (%d): no creation contexts for threads told by records",
-			 SMP_FORK_TRACEPOINT, err);
-	fork_tp_err = err;
 }
 
 /* Fills and checks the extra events' attrs of ev (flags already set).
@@ -610,7 +614,7 @@ static int event_open_extras(struct smp_event *ev, const char **why)
 		close(fd);
 	}
 	if (ev->flags & SMP_EVENT_TASKS) {
-		pthread_once(&fork_tp_once, fork_tp_init);
+		smp_have_wakeup_tracepoint(); /* finds the fork tracepoint too */
 		ev->fork_ok = !fork_tp_err;
 		if (ev->fork_ok) {
 			attr_fill_fork(&ev->fork_attr, fork_tp_id, ev->flags);

@@ -528,6 +528,8 @@ int smp_parse_record_ctx(const struct smp_event *ev, const void *rec,
 		struct smp_task k;
 		const uint8_t *b = r + sizeof(h);
 
+		if (!(ev->flags & SMP_EVENT_TASKS))
+			return 0; /* (every task's: the comm records bring them) */
 		if (parse_trailer(ev, r, len, 24, &pid, &tid, &time, NULL))
 			return -EINVAL;
 		memset(&k, 0, sizeof(k));
@@ -884,8 +886,6 @@ int smp_thread_open_inherited(const struct smp_event *ev, pid_t tid, struct smp_
 	side.mmap = 1;
 	side.mmap2 = 1;
 	side.context_switch = !!(ev->flags & SMP_EVENT_SWITCHES);
-	/* Fork and exit records of every thread and process that inherits. */
-	side.task = !!(ev->flags & SMP_EVENT_TASKS);
 	for (i = 0; i < ncpu && !err; i++)
 		err = inherited_open(t, &side, cpu_rings[i]->cpu, cpu_rings[i], kind, processes, &t->inh_fds[i],
 				     &t->inh_ids[i]);

@@ -75,11 +75,12 @@ enum smp_event_flags {
 	SMP_EVENT_BLOCKS = 1 << 2,  /* one struct smp_block per switch-out */
 	SMP_EVENT_WAKEUPS = 1 << 3, /* one struct smp_wakeup per wakeup */
 	/* The program's threads and processes told by the kernel's records
-	 * (struct smp_task), for a recorder that does not stop them: the
-	 * inherited events' fork and exit records, and per CPU a sample of
-	 * every clone's creator (the sched_process_fork tracepoint, with its
-	 * registers and stack: the new thread's creation context). Per CPU
-	 * with inheritance only (smp_thread_open_inherited(), smp_cpu_open()). */
+	 * (struct smp_task), for a recorder that does not stop them: the CPUs'
+	 * fork and exit records (every task's, which the comm records bring
+	 * with them), and per CPU a sample of every clone's creator (the
+	 * sched_process_fork tracepoint, with its registers and stack: the new
+	 * thread's creation context). Per CPU with inheritance only
+	 * (smp_cpu_open()). */
 	SMP_EVENT_TASKS = 1 << 4,
 };
 
@@ -197,8 +198,9 @@ struct smp_mmap {
 
 /*
  * SMP_EVENT_TASKS: a thread or process begins or ends (PERF_RECORD_FORK and
- * PERF_RECORD_EXIT of the inherited events, written by the creator and by
- * the ending thread), or a creator's sample at its clone (SMP_TASK_CREATOR:
+ * PERF_RECORD_EXIT, written by the creator and by the ending thread into
+ * the ring of the CPU it runs on; a thread's events inherited from a
+ * process's may write them too), or a creator's sample at its clone (SMP_TASK_CREATOR:
  * written after the fork record, before the new thread can run, on the
  * same CPU; pid/tid are the creator's, child the new thread; its user
  * registers are those of the clone system call's entry).

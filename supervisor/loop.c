@@ -566,6 +566,18 @@ void sup_session_no_exit_stops(struct sup_session *s)
 		pr_debug("options of %d: %s", s->root, strerror(errno));
 }
 
+int sup_session_stops_back(struct sup_session *s)
+{
+	if (!s || !s->stops_opts)
+		return 0;
+	if (ptrace(PTRACE_SETOPTIONS, s->root, 0L, s->root_opts | s->stops_opts) < 0)
+		return -errno;
+	s->root_opts |= s->stops_opts;
+	s->desc_opts |= s->stops_opts;
+	s->stops_opts = 0;
+	return 0;
+}
+
 void sup_session_no_exec_stops(struct sup_session *s)
 {
 	if (s && !s->attach_mode)

@@ -85,6 +85,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
 		    PTRACE_O_EXITKILL;
 	const char *delay = getenv("PSUP_TEST_SEIZE_DELAY_MS");
+	long no_stops_opts = 0;
 	struct sock_fprog *filter = NULL, *ptrace_filter = NULL;
 	pid_t pid;
 	int err;
@@ -116,6 +117,9 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 			goto free_filters;
 		}
 		opts &= ~(long)PTRACE_O_TRACECLONE;
+		no_stops_opts = PTRACE_O_TRACECLONE;
+		if (flags & SUP_SPAWN_FOLLOW_FORKS)
+			no_stops_opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 	} else {
 		if (flags & SUP_SPAWN_FOLLOW_FORKS)
 			opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
@@ -144,6 +148,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	 * left running by the kernel, not killed. Test: t3055-vfork-wait. */
 	s->root_opts = opts;
 	s->desc_opts = opts & ~PTRACE_O_EXITKILL;
+	s->stops_opts = no_stops_opts;
 	/* ...except under the filter: descendants outliving a killed psup
 	 * would fail every intercepted call (ptrace-rules.md rule 4, scenario 3). */
 	if (filter)

@@ -173,6 +173,14 @@ int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int f
  */
 void sup_session_no_exit_stops(struct sup_session *s);
 /*
+ * SUP_SPAWN_NO_STOPS taken back: the threads and processes the root creates
+ * from now on are stopped and reported (TRACECLONE, and the fork options
+ * where forks are followed; no nested-tracer filter). Call it while the
+ * root is stopped with one thread (at its exec stop: the caller learnt there
+ * that the records cannot tell them). 0 or -errno.
+ */
+int sup_session_stops_back(struct sup_session *s);
+/*
  * Run mode: a process forked from now on execs without an exec stop
  * (PTRACE_EVENT_EXEC) while it has one thread, and the exec hooks are not
  * called for it (thread_gone, exec, thread_new): the caller learns such an

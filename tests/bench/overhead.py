@@ -92,6 +92,10 @@ def main():
         # it falls back to otherwise.
         "psup --sample-per-thread": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
                                                   "--sample-per-thread", "--"] + prog,
+        # Each new thread and process stopped at its creation (ptrace), as
+        # causal and witch runs have them: the records tell them otherwise.
+        "psup --stops": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
+                                      "--stops", "--"] + prog,
     }
     if perf:
         tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),

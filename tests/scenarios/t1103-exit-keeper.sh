@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # psup's exit does not wait for the kernel: the last close of a tracepoint
 # event waits an RCU grace period (35-55 ms here), so a keeper process holds
-# a copy of the wakeup probe's fd and closes it after psup is gone
+# a copy of the wakeup probe's fd (and the fork tracepoint's, for threads
+# told by the records) and closes them after psup is gone
 # (sampler/event.c). The keeper must hold nothing else (a reader of psup's
 # output would wait for it), be outside psup's process tree and terminal
 # session, and go once psup has gone (a second later: the next run's probe
@@ -29,7 +30,8 @@ wait_for "[ -n \"\$(keepers_of $ppid)\" ]" 10 || fail "no keeper of psup's trace
 k=$(keepers_of $ppid)
 [ "$(echo "$k" | wc -w)" = 1 ] || fail "more than one keeper: $k"
 fds=$(ls /proc/$k/fd | sort -n | tr '\n' ' ')
-[ "$fds" = "0 1 " ] || fail "the keeper holds descriptors $fds, not 0 and 1 only: $(ls -l /proc/$k/fd)"
+[ "$fds" = "0 1 " ] || { [ "$fds" = "0 1 2 " ] && [ "$(readlink /proc/$k/fd/2)" = "anon_inode:[perf_event]" ]; } ||
+	fail "the keeper holds descriptors $fds, not 0 and 1 (and a second probe at 2) only: $(ls -l /proc/$k/fd)"
 read -r kppid ksid <<<"$(ps -o ppid=,sid= -p $k)"
 [ "$kppid" != "$ppid" ] || fail "the keeper is psup's child"
 [ "$ksid" = "$k" ] || fail "the keeper is in session $ksid, not its own"

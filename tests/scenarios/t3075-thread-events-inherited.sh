@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run mode, sampled per CPU: a new thread inherits its creator's side-band
+# Run mode, sampled per CPU, threads stopped at their creation (--stops; t3081
+# has the runs that stop none): a new thread inherits its creator's side-band
 # events (switch records, block samples) in clone(), and the CPUs' events have
 # every wakeup, so psup opens nothing for it: 200 threads cost a handful of
 # perf_event_open calls (four per thread before), and every thread still has
@@ -13,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
-strace_psup st perf_event_open,openat,write,process_vm_readv run -q -o m.cbor -- "$TARGETS/manythreads" 200
+strace_psup st perf_event_open,openat,write,process_vm_readv run -q --stops -o m.cbor -- "$TARGETS/manythreads" 200
 expect_rc 0
 report_json m.cbor >m.json
 jq -e '.runs[0].per_cpu' m.json >/dev/null || skip "sampled per thread here (needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
@@ -35,7 +36,7 @@ jq_check m.json '[.threads[] | select(.times.blocked > 0)] | length >= 190' \
 # psup opens a set per CPU at each fork only, not again at the exec (it did
 # both before: twice the opens). The program exec'ed is sampled through the
 # set kept: its samples and switch records arrive.
-strace_psup st2 perf_event_open run -q -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"
+strace_psup st2 perf_event_open run -q --stops -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"
 expect_rc 0
 report_json e.cbor >e.json
 ncpu=$(jq '.runs[0].cpus // 0' e.json)

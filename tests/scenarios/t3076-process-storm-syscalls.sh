@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run mode, sampled per CPU: what psup does for each process of a fork/exec
-# storm (issue 20), counted with strace, and nothing lost by it.
+# Run mode, sampled per CPU, processes stopped at their creation (--stops;
+# t3081 has the runs that stop none): what psup does for each process of a
+# fork/exec storm (issue 20), counted with strace, and nothing lost by it.
 # - Its maps are never read: its mmap records tell them, in time order with
 #   its samples (read once per process at its leader's exit stop before,
 #   and twice before that: the switch-out into its exec stop, at the new
@@ -39,7 +40,7 @@ command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs i
 cd "$WORK"
 N=100
 strace_psup st openat,ioctl,ptrace,newfstatat,stat,process_vm_readv,perf_event_open,readlink \
-	run -q -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
+	run -q --stops -o s.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
 expect_rc 0
 report_json s.cbor >s.json
 jq -e '.runs[0].thread_events == "inherited"' s.json >/dev/null ||
@@ -76,7 +77,7 @@ jq_check s.json "[.threads[] | select(.name == \"true\" and .times.running > 0)]
 # The same loop in a child of the first process, as a build's commands run
 # below make: only the first process's children get options of their own
 # (no EXITKILL); their children have them from their creator's fork.
-strace_psup sto ptrace run -q -o o.cbor -- sh -c "sh -c 'for i in \$(seq $N); do /bin/true; done'; :"
+strace_psup sto ptrace run -q --stops -o o.cbor -- sh -c "sh -c 'for i in \$(seq $N); do /bin/true; done'; :"
 expect_rc 0
 count_below "$(grep -c 'PTRACE_SETOPTIONS' sto)" $((N / 5)) "PTRACE_SETOPTIONS for $N grandchildren" \
 	"each process given the options its creator's fork gave it"
@@ -85,7 +86,7 @@ count_below "$(grep -c 'PTRACE_SETOPTIONS' sto)" $((N / 5)) "PTRACE_SETOPTIONS f
 # profile): its records tell it, -v counts them. Its old program's records
 # are handed on up to the exec, the new one's after: each process still
 # has its states and its samples named.
-run_psup 120 run -v -o v.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
+run_psup 120 run -v --stops -o v.cbor -- sh -c "for i in \$(seq $N); do /bin/true; done"
 expect_rc 0
 n=$(grep -o "[0-9]* told by records without a stop" "$WORK/err" | cut -d' ' -f1)
 [ -n "$n" ] || { cat "$WORK/err" >&2; fail "no count of execs told by records with -v"; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run mode, sampled per CPU: a process the program starts execs without an
-# exec stop while it has one thread (one stop and one resume less per
+# Run mode, sampled per CPU, threads and processes stopped at their creation
+# (--stops; t3081 has the runs that stop none): a process the program starts
+# execs without an exec stop while it has one thread (one stop and one resume less per
 # process of a fork/exec storm, issue 20). Its exec's comm record and the
 # new program's mappings tell psup of it, in their order with its samples:
 # - the new program's samples are named with its own code, its thread
@@ -35,7 +36,7 @@ ratio_named() {
 # ratio spends 50 ms of CPU in work_three and work_one (direct; lib_three
 # and lib_one with lib), then exits.
 # (`; exit $?`: the shell forks the program, whose status it passes on.)
-run_psup 60 run -v -o one.cbor -- sh -c "\"$TARGETS/ratio\" direct 0.05; exit \$?"
+run_psup 60 run -v --stops -o one.cbor -- sh -c "\"$TARGETS/ratio\" direct 0.05; exit \$?"
 expect_rc 0
 report_json one.cbor >one.json
 jq -e '.runs[0].thread_events == "inherited"' one.json >/dev/null ||
@@ -44,7 +45,7 @@ jq -e '.runs[0].thread_events == "inherited"' one.json >/dev/null ||
 jq_check one.json '.summary.samples >= 10' "too few samples to judge"
 ratio_named one.json direct "one exec"
 
-run_psup 60 run -v -o two.cbor -- sh -c "(exec sh -c 'exec \"$TARGETS/ratio\" lib 0.05'); exit \$?"
+run_psup 60 run -v --stops -o two.cbor -- sh -c "(exec sh -c 'exec \"$TARGETS/ratio\" lib 0.05'); exit \$?"
 expect_rc 0
 [ "$(told)" -ge 2 ] || fail "two execs in a row: $(told) told by their records"
 report_json two.cbor >two.json
@@ -53,14 +54,14 @@ ratio_named two.json lib "two execs in a row"
 # The children of a process with two threads (its leader has exec stops
 # back, copied into each child by its fork) are given none: 10 forked, each
 # exec told, and the first process's (threadforker's own) exec too.
-run_psup 60 run -v -o tf.cbor -- sh -c "\"$TARGETS/threadforker\" 10; exit \$?"
+run_psup 60 run -v --stops -o tf.cbor -- sh -c "\"$TARGETS/threadforker\" 10; exit \$?"
 expect_rc 0
 [ "$(told)" -eq 11 ] || fail "children of a threaded process: $(told) execs told by their records, 11 expected"
 report_json tf.cbor >tf.json
 jq_check tf.json '[.threads[] | select(.pid == 0 or .name == null)] | length == 0' "threads without a process or a name"
 
 # (execer exits 3 when its pid changed across an exec, 2 when one failed.)
-run_psup 120 run -v -o x.cbor -- sh -c "\"$TARGETS/execer\" 20; exit \$?"
+run_psup 120 run -v --stops -o x.cbor -- sh -c "\"$TARGETS/execer\" 20; exit \$?"
 expect_rc 0
 [ "$(told)" -eq 1 ] || fail "execs from a second thread: $(told) told by records, 1 expected (the first, single-threaded)"
 # Each of the 20 seen at its stop, by a thread other than the leader.

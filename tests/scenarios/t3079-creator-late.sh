@@ -8,6 +8,7 @@
 # order certain (each creator's event waits for its child's first stop);
 # =2 also keeps the child held past the event, until psup lets it go
 # without it (the path of a creator whose event never comes).
+# (--stops: by default, sampling only, no thread is stopped at all, t3081.)
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -32,13 +33,13 @@ holder_checks() {
 	jq_check "$1" '[.threads[] | select(.samples > 0)] | length == 2' "$2: not both threads sampled"
 }
 
-PSUP_TEST_CREATOR_LATE=1 run_psup 120 run -v -o l.cbor -- "$TARGETS/parallel" lock 100
+PSUP_TEST_CREATOR_LATE=1 run_psup 120 run -v --stops -o l.cbor -- "$TARGETS/parallel" lock 100
 expect_rc 0
 held 1 0 "creator late"
 report_json --view all l.cbor >l.json
 holder_checks l.json "creator late"
 
-PSUP_TEST_CREATOR_LATE=2 run_psup 120 run -v -o g.cbor -- "$TARGETS/parallel" lock 100
+PSUP_TEST_CREATOR_LATE=2 run_psup 120 run -v --stops -o g.cbor -- "$TARGETS/parallel" lock 100
 expect_rc 0
 held 1 1 "held past the event"
 report_json --view all g.cbor >g.json
@@ -47,7 +48,7 @@ holder_checks g.json "held past the event"
 # A process forked in its parent's fork stop's absence: reported with the
 # parent stopped, its creation context is the parent's stack at fork().
 lib=$(ls "$TARGETS"/libdlwork.so 2>/dev/null) || fail "libdlwork.so not built"
-PSUP_TEST_CREATOR_LATE=1 run_psup 60 run -v -o f.cbor -- "$TARGETS/dlratio" "$lib" 0.05 fork
+PSUP_TEST_CREATOR_LATE=1 run_psup 60 run -v --stops -o f.cbor -- "$TARGETS/dlratio" "$lib" 0.05 fork
 expect_rc 0
 held 1 0 "fork"
 report_json --view all f.cbor >f.json
