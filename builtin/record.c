@@ -7,6 +7,7 @@
  */
 #include "builtin/record.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -107,8 +108,8 @@ struct rec_proc {
 	bool exec_by_records;
 	uint64_t exec_ns;
 	char exec_comm[16];  /* the name its exec's comm record gave it, until its survivor is reported */
-	pid_t leader_parent; /* --no-stops: its leader's creator, once its leader exited */
-	bool exec_by_other;  /* --no-stops: its exec's caller was another thread, ended */
+	pid_t leader_parent; /* told by the records: its leader's creator, once its leader exited */
+	bool exec_by_other;  /* told by the records: its exec's caller was another thread, ended */
 	struct sym_map *next_maps;
 	size_t nnext;
 };
@@ -133,12 +134,13 @@ struct rec {
 	uint64_t inherit_opens;              /* smp_thread_open_inherited() calls (a test's fault) */
 	uint64_t test_refuse_inherit;        /* PSUP_TEST_REFUSE_INHERIT: refuse from this call on */
 	bool inherit_processes;              /* new processes inherit too (run mode, forks followed) */
-	/* --no-stops asked for, and per-CPU inherited events allow it
-	 * (rec_setup()); told: this run's session stops none of the threads
-	 * and processes the root creates, the records tell them (on_task()). */
+	/* no_stops: rec_options.no_stops (psup run's default, --no-stops),
+	 * and per-CPU inherited events allow it (rec_setup()); told: this
+	 * run's session stops none of the threads and processes the root
+	 * creates, the records tell them (on_task()). */
 	bool no_stops, told;
 	bool told_then_stopped;   /* told, then stopped after all (the end record says) */
-	const char *no_stops_why; /* why --no-stops was not followed */
+	const char *no_stops_why; /* why no_stops was not followed */
 	uint64_t threads_told;    /* threads begun from the records */
 	uint64_t threads_adopted; /* ... of them from a sample, their fork record lost */
 	pid_t told_ended[64];     /* the last threads their exit records ended */
@@ -349,10 +351,11 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	}
 }
 
-/* A CPU ring holds every task's samples: only the traced threads' count,
- * and psup's own say where the observer took a CPU (the observer hook). */
 static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time);
 
+/* A CPU ring holds every task's samples: only the program's threads' count
+ * (told by the records, a thread whose fork record was lost begins here),
+ * and psup's own say where the observer took a CPU (the observer hook). */
 static void on_cpu_sample(void *arg, const struct smp_sample *s)
 {
 	struct rec *r = arg;
@@ -400,7 +403,7 @@ static void thread_gone_at(struct rec *r, struct rec_thread *t, bool exited, uin
 static bool thread_traced(const struct rec *r, const struct rec_thread *t);
 
 /*
- * --no-stops: process p execs (time: its exec's comm record). Where a
+ * Told by the records: process p execs (time: its exec's comm record). Where a
  * thread other than its leader called the exec, the kernel ended every
  * other thread first (their exit records came before this one) and gave
  * the caller the process's id: the caller is the one thread of p still
@@ -756,6 +759,10 @@ static void on_block(void *arg, const struct smp_block *b)
  * they are closed) are dropped, as their samples are. */
 static void on_cpu_switch(void *arg, const struct smp_switch *sw)
 {
+	struct rec *r = arg;
+
+	if (r->told && sw->tid > 0)
+		told_adopt(r, sw->pid, sw->tid, sw->time);
 	if (thread_find(arg, sw->tid))
 		on_switch(arg, sw);
 }
@@ -763,7 +770,11 @@ static void on_cpu_switch(void *arg, const struct smp_switch *sw)
 static void on_cpu_block(void *arg, const struct smp_block *b)
 {
 	struct rec *r = arg;
-	struct rec_thread *t = thread_find(r, b->tid);
+	struct rec_thread *t;
+
+	if (r->told && b->tid > 0)
+		told_adopt(r, b->pid, b->tid, b->time);
+	t = thread_find(r, b->tid);
 
 	if (t)
 		block_of(r, t, b);
@@ -1243,7 +1254,7 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 		t->ring = ring_new(r, p, tid);
 	if (p && t->ring && smp_thread_inherits(t->ring->st) && !p->maps_elsewhere)
 		p->maps_told = true;
-	/* --no-stops needs the root's events inherited by all it creates:
+	/* No stops needs the root's events inherited by all it creates:
 	 * refused (at its exec, its one thread stopped), the threads and
 	 * processes it creates are stopped and reported after all. */
 	if (r->told && !told && r->sup && tid == sup_session_pid(r->sup) &&
@@ -1329,10 +1340,11 @@ static struct rec_snapshot *snapshot_of_task(const struct smp_task *k, pid_t pid
 }
 
 /*
- * --no-stops: a sample of a thread psup does not know, in a process it
- * knows: the thread's fork record was lost (the CPU's ring filled), and it
- * begins here, its creator unknown, rather than lose its samples. Not one
- * whose exit record came (its last samples may follow it), nor psup's own.
+ * Told by the records: an event (a sample, a switch, a block) of a thread
+ * psup does not know, in a process it knows: the thread's fork record was
+ * lost (the CPU's ring filled), and it begins here, its creator unknown,
+ * rather than lose its events. Not one whose exit record came (its last
+ * switch-out follows it), nor psup's own.
  */
 static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
 {
@@ -1359,7 +1371,8 @@ static void process_end_told(struct rec *r, pid_t pid, uint64_t time)
 }
 
 /*
- * --no-stops: the threads and processes the program creates, told by the
+ * No stops (psup run's default when only sampling per CPU): the threads
+ * and processes the program creates, told by the
  * kernel's records in time order (SMP_EVENT_TASKS): a fork record begins a
  * thread whose creator is known (a process, when it has a process of its
  * own and children are followed), the creator's sample right after it
@@ -1766,6 +1779,37 @@ static void maps_reread(struct rec *r)
 	}
 }
 
+/*
+ * Told by the records: records of the CPU rings were lost (on_cpu_lost()),
+ * and with them perhaps the fork records of threads that live on: each
+ * known process's threads are listed in /proc, and those psup does not
+ * know begin now (their creator unknown). A thread that was born and died
+ * within the loss is gone with its records.
+ */
+static void told_rescan(struct rec *r)
+{
+	for (size_t i = 0; i < r->procs.cap; i++) {
+		const struct rec_proc *p = (const struct rec_proc *)(uintptr_t)r->procs.vals[i];
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		if (!r->procs.keys[i] || !p)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			long tid = strtol(de->d_name, NULL, 10);
+
+			if (tid > 0 && tid <= INT_MAX)
+				told_adopt(r, p->pid, (pid_t)tid, psup_now_ns());
+		}
+		closedir(d);
+	}
+}
+
 static void on_tick(void *arg)
 {
 	struct rec *r = arg;
@@ -1776,6 +1820,8 @@ static void on_tick(void *arg)
 	 * ring is drained past now, so the events up to now can be replayed
 	 * in time order. */
 	drain_all(r);
+	if (r->maps_lost && r->told)
+		told_rescan(r);
 	if (r->maps_lost)
 		maps_reread(r);
 	for_each_mode(r, m, tick) if (!r->write_err)
@@ -1895,7 +1941,7 @@ static void finish(struct rec *r, const char *reason)
 	pr_debug("thread events: %llu set(s) opened, %llu thread(s) inherited theirs",
 		 (unsigned long long)r->rings_opened, (unsigned long long)r->rings_shared);
 	if (r->told)
-		pr_debug("--no-stops: %llu thread(s) and process(es) told by the kernel's records, none stopped "
+		pr_debug("no stops: %llu thread(s) and process(es) told by the kernel's records, none stopped "
 			 "(%llu of them begun at a sample, their fork record lost)",
 			 (unsigned long long)r->threads_told, (unsigned long long)r->threads_adopted);
 	if (r->open_failures)
@@ -2355,7 +2401,7 @@ void rec_abort(struct rec *r)
 }
 
 /*
- * --no-stops: the run is over (its root ended, or psup let go of it), and
+ * Told by the records: the run is over (its root ended, or psup let go of it), and
  * the threads told by the records that live on (the program's children
  * that outlive it, or a thread whose exit record was lost) are let go of,
  * as the supervisor lets go of the threads it traces: gone, not exited.

@@ -227,7 +227,7 @@ static void attr_fill_fork(struct perf_event_attr *a, uint64_t tp_id, unsigned f
 {
 	attr_fill_extra(a, PERF_TYPE_TRACEPOINT, tp_id,
 			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, flags,
-			SMP_STACK_SNAPSHOT);
+			SMP_CREATOR_STACK);
 }
 
 /* Every wakeup, without regs or stack: who woke whom, and when. */

@@ -43,6 +43,12 @@ enum smp_reg {
  * futex call up to the code that released the lock, and a quarter of the
  * copy at every wakeup of a lock-heavy program. */
 #define SMP_WAKEUP_STACK 2048u
+/* The creator's stack in its sample at a clone (SMP_EVENT_TASKS): the
+ * frames from the clone call up through the creating code; half a sample's,
+ * since a program starting a thousand threads writes one per thread into
+ * the CPUs' rings at once (8 KiB each overflowed them under a sanitizer
+ * build in t3070). */
+#define SMP_CREATOR_STACK 4096u
 /* Wakeups carry that stack one time in SMP_WAKEUP_PERIOD on average (the
  * period is randomized); every wakeup still says who woke whom. A lock-heavy
  * program wakes threads 10^5 times a second: unwinding each would cost the

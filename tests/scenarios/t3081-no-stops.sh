@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# psup run --no-stops (issue 20): the threads and processes the program
-# creates are never stopped; the kernel's records tell them (fork and exit
-# records of the inherited events, and per CPU a sample of each clone's
-# creator with its stack), as perf record learns them. Nothing is lost:
+# psup run --no-stops (issue 20; the default when only sampling per CPU):
+# the threads and processes the program creates are never stopped; the
+# kernel's records tell them (fork and exit records, and per CPU a sample of
+# each clone's creator with its stack), as perf record learns them. Nothing
+# is lost:
 # - 200 threads: each has its states, its name and its samples, the join is
 #   charged to the thread's exit, the thread is under its creation context,
 #   and psup makes a handful of ptrace calls (about five per thread with
@@ -22,18 +23,34 @@ expect_rc 0
 report_json --view all m.cbor >m.json
 jq -e '.runs[0].thread_events == "inherited"' m.json >/dev/null ||
 	skip "no events inherited here (sampled per thread: needs root, CAP_PERFMON or perf_event_paranoid <= 0)"
-grep -q "200 thread(s) and process(es) told by the kernel's records, none stopped (0 of them" "$WORK/err" ||
-	{ cat "$WORK/err" >&2; fail "the 200 threads were not told by the records"; }
+# The records of a CPU ring can be lost where psup falls behind (a loaded
+# machine, a sanitizer build: nothing holds the program back while psup is
+# busy). Then a thread whose fork record was lost begins at its first event,
+# or at the /proc scan that follows the loss; its states miss what was lost.
+lost=$(jq '.runs[0].lost_cpu_rings // 0' m.json)
+told=$(grep -o "[0-9]* thread(s) and process(es) told by the kernel's records, none stopped ([0-9]* of them" "$WORK/err")
+[ -n "$told" ] || { cat "$WORK/err" >&2; fail "no count of threads told by the records with -v"; }
+note "$told begun at a sample ($lost records lost in the CPU rings)"
+[ "${told%% *}" -eq 200 ] || fail "$told: not the 200 threads"
+if [ "$lost" -eq 0 ]; then
+	echo "$told" | grep -q "(0 of them" || fail "$told begun at a sample, and no record was lost"
+	min_states=201 min_blocked=190
+else
+	min_states=150 min_blocked=100
+fi
 count_below "$(grep -c '^ptrace(' st)" 40 "ptrace calls for 201 threads" "threads were stopped"
 jq_check m.json '.summary.threads == 201' "not every thread was seen"
-jq_check m.json '[.threads[] | select(.times.running > 0 and .name == "manythreads")] | length == 201' \
-	"a thread lacks its name or its states (switch records)"
-jq_check m.json '[.threads[] | select(.times.blocked > 0)] | length >= 190' "threads' blocked time is missing"
+jq_check m.json '[.threads[] | select(.name == "manythreads")] | length == 201' "a thread lacks its name"
+jq_check m.json "[.threads[] | select(.times.running > 0)] | length >= $min_states" \
+	"threads lack their states (switch records)"
+jq_check m.json "[.threads[] | select(.times.blocked > 0)] | length >= $min_blocked" "threads' blocked time is missing"
 jq_check m.json '([.threads[].samples] | add) == .runs[0].samples' "threads do not add up to the samples"
 jq_check m.json '[.top_down | .. | objects | select(.function? == "main") | .. | objects
 	| select(.thread_root? == true) | .. | objects | select(.function? == "many_thread")] | length >= 1' \
 	"the threads are not under their creation context (main)"
-jq_check m.json '[.locks[].holders[] | select(.thread_exit)] | length >= 1' \
+# (The join's blame needs the joined thread's creator sample and the
+# wakeup at its exit: records that a loss may take.)
+[ "$lost" -gt 0 ] || jq_check m.json '[.locks[].holders[] | select(.thread_exit)] | length >= 1' \
 	"no join is charged to a thread's exit"
 
 run_psup 60 run -v --no-stops -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"

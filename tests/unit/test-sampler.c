@@ -505,7 +505,7 @@ static void test_synthetic_tasks(void)
 	/* The creator's sample at its clone: its id, tid, time, cpu, the
 	 * tracepoint's raw data (child_pid at 20), its regs and stack. */
 	CHECK(evid->fork_attr.sample_type & PERF_SAMPLE_RAW);
-	CHECK_EQ_INT(evid->fork_attr.sample_stack_user, SMP_STACK_SNAPSHOT);
+	CHECK_EQ_INT(evid->fork_attr.sample_stack_user, SMP_CREATOR_STACK);
 	memset(&g, 0, sizeof(g));
 	put_hdr(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
 	put64(&b, SMP_SYNTH_ID_FORK);
