@@ -178,6 +178,23 @@ static inline bool cur_regs(struct cursor *c, uint64_t *regs, bool *have)
 	return true;
 }
 
+/* PERF_SAMPLE_RAW, { u32 size; char data[size]; } padded by the kernel so
+ * that the record stays 8-byte aligned (size counts the padding): the u32
+ * field at off of a tracepoint's data. */
+static inline bool cur_raw_u32(struct cursor *c, uint32_t off, uint32_t *v)
+{
+	uint32_t size;
+
+	if ((size_t)(c->end - c->p) < 4)
+		return false;
+	size = rd32(c->p);
+	if ((size_t)(c->end - c->p) - 4 < size || (4 + (size_t)size) % 8 != 0 || (size_t)off + 4 > size)
+		return false;
+	*v = rd32(c->p + 4 + off);
+	c->p += 4 + (size_t)size;
+	return true;
+}
+
 /* PERF_SAMPLE_STACK_USER: { u64 size; char data[size]; u64 dyn_size } */
 static inline bool cur_stack(struct cursor *c, const uint8_t **stack,
 			     size_t *stack_size)
@@ -241,19 +258,11 @@ static int parse_wakeup(const struct smp_event *ev, struct cursor *c,
 	if (!cur_cpu(c, st, NULL))
 		return -EINVAL;
 	if (st & PERF_SAMPLE_RAW) {
-		/* { u32 size; char data[size]; } padded by the kernel so the
-		 * record stays 8-byte aligned (size counts the padding). */
-		uint32_t size;
+		uint32_t v;
 
-		if ((size_t)(c->end - c->p) < 4)
+		if (!cur_raw_u32(c, ev->wake_pid_off, &v))
 			return -EINVAL;
-		size = rd32(c->p);
-		if ((size_t)(c->end - c->p) - 4 < size ||
-		    (4 + (size_t)size) % 8 != 0 ||
-		    (size_t)ev->wake_pid_off + 4 > size)
-			return -EINVAL;
-		w.wakee_tid = (pid_t)rd32(c->p + 4 + ev->wake_pid_off);
-		c->p += 4 + (size_t)size;
+		w.wakee_tid = (pid_t)v;
 	}
 	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(c, w.regs, &w.have_regs))
 		return -EINVAL;
@@ -274,7 +283,7 @@ static int parse_fork(const struct smp_event *ev, struct cursor *c, const struct
 {
 	uint64_t st = ev->fork_attr.sample_type;
 	struct smp_task k;
-	uint32_t size;
+	uint32_t v;
 
 	memset(&k, 0, sizeof(k));
 	k.kind = SMP_TASK_CREATOR;
@@ -282,16 +291,9 @@ static int parse_fork(const struct smp_event *ev, struct cursor *c, const struct
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_TIME) && !cur_u64(c, &k.time))
 		return -EINVAL;
-	if (!cur_cpu(c, st, NULL) || !(st & PERF_SAMPLE_RAW))
+	if (!cur_cpu(c, st, NULL) || !(st & PERF_SAMPLE_RAW) || !cur_raw_u32(c, ev->fork_child_off, &v))
 		return -EINVAL;
-	/* { u32 size; char data[size]; }, padded as for the wakeups. */
-	if ((size_t)(c->end - c->p) < 4)
-		return -EINVAL;
-	size = rd32(c->p);
-	if ((size_t)(c->end - c->p) - 4 < size || (size_t)ev->fork_child_off + 4 > size)
-		return -EINVAL;
-	k.child = (pid_t)rd32(c->p + 4 + ev->fork_child_off);
-	c->p += 4 + (size_t)size;
+	k.child = (pid_t)v;
 	if ((st & PERF_SAMPLE_REGS_USER) && !cur_regs(c, k.regs, &k.have_regs))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_STACK_USER) && !cur_stack(c, &k.stack, &k.stack_size))
