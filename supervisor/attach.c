@@ -182,6 +182,12 @@ void sup_detach_begin(struct sup_session *s)
 		 * at whatever its flags. */
 		if ((t->flags & SUP_THREAD_DETACHING) && t->tid != t->pid)
 			continue;
+		if (t->flags & SUP_THREAD_LET_GO) {
+			/* Not traced any more: nothing to undo. */
+			sup_thread_remove(s, t, false);
+			i = (size_t)-1;
+			continue;
+		}
 		if ((t->flags & SUP_THREAD_EXITING) ||
 		    (sup_proc_status(t->tid, &ps) == 0 && (ps.state == 'Z' || ps.state == 'X'))) {
 			/* Past its exit (a zombie leader waiting for its

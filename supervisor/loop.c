@@ -373,6 +373,36 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 
 static void await_end(struct sup_session *s, struct sup_thread *t, bool stopped);
 
+/*
+ * SUP_SPAWN_NO_STOPS: the root at the exec of the program, its hooks done
+ * and still without the options of stops (sup_session_stops_back()), is let
+ * go of: the caller learns everything else from the records, and a traced
+ * root stopped at each of its signals (a shell's SIGCHLD at each child's
+ * end: 1,000 wait statuses and resumes for a loop of 1,000 commands). It
+ * stays psup's child: its end is the wait status a parent gets, and it dies
+ * with psup (PR_SET_PDEATHSIG, set before its exec, in place of EXITKILL).
+ * Its later execs are told by the records. true: let go.
+ */
+static bool let_go_root(struct sup_session *s, struct sup_thread *t)
+{
+	struct sup_process *p;
+
+	if (t->tid != s->root || !s->stops_opts || !s->pdeathsig ||
+	    (t->flags & (SUP_THREAD_DETACHING | SUP_THREAD_STEPPING | SUP_THREAD_SYSEXIT)))
+		return false;
+	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
+		pr_debug("letting go of %d: %s", t->tid, strerror(errno));
+		return false;
+	}
+	t->flags |= SUP_THREAD_LET_GO;
+	p = sup_process_find(s, t->pid);
+	if (p)
+		p->exec_stops_from = EXEC_STOPS_NOT_YET;
+	pr_debug("process %d let go of after its exec: its threads and children are told by the records",
+		 t->pid);
+	return true;
+}
+
 static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_stop *st)
 {
 	struct sup_thread *t = sup_thread_find(s, tid);
@@ -848,6 +878,18 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			return;
 		sup_thread_report(s, t, new_process);
 	}
+	if (t->flags & SUP_THREAD_LET_GO) {
+		/* The root psup let go of asked its parent (psup) to trace it
+		 * (PTRACE_TRACEME, as an anti-debugging check does): it
+		 * succeeded, as without psup, and the root goes again at its
+		 * first stop, with its signal; not the SIGTRAP its next exec
+		 * raises for a tracer without options, which would kill it. */
+		int go = st.kind == SUP_STOP_SIGNAL && st.sig != SIGTRAP ? st.sig : 0;
+
+		if (ptrace(PTRACE_DETACH, tid, 0L, (long)go) < 0)
+			pr_debug("letting go of %d again: %s", tid, strerror(errno));
+		return;
+	}
 	if (!(t->flags & SUP_THREAD_SEEN_STOP))
 		first_stop_options(s, t);
 	t->flags |= SUP_THREAD_SEEN_STOP;
@@ -915,6 +957,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 			return;
 		t = sup_thread_find(s, tid);
 		if (!t)
+			return;
+		if (let_go_root(s, t))
 			return;
 		break;
 	case SUP_STOP_EXIT:
@@ -1059,7 +1103,10 @@ static bool sigint_from_elsewhere(struct sup_session *s, const struct signalfd_s
 		return false;
 	if (code != SI_USER && code != SI_QUEUE && code != SI_TKILL)
 		return false;
-	return !sup_process_find(s, (pid_t)si->ssi_pid);
+	/* Processes psup does not trace (told by the records) are the
+	 * program's too. */
+	return !sup_process_find(s, (pid_t)si->ssi_pid) &&
+	       !(!s->causal_filter && s->root && sup_proc_descends_from((pid_t)si->ssi_pid, s->root));
 }
 
 static void interrupt_run(struct sup_session *s)

@@ -39,22 +39,6 @@
 #include "common/log.h"
 #include "common/util.h"
 
-/* Whether process pid descends from ancestor (itself included), by /proc's
- * parent links. */
-static bool descends_from(pid_t pid, pid_t ancestor)
-{
-	for (int depth = 0; pid > 1 && depth < 64; depth++) {
-		struct sup_proc_status ps;
-
-		if (pid == ancestor)
-			return true;
-		if (sup_proc_status(pid, &ps) < 0)
-			return false;
-		pid = ps.ppid;
-	}
-	return false;
-}
-
 /* Whether psup is the parent of thread tid's process. */
 static bool parent_is_psup(pid_t tid)
 {
@@ -88,7 +72,7 @@ static void release_tree(struct sup_session *s, pid_t pid, struct sup_thread *ke
 		struct sup_thread *t = (struct sup_thread *)(uintptr_t)s->threads.vals[i];
 		if (t == keep || (t->flags & SUP_THREAD_DETACHING) || thread_ended(t))
 			continue;
-		if (t->pid != pid && !descends_from(t->pid, pid))
+		if (t->pid != pid && !sup_proc_descends_from(t->pid, pid))
 			continue;
 		t->flags |= SUP_THREAD_DETACHING;
 		ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L); /* ESRCH: its exit is on its way */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,6 +164,8 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		goto fail;
 	}
 	fflush(NULL);
+	pid_t psup_pid = getpid();
+	s->pdeathsig = flags & SUP_SPAWN_NO_STOPS;
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -177,6 +180,11 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 		if (sigpipe_saved)
 			sigaction(SIGPIPE, &sigpipe_before, NULL);
+		/* Not traced past its exec (let_go_root()): it dies with psup
+		 * all the same, unless psup is gone already. */
+		if ((flags & SUP_SPAWN_NO_STOPS) &&
+		    (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != psup_pid))
+			_exit(126);
 		kill(getpid(), SIGSTOP);
 		/* Seized by now: the filter's stops have a tracer (rule 4). */
 		if (filter && (e = -sup_seccomp_install(filter)) != 0) {

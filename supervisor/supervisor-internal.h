@@ -25,6 +25,9 @@ enum sup_thread_flags {
 	 * await_creator()). */
 	SUP_THREAD_AWAIT_CREATOR = 1 << 9,
 	SUP_THREAD_NEW_PROCESS = 1 << 10, /* with AWAIT_CREATOR: the first thread of a new process */
+	/* SUP_SPAWN_NO_STOPS: the root, let go of (detached) after its exec:
+	 * psup's child still, its end is the wait status a parent gets. */
+	SUP_THREAD_LET_GO = 1 << 11,
 };
 
 struct sup_thread {
@@ -104,6 +107,7 @@ struct sup_session {
 	long desc_opts;  /* run mode: ptrace options of descendant processes */
 	long root_opts;  /* those of the root process's threads (attach: seized with) */
 	long stops_opts; /* SUP_SPAWN_NO_STOPS: the options that would have followed (sup_session_stops_back()) */
+	bool pdeathsig;  /* SUP_SPAWN_NO_STOPS: the root dies with psup without EXITKILL (let_go_root()) */
 	/* A descendant process execs without a stop while it has one thread
 	 * (sup_session_no_exec_stops()). */
 	bool no_exec_stops;
@@ -187,6 +191,9 @@ struct sup_proc_status {
 };
 /* Reads /proc/TID/status: 0 or -errno (-ENOENT: gone). */
 int sup_proc_status(pid_t tid, struct sup_proc_status *out);
+/* Whether process pid descends from ancestor (itself included), by /proc's
+ * parent links. */
+bool sup_proc_descends_from(pid_t pid, pid_t ancestor);
 
 /* loop.c */
 int sup_session_init(struct sup_session *s, bool attach_mode);

@@ -225,3 +225,19 @@ long sup_thread_read_stack(struct sup_session *s, pid_t tid, uint64_t addr, void
 	}
 	return sup_thread_read(s, tid, addr, buf, len);
 }
+
+/* Whether process pid descends from ancestor (itself included), by /proc's
+ * parent links. */
+bool sup_proc_descends_from(pid_t pid, pid_t ancestor)
+{
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		struct sup_proc_status ps;
+
+		if (pid == ancestor)
+			return true;
+		if (sup_proc_status(pid, &ps) < 0)
+			return false;
+		pid = ps.ppid;
+	}
+	return false;
+}

@@ -8,11 +8,23 @@ cd "$WORK"
 [ "$(id -u)" = 0 ] || skip "the ptrace filter needs CAP_SYS_ADMIN (no NO_NEW_PRIVS for the program)"
 
 # The program's own PTRACE_TRACEME: its parent is psup, which traces it
-# already. It gets EPERM and psup keeps it to its end: its exit status is
-# mirrored (letting go lost the status and the rest of the profile).
-run_psup 60 run -q -o traceme.cbor -- "$TARGETS/traceme"
+# already where it stops new threads (--stops). It gets EPERM and psup
+# keeps it to its end: its exit status is mirrored (letting go lost the
+# status and the rest of the profile).
+run_psup 60 run -q --stops -o traceme.cbor -- "$TARGETS/traceme"
 [ "$RC" -eq 3 ] || { cat "$WORK/err" >&2; fail "traceme: exit status $RC under psup, 3 natively"; }
 grep -q "traceme: Operation not permitted" "$WORK/out" || fail "traceme: $(cat "$WORK/out")"
+# By default (only sampling, per CPU) psup let go of the program at its
+# exec: the call succeeds, as natively, and psup lets go again at the
+# stop that follows; the record is complete.
+run_psup 60 run -q -o traceme-ok.cbor -- "$TARGETS/traceme"
+[ "$RC" -eq 3 ] || { cat "$WORK/err" >&2; fail "traceme, let go of: exit status $RC under psup, 3 natively"; }
+report_json traceme-ok.cbor >traceme-ok.json
+if jq -e '.runs[0].new_threads == "records"' traceme-ok.json >/dev/null; then
+	grep -q "traceme: ok" "$WORK/out" || fail "traceme, let go of: $(cat "$WORK/out")"
+	jq_check traceme-ok.json '.summary.samples > 0 and .runs[0].exit_status == 3' \
+		"traceme, let go of: no samples or no exit status in the record"
+fi
 # PTRACE_ATTACH of a zombie leader whose other thread lives on: EPERM at
 # once, as natively, not a retry until the whole process ends (a hang).
 run_psup 60 run -q -o zombie.cbor -- "$TARGETS/traceme" zombie
