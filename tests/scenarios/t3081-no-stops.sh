@@ -8,7 +8,9 @@
 #   charged to the thread's exit, the thread is under its creation context,
 #   and psup makes a handful of ptrace calls (about five per thread with
 #   stops);
-# - 50 fork/execs then an exec: the exec'ed program's samples are named;
+# - 50 fork/execs then an exec: the exec'ed program's samples are named,
+#   and the root, let go of after its exec, stops at none of its children's
+#   ends (its SIGCHLD);
 # - execs by a second thread (the caller takes the process's id): every
 #   thread has a process and a name, each exec told;
 # - a program that traces its own children (strace -f) does so as natively:
@@ -55,6 +57,10 @@ jq_check m.json '[.top_down | .. | objects | select(.function? == "main") | .. |
 
 run_psup 60 run -v --no-stops -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"
 expect_rc 0
+# The root is let go of after its exec: no stop at each child's SIGCHLD.
+grep -q "let go of after its exec" "$WORK/err" || { cat "$WORK/err" >&2; fail "the root was not let go of"; }
+n=$(grep -o "[0-9]* wait statuses" "$WORK/err" | cut -d' ' -f1)
+count_below "${n:-999}" 10 "wait statuses for 51 processes" "the root stopped at its children's ends"
 report_json e.cbor >e.json
 pct=$(func_total_pct e.json work_a)
 in_range "$pct" 30 100 || fail "work_a, run by an exec told by the records, has ${pct}% of the samples"
