@@ -139,7 +139,9 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
  * creator's sample at the clone (the entry registers of the system call
  * and the stack above them). clone3's first argument points at its
  * struct clone_args, which glibc builds on the caller's stack (in the
- * snapshot); clone's is the flags, never an address of the stack.
+ * snapshot, unless --no-call-graph took none); clone's is the flags, which
+ * fit in 32 bits where an address does not. Threads only (the recorder
+ * does not ask for a new process's).
  */
 static int profile_thread_creator(struct rec_mode *m, pid_t tid, pid_t pid, uint64_t time,
 				  const struct smp_sample *c)
@@ -147,10 +149,12 @@ static int profile_thread_creator(struct rec_mode *m, pid_t tid, pid_t pid, uint
 	struct rec_profile *pf = to_profile(m);
 	uint64_t di = c->regs[SMP_REG_DI], sp = c->regs[SMP_REG_SP], word = 0;
 
-	if (di >= sp && di - sp < c->stack_size) {
+	if (di > UINT32_MAX) {
+		/* An address (clone's flags fit in 32 bits): clone3's
+		 * arguments, read where the snapshot has them, else unknown. */
 		uint64_t args[3]; /* flags, pidfd, child_tid */
 
-		if (c->stack_size - (di - sp) >= sizeof(args)) {
+		if (di >= sp && di - sp < c->stack_size && c->stack_size - (di - sp) >= sizeof(args)) {
 			memcpy(args, c->stack + (di - sp), sizeof(args));
 			word = (args[0] & CLONE_CHILD_CLEARTID) ? args[2] : 0;
 		}

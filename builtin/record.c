@@ -44,6 +44,10 @@
 
 struct rec;
 
+/* How long a thread told by the records waits for its creator's sample
+ * before its record is written without a creation context. */
+#define TOLD_CREATOR_WAIT_NS 50000000ULL
+
 /* A creator's registers and stack, copied while it is stopped at its clone
  * event; unwound and symbolized once it runs again. */
 struct rec_snapshot {
@@ -83,6 +87,7 @@ struct rec_thread {
 	char comm[16];
 	struct rec_snapshot *creator;
 	uint64_t probe_running_ns; /* when /proc last found it running */
+	bool told;                 /* begun from the records (no stop) */
 };
 
 struct rec_proc {
@@ -139,18 +144,19 @@ struct rec {
 	 * run's session stops none of the threads and processes the root
 	 * creates, the records tell them (on_task()). */
 	bool no_stops, told;
-	bool told_then_stopped;   /* told, then stopped after all (the end record says) */
-	const char *no_stops_why; /* why no_stops was not followed */
-	uint64_t threads_told;    /* threads begun from the records */
-	uint64_t threads_adopted; /* ... of them from a sample, their fork record lost */
-	pid_t told_ended[64];     /* the last threads their exit records ended */
-	unsigned ntold_ended;
-	struct rec_ring *tree_ring; /* then the root's, which every thread of the run has */
-	bool program_started;       /* run mode: the run's first process exec'ed the program */
-	uint64_t execs_told;        /* execs reported from records (exec_from_records()) */
-	const char *per_thread_why; /* why threads' events are their own (header) */
-	uint64_t threads_seen;      /* threads ever opened (ring sizes) */
-	struct psup_u64map procs;   /* pid -> struct rec_proc * */
+	bool told_then_stopped;        /* told, then stopped after all (the end record says) */
+	const char *no_stops_why;      /* why no_stops was not followed */
+	uint64_t threads_told;         /* threads begun from the records */
+	uint64_t threads_adopted;      /* ... of them from a sample, their fork record lost */
+	struct psup_u64map told_ended; /* tid -> 1: ended by its exit record (told_adopt()) */
+	struct psup_u64map told_forks; /* creator tid -> the thread its last fork record made */
+	bool told_over;                /* told_threads_end() ran: nothing begins any more */
+	struct rec_ring *tree_ring;    /* then the root's, which every thread of the run has */
+	bool program_started;          /* run mode: the run's first process exec'ed the program */
+	uint64_t execs_told;           /* execs reported from records (exec_from_records()) */
+	const char *per_thread_why;    /* why threads' events are their own (header) */
+	uint64_t threads_seen;         /* threads ever opened (ring sizes) */
+	struct psup_u64map procs;      /* pid -> struct rec_proc * */
 	/* The blocking sites in files' code (sym_space_code_key() ->
 	 * exp_block_site_kind()'s word): each learned once per program or
 	 * library, not once per process (a fork/exec storm's every process
@@ -401,36 +407,28 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 			  bool told);
 static void thread_gone_at(struct rec *r, struct rec_thread *t, bool exited, uint64_t now);
 static bool thread_traced(const struct rec *r, const struct rec_thread *t);
+static void told_threads_of_end(struct rec *r, pid_t pid, pid_t keep, uint64_t time, bool exited);
 
 /*
- * Told by the records: process p execs (time: its exec's comm record). Where a
- * thread other than its leader called the exec, the kernel ended every
- * other thread first (their exit records came before this one) and gave
- * the caller the process's id: the caller is the one thread of p still
- * known, none by that id. It ends there, and the exec's thread (by the
- * process's id, named by the exec, created by the leader's creator) begins
- * as any exec's told by the records (exec_from_records()). The first
- * process's leader is traced: an exec of another of its threads is not
- * followed (its exec stop never comes).
+ * Told by the records: process p execs (time: its exec's comm record). The
+ * kernel ended every other thread first (their exit records came before
+ * this one); where a thread other than the leader called the exec, it took
+ * the process's id: the threads of p still known but the leader (the
+ * caller, and any whose exit record was lost) end there. Without a leader
+ * known (its exit record came), the exec's thread (by the process's id,
+ * named by the exec, created by the leader's creator) begins as any exec's
+ * told by the records (exec_from_records()); with one (the first process's,
+ * whose exit psup does not take from the records), the leader's thread
+ * becomes the new program's.
  */
 static void told_exec_survivor(struct rec *r, struct rec_proc *p, uint64_t time)
 {
-	struct rec_thread *caller = NULL;
+	bool leader = thread_find(r, p->pid) != NULL;
+	unsigned before = p->nthreads;
 
-	if (thread_find(r, p->pid))
-		return;
-	for (size_t i = 0; i < r->threads.cap; i++) {
-		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
-		if (r->threads.keys[i] && t && t->pid == p->pid && !thread_traced(r, t)) {
-			if (caller)
-				return; /* records lost: which one is not known */
-			caller = t;
-		}
-	}
-	if (!caller)
-		return;
-	thread_gone_at(r, caller, true, time);
-	p->exec_by_other = true;
+	told_threads_of_end(r, p->pid, p->pid, time, true);
+	if (!leader && p->nthreads < before)
+		p->exec_by_other = true;
 }
 
 /* A traced thread renamed itself (or was renamed): the record of a thread
@@ -479,14 +477,15 @@ static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec
 	rec_write_failed(r, rep_write_thread_rename(r->w, tid, pid, t->comm));
 }
 
-/* A new process p, forked by process parent now: its maps are a copy of
+/* A new process p, forked by process parent at time (its fork stop, or its
+ * fork record's time): its maps are a copy of
  * what psup knows of its parent's, whose mmap records from before the fork
  * may still be in the CPU rings (the merge hands them on later). */
-static void fork_note(struct rec *r, pid_t parent, struct rec_proc *p)
+static void fork_note(struct rec *r, pid_t parent, struct rec_proc *p, uint64_t time)
 {
 	struct rec_fork *f = &r->forks[r->nforks++ % PSUP_ARRAY_SIZE(r->forks)];
 
-	p->forked_ns = psup_now_ns();
+	p->forked_ns = time;
 	f->parent = parent;
 	f->child = p->pid;
 	f->at = p->forked_ns;
@@ -970,9 +969,15 @@ static void thread_record(struct rec *r, struct rec_thread *t)
 /* From the loop's tick: every thread whose record still waits. */
 static void thread_records_pending(struct rec *r)
 {
+	uint64_t now = psup_now_ns();
+
 	for (size_t i = 0; r->records_pending && i < r->threads.cap; i++) {
 		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
-		if (r->threads.keys[i] && t && t->record_pending)
+		/* Told by the records, its creator's sample follows its fork
+		 * record by microseconds, but a drain's horizon may fall
+		 * between them: it waits a little for it. */
+		if (r->threads.keys[i] && t && t->record_pending &&
+		    !(t->told && t->parent && !t->creator && now - t->created < TOLD_CREATOR_WAIT_NS))
 			thread_record(r, t);
 	}
 }
@@ -1221,7 +1226,7 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 
 		p = proc_get(r, pid, pp);
 		if (p && pp && !known) {
-			fork_note(r, pp->pid, p);
+			fork_note(r, pp->pid, p, told ? time : psup_now_ns());
 			p->maps_elsewhere = pp->maps_elsewhere;
 		}
 	} else {
@@ -1293,6 +1298,7 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 	t->creator = survivor || told ? NULL : snapshot_creator(r, parent);
 	t->record_pending = true;
 	r->records_pending++;
+	t->told = told;
 	if (told)
 		r->threads_told++;
 	for_each_mode(r, m, thread_new)
@@ -1344,21 +1350,49 @@ static struct rec_snapshot *snapshot_of_task(const struct smp_task *k, pid_t pid
  * psup does not know, in a process it knows: the thread's fork record was
  * lost (the CPU's ring filled), and it begins here, its creator unknown,
  * rather than lose its events. Not one whose exit record came (its last
- * switch-out follows it), nor psup's own.
+ * switch-out follows it; a zombie leader stays in /proc: told_rescan()),
+ * until a fork record reuses its tid; nor psup's own; nor any once the run
+ * is over.
  */
 static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
 {
 	/* (The root's first thread is the supervisor's, reported at its
 	 * exec: its samples before are psup's child's.) */
-	if (pid == r->self_pid || !r->program_started || (r->sup && tid == sup_session_pid(r->sup)) ||
-	    thread_find(r, tid) || !proc_find(r, pid))
+	if (pid == r->self_pid || !r->program_started || r->told_over || (r->sup && tid == sup_session_pid(r->sup)) ||
+	    thread_find(r, tid) || !proc_find(r, pid) || psup_u64map_find(&r->told_ended, (uint64_t)tid))
 		return;
-	for (unsigned i = 0; i < PSUP_ARRAY_SIZE(r->told_ended) && i < r->ntold_ended; i++)
-		if (r->told_ended[i] == tid)
-			return;
 	thread_new_at(r, tid, pid, 0, false, time, true);
 	if (thread_find(r, tid))
 		r->threads_adopted++;
+}
+
+/*
+ * Told by the records: the threads of process pid (-1: of every process)
+ * still known, but the one by tid keep (-1: none), end at time: their exit
+ * records were lost, or an exec ended them (de_thread()), or the run is
+ * over. The process's rings go with it: none of its threads may keep one.
+ */
+static void told_threads_of_end(struct rec *r, pid_t pid, pid_t keep, uint64_t time, bool exited)
+{
+	pid_t *tids;
+	size_t n = 0;
+
+	if (!r->told)
+		return;
+	tids = calloc(r->threads.cap ? r->threads.cap : 1, sizeof(*tids));
+	if (!tids)
+		return;
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		const struct rec_thread *t = (const struct rec_thread *)(uintptr_t)r->threads.vals[i];
+		if (r->threads.keys[i] && t && (pid < 0 || t->pid == pid) && t->tid != keep && !thread_traced(r, t))
+			tids[n++] = t->tid;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rec_thread *t = thread_find(r, tids[i]);
+		if (t)
+			thread_gone_at(r, t, exited, time);
+	}
+	free(tids);
 }
 
 /* A process told by the records ended with its last thread: no status is
@@ -1386,7 +1420,9 @@ static void on_task(void *arg, const struct smp_task *k)
 	struct rec_thread *t, *pt;
 	struct rec_proc *p;
 
-	if (!r->told)
+	uint64_t *v;
+
+	if (!r->told || r->told_over)
 		return;
 	switch (k->kind) {
 	case SMP_TASK_FORK:
@@ -1395,17 +1431,34 @@ static void on_task(void *arg, const struct smp_task *k)
 			return;
 		if (k->pid != k->ppid && !r->inherit_processes)
 			return;
+		psup_u64map_remove(&r->told_ended, (uint64_t)k->tid); /* a tid used again */
+		/* The creator's sample names the new thread by its id in the
+		 * initial pid namespace: matched to this record instead. */
+		v = psup_u64map_upsert(&r->told_forks, (uint64_t)k->ptid, NULL);
+		if (v)
+			*v = (uint64_t)k->tid;
 		thread_new_at(r, k->tid, k->pid, k->ptid, k->pid != k->ppid, k->time, true);
 		return;
 	case SMP_TASK_CREATOR:
-		t = thread_find(r, k->child);
+		v = psup_u64map_find(&r->told_forks, (uint64_t)k->tid);
+		t = thread_find(r, v ? (pid_t)*v : k->child);
+		psup_u64map_remove(&r->told_forks, (uint64_t)k->tid);
 		pt = thread_find(r, k->tid);
-		if (!t || !pt || t->parent != k->tid || !t->record_pending || t->creator || thread_traced(r, t))
+		if (!t || !pt || t->parent != k->tid || t->creator || thread_traced(r, t))
 			return;
-		t->creator = snapshot_of_task(k, pt->pid);
-		if (t->creator)
-			for_each_mode(r, m, thread_creator)
-				rec_write_failed(r, m->thread_creator(m, t->tid, t->pid, k->time, &t->creator->s));
+		if (t->record_pending)
+			t->creator = snapshot_of_task(k, pt->pid);
+		/* The tid word of a thread of the creator's process (a new
+		 * process has its own copy of the word). */
+		if (t->pid == pt->pid) {
+			struct rec_snapshot *c = t->creator ? t->creator : snapshot_of_task(k, pt->pid);
+
+			if (c)
+				for_each_mode(r, m, thread_creator)
+					rec_write_failed(r, m->thread_creator(m, t->tid, t->pid, k->time, &c->s));
+			if (c != t->creator)
+				free(c);
+		}
 		return;
 	case SMP_TASK_EXIT:
 		t = thread_find(r, k->tid);
@@ -1414,7 +1467,10 @@ static void on_task(void *arg, const struct smp_task *k)
 		p = proc_find(r, t->pid);
 		if (p && t->tid == p->pid)
 			p->leader_parent = t->parent; /* for an exec of another thread */
-		r->told_ended[r->ntold_ended++ % PSUP_ARRAY_SIZE(r->told_ended)] = t->tid;
+		uint64_t *e = psup_u64map_upsert(&r->told_ended, (uint64_t)t->tid, NULL);
+
+		if (e)
+			*e = 1;
 		t->reaped = true;
 		thread_gone_at(r, t, true, k->time);
 		if (p && !p->nthreads && (!r->sup || p->pid != sup_session_pid(r->sup)))
@@ -1737,6 +1793,7 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 
 	bool root = r->sup && pid == sup_session_pid(r->sup);
 
+	told_threads_of_end(r, pid, -1, now, true);
 	for_each_mode(r, m, process_exit)
 		rec_write_failed(r, m->process_exit(m, pid, root, now));
 	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, now));
@@ -2051,6 +2108,8 @@ static void rec_release(struct rec *r)
 		ring_free(r, r->rings, NULL);
 	psup_u64map_release(&r->threads);
 	psup_u64map_release(&r->procs);
+	psup_u64map_release(&r->told_ended);
+	psup_u64map_release(&r->told_forks);
 	psup_u64map_release(&r->code_sites);
 	close_cpu_rings(r);
 	for (unsigned i = 0; i < r->nmodes; i++)
@@ -2220,6 +2279,8 @@ static struct rec *rec_alloc(const char *mode, struct rec_mode **modes, unsigned
 	psup_u64map_init(&r->threads);
 	psup_u64map_init(&r->procs);
 	psup_u64map_init(&r->code_sites);
+	psup_u64map_init(&r->told_ended);
+	psup_u64map_init(&r->told_forks);
 	return r;
 }
 
@@ -2408,28 +2469,11 @@ void rec_abort(struct rec *r)
  */
 static void told_threads_end(struct rec *r)
 {
-	uint64_t now;
-	pid_t *tids;
-	size_t n = 0;
-
 	if (!r->told)
 		return;
 	drain_cpus(r);
-	now = psup_now_ns();
-	tids = calloc(r->threads.cap ? r->threads.cap : 1, sizeof(*tids));
-	if (!tids)
-		return;
-	for (size_t i = 0; i < r->threads.cap; i++) {
-		const struct rec_thread *t = (const struct rec_thread *)(uintptr_t)r->threads.vals[i];
-		if (r->threads.keys[i] && t && !thread_traced(r, t))
-			tids[n++] = t->tid;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct rec_thread *t = thread_find(r, tids[i]);
-		if (t)
-			thread_gone_at(r, t, false, now);
-	}
-	free(tids);
+	told_threads_of_end(r, -1, -1, psup_now_ns(), false);
+	r->told_over = true;
 }
 
 void rec_loop(struct rec *r, struct sup_result *res)

@@ -403,6 +403,25 @@ static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 	return true;
 }
 
+/*
+ * A stop of a thread of the root psup let go of: it asked its parent, psup,
+ * to trace it (PTRACE_TRACEME, as an anti-debugging check does), which
+ * succeeded as it would without psup. It goes again at once, with its
+ * signal; not with the SIGTRAP that its next exec raises for a tracer
+ * without options (si_code SI_USER from the process itself), which would
+ * kill it.
+ */
+static void let_go_again(pid_t tid, const struct sup_stop *st)
+{
+	int go = st->kind == SUP_STOP_SIGNAL ? st->sig : 0;
+	siginfo_t si;
+
+	if (go == SIGTRAP && ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) == 0 && si.si_code == SI_USER)
+		go = 0;
+	if (ptrace(PTRACE_DETACH, tid, 0L, (long)go) < 0)
+		pr_debug("letting go of %d again: %s", tid, strerror(errno));
+}
+
 static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_stop *st)
 {
 	struct sup_thread *t = sup_thread_find(s, tid);
@@ -862,6 +881,14 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		struct sup_proc_status ps;
 		bool have_ps = sup_proc_status(tid, &ps) == 0;
 		pid_t tgid = have_ps ? ps.tgid : tid;
+		struct sup_thread *rt = tgid == s->root ? sup_thread_find(s, s->root) : NULL;
+
+		/* Another thread of the root psup let go of asked psup to
+		 * trace it (PTRACE_TRACEME): it goes as the root would. */
+		if (rt && (rt->flags & SUP_THREAD_LET_GO)) {
+			let_go_again(tid, &st);
+			return;
+		}
 		struct sup_process *p = sup_process_find(s, tgid);
 		bool new_process = tgid == tid && !p;
 		struct sup_process *from = new_process ? (have_ps ? sup_process_find(s, ps.ppid) : NULL) : p;
@@ -879,15 +906,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 		sup_thread_report(s, t, new_process);
 	}
 	if (t->flags & SUP_THREAD_LET_GO) {
-		/* The root psup let go of asked its parent (psup) to trace it
-		 * (PTRACE_TRACEME, as an anti-debugging check does): it
-		 * succeeded, as without psup, and the root goes again at its
-		 * first stop, with its signal; not the SIGTRAP its next exec
-		 * raises for a tracer without options, which would kill it. */
-		int go = st.kind == SUP_STOP_SIGNAL && st.sig != SIGTRAP ? st.sig : 0;
-
-		if (ptrace(PTRACE_DETACH, tid, 0L, (long)go) < 0)
-			pr_debug("letting go of %d again: %s", tid, strerror(errno));
+		let_go_again(tid, &st);
 		return;
 	}
 	if (!(t->flags & SUP_THREAD_SEEN_STOP))

@@ -12,7 +12,8 @@
 #   and the root, let go of after its exec, stops at none of its children's
 #   ends (its SIGCHLD);
 # - execs by a second thread (the caller takes the process's id): every
-#   thread has a process and a name, each exec told;
+#   thread has a process and a name, each exec told, in a child process and
+#   in the first process;
 # - a program that traces its own children (strace -f) does so as natively:
 #   psup traces none of them;
 # - the modes that stop threads refuse it.
@@ -75,6 +76,18 @@ grep -q "21 told by records without a stop" "$WORK/err" ||
 	{ grep "told by records" "$WORK/err" >&2; fail "not every exec of execer (21) was told by the records"; }
 report_json x.cbor >x.json
 jq_check x.json '[.threads[] | select(.pid == 0 or .name == null)] | length == 0' "threads without a process or a name"
+
+# The same as the first process itself, let go of after its exec, with and
+# without its children followed (its threads then share its own events).
+for opt in "" --no-follow-forks; do
+	run_psup 120 run -v --no-stops $opt -f -o xr.cbor -- "$TARGETS/execer" 5
+	expect_rc 0
+	grep -q "5 told by records without a stop" "$WORK/err" ||
+		{ grep "told by records" "$WORK/err" >&2; fail "execer as the root ${opt}: not 5 execs told by the records"; }
+	report_json xr.cbor >xr.json
+	jq_check xr.json '[.threads[] | select(.pid == 0 or .name == null)] | length == 0' \
+		"execer as the root ${opt}: threads without a process or a name"
+done
 
 if strace -qq -e trace=none true 2>/dev/null; then
 	run_psup 60 run -q --no-stops -o s.cbor -- strace -f -qq -e trace=exit_group sh -c 'exit 3'
