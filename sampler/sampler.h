@@ -205,10 +205,10 @@ struct smp_mmap {
 /*
  * SMP_EVENT_TASKS: a thread or process begins or ends (PERF_RECORD_FORK and
  * PERF_RECORD_EXIT, written by the creator and by the ending thread into
- * the ring of the CPU it runs on; a thread's events inherited from a
- * process's may write them too), or a creator's sample at its clone (SMP_TASK_CREATOR:
- * written after the fork record, before the new thread can run, on the
- * same CPU; pid/tid are the creator's, child the new thread; its user
+ * the ring of the CPU it runs on), or a creator's sample at its clone
+ * (SMP_TASK_CREATOR: written after the fork record, before the new thread
+ * can run, on the same CPU; pid/tid are the creator's, child the new
+ * thread as the initial pid namespace numbers it; its user
  * registers are those of the clone system call's entry).
  */
 enum smp_task_kind { SMP_TASK_FORK,
