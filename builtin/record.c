@@ -2126,8 +2126,8 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	unsigned flags = o->no_unwind ? 0 : SMP_EVENT_STACK;
 	int err;
 
-	if (o->no_stops)
-		flags |= SMP_EVENT_TASKS;
+	if (o->no_stops && !o->per_thread)
+		flags |= SMP_EVENT_TASKS; /* (per CPU only: rec_setup() below) */
 	psup_u64map_init(&r->threads);
 	psup_u64map_init(&r->procs);
 	r->unwind = !o->no_unwind;
