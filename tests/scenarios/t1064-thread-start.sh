@@ -36,7 +36,12 @@ for opt in --stops --sample-per-thread; do
 	# the guest's kernel: the ticks that fire when it runs again are
 	# samples there, and a thread of the CI machine once had 47.5% of its
 	# samples in [kernel] under such steal)
-	jq_check t.json '[.threads[] | select(.top_function == "thread_spin")] | length >= 2' \
+	# (and in a CI run under such steal 53% of all samples were in
+	# [kernel], leaving one thread's top function thread_spin: the
+	# program's own code is what counts)
+	jq_check t.json '[.functions[] | select(.function != "[kernel]")][0].function == "thread_spin"' \
+		"$opt: the threads' samples are not in thread_spin"
+	jq_check t.json '[.threads[] | select(.top_function == "thread_spin" or .top_function == "[kernel]")] | length >= 3' \
 		"$opt: the threads' samples are not in thread_spin"
 	jq_check t.json '[.threads[] | select(.samples > 150 and .top_function != "thread_spin" and .top_function != "[kernel]")] | length == 0' \
 		"$opt: a thread's samples are not in thread_spin"
