@@ -121,11 +121,12 @@ enum sup_spawn_flags {
 	SUP_SPAWN_CAUSAL_FILTER = 1 << 1,   /* install sup_seccomp's filter (see the causal section) */
 	SUP_SPAWN_CAUSAL_NO_WAKES = 1 << 2, /* ... without the futex wakes (waits only) */
 	SUP_SPAWN_CAUSAL_NO_FUTEX = 1 << 3, /* ... without the futex waits (with NO_WAKES: no futex call) */
-	/* Only the first process's first thread is traced, for its exec (the
-	 * program's start) and its end: the threads it creates and its child
-	 * processes are not (no TRACECLONE, no fork options, no filter), and
-	 * the caller learns them from the kernel's records. Not with the
-	 * causal filter. */
+	/* Only the first process's first thread is traced, up to its exec
+	 * (the program's start), then let go of: it stays psup's child (its
+	 * end is a parent's wait status) and dies with psup
+	 * (PR_SET_PDEATHSIG). The threads and processes it creates are never
+	 * traced (no TRACECLONE, no fork options, no filter): the caller
+	 * learns them from the kernel's records. Not with the causal filter. */
 	SUP_SPAWN_NO_STOPS = 1 << 4,
 };
 
