@@ -11,8 +11,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/user.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -29,7 +27,6 @@ struct rec_profile {
 	struct exp_par *par; /* idleness and lock blame */
 	struct sup_session *sup;
 	bool attach;
-	bool no_stops; /* rec_env: threads told by the records */
 };
 
 static struct rec_profile *to_profile(struct rec_mode *m)
@@ -46,7 +43,6 @@ static int profile_start(struct rec_mode *m, const struct rec_env *env)
 	pf->w = env->w;
 	pf->prof = env->prof;
 	pf->attach = env->attach;
-	pf->no_stops = env->no_stops;
 	err = exp_tstate_new(&pf->ts);
 	if (err < 0) {
 		pr_err("out of memory");
@@ -73,30 +69,6 @@ static void profile_session(struct rec_mode *m, struct sup_session *s)
 }
 
 /*
- * The word the kernel clears and wakes when the new thread exits (what
- * pthread_join waits on): CLONE_CHILD_CLEARTID's child_tid, read from the
- * creator, stopped at its clone. 0 when it asked for none (Go's runtime,
- * a raw clone) or cannot be read.
- */
-static uint64_t clear_tid_word(struct rec_profile *pf, pid_t parent)
-{
-	struct user_regs_struct regs;
-	uint64_t args[3]; /* struct clone_args: flags, pidfd, child_tid */
-
-	if (!parent || !pf->sup || sup_thread_regs(pf->sup, parent, &regs) < 0)
-		return 0;
-	if (regs.orig_rax == SYS_clone)
-		return (regs.rdi & CLONE_CHILD_CLEARTID) ? regs.r10 : 0;
-#ifdef SYS_clone3
-	if (regs.orig_rax == SYS_clone3 &&
-	    sup_thread_read_stack(pf->sup, parent, regs.rdi, args, sizeof(args)) == (long)sizeof(args))
-		return (args[0] & CLONE_CHILD_CLEARTID) ? args[2] : 0;
-#endif
-	(void)args;
-	return 0;
-}
-
-/*
  * A thread starts running (run mode: it is about to). One found by an attach
  * may be asleep: /proc says so, and its system call says on what.
  */
@@ -109,39 +81,32 @@ static int profile_thread_new(struct rec_mode *m, struct sym_space *sp, pid_t ti
 	bool blocked = false;
 	char state;
 
-	/* An exec's survivor has no tid word (exec drops it) and its creator,
-	 * another process's thread, is not stopped at a clone. Told by the
-	 * records, the creator runs: its sample gives the word
-	 * (profile_thread_creator()). */
-	uint64_t word = new_process || pf->no_stops || sup_session_in_exec(pf->sup, pid) ? 0
-											 : clear_tid_word(pf, parent);
-	int err;
-
+	/* (Its tid word comes with its creator's registers: thread_creator.) */
 	(void)sp;
+	(void)parent;
+	(void)new_process;
 	if (pf->attach) {
 		blocked = sup_proc_state(tid, &state) == 0 && (state == 'S' || state == 'D');
 		if (blocked && sup_thread_syscall(pid, tid, &sc) == 0)
 			kind = exp_block_kind_of_nr(sc.nr);
 	}
-	/* An exec's survivor started at its exec stop (it may run already). */
-	uint64_t now = time;
-	if (exp_tstate_thread_start(pf->ts, tid, now, blocked, kind) < 0)
+	/* (An exec's survivor started at its exec stop: it may run already.) */
+	if (exp_tstate_thread_start(pf->ts, tid, time, blocked, kind) < 0)
 		pr_debug("no state for thread %d", tid);
-	err = exp_par_thread_start(pf->par, tid, now, !blocked);
-	/* The kernel clears its tid word and wakes a join on it at its exit
-	 * (experiments/parallel.c blames the join on the exit): known from
-	 * here, the thread needs no exit stop. */
-	return err < 0 ? err : exp_par_thread_word(pf->par, pid, tid, now, word);
+	return exp_par_thread_start(pf->par, tid, time, !blocked);
 }
 
 /*
- * --no-stops: the tid word of a thread told by the records, from its
- * creator's sample at the clone (the entry registers of the system call
- * and the stack above them). clone3's first argument points at its
- * struct clone_args, which glibc builds on the caller's stack (in the
- * snapshot, unless --no-call-graph took none); clone's is the flags, which
- * fit in 32 bits where an address does not. Threads only (the recorder
- * does not ask for a new process's).
+ * The word the kernel clears and wakes when the new thread exits (what
+ * pthread_join waits on: experiments/parallel.c blames the join on the
+ * exit, and the thread needs no exit stop): CLONE_CHILD_CLEARTID's
+ * child_tid, from its creator's registers and stack at the clone (its
+ * clone stop's snapshot, or its sample told by the records). clone3's
+ * first argument points at its struct clone_args, which glibc builds on
+ * the caller's stack (in the snapshot, unless none was taken); clone's is
+ * the flags, which fit in 32 bits where an address does not. 0 when it
+ * asked for none (Go's runtime, a raw clone) or cannot be read. Threads
+ * only (a new process has its own copy of the word).
  */
 static int profile_thread_creator(struct rec_mode *m, pid_t tid, pid_t pid, uint64_t time,
 				  const struct smp_sample *c)

@@ -145,7 +145,6 @@ struct rec {
 	 * creates, the records tell them (on_task()). */
 	bool no_stops, told;
 	bool told_then_stopped;        /* told, then stopped after all (the end record says) */
-	const char *no_stops_why;      /* why no_stops was not followed */
 	uint64_t threads_told;         /* threads begun from the records */
 	uint64_t threads_adopted;      /* ... of them from a sample, their fork record lost */
 	struct psup_u64map told_ended; /* tid -> 1: ended by its exit record (told_adopt()) */
@@ -357,7 +356,17 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	}
 }
 
-static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time);
+static struct rec_thread *told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time);
+
+/* The program's thread tid (of process pid) that an event of a CPU ring
+ * names, NULL for another task's; told by the records, one psup does not
+ * know in a process it knows begins here (told_adopt()). */
+static struct rec_thread *cpu_thread(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
+{
+	struct rec_thread *t = tid > 0 ? thread_find(r, tid) : NULL;
+
+	return t || !r->told || tid <= 0 ? t : told_adopt(r, pid, tid, time);
+}
 
 /* A CPU ring holds every task's samples: only the program's threads' count
  * (told by the records, a thread whose fork record was lost begins here),
@@ -366,9 +375,7 @@ static void on_cpu_sample(void *arg, const struct smp_sample *s)
 {
 	struct rec *r = arg;
 
-	if (r->told && s->tid > 0)
-		told_adopt(r, s->pid, s->tid, s->time);
-	if (s->tid > 0 && thread_find(r, s->tid)) {
+	if (cpu_thread(r, s->pid, s->tid, s->time)) {
 		on_sample(arg, s);
 		return;
 	}
@@ -426,6 +433,9 @@ static void told_exec_survivor(struct rec *r, struct rec_proc *p, uint64_t time)
 	bool leader = thread_find(r, p->pid) != NULL;
 	unsigned before = p->nthreads;
 
+	/* (A storm's process: one thread, its leader; nothing to look for.) */
+	if (before <= (leader ? 1u : 0u))
+		return;
 	told_threads_of_end(r, p->pid, p->pid, time, true);
 	if (!leader && p->nthreads < before)
 		p->exec_by_other = true;
@@ -760,20 +770,14 @@ static void on_cpu_switch(void *arg, const struct smp_switch *sw)
 {
 	struct rec *r = arg;
 
-	if (r->told && sw->tid > 0)
-		told_adopt(r, sw->pid, sw->tid, sw->time);
-	if (thread_find(arg, sw->tid))
+	if (cpu_thread(r, sw->pid, sw->tid, sw->time))
 		on_switch(arg, sw);
 }
 
 static void on_cpu_block(void *arg, const struct smp_block *b)
 {
 	struct rec *r = arg;
-	struct rec_thread *t;
-
-	if (r->told && b->tid > 0)
-		told_adopt(r, b->pid, b->tid, b->time);
-	t = thread_find(r, b->tid);
+	struct rec_thread *t = cpu_thread(r, b->pid, b->tid, b->time);
 
 	if (t)
 		block_of(r, t, b);
@@ -891,7 +895,7 @@ static struct rec_snapshot *snapshot_creator(struct rec *r, pid_t parent)
 	struct rec_snapshot *c;
 	int n;
 
-	if (!pt || !r->unwind || !r->sup)
+	if (!pt || !r->sup)
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -938,7 +942,7 @@ static uint64_t creation_context(struct rec *r, const struct rec_snapshot *c)
 	struct rec_proc *pp = c ? proc_find(r, c->pid) : NULL;
 	int n;
 
-	if (!pp || !pp->sp)
+	if (!pp || !pp->sp || !r->unwind)
 		return 0;
 	n = sym_space_unwind_sample(pp->sp, &c->s, r->pcs, REC_MAX_FRAMES);
 	if (n <= 0)
@@ -1199,6 +1203,13 @@ static void creator_comm(struct rec_thread *pt, char *out, size_t len)
  * fork record's, its creator runs on, and its creation context comes with
  * the creator's sample that follows.
  */
+/* The modes' thread_creator hook for t: its creator's registers and stack. */
+static void creator_told(struct rec *r, struct rec_thread *t, const struct smp_sample *creator, uint64_t time)
+{
+	for_each_mode(r, m, thread_creator)
+		rec_write_failed(r, m->thread_creator(m, t->tid, t->pid, time, creator));
+}
+
 static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, bool new_process, uint64_t time,
 			  bool told)
 {
@@ -1303,6 +1314,11 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 		r->threads_told++;
 	for_each_mode(r, m, thread_new)
 		rec_write_failed(r, m->thread_new(m, p ? p->sp : NULL, tid, pid, parent, new_process, t->created));
+	/* A thread of its creator's process (a new process has its own copy
+	 * of what the creator's registers point at). Told by the records, the
+	 * creator's sample comes later (on_task()). */
+	if (t->creator && pt && pt->pid == pid)
+		creator_told(r, t, &t->creator->s, t->created);
 }
 
 static void on_thread_new(void *arg, pid_t tid, pid_t pid, pid_t parent, bool new_process)
@@ -1354,16 +1370,21 @@ static struct rec_snapshot *snapshot_of_task(const struct smp_task *k, pid_t pid
  * until a fork record reuses its tid; nor psup's own; nor any once the run
  * is over.
  */
-static void told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
+static struct rec_thread *told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
 {
-	/* (The root's first thread is the supervisor's, reported at its
+	struct rec_thread *t;
+
+	/* Another task's event first (the CPU rings have every task's).
+	 * (The root's first thread is the supervisor's, reported at its
 	 * exec: its samples before are psup's child's.) */
-	if (pid == r->self_pid || !r->program_started || r->told_over || (r->sup && tid == sup_session_pid(r->sup)) ||
-	    thread_find(r, tid) || !proc_find(r, pid) || psup_u64map_find(&r->told_ended, (uint64_t)tid))
-		return;
+	if (!proc_find(r, pid) || pid == r->self_pid || !r->program_started || r->told_over ||
+	    (r->sup && tid == sup_session_pid(r->sup)) || psup_u64map_find(&r->told_ended, (uint64_t)tid))
+		return NULL;
 	thread_new_at(r, tid, pid, 0, false, time, true);
-	if (thread_find(r, tid))
+	t = thread_find(r, tid);
+	if (t)
 		r->threads_adopted++;
+	return t;
 }
 
 /*
@@ -1446,19 +1467,18 @@ static void on_task(void *arg, const struct smp_task *k)
 		pt = thread_find(r, k->tid);
 		if (!t || !pt || t->parent != k->tid || t->creator || thread_traced(r, t))
 			return;
-		if (t->record_pending)
-			t->creator = snapshot_of_task(k, pt->pid);
-		/* The tid word of a thread of the creator's process (a new
-		 * process has its own copy of the word). */
-		if (t->pid == pt->pid) {
-			struct rec_snapshot *c = t->creator ? t->creator : snapshot_of_task(k, pt->pid);
+		struct rec_snapshot *c = snapshot_of_task(k, pt->pid);
 
-			if (c)
-				for_each_mode(r, m, thread_creator)
-					rec_write_failed(r, m->thread_creator(m, t->tid, t->pid, k->time, &c->s));
-			if (c != t->creator)
-				free(c);
-		}
+		if (!c)
+			return;
+		if (t->pid == pt->pid) /* (as in thread_new_at()) */
+			creator_told(r, t, &c->s, k->time);
+		/* Its record may have gone out (a drain's horizon between the
+		 * two records, and the wait over): no creation context then. */
+		if (t->record_pending)
+			t->creator = c;
+		else
+			free(c);
 		return;
 	case SMP_TASK_EXIT:
 		t = thread_find(r, k->tid);
@@ -1861,7 +1881,7 @@ static void told_rescan(struct rec *r)
 			long tid = strtol(de->d_name, NULL, 10);
 
 			if (tid > 0 && tid <= INT_MAX)
-				told_adopt(r, p->pid, (pid_t)tid, psup_now_ns());
+				cpu_thread(r, p->pid, (pid_t)tid, psup_now_ns());
 		}
 		closedir(d);
 	}
@@ -2174,15 +2194,13 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	 * rings. */
 	if (o->no_stops) {
 		r->no_stops = r->ncpu_rings && smp_event_inherits(r->ev);
-		if (!r->no_stops) {
-			r->no_stops_why = r->per_thread_why ? r->per_thread_why
-							    : "the kernel has no inherit_thread (5.13 and later)";
-			if (o->no_stops_asked)
-				pr_warn("--no-stops: threads are stopped at their creation all the same: %s",
-					r->no_stops_why);
-			else
-				pr_debug("threads stopped at their creation: %s", r->no_stops_why);
-		}
+		const char *why = r->per_thread_why ? r->per_thread_why
+						    : "the kernel has no inherit_thread (5.13 and later)";
+
+		if (!r->no_stops && o->no_stops_asked)
+			pr_warn("--no-stops: threads are stopped at their creation all the same: %s", why);
+		else if (!r->no_stops)
+			pr_debug("threads stopped at their creation: %s", why);
 	}
 	return 0;
 }
@@ -2251,7 +2269,6 @@ static int start_modes(struct rec *r)
 		.attach = !strcmp(r->mode, "attach"),
 		.wakeups = r->wakeups,
 		.cpus = r->cpus,
-		.no_stops = r->no_stops,
 		.drain = drain_all,
 		.drain_arg = r,
 	};

@@ -43,9 +43,6 @@ struct rec_env {
 	bool attach;              /* psup attach (else psup run) */
 	bool wakeups;             /* every wakeup reaches the wakeup hook */
 	unsigned cpus;            /* CPUs the program may use */
-	/* --no-stops: the threads the program creates are told by the
-	 * records, their creators never stopped (thread_creator instead). */
-	bool no_stops;
 	/* drain(drain_arg) takes every sample of every ring in now (the
 	 * sample hooks run inside). */
 	void (*drain)(void *arg);
@@ -124,10 +121,11 @@ struct rec_mode {
 	 * (NULL when unknown); time: when it began. */
 	int (*thread_new)(struct rec_mode *m, struct sym_space *sp, pid_t tid, pid_t pid, pid_t parent,
 			  bool new_process, uint64_t time);
-	/* --no-stops: a thread told by the records, after thread_new: its
-	 * creator's registers and stack at the clone (creator), sampled at
-	 * time. A thread reported from a stop has its creator stopped during
-	 * thread_new instead. */
+	/* A new thread of its creator's process, after thread_new: the
+	 * creator's registers and stack at the clone (creator), copied at its
+	 * clone stop, or sampled at time where the records told the thread.
+	 * Not for a new process, an exec's survivor or a thread found by an
+	 * attach; not where neither was taken. */
 	int (*thread_creator)(struct rec_mode *m, pid_t tid, pid_t pid, uint64_t time,
 			      const struct smp_sample *creator);
 	/* The mode works on threads psup does not stop (--no-stops): it
