@@ -81,20 +81,21 @@ static struct merge_entry *add(struct smp_merge *m, enum merge_kind kind, uint64
 	return x;
 }
 
-/* A copy of size bytes of stack, or NULL (the event keeps no stack). */
-static uint8_t *copy_stack(struct smp_merge *m, const uint8_t *stack, size_t size)
+/* x keeps a copy of the stack its event points at (*stack, *size: the
+ * event's own fields, made to point at the copy), or none. */
+static void keep_stack(struct smp_merge *m, struct merge_entry *x, const uint8_t **stack, size_t *size)
 {
-	uint8_t *c;
-
-	if (!stack || !size)
-		return NULL;
-	c = malloc(size);
-	if (!c) {
-		m->err = -ENOMEM;
-		return NULL;
+	x->stack = NULL;
+	if (*stack && *size) {
+		x->stack = malloc(*size);
+		if (x->stack)
+			memcpy(x->stack, *stack, *size);
+		else
+			m->err = -ENOMEM;
 	}
-	memcpy(c, stack, size);
-	return c;
+	*stack = x->stack;
+	if (!x->stack)
+		*size = 0;
 }
 
 static void on_sample(void *arg, const struct smp_sample *s)
@@ -105,9 +106,7 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	if (!x)
 		return;
 	x->u.sample = *s;
-	x->stack = copy_stack(m, s->stack, s->stack_size);
-	x->u.sample.stack = x->stack;
-	x->u.sample.stack_size = x->stack ? s->stack_size : 0;
+	keep_stack(m, x, &x->u.sample.stack, &x->u.sample.stack_size);
 }
 
 /* Lost records carry no time here: they go out first in the flush that
@@ -146,9 +145,7 @@ static void on_wakeup(void *arg, const struct smp_wakeup *w)
 	if (!x)
 		return;
 	x->u.wakeup = *w;
-	x->stack = copy_stack(m, w->stack, w->stack_size);
-	x->u.wakeup.stack = x->stack;
-	x->u.wakeup.stack_size = x->stack ? w->stack_size : 0;
+	keep_stack(m, x, &x->u.wakeup.stack, &x->u.wakeup.stack_size);
 }
 
 /* A rename goes out at the next flush, as before comm records had a time
@@ -195,9 +192,7 @@ static void on_task(void *arg, const struct smp_task *k)
 	if (!x)
 		return;
 	x->u.task = *k;
-	x->stack = copy_stack(m, k->stack, k->stack_size);
-	x->u.task.stack = x->stack;
-	x->u.task.stack_size = x->stack ? k->stack_size : 0;
+	keep_stack(m, x, &x->u.task.stack, &x->u.task.stack_size);
 }
 
 int smp_merge_new(struct smp_merge **out)
