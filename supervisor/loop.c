@@ -387,7 +387,9 @@ static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 {
 	struct sup_process *p;
 
-	if (t->tid != s->root || !s->stops_opts || !s->pdeathsig ||
+	/* (stops_opts: SUP_SPAWN_NO_STOPS, whose root has PR_SET_PDEATHSIG,
+	 * and no stops given back.) */
+	if (t->tid != s->root || !s->stops_opts ||
 	    (t->flags & (SUP_THREAD_DETACHING | SUP_THREAD_STEPPING | SUP_THREAD_SYSEXIT)))
 		return false;
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {

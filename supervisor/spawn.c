@@ -165,7 +165,6 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 	}
 	fflush(NULL);
 	pid_t psup_pid = getpid();
-	s->pdeathsig = flags & SUP_SPAWN_NO_STOPS;
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;

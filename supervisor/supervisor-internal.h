@@ -107,7 +107,6 @@ struct sup_session {
 	long desc_opts;  /* run mode: ptrace options of descendant processes */
 	long root_opts;  /* those of the root process's threads (attach: seized with) */
 	long stops_opts; /* SUP_SPAWN_NO_STOPS: the options that would have followed (sup_session_stops_back()) */
-	bool pdeathsig;  /* SUP_SPAWN_NO_STOPS: the root dies with psup without EXITKILL (let_go_root()) */
 	/* A descendant process execs without a stop while it has one thread
 	 * (sup_session_no_exec_stops()). */
 	bool no_exec_stops;
