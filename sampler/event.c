@@ -222,12 +222,14 @@ static void attr_fill_wakeup(struct perf_event_attr *a, uint64_t tp_id,
 }
 
 /* SMP_EVENT_TASKS: every clone's creator, its registers and stack (the new
- * thread's creation context), and the new thread's id from the raw data. */
+ * thread's creation context), and the new thread's id from the raw data.
+ * Without SMP_EVENT_STACK (no call stacks) still the top of its stack,
+ * where clone3's arguments lie (the tid word a join waits on). */
 static void attr_fill_fork(struct perf_event_attr *a, uint64_t tp_id, unsigned flags)
 {
 	attr_fill_extra(a, PERF_TYPE_TRACEPOINT, tp_id,
-			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, flags,
-			SMP_CREATOR_STACK);
+			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, flags | SMP_EVENT_STACK,
+			(flags & SMP_EVENT_STACK) ? SMP_CREATOR_STACK : SMP_CREATOR_ARGS_STACK);
 }
 
 /* Every wakeup, without regs or stack: who woke whom, and when. */

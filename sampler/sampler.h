@@ -49,6 +49,8 @@ enum smp_reg {
  * the CPUs' rings at once (8 KiB each overflowed them under a sanitizer
  * build in t3070). */
 #define SMP_CREATOR_STACK 4096u
+/* Without call stacks, the part of it that holds clone3's arguments. */
+#define SMP_CREATOR_ARGS_STACK 512u
 /* Wakeups carry that stack one time in SMP_WAKEUP_PERIOD on average (the
  * period is randomized); every wakeup still says who woke whom. A lock-heavy
  * program wakes threads 10^5 times a second: unwinding each would cost the
