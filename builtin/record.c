@@ -1263,7 +1263,11 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 	bool survivor = !told && !new_process && sup_session_in_exec(r->sup, pid);
 
 	t->exec_ip = new_process ? 0 : sup_session_exec_entry(r->sup, pid);
-	t->ring = inherited_ring(r, p, tid, parent, new_process);
+	/* A thread found running by attach inherited nothing: events of its
+	 * own, which the threads it creates inherit. */
+	bool found = !told && !parent && !strcmp(r->mode, "attach");
+
+	t->ring = found ? NULL : inherited_ring(r, p, tid, parent, new_process);
 	if (t->ring)
 		r->rings_shared++;
 	else
@@ -1816,7 +1820,10 @@ static void on_process_exit(void *arg, pid_t pid, int status, int sig)
 	told_threads_of_end(r, pid, -1, now, true);
 	for_each_mode(r, m, process_exit)
 		rec_write_failed(r, m->process_exit(m, pid, root, now));
-	rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, now));
+	/* (An attached process told by the records: its end without its
+	 * status, as any process told so.) */
+	if (status != SUP_STATUS_UNKNOWN || sig)
+		rec_write_failed(r, rep_write_exit(r->w, pid, status, sig, now));
 	proc_drop(r, pid);
 }
 
@@ -1961,7 +1968,8 @@ static int write_header(struct rec *r, pid_t pid)
 		.cpus = r->cpus,
 	};
 
-	/* (Attach mode: the threads found are seized, the new ones stopped.) */
+	/* (Attach mode: the threads found are seized, then let go of but
+	 * the leader; the new ones told, or stopped with --stops.) */
 	if (r->ev)
 		h.new_threads = r->told ? "records" : "stopped";
 	if (r->ev && smp_event_inherits(r->ev) && r->ncpu_rings) {
@@ -1970,7 +1978,7 @@ static int write_header(struct rec *r, pid_t pid)
 		h.thread_events = "per_thread";
 		h.thread_events_why = r->per_thread_why;
 		if (!strcmp(r->mode, "attach"))
-			h.thread_events_why = "attach mode";
+			h.thread_events_why = "attach mode with its threads stopped";
 		else if (r->ncpu_rings)
 			h.thread_events_why = "the kernel has no inherit_thread (5.13 and later)";
 	}
@@ -2055,17 +2063,20 @@ static void close_cpu_rings(struct rec *r)
  * switches often (docs/performance.md, "Programs that switch threads often"). Otherwise, or with
  * --sample-per-thread, each thread samples itself as before.
  */
-static void open_cpu_rings(struct rec *r)
+static void open_cpu_rings(struct rec *r, bool no_stops)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	int err = 0;
 
 	if (n <= 0 || smp_event_set_per_cpu(r->ev, true) < 0)
 		return;
-	/* Attach: the threads found running get events of their own, opened
-	 * while they run: one could create a thread before its events exist,
-	 * and that thread would inherit none. */
-	if (!strcmp(r->mode, "attach"))
+	/* Attach with stops: the threads found running get events of their
+	 * own, opened while they run: one could create a thread before its
+	 * events exist, and that thread would inherit none. Without stops
+	 * the threads it creates inherit (the window is the microseconds
+	 * between a thread's seizing and its events, and a thread created
+	 * there still has its samples, begun at the first: told_adopt()). */
+	if (!strcmp(r->mode, "attach") && !no_stops)
 		smp_event_set_inherit(r->ev, false);
 	r->cpu_rings = calloc((size_t)n, sizeof(*r->cpu_rings));
 	if (!r->cpu_rings) {
@@ -2186,7 +2197,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	r->self_pid = getpid();
 	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .mmap = on_mmap, .task = on_task, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
-		open_cpu_rings(r);
+		open_cpu_rings(r, o->no_stops);
 	else
 		r->per_thread_why = o->per_thread ? "--sample-per-thread" : "the event is not a clock";
 	/* The records tell threads only where every thread of the run
@@ -2407,10 +2418,23 @@ int rec_spawn(struct rec *r, char *const argv[], bool follow_forks, char *why, s
 
 int rec_attach(struct rec *r, pid_t pid, char *why, size_t whylen)
 {
-	int err = sup_attach(pid, rec_hooks(r), &r->sup, why, whylen);
+	int err;
 
+	/* --no-stops (the default where modes allow): each thread is let go
+	 * of once its events are open; those it creates inherit them and are
+	 * told by the records. */
+	r->told = r->no_stops;
+	r->program_started = true;
+	err = sup_attach(pid, r->told ? SUP_ATTACH_NO_STOPS : 0, rec_hooks(r), &r->sup, why, whylen);
 	if (err < 0)
 		return err;
+	/* (No pidfd: stopped after all. A thread whose events the kernel
+	 * would not let it pass on makes threads told all the same, which
+	 * open their own.) */
+	if (r->told && !sup_session_told(r->sup)) {
+		r->told = false;
+		r->told_then_stopped = true;
+	}
 	for_each_mode(r, m, session)
 		m->session(m, r->sup);
 	return 0;

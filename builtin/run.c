@@ -91,7 +91,13 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 		if (!o->modes[i]->usage_own_section && o->modes[i]->usage)
 			o->modes[i]->usage(f, attach);
 	if (attach)
-		fputs("  -d, --duration SEC    detach after SEC seconds\n", f);
+		fputs("  -d, --duration SEC    detach after SEC seconds\n"
+		      "      --stops           keep every thread traced and stop each thread PID\n"
+		      "                        creates (ptrace) to learn of it; by default, when only\n"
+		      "                        sampling with per-CPU events (root or CAP_PERFMON),\n"
+		      "                        each thread is let go of once its events are open and\n"
+		      "                        the kernel's records tell the new ones (--no-stops)\n",
+		      f);
 	else
 		fputs("      --no-follow-forks sample the first process only, not its children\n"
 		      "      --stops           stop each thread and process COMMAND creates (ptrace)\n"
@@ -204,7 +210,7 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 	long v;
 
 	*o = (struct run_options){
-		.rec = { .output = "psup.cbor", .event = "task-clock", .jitter = 10, .no_stops = !attach },
+		.rec = { .output = "psup.cbor", .event = "task-clock", .jitter = 10, .no_stops = true },
 	};
 	for (size_t i = 0; i < NMODES; i++) {
 		o->modes[i] = mode_new[i]();
@@ -256,8 +262,6 @@ static int parse_options(int argc, char **argv, bool attach, struct run_options 
 			break;
 		case OPT_NO_STOPS:
 		case OPT_STOPS:
-			if (attach)
-				goto unknown;
 			o->rec.no_stops = c == OPT_NO_STOPS;
 			o->rec.no_stops_asked = c == OPT_NO_STOPS;
 			break;

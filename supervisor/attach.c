@@ -17,7 +17,8 @@
 #include "common/util.h"
 
 /* Give up rescanning a process that creates threads faster than we seize
- * them; every thread created by a seized one is caught by TRACECLONE anyway. */
+ * them; every thread created by a seized one is caught by TRACECLONE anyway
+ * (without it, SUP_ATTACH_NO_STOPS, by the caller's records). */
 #define SUP_ATTACH_MAX_SCANS 1000
 
 static bool tracer_is_us(pid_t tid)
@@ -104,7 +105,7 @@ static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
 	return added;
 }
 
-int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **out,
+int sup_attach(pid_t pid, unsigned flags, const struct sup_hooks *hooks, struct sup_session **out,
 	       char *why, size_t whylen)
 {
 	struct sup_session *s;
@@ -142,6 +143,18 @@ int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **ou
 		}
 	}
 	s->root = pid;
+	/* No stops: the threads the process creates are not traced (the
+	 * records tell them); its pidfd tells its end where its leader is
+	 * not traced. Opened before the threads are seized. */
+	if (flags & SUP_ATTACH_NO_STOPS) {
+		err = sup_session_watch_end(s, pid);
+		if (err == 0) {
+			s->attach_told = true;
+			s->root_opts &= ~PTRACE_O_TRACECLONE;
+		} else {
+			pr_debug("no pidfd for %d (%s): the threads it creates are stopped", pid, strerror(-err));
+		}
+	}
 	/* Hooks may use the session (to watch fds) before we return. */
 	*out = s;
 	errno = 0;

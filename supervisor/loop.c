@@ -45,7 +45,7 @@ int sup_session_init(struct sup_session *s, bool attach_mode)
 	s->test_clone_wait = getenv("PSUP_TEST_CLONE_WAIT") != NULL;
 	s->test_creator_late = getenv("PSUP_TEST_CREATOR_LATE") ? atoi(getenv("PSUP_TEST_CREATOR_LATE")) : 0;
 	s->epfd = s->sigfd = s->tickfd = s->durfd = s->exec_err_fd = -1;
-	s->pausefd = -1;
+	s->pausefd = s->told_pidfd = -1;
 	psup_u64map_init(&s->threads);
 	psup_u64map_init(&s->procs);
 	psup_u64map_init(&s->watches);
@@ -122,6 +122,8 @@ void sup_session_release(struct sup_session *s)
 		close(s->epfd);
 	if (s->exec_err_fd >= 0)
 		close(s->exec_err_fd);
+	if (s->told_pidfd >= 0)
+		close(s->told_pidfd);
 }
 
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg)
@@ -362,6 +364,13 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 	if (s->hooks.process_exit)
 		s->hooks.process_exit(s->hooks.arg, pid, sig ? -1 : status, sig);
 	if (pid == s->root) {
+		/* (SUP_ATTACH_NO_STOPS: its end is known, the pidfd has
+		 * nothing more to say.) */
+		if (s->told_pidfd >= 0) {
+			sup_session_unwatch(s, s->told_pidfd);
+			close(s->told_pidfd);
+			s->told_pidfd = -1;
+		}
 		root_ended(s, status, sig, core);
 		/* Run mode: the target is done. Descendants still traced are
 		 * detached and keep running (EXITKILL would kill them if psup
@@ -403,6 +412,118 @@ static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 	pr_debug("process %d let go of after its exec: its threads and children are told by the records",
 		 t->pid);
 	return true;
+}
+
+/*
+ * SUP_ATTACH_NO_STOPS: a thread other than the leader, at a stop (seized
+ * threads run on: a signal's, say), its thread_new hook run (its events
+ * open, inherited by the threads it creates), is let go of with the signal
+ * it stopped for and forgotten without a thread_gone (the caller keeps it:
+ * its exit record ends it). An
+ * interrupt stop's broken call is restarted first, as at a detach; debug
+ * registers are psup's only in modes that keep the stops. The leader stays
+ * traced, without TRACECLONE: its death status is the process's, with its
+ * exit status (psup is not its parent), and its execs stop as before.
+ * true: let go.
+ */
+static bool let_go_attached(struct sup_session *s, struct sup_thread *t, const struct sup_stop *st, int sig)
+{
+	if (!s->attach_told || s->stopping || t->tid == t->pid ||
+	    (t->flags & (SUP_THREAD_DETACHING | SUP_THREAD_STEPPING | SUP_THREAD_SYSEXIT | SUP_THREAD_AWAIT_CREATOR |
+			 SUP_THREAD_EXITING)))
+		return false;
+	if (st->kind == SUP_STOP_EVENT_STOP)
+		sup_thread_restart_interrupted(t);
+	sup_thread_mask_restore(t);
+	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig) < 0) {
+		pr_debug("letting go of %d: %s", t->tid, strerror(errno));
+		return false;
+	}
+	t->flags &= ~SUP_THREAD_REPORTED;
+	sup_thread_remove(s, t, false);
+	return true;
+}
+
+#define ATTACH_END_WAIT_US 20000
+static void attach_leader_gone(struct sup_session *s);
+static void wait_all(struct sup_session *s);
+static void dispatch(struct sup_session *s, pid_t tid, int status);
+
+/*
+ * SUP_ATTACH_NO_STOPS: the process's pidfd is readable: every thread of it
+ * has exited. The leader psup traces reports its death with its status:
+ * collected here, or on its way. Otherwise the process ends here, without
+ * a status: its leader was a zombie when psup came (never seized), or an
+ * exec by a thread psup does not trace took it (attach_leader_gone()).
+ */
+static void attach_told_end(void *arg, int fd)
+{
+	struct sup_session *s = arg;
+	struct sup_proc_status ps;
+	struct sup_thread *t;
+
+	wait_all(s);
+	/* A traced leader's death comes within microseconds of its group's
+	 * end: looked for up to ATTACH_END_WAIT_US, after which the pidfd,
+	 * still readable, asks again. */
+	for (unsigned waited = 0;; waited += 200) {
+		bool traced;
+		int status;
+		pid_t w;
+
+		if (s->result.exited) {
+			if (!s->nthreads)
+				s->done = true;
+			return;
+		}
+		t = sup_thread_find(s, s->root);
+		traced = t && !(t->flags & SUP_THREAD_LET_GO);
+		w = traced ? waitpid(s->root, &status, WNOHANG | __WALL) : -1;
+		if (w == s->root) {
+			dispatch(s, w, status); /* its death, with its status */
+			continue;
+		}
+		/* (Not over after all: its leader went at an exec.) */
+		bool alive = sup_proc_status(s->root, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
+		if (alive) {
+			if (traced && w < 0)
+				attach_leader_gone(s);
+			return;
+		}
+		if (w != 0)
+			break; /* over, and no status will come */
+		if (waited >= ATTACH_END_WAIT_US)
+			return;
+		usleep(200);
+	}
+	sup_session_unwatch(s, fd);
+	close(fd);
+	s->told_pidfd = -1;
+	t = sup_thread_find(s, s->root);
+	if (t)
+		sup_thread_remove(s, t, true);
+	process_ended(s, s->root, SUP_STATUS_UNKNOWN, 0, false);
+	if (!s->nthreads)
+		s->done = true;
+}
+
+int sup_session_watch_end(struct sup_session *s, pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (sup_session_watch(s, fd, attach_told_end, s) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->told_pidfd = fd;
+	return 0;
+}
+
+bool sup_session_told(const struct sup_session *s)
+{
+	return s && (s->attach_told || s->stops_opts);
 }
 
 /*
@@ -635,10 +756,39 @@ void sup_session_no_exec_stops(struct sup_session *s)
 		s->no_exec_stops = true;
 }
 
+/*
+ * SUP_ATTACH_NO_STOPS: whether the traced leader is gone without a death
+ * (an exec by a thread psup let go of or never traced took its id; the
+ * kernel released the old leader silently): then it is let go of, and its
+ * process's execs are told by the records. Asked when the records tell an
+ * exec, which completed by then (the old leader resumed from its exit stop
+ * and released). WNOWAIT: a status waiting is left for the loop.
+ */
+static void attach_leader_gone(struct sup_session *s)
+{
+	struct sup_thread *t = sup_thread_find(s, s->root);
+	struct sup_process *p = sup_process_find(s, s->root);
+	siginfo_t si;
+
+	if (!t || (t->flags & SUP_THREAD_LET_GO))
+		return;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)s->root, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 || errno != ECHILD)
+		return;
+	pr_debug("process %d exec'ed from a thread psup does not trace: its new program is told by the records",
+		 s->root);
+	t->flags |= SUP_THREAD_LET_GO;
+	if (p)
+		p->exec_stops_from = EXEC_STOPS_NOT_YET;
+}
+
 bool sup_session_exec_stops(struct sup_session *s, pid_t pid, uint64_t time)
 {
-	struct sup_process *p = s ? sup_process_find(s, pid) : NULL;
+	struct sup_process *p;
 
+	if (s && s->attach_told && pid == s->root)
+		attach_leader_gone(s);
+	p = s ? sup_process_find(s, pid) : NULL;
 	return p && p->exec_stops_from <= time;
 }
 
@@ -1014,6 +1164,11 @@ static void dispatch(struct sup_session *s, pid_t tid, int status)
 	/* PTRACE_SYSCALL keeps an awaited syscall-exit stop coming (pause.c). */
 	else if (t->flags & SUP_THREAD_SYSEXIT)
 		request = PTRACE_SYSCALL;
+	if (request == PTRACE_CONT && let_go_attached(s, t, &st, sig)) {
+		if (first_stop_child)
+			child_first_stop(s, first_stop_child);
+		return;
+	}
 	sup_thread_resume(t, request, sig);
 	if (first_stop_child)
 		child_first_stop(s, first_stop_child);
@@ -1078,10 +1233,16 @@ static void wait_all(struct sup_session *s)
 				if (errno == EINTR)
 					continue;
 				if (errno == ECHILD) {
-					/* Rule 10: nothing left to wait for. */
+					/* Rule 10: nothing left to wait for. But
+					 * for SUP_ATTACH_NO_STOPS, whose process
+					 * may run on untraced: its pidfd tells its
+					 * end. */
 					s->lstats.statuses += n;
 					dispatch_batch(s, pend, n);
-					s->done = true;
+					if (s->told_pidfd >= 0 && !s->stopping)
+						attach_leader_gone(s);
+					else
+						s->done = true;
 					return;
 				}
 				pr_err("waitpid: %s", strerror(errno));
@@ -1097,7 +1258,7 @@ static void wait_all(struct sup_session *s)
 		dispatch_batch(s, pend, n);
 		/* Done when nothing is left to trace: the run target ended, or
 		 * every attached thread is gone. No SIGCHLD would come again. */
-		if (!s->nthreads && (s->attach_mode || s->result.exited))
+		if (!s->nthreads && (s->attach_mode || s->result.exited) && s->told_pidfd < 0)
 			s->done = true;
 		if (n < BATCH)
 			return;

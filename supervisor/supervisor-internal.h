@@ -107,6 +107,10 @@ struct sup_session {
 	long desc_opts;  /* run mode: ptrace options of descendant processes */
 	long root_opts;  /* those of the root process's threads (attach: seized with) */
 	long stops_opts; /* SUP_SPAWN_NO_STOPS: the options that would have followed (sup_session_stops_back()) */
+	/* SUP_ATTACH_NO_STOPS: the threads the process creates are not
+	 * traced; the process's pidfd (-1: none, or closed at its end). */
+	bool attach_told;
+	int told_pidfd;
 	/* A descendant process execs without a stop while it has one thread
 	 * (sup_session_no_exec_stops()). */
 	bool no_exec_stops;
@@ -197,6 +201,9 @@ bool sup_proc_descends_from(pid_t pid, pid_t ancestor);
 /* loop.c */
 int sup_session_init(struct sup_session *s, bool attach_mode);
 void sup_session_release(struct sup_session *s);
+/* SUP_ATTACH_NO_STOPS: watches pid's pidfd for its end. 0 or -errno
+ * (-ENOSYS before Linux 5.3). */
+int sup_session_watch_end(struct sup_session *s, pid_t pid);
 /* Restart a stopped thread. ESRCH is not an error (rule 6): the thread is
  * dying and its exit status is still to come through wait. */
 void sup_thread_resume(struct sup_thread *t, int request, int sig);

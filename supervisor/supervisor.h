@@ -150,14 +150,35 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
  */
 void sup_ignore_sigpipe(void);
 
+enum {
+	/* No thread the process creates is traced (no TRACECLONE): the
+	 * caller learns them from the kernel's records. The threads found are
+	 * seized as always (their thread_new hook opens their events, which
+	 * the threads they create inherit); another than the leader is let
+	 * go of at its next stop, if one comes. The leader stays traced: its
+	 * death status is the process's. A pidfd tells the end of a process
+	 * without a traced leader (a zombie when psup came, or one an exec by
+	 * an untraced thread took away): the process_exit hook then gets
+	 * SUP_STATUS_UNKNOWN. Without pidfd_open() (Linux 5.3) the flag is
+	 * dropped: sup_session_told() says. */
+	SUP_ATTACH_NO_STOPS = 1 << 0,
+};
+
+/* process_exit's status of a process whose end psup saw without its status. */
+#define SUP_STATUS_UNKNOWN (-2)
+
 /*
  * Seizes every thread of pid (rescanning /proc/PID/task until no new thread
- * appears), without stopping them, with TRACECLONE|TRACEEXEC; never EXITKILL,
- * never a seccomp filter. Errors are explained in *why (already traced, other
- * user, ptrace_scope, zombie, no such process, psup itself).
+ * appears), without stopping them, with TRACECLONE|TRACEEXEC (flags
+ * SUP_ATTACH_*); never EXITKILL, never a seccomp filter. Errors are
+ * explained in *why (already traced, other user, ptrace_scope, zombie, no
+ * such process, psup itself).
  */
-int sup_attach(pid_t pid, const struct sup_hooks *hooks, struct sup_session **out,
+int sup_attach(pid_t pid, unsigned flags, const struct sup_hooks *hooks, struct sup_session **out,
 	       char *why, size_t whylen);
+/* Whether the threads the program creates are left to the caller's records
+ * (SUP_SPAWN_NO_STOPS with no stops given back, SUP_ATTACH_NO_STOPS). */
+bool sup_session_told(const struct sup_session *s);
 
 /* Watch fd (EPOLLIN) in the loop; cb runs when it is readable. */
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The report says how threads got their side-band events (switch records,
 # blocks, wakeups), and why not the cheap way: inherited from per-CPU events
-# (run mode, root or CAP_PERFMON), or opened per thread with its cause:
-# --sample-per-thread, attach mode, no permission (issue 20).
+# (run mode and attach, root or CAP_PERFMON), or opened per thread with its
+# cause: --sample-per-thread, attach --stops, no permission (issue 20).
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -70,8 +70,16 @@ check t.cbor "--sample-per-thread" per_thread "sample-per-thread"
 "$TARGETS/spin" 30 1 >/dev/null 2>&1 &
 pid=$!
 run_psup 60 attach -q --duration 0.3 -o a.cbor "$pid"
+expect_rc 0
+run_psup 60 attach -q --stops --duration 0.3 -o as.cbor "$pid"
+expect_rc 0
 stop_bg "$pid"
-check a.cbor "attach" per_thread "attach"
+if jq -e '.runs[0].per_cpu' probe.json >/dev/null; then
+	check a.cbor "attach" inherited ""
+else
+	check a.cbor "attach" per_thread "."
+fi
+check as.cbor "attach --stops" per_thread "attach"
 
 # An ordinary user with perf_event_paranoid above 0: no per-CPU events.
 [ "$(id -u)" -eq 0 ] || { check_nothing_left; exit 0; }
