@@ -1230,6 +1230,11 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 	 * recorded. */
 	if (!strcmp(r->mode, "run") && !r->program_started)
 		return;
+	/* Attach without stops: a thread the records told already (drained
+	 * while the scan went on: a thread's end drains the rings), then
+	 * found by the scan, keeps what it has. */
+	if (r->told && !told && !strcmp(r->mode, "attach") && thread_find(r, tid))
+		return;
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;
 		struct rec_proc *pp = pt ? proc_find(r, pt->pid) : NULL;
@@ -1264,8 +1269,9 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 
 	t->exec_ip = new_process ? 0 : sup_session_exec_entry(r->sup, pid);
 	/* A thread found running by attach inherited nothing: events of its
-	 * own, which the threads it creates inherit. */
-	bool found = !told && !parent && !strcmp(r->mode, "attach");
+	 * own, which the threads it creates inherit (an exec's survivor keeps
+	 * the ones it had). */
+	bool found = !told && !parent && !strcmp(r->mode, "attach") && !(p && p->exec_survivor == tid && p->rings);
 
 	t->ring = found ? NULL : inherited_ring(r, p, tid, parent, new_process);
 	if (t->ring)
@@ -1277,7 +1283,7 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 	/* No stops needs the root's events inherited by all it creates:
 	 * refused (at its exec, its one thread stopped), the threads and
 	 * processes it creates are stopped and reported after all. */
-	if (r->told && !told && r->sup && tid == sup_session_pid(r->sup) &&
+	if (r->told && !told && r->sup && tid == sup_session_pid(r->sup) && !strcmp(r->mode, "run") &&
 	    !(t->ring && smp_thread_inherits(t->ring->st))) {
 		int err = sup_session_stops_back(r->sup);
 
@@ -1372,7 +1378,8 @@ static struct rec_snapshot *snapshot_of_task(const struct smp_task *k, pid_t pid
  * rather than lose its events. Not one whose exit record came (its last
  * switch-out follows it; a zombie leader stays in /proc: told_rescan()),
  * until a fork record reuses its tid; nor psup's own; nor any once the run
- * is over.
+ * is over or psup detaches (attach: the threads it detached, ended then,
+ * run on).
  */
 static struct rec_thread *told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64_t time)
 {
@@ -1382,7 +1389,8 @@ static struct rec_thread *told_adopt(struct rec *r, pid_t pid, pid_t tid, uint64
 	 * (The root's first thread is the supervisor's, reported at its
 	 * exec: its samples before are psup's child's.) */
 	if (!proc_find(r, pid) || pid == r->self_pid || !r->program_started || r->told_over ||
-	    (r->sup && tid == sup_session_pid(r->sup)) || psup_u64map_find(&r->told_ended, (uint64_t)tid))
+	    (r->sup && (tid == sup_session_pid(r->sup) || sup_session_is_stopping(r->sup))) ||
+	    psup_u64map_find(&r->told_ended, (uint64_t)tid))
 		return NULL;
 	thread_new_at(r, tid, pid, 0, false, time, true);
 	t = thread_find(r, tid);

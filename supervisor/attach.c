@@ -161,15 +161,23 @@ int sup_attach(pid_t pid, unsigned flags, const struct sup_hooks *hooks, struct 
 	s->root = pid;
 	/* No stops: the threads the process creates are not traced (the
 	 * records tell them); its pidfd tells its end where its leader is
-	 * not traced. Opened before the threads are seized. */
-	if (flags & SUP_ATTACH_NO_STOPS) {
+	 * not traced. Opened before the threads are seized. They are seized
+	 * with TRACECLONE all the same: a thread made during the scan, its
+	 * creator's events open, is reported with its creator and shares
+	 * them (found by the scan, it would open a second set); each thread
+	 * loses the option at its first stop (let_go_attached()). */
+	if ((flags & SUP_ATTACH_NO_STOPS) && is_zombie(pid)) {
+		/* A zombie leader cannot be traced: the last seized
+		 * thread's death is the process's end and status, which an
+		 * untraced thread could outlive. Stops, then. Test:
+		 * t2070-attach-leader-exits. */
+		pr_debug("%d's leader is a zombie: the threads it creates are stopped", pid);
+	} else if (flags & SUP_ATTACH_NO_STOPS) {
 		err = sup_session_watch_end(s, pid);
-		if (err == 0) {
+		if (err == 0)
 			s->attach_told = true;
-			s->root_opts &= ~PTRACE_O_TRACECLONE;
-		} else {
+		else
 			pr_debug("no pidfd for %d (%s): the threads it creates are stopped", pid, strerror(-err));
-		}
 	}
 	/* Hooks may use the session (to watch fds) before we return. */
 	*out = s;

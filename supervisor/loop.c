@@ -415,23 +415,32 @@ static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 }
 
 /*
- * SUP_ATTACH_NO_STOPS: a thread other than the leader, at a stop (seized
- * threads run on: a signal's, say), its thread_new hook run (its events
- * open, inherited by the threads it creates), is let go of with the signal
- * it stopped for and forgotten without a thread_gone (the caller keeps it:
- * its exit record ends it). An
- * interrupt stop's broken call is restarted first, as at a detach; debug
- * registers are psup's only in modes that keep the stops. The leader stays
- * traced, without TRACECLONE: its death status is the process's, with its
- * exit status (psup is not its parent), and its execs stop as before.
- * true: let go.
+ * SUP_ATTACH_NO_STOPS: a thread at a stop (its thread_new hook run: its
+ * events open, inherited by the threads it creates from now on). Another
+ * than the leader is let go of with the signal it stopped for, and
+ * forgotten without a thread_gone (the caller keeps it: its exit record
+ * ends it). An interrupt stop's broken call is restarted first, as at a
+ * detach; debug registers are psup's only in modes that keep the stops.
+ * The leader stays traced, its TRACECLONE taken away: its death status is
+ * the process's, with its exit status (psup is not its parent), and its
+ * execs stop as before. A thread that never stops keeps its TRACECLONE:
+ * its next thread costs it a clone stop, where it loses it. true: let go.
  */
 static bool let_go_attached(struct sup_session *s, struct sup_thread *t, const struct sup_stop *st, int sig)
 {
-	if (!s->attach_told || s->stopping || t->tid == t->pid ||
+	if (!s->attach_told || s->stopping ||
 	    (t->flags & (SUP_THREAD_DETACHING | SUP_THREAD_STEPPING | SUP_THREAD_SYSEXIT | SUP_THREAD_AWAIT_CREATOR |
 			 SUP_THREAD_EXITING)))
 		return false;
+	if (t->tid == t->pid) {
+		if (t->flags & SUP_THREAD_NO_CLONES)
+			return false;
+		if (ptrace(PTRACE_SETOPTIONS, t->tid, 0L, s->root_opts & ~PTRACE_O_TRACECLONE) == 0)
+			t->flags |= SUP_THREAD_NO_CLONES;
+		else
+			pr_debug("options of %d: %s", t->tid, strerror(errno));
+		return false;
+	}
 	if (st->kind == SUP_STOP_EVENT_STOP)
 		sup_thread_restart_interrupted(t);
 	sup_thread_mask_restore(t);
@@ -453,8 +462,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status);
  * SUP_ATTACH_NO_STOPS: the process's pidfd is readable: every thread of it
  * has exited. The leader psup traces reports its death with its status:
  * collected here, or on its way. Otherwise the process ends here, without
- * a status: its leader was a zombie when psup came (never seized), or an
- * exec by a thread psup does not trace took it (attach_leader_gone()).
+ * a status: an exec by a thread psup does not trace took its leader
+ * (attach_leader_gone()). (A zombie leader at the attach keeps the stops.)
  */
 static void attach_told_end(void *arg, int fd)
 {
@@ -483,8 +492,11 @@ static void attach_told_end(void *arg, int fd)
 			dispatch(s, w, status); /* its death, with its status */
 			continue;
 		}
-		/* (Not over after all: its leader went at an exec.) */
-		bool alive = sup_proc_status(s->root, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
+		/* (Not over after all: its leader went at an exec. The pidfd
+		 * says whether the process is there, whatever now has its
+		 * id; /proc, whether it is a zombie.) */
+		bool alive = syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) == 0 &&
+			     sup_proc_status(s->root, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
 		if (alive) {
 			if (traced && w < 0)
 				attach_leader_gone(s);
@@ -568,8 +580,9 @@ static void on_thread_death(struct sup_session *s, pid_t tid, const struct sup_s
 	else {
 		struct sup_process *p = sup_process_find(s, pid);
 		/* Attach mode never saw a zombie leader: the process ends with
-		 * its last seized thread. */
-		if (p && !p->nthreads && s->attach_mode && !sup_thread_find(s, pid))
+		 * its last seized thread (not without stops, which such a
+		 * process does not get; its pidfd says). */
+		if (p && !p->nthreads && s->attach_mode && !s->attach_told && !sup_thread_find(s, pid))
 			process_ended(s, pid, st->status, st->kind == SUP_STOP_KILLED ? st->sig : 0,
 				      st->core);
 	}

@@ -28,6 +28,9 @@ enum sup_thread_flags {
 	/* SUP_SPAWN_NO_STOPS: the root, let go of (detached) after its exec:
 	 * psup's child still, its end is the wait status a parent gets. */
 	SUP_THREAD_LET_GO = 1 << 11,
+	/* SUP_ATTACH_NO_STOPS: the leader, its TRACECLONE taken away at its
+	 * first stop (let_go_attached()). */
+	SUP_THREAD_NO_CLONES = 1 << 12,
 };
 
 struct sup_thread {
@@ -108,7 +111,8 @@ struct sup_session {
 	long root_opts;  /* those of the root process's threads (attach: seized with) */
 	long stops_opts; /* SUP_SPAWN_NO_STOPS: the options that would have followed (sup_session_stops_back()) */
 	/* SUP_ATTACH_NO_STOPS: the threads the process creates are not
-	 * traced; the process's pidfd (-1: none, or closed at its end). */
+	 * traced (once their creator stopped: let_go_attached()); the
+	 * process's pidfd (-1: none, or closed at its end). */
 	bool attach_told;
 	int told_pidfd;
 	/* A descendant process execs without a stop while it has one thread

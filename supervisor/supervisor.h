@@ -151,16 +151,16 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 void sup_ignore_sigpipe(void);
 
 enum {
-	/* No thread the process creates is traced (no TRACECLONE): the
-	 * caller learns them from the kernel's records. The threads found are
-	 * seized as always (their thread_new hook opens their events, which
-	 * the threads they create inherit); another than the leader is let
-	 * go of at its next stop, if one comes. The leader stays traced: its
-	 * death status is the process's. A pidfd tells the end of a process
-	 * without a traced leader (a zombie when psup came, or one an exec by
-	 * an untraced thread took away): the process_exit hook then gets
-	 * SUP_STATUS_UNKNOWN. Without pidfd_open() (Linux 5.3) the flag is
-	 * dropped: sup_session_told() says. */
+	/* No thread the process creates is traced once its creator stopped
+	 * (TRACECLONE goes at a thread's first stop): the caller learns them
+	 * from the kernel's records. The threads found are seized as always
+	 * (their thread_new hook opens their events, which the threads they
+	 * create inherit); another than the leader is let go of at its first
+	 * stop. The leader stays traced: its death status is the process's.
+	 * A pidfd tells the end of a process whose leader an exec by an
+	 * untraced thread took away: the process_exit hook then gets
+	 * SUP_STATUS_UNKNOWN. Dropped for a zombie leader, and without
+	 * pidfd_open() (Linux 5.3): sup_session_told() says. */
 	SUP_ATTACH_NO_STOPS = 1 << 0,
 };
 
