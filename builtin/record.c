@@ -1976,8 +1976,9 @@ static int write_header(struct rec *r, pid_t pid)
 		.cpus = r->cpus,
 	};
 
-	/* (Attach mode: the threads found are seized, then let go of but
-	 * the leader; the new ones told, or stopped with --stops.) */
+	/* (Attach mode: the threads found are seized, and but the leader let
+	 * go of at their first stop; the new ones told, or stopped with
+	 * --stops.) */
 	if (r->ev)
 		h.new_threads = r->told ? "records" : "stopped";
 	if (r->ev && smp_event_inherits(r->ev) && r->ncpu_rings) {
@@ -2428,9 +2429,10 @@ int rec_attach(struct rec *r, pid_t pid, char *why, size_t whylen)
 {
 	int err;
 
-	/* --no-stops (the default where modes allow): each thread is let go
-	 * of once its events are open; those it creates inherit them and are
-	 * told by the records. */
+	/* --no-stops (the default where modes allow): each thread found gets
+	 * its events, which those it creates inherit, and is let go of at its
+	 * first stop (the leader stays traced); the new ones are told by the
+	 * records. */
 	r->told = r->no_stops;
 	r->program_started = true;
 	err = sup_attach(pid, r->told ? SUP_ATTACH_NO_STOPS : 0, rec_hooks(r), &r->sup, why, whylen);

@@ -95,8 +95,8 @@ static void usage_common(FILE *f, bool attach, const struct run_options *o)
 		      "      --stops           keep every thread traced and stop each thread PID\n"
 		      "                        creates (ptrace) to learn of it; by default, when only\n"
 		      "                        sampling with per-CPU events (root or CAP_PERFMON),\n"
-		      "                        each thread is let go of once its events are open and\n"
-		      "                        the kernel's records tell the new ones (--no-stops)\n",
+		      "                        threads are let go of at their first stop and the\n"
+		      "                        kernel's records tell the new ones (--no-stops)\n",
 		      f);
 	else
 		fputs("      --no-follow-forks sample the first process only, not its children\n"

@@ -17,8 +17,7 @@
 #include "common/util.h"
 
 /* Give up rescanning a process that creates threads faster than we seize
- * them; every thread created by a seized one is caught by TRACECLONE anyway
- * (without it, SUP_ATTACH_NO_STOPS, by the caller's records). */
+ * them; every thread created by a seized one is caught by TRACECLONE anyway. */
 #define SUP_ATTACH_MAX_SCANS 1000
 
 static bool tracer_is_us(pid_t tid)
@@ -96,10 +95,9 @@ static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
 				 * threads run on. Test: t2150-zombie-leader. */
 				continue;
 			} else if (e == EPERM && tid != pid && exited_meanwhile(tid)) {
-				/* A short thread, gone by now (frequent
-				 * without TRACECLONE: the threads made during
-				 * the scan are not seized by the kernel).
-				 * Test: t2040-attach-thread-storm. */
+				/* A short thread, gone by now (one made by a
+				 * thread not seized yet). Test:
+				 * t2040-attach-thread-storm. */
 				continue;
 			} else {
 				closedir(d);
