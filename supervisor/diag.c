@@ -121,7 +121,9 @@ const char *sup_attach_diagnose(pid_t pid, int err, char *buf, size_t len)
 		snprintf(buf, len, zombie ? "cannot attach to pid %d: it is a zombie (exited, not yet reaped)" : "cannot attach to pid %d: no such process", pid);
 		return buf;
 	}
-	if (ps.tracer > 0) {
+	/* (Traced by psup itself: a thread of it failed, its leader seized
+	 * already.) */
+	if (ps.tracer > 0 && ps.tracer != getpid()) {
 		char comm[64] = "?", *c = NULL;
 		snprintf(path, sizeof(path), "/proc/%d/comm", ps.tracer);
 		if (psup_read_file(path, &c, NULL) == 0) {
