@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Overhead of `psup run` next to `perf record` at the same sampling period.
+"""Overhead of `psup run` (and `psup attach`) next to `perf record` at the same
+sampling period.
 
 For each program, the compared commands run interleaved (native, psup, perf,
 native, psup, perf, ...) so CPU-speed drift hits them alike; each tool's ratio
@@ -61,7 +62,23 @@ def build_row(tmp):
     return cmd, clean
 
 
+def attach_helper(argv):
+    """overhead.py --attach PSUP-ARGS... -- PROGRAM...: starts PROGRAM, attaches
+    `psup attach PSUP-ARGS... PID` to it at once, and waits for both: timed as
+    a whole, as the run columns are (the program's first milliseconds run
+    unattached)."""
+    cut = argv.index("--")
+    psup_args, prog = argv[:cut], argv[cut + 1:]
+    p = subprocess.Popen(prog, stdout=subprocess.DEVNULL)
+    a = subprocess.Popen(psup_args + [str(p.pid)], stdout=subprocess.DEVNULL)
+    rc = p.wait()
+    arc = a.wait()
+    sys.exit(rc or arc)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--attach":
+        attach_helper(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=5)
@@ -96,6 +113,14 @@ def main():
         # causal and witch runs have them: the records tell them otherwise.
         "psup --stops": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
                                       "--stops", "--"] + prog,
+        # Attached to the program as soon as it started (attach_helper()):
+        # it follows no child process (the storm and build rows measure
+        # their shell and ninja alone).
+        "psup attach": lambda prog: [sys.executable, os.path.abspath(__file__), "--attach", psup, "attach", "-q",
+                                     "-f", "-o", out, "-c", str(args.period), "--"] + prog,
+        "psup attach --stops": lambda prog: [sys.executable, os.path.abspath(__file__), "--attach", psup,
+                                             "attach", "-q", "-f", "-o", out, "-c", str(args.period), "--stops",
+                                             "--"] + prog,
     }
     if perf:
         tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),
