@@ -1986,9 +1986,7 @@ static int write_header(struct rec *r, pid_t pid)
 	} else if (r->ev) {
 		h.thread_events = "per_thread";
 		h.thread_events_why = r->per_thread_why;
-		if (!strcmp(r->mode, "attach"))
-			h.thread_events_why = "attach mode with its threads stopped";
-		else if (r->ncpu_rings)
+		if (r->ncpu_rings)
 			h.thread_events_why = "the kernel has no inherit_thread (5.13 and later)";
 	}
 	gethostname(host, sizeof(host) - 1);
@@ -2072,21 +2070,13 @@ static void close_cpu_rings(struct rec *r)
  * switches often (docs/performance.md, "Programs that switch threads often"). Otherwise, or with
  * --sample-per-thread, each thread samples itself as before.
  */
-static void open_cpu_rings(struct rec *r, bool no_stops)
+static void open_cpu_rings(struct rec *r)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	int err = 0;
 
 	if (n <= 0 || smp_event_set_per_cpu(r->ev, true) < 0)
 		return;
-	/* Attach with stops: the threads found running get events of their
-	 * own, opened while they run: one could create a thread before its
-	 * events exist, and that thread would inherit none. Without stops
-	 * the threads it creates inherit (the window is the microseconds
-	 * between a thread's seizing and its events, and a thread created
-	 * there still has its samples, begun at the first: told_adopt()). */
-	if (!strcmp(r->mode, "attach") && !no_stops)
-		smp_event_set_inherit(r->ev, false);
 	r->cpu_rings = calloc((size_t)n, sizeof(*r->cpu_rings));
 	if (!r->cpu_rings) {
 		smp_event_set_per_cpu(r->ev, false);
@@ -2206,7 +2196,7 @@ static int rec_setup(struct rec *r, const struct rec_options *o)
 	r->self_pid = getpid();
 	r->cpu_sink = (struct smp_sink){ .sample = on_cpu_sample, .lost = on_cpu_lost, .context_switch = on_cpu_switch, .block = on_cpu_block, .wakeup = on_wakeup, .comm = on_comm, .mmap = on_mmap, .task = on_task, .arg = r };
 	if (!o->per_thread && smp_event_is_clock(r->ev))
-		open_cpu_rings(r, o->no_stops);
+		open_cpu_rings(r);
 	else
 		r->per_thread_why = o->per_thread ? "--sample-per-thread" : "the event is not a clock";
 	/* The records tell threads only where every thread of the run

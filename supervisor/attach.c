@@ -89,7 +89,10 @@ static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
 				continue; /* exited meanwhile */
 			} else if (e == EPERM && tracer_is_us(tid)) {
 				/* Auto-attached by TRACECLONE from a seized
-				 * creator; its first stop is on its way. */
+				 * creator: its first stop and its creator's
+				 * event are on their way, and report it with
+				 * its creator (whose events it shares). */
+				continue;
 			} else if (e == EPERM && is_zombie(tid)) {
 				/* A zombie leader after pthread_exit; its
 				 * threads run on. Test: t2150-zombie-leader. */
