@@ -475,8 +475,10 @@ static void run_ended(const struct agg *a, const struct rep_run *r, char *buf, s
 				 exit);
 		return;
 	}
+	/* (No exit record: an attached process that lost its traced leader,
+	 * or a recorder before exit records.) */
 	if (!reason || strcmp(reason, "exit") == 0)
-		snprintf(buf, len, "%s", exit[0] ? exit : "ended");
+		snprintf(buf, len, "%s", exit[0] ? exit : "exited, status not known");
 	else if (strcmp(reason, "detach") == 0)
 		snprintf(buf, len, "detached%s%s", exit[0] ? ", target " : "", exit);
 	else if (strcmp(reason, "interrupted") == 0)
