@@ -151,7 +151,7 @@ struct rec {
 	struct psup_u64map told_forks; /* creator tid -> the thread its last fork record made */
 	bool told_over;                /* told_threads_end() ran: nothing begins any more */
 	struct rec_ring *tree_ring;    /* then the root's, which every thread of the run has */
-	bool program_started;          /* run mode: the run's first process exec'ed the program */
+	bool program_started;          /* run mode: the run's first process exec'ed the program (attach: from the start) */
 	uint64_t execs_told;           /* execs reported from records (exec_from_records()) */
 	const char *per_thread_why;    /* why threads' events are their own (header) */
 	uint64_t threads_seen;         /* threads ever opened (ring sizes) */
@@ -973,7 +973,7 @@ static void thread_record(struct rec *r, struct rec_thread *t)
 /* From the loop's tick: every thread whose record still waits. */
 static void thread_records_pending(struct rec *r)
 {
-	uint64_t now = psup_now_ns();
+	uint64_t now = r->records_pending ? psup_now_ns() : 0;
 
 	for (size_t i = 0; r->records_pending && i < r->threads.cap; i++) {
 		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
@@ -1230,10 +1230,11 @@ static void thread_new_at(struct rec *r, pid_t tid, pid_t pid, pid_t parent, boo
 	 * recorded. */
 	if (!strcmp(r->mode, "run") && !r->program_started)
 		return;
-	/* Attach without stops: a thread the records told already (drained
-	 * while the scan went on: a thread's end drains the rings), then
-	 * found by the scan, keeps what it has. */
-	if (r->told && !told && !strcmp(r->mode, "attach") && thread_find(r, tid))
+	/* A thread the records told already keeps what it has when a stop
+	 * reports it later (an attach's scan finds it, the rings drained
+	 * meanwhile: a thread's end drains them). */
+	t = thread_find(r, tid);
+	if (t && t->told && !told)
 		return;
 	if (new_process) {
 		struct rec_thread *pt = parent ? thread_find(r, parent) : NULL;

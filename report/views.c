@@ -963,11 +963,8 @@ static int view_summary(const struct agg *a, const struct rep_options *o, FILE *
 			bool inherited = !strcmp(rep_str(p, r0->thread_events), "inherited");
 
 			rc |= cell(&kv, "thread events");
-			if (inherited && r0->mode && !strcmp(rep_str(p, r0->mode), "attach"))
-				rc |= cell(&kv, "inherited from per-CPU events (opened for the threads found "
-						"running, inherited by those they create)");
-			else if (inherited)
-				rc |= cell(&kv, "inherited from per-CPU events (none opened per thread)");
+			if (inherited)
+				rc |= cell(&kv, "inherited from per-CPU events (none opened per new thread)");
 			else if (!strcmp(rep_str(p, r0->thread_events), "inherited_then_per_thread"))
 				rc |= cell(&kv,
 					   "inherited from per-CPU events until the kernel refused "

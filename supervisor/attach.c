@@ -34,14 +34,14 @@ static bool is_zombie(pid_t tid)
 	return sup_proc_status(tid, &ps) == 0 && (ps.state == 'Z' || ps.state == 'X');
 }
 
-/* A thread that exited between the listing and the seize: the kernel
- * refuses a task past its exit with EPERM, and by now it may be gone. */
-static bool exited_meanwhile(pid_t tid)
+/* A thread that exited between the listing and the seize, and is gone by
+ * now (the kernel refuses a task past its exit with EPERM). */
+static bool gone(pid_t tid)
 {
-	struct sup_proc_status ps;
-	int err = sup_proc_status(tid, &ps);
+	char state;
+	int err = sup_proc_state(tid, &state);
 
-	return err == -ENOENT || err == -ESRCH || (err == 0 && (ps.state == 'Z' || ps.state == 'X'));
+	return err == -ENOENT || err == -ESRCH;
 }
 
 /* One pass over /proc/PID/task. Returns the number of threads added, or
@@ -97,7 +97,7 @@ static int scan_once(struct sup_session *s, pid_t pid, char *why, size_t whylen)
 				/* A zombie leader after pthread_exit; its
 				 * threads run on. Test: t2150-zombie-leader. */
 				continue;
-			} else if (e == EPERM && tid != pid && exited_meanwhile(tid)) {
+			} else if (e == EPERM && tid != pid && gone(tid)) {
 				/* A short thread, gone by now (one made by a
 				 * thread not seized yet). Test:
 				 * t2040-attach-thread-storm. */

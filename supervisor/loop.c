@@ -345,6 +345,16 @@ static void root_ended(struct sup_session *s, int status, int sig, bool core)
 	}
 }
 
+/* SUP_ATTACH_NO_STOPS: the process's pidfd is no longer watched. */
+static void told_pidfd_close(struct sup_session *s)
+{
+	if (s->told_pidfd < 0)
+		return;
+	sup_session_unwatch(s, s->told_pidfd);
+	close(s->told_pidfd);
+	s->told_pidfd = -1;
+}
+
 static void process_ended(struct sup_session *s, pid_t pid, int status, int sig, bool core)
 {
 	struct sup_process *p = sup_process_find(s, pid);
@@ -366,11 +376,7 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 	if (pid == s->root) {
 		/* (SUP_ATTACH_NO_STOPS: its end is known, the pidfd has
 		 * nothing more to say.) */
-		if (s->told_pidfd >= 0) {
-			sup_session_unwatch(s, s->told_pidfd);
-			close(s->told_pidfd);
-			s->told_pidfd = -1;
-		}
+		told_pidfd_close(s);
 		root_ended(s, status, sig, core);
 		/* Run mode: the target is done. Descendants still traced are
 		 * detached and keep running (EXITKILL would kill them if psup
@@ -392,10 +398,19 @@ static void await_end(struct sup_session *s, struct sup_thread *t, bool stopped)
  * with psup (PR_SET_PDEATHSIG, set before its exec, in place of EXITKILL).
  * Its later execs are told by the records. true: let go.
  */
+/* The leader t, not traced any more, stays known for its process's end;
+ * the process's execs are told by the records. */
+static void leader_let_go(struct sup_session *s, struct sup_thread *t)
+{
+	struct sup_process *p = sup_process_find(s, t->pid);
+
+	t->flags |= SUP_THREAD_LET_GO;
+	if (p)
+		p->exec_stops_from = EXEC_STOPS_NOT_YET;
+}
+
 static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 {
-	struct sup_process *p;
-
 	/* (stops_opts: SUP_SPAWN_NO_STOPS, whose root has PR_SET_PDEATHSIG,
 	 * and no stops given back.) */
 	if (t->tid != s->root || !s->stops_opts ||
@@ -405,10 +420,7 @@ static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 		pr_debug("letting go of %d: %s", t->tid, strerror(errno));
 		return false;
 	}
-	t->flags |= SUP_THREAD_LET_GO;
-	p = sup_process_find(s, t->pid);
-	if (p)
-		p->exec_stops_from = EXEC_STOPS_NOT_YET;
+	leader_let_go(s, t);
 	pr_debug("process %d let go of after its exec: its threads and children are told by the records",
 		 t->pid);
 	return true;
@@ -468,8 +480,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status);
 static void attach_told_end(void *arg, int fd)
 {
 	struct sup_session *s = arg;
-	struct sup_proc_status ps;
 	struct sup_thread *t;
+	char state;
 
 	wait_all(s);
 	/* A traced leader's death comes within microseconds of its group's
@@ -496,7 +508,7 @@ static void attach_told_end(void *arg, int fd)
 		 * says whether the process is there, whatever now has its
 		 * id; /proc, whether it is a zombie.) */
 		bool alive = syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) == 0 &&
-			     sup_proc_status(s->root, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
+			     sup_proc_state(s->root, &state) == 0 && state != 'Z' && state != 'X';
 		if (alive) {
 			if (traced && w < 0)
 				attach_leader_gone(s);
@@ -508,13 +520,10 @@ static void attach_told_end(void *arg, int fd)
 			return;
 		usleep(200);
 	}
-	sup_session_unwatch(s, fd);
-	close(fd);
-	s->told_pidfd = -1;
 	t = sup_thread_find(s, s->root);
 	if (t)
 		sup_thread_remove(s, t, true);
-	process_ended(s, s->root, SUP_STATUS_UNKNOWN, 0, false);
+	process_ended(s, s->root, SUP_STATUS_UNKNOWN, 0, false); /* closes the pidfd */
 	if (!s->nthreads)
 		s->done = true;
 }
@@ -780,7 +789,6 @@ void sup_session_no_exec_stops(struct sup_session *s)
 static void attach_leader_gone(struct sup_session *s)
 {
 	struct sup_thread *t = sup_thread_find(s, s->root);
-	struct sup_process *p = sup_process_find(s, s->root);
 	siginfo_t si;
 
 	if (!t || (t->flags & SUP_THREAD_LET_GO))
@@ -790,9 +798,7 @@ static void attach_leader_gone(struct sup_session *s)
 		return;
 	pr_debug("process %d exec'ed from a thread psup does not trace: its new program is told by the records",
 		 s->root);
-	t->flags |= SUP_THREAD_LET_GO;
-	if (p)
-		p->exec_stops_from = EXEC_STOPS_NOT_YET;
+	leader_let_go(s, t);
 }
 
 bool sup_session_exec_stops(struct sup_session *s, pid_t pid, uint64_t time)
