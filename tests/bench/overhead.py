@@ -101,6 +101,10 @@ def main():
     out = os.path.join(tmp, "psup.cbor")
     pdata = os.path.join(tmp, "perf.data")
 
+    def attached(*opts):
+        return lambda prog: [sys.executable, os.path.abspath(__file__), "--attach", psup, "attach", "-q", "-f",
+                             "-o", out, "-c", str(args.period), *opts, "--"] + prog
+
     tools = {
         "psup": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period), "--"] + prog,
         "psup --no-call-graph": lambda prog: [psup, "run", "-q", "-f", "-o", out, "-c", str(args.period),
@@ -116,11 +120,8 @@ def main():
         # Attached to the program as soon as it started (attach_helper()):
         # it follows no child process (the storm and build rows measure
         # their shell and ninja alone).
-        "psup attach": lambda prog: [sys.executable, os.path.abspath(__file__), "--attach", psup, "attach", "-q",
-                                     "-f", "-o", out, "-c", str(args.period), "--"] + prog,
-        "psup attach --stops": lambda prog: [sys.executable, os.path.abspath(__file__), "--attach", psup,
-                                             "attach", "-q", "-f", "-o", out, "-c", str(args.period), "--stops",
-                                             "--"] + prog,
+        "psup attach": attached(),
+        "psup attach --stops": attached("--stops"),
     }
     if perf:
         tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),
