@@ -1055,6 +1055,13 @@ void rep_model_finish(struct rep_loadctx *c, bool truncated)
 	run->truncated = truncated;
 	run->nrecords = c->index;
 	run->nprocesses = (uint32_t)c->pids.len;
+	/* The switch records that timed its threads' states also counted
+	 * its working threads, against its CPUs: no idleness record then
+	 * means none (two threads busy from start to end), not unmeasured. */
+	if (run->has_times && run->cpus) {
+		run->has_idleness = true;
+		c->p->has_idleness = true;
+	}
 	c->p->last_truncated = truncated;
 	c->p->last_nrecords = c->index;
 }

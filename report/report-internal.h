@@ -215,7 +215,7 @@ struct rep_run {
 	uint32_t nthreads, nprocesses;
 	bool has_times;    /* a thread of the run has thread_times */
 	uint32_t cpus;     /* header's "cpus", 0 when absent */
-	bool has_idleness; /* an idleness record was read */
+	bool has_idleness; /* an idleness record was read, or thread times with cpus */
 };
 
 struct rep_strtab {

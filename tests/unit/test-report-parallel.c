@@ -115,6 +115,54 @@ static int write_profile(const char *path)
 	return rep_writer_close(w);
 }
 
+/*
+ * Two threads that worked from start to end on 2 CPUs: no idleness record,
+ * but their thread times say the switch records were there; cpus 0 writes
+ * no "cpus" (unknown), so no idleness was measured.
+ */
+static int write_busy(const char *path, unsigned cpus)
+{
+	struct rep_header h = {
+		.mode = "run",
+		.pid = 200,
+		.wall_ns = 1,
+		.mono_ns = 1000,
+		.event = "task-clock",
+		.period = 1000000,
+		.clock_event = true,
+		.cpus = cpus,
+	};
+	struct rep_frame f_spin[] = { { "spin", "app.c", 7 } };
+	struct rep_loc loc = { 1, 200, 0x1000, "/usr/bin/app", NULL, 0x1000, 1, f_spin };
+	struct rep_thread ts[] = { { 200, 200, 0, "app", 1000, 0 },
+				   { 201, 200, 200, "app", 1100, 0 },
+				   { 202, 200, 200, "app", 1200, 0 } };
+	struct rep_thread_times tt = { .running = 8000 };
+	uint64_t s[] = { 1, 8 };
+	struct rep_end e = { .time = 10000, .reason = "exit", .samples = 16 };
+	struct rep_writer *w;
+	int rc = rep_writer_open(path, REP_WRITER_FORCE, &w);
+
+	if (rc)
+		return rc;
+	rc = rep_write_header(w, &h);
+	for (size_t i = 0; !rc && i < 3; i++)
+		rc = rep_write_thread(w, &ts[i]);
+	rc = rc ? rc : rep_write_loc(w, &loc);
+	rc = rc ? rc : rep_write_node(w, 1, 0, 1);
+	for (pid_t tid = 201; !rc && tid <= 202; tid++) {
+		rc = rep_write_samples(w, tid, s, 1);
+		rc = rc ? rc : rep_write_thread_times(w, tid, 9500, &tt);
+		rc = rc ? rc : rep_write_thread_end(w, tid, 9500);
+	}
+	rc = rc ? rc : rep_write_end(w, &e);
+	if (rc) {
+		rep_writer_close(w);
+		return rc;
+	}
+	return rep_writer_close(w);
+}
+
 static char *render(const struct rep_profile *p, const struct rep_options *o)
 {
 	return fx_render_ext(p, o, NULL);
@@ -259,6 +307,28 @@ int main(void)
 	CHECK(s && strstr(s, "Parallel efficiency") && strstr(s, "Locks"));
 	free(s);
 
+	rep_profile_free(p);
+
+	/* No idleness record: none where the switch records were there, and
+	 * the default views keep the efficiency view; unknown where the CPUs
+	 * were not known. */
+	CHECK(write_busy(path, 2) == 0);
+	CHECK(rep_profile_new(&p) == 0);
+	CHECK(rep_profile_load(p, path, err, sizeof(err)) == 0);
+	CHECK(p->has_idleness && p->idle_micro == 0);
+	o = (struct rep_options){ .format = REP_FORMAT_TEXT };
+	s = render(p, &o);
+	CHECK(s && strstr(s, "whole program: work 100.0%, idleness 0.0%, overhead 0.0% of effort"));
+	free(s);
+	rep_profile_free(p);
+	CHECK(write_busy(path, 0) == 0);
+	CHECK(rep_profile_new(&p) == 0);
+	CHECK(rep_profile_load(p, path, err, sizeof(err)) == 0);
+	CHECK(!p->has_idleness);
+	o = (struct rep_options){ .format = REP_FORMAT_JSON, .views = REP_VIEW_EFFICIENCY };
+	s = render(p, &o);
+	CHECK(s && strstr(s, "\"measured\":false"));
+	free(s);
 	rep_profile_free(p);
 	unlink(path);
 	return tap_done();
