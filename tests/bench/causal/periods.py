@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""periods.py RECORD.cbor [POINT]
+"""periods.py RECORD.cbor [POINT] [--line FILE:LINE]
 
 Where a causal curve comes from, per speedup: from the experiment records of
 a `psup run --causal` record (docs/format.md, "experiment"), for one
 throughput progress point (the first one when POINT is not given), pooled
-over the experiments of each speedup of the line(s) they selected:
+over the experiments of each speedup of the line(s) they selected (with
+--line, of that line only, the 0% experiments of every line kept as the
+baseline; FILE matches the end of the record's file name):
 
   n          experiments
   real/visit the period in wall time: sum(duration) / sum(visits), in ms
@@ -44,13 +46,28 @@ def records(path):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    args = sys.argv[1:]
+    line = None
+    if "--line" in args:
+        i = args.index("--line")
+        if i + 1 >= len(args) or ":" not in args[i + 1]:
+            sys.exit("periods.py: --line wants FILE:LINE")
+        lf, _, ln = args[i + 1].rpartition(":")
+        if not ln.isdigit():
+            sys.exit("periods.py: --line wants FILE:LINE")
+        line = (lf, int(ln))
+        del args[i:i + 2]
+    if len(args) not in (1, 2):
         sys.exit(__doc__.split("\n\n")[0])
-    want = sys.argv[2] if len(sys.argv) == 3 else None
+    sys.argv[1:] = args
+    want = args[1] if len(args) == 2 else None
     agg = defaultdict(lambda: {"n": 0, "dur": 0, "delay": 0, "visits": 0, "pause": 0, "line": 0, "obs": 0})
     try:
         for r in records(sys.argv[1]):
             if not isinstance(r, dict) or r.get("type") != "experiment" or r.get("end_to_end"):
+                continue
+            if (line and r["speedup"] and
+                    (r.get("line") != line[1] or not str(r.get("file", "")).endswith(line[0]))):
                 continue
             pts = [p for p in r.get("points", []) if len(p) >= 3 and p[1] == "throughput"]
             if want is None and pts:
