@@ -67,9 +67,9 @@ static int sink_experiment(void *ctx, const struct exp_experiment *e)
 	return rep_write_experiment(ctx, e);
 }
 
-static int sink_line_samples(void *ctx, const char *file, unsigned line, uint64_t count)
+static int sink_line_samples(void *ctx, const struct exp_line_samples *ls)
 {
-	return rep_write_line_samples(ctx, file, line, count);
+	return rep_write_line_samples(ctx, ls);
 }
 
 static int sink_progress_totals(void *ctx, uint64_t time, unsigned n, const struct exp_point_delta *totals)

@@ -49,8 +49,9 @@
 struct cz_line {
 	char *file;
 	unsigned line;
-	uint64_t samples; /* whole run */
-	uint64_t written; /* samples at the last flush */
+	uint64_t samples;  /* whole run */
+	uint64_t samples0; /* in the measured parts of 0% experiments */
+	uint64_t written;  /* samples at the last flush */
 };
 
 /* Raises of a thread's count kept (its count as of a past time, for the
@@ -223,6 +224,7 @@ struct exp_causal {
 	uint64_t global;   /* global delay count in the experiment */
 	uint64_t g0;       /* ... as its measured part began */
 	uint64_t sel_samples, tot_samples, pause_ns, pauses;
+	uint64_t time0; /* the measured parts of 0% experiments, ns (lines' samples0) */
 	struct exp_point_value start_vals[MAX_POINTS];
 	/* The points as the settling began (the latency integrals stop
 	 * there too: flight_area is read no more while settling). */
@@ -827,6 +829,8 @@ void exp_causal_sample(struct exp_causal *c, struct sym_space *sp, pid_t pid, pi
 		return;
 	uint64_t idx = val - 1;
 	c->lines[idx].samples++;
+	if (meas && !c->speedup)
+		c->lines[idx].samples0++;
 	c->st.in_scope_samples++;
 	c->recent[c->recent_pos] = (uint32_t)idx;
 	c->recent_pos = (c->recent_pos + 1) % RECENT;
@@ -1885,8 +1889,12 @@ static int write_experiment(struct exp_causal *c, uint64_t now, bool end_to_end,
 static int end_experiment(struct exp_causal *c, uint64_t now, bool cut)
 {
 	uint64_t min_delta = UINT64_MAX;
+	uint64_t measured_end = c->state == CZ_SETTLING ? c->t_settle : now;
 	int err = 0;
 
+	/* Whether written or dropped, its samples counted in samples0. */
+	if (!c->speedup && !c->warming && measured_end > c->t_measure)
+		c->time0 += measured_end - c->t_measure;
 	/* Cut short: kept when it measured half its length, dropped when it
 	 * measured less, neither while it was still warming up. */
 	if (!cut || (!c->warming && now - c->t_measure >= c->length / 2))
@@ -1989,7 +1997,8 @@ int exp_causal_flush(struct exp_causal *c)
 		struct cz_line *l = &c->lines[i];
 		if (l->samples == l->written)
 			continue;
-		int err = c->out.line_samples ? c->out.line_samples(c->out.ctx, l->file, l->line, l->samples) : 0;
+		struct exp_line_samples ls = { l->file, l->line, l->samples, l->samples0, c->time0 };
+		int err = c->out.line_samples ? c->out.line_samples(c->out.ctx, &ls) : 0;
 		if (err < 0)
 			return err;
 		l->written = l->samples;

@@ -41,6 +41,20 @@ struct exp_point_delta {
 	bool have_mean;
 };
 
+/*
+ * A line's samples so far (docs/format.md, "line_samples"): count over the
+ * whole run, count0 in the measured parts of the 0% experiments and time0
+ * their length (ns; 0: none measured yet). Phase correction reads the
+ * line's share of the run from the 0% parts: the pauses of other lines'
+ * experiments hold the line's thread, so over the whole run it is sampled
+ * less often than it runs.
+ */
+struct exp_line_samples {
+	const char *file;
+	unsigned line;
+	uint64_t count, count0, time0;
+};
+
 /* One finished causal experiment (docs/format.md, "experiment"). */
 struct exp_experiment {
 	uint64_t time;             /* mono ns at the end */
@@ -86,7 +100,7 @@ struct exp_sink {
 	int (*witch_pairs)(void *ctx, const char *kind, const uint64_t *vals, size_t n);
 	int (*witch_stats)(void *ctx, const char *name, const uint64_t *vals, size_t n);
 	int (*experiment)(void *ctx, const struct exp_experiment *e);
-	int (*line_samples)(void *ctx, const char *file, unsigned line, uint64_t count);
+	int (*line_samples)(void *ctx, const struct exp_line_samples *ls);
 	int (*progress_totals)(void *ctx, uint64_t time, unsigned n, const struct exp_point_delta *totals);
 };
 

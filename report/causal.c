@@ -42,16 +42,19 @@
  *    delays then cancels out.
  *  - Phase correction (eq. 5-8): every speedup is multiplied by
  *    f = (t_obs / s_obs) * (s / T) -- t_obs the summed durations of the
- *    line's experiments, s_obs the samples in the line during them, s the
- *    line's samples over the whole run (line_samples records) and T the
- *    run's time up to the last line_samples record. Wall time both: the
- *    delays pause the other threads, not the line, so the line's samples
- *    per second of wall time are the same in and out of experiments (per
- *    second of effective time they are not: f read 0.92 for a line that
- *    runs throughout). f estimates t_A / T, so it is clamped to
- *    [0, 1]; it is 1 when a term is missing (no line_samples, no sample in
- *    the line during its experiments) and for end-to-end experiments, which
- *    cover the whole run.
+ *    line's 0% experiments, s_obs the samples in the line during them, s
+ *    the line's samples in the measured parts of all 0% experiments and T
+ *    their length (line_samples' count0 and time0): at 0% nothing is
+ *    paused, while over the whole run the pauses of other lines'
+ *    experiments hold the line's thread (f read 0.88 for a line that runs
+ *    throughout). Records without time0: t_obs and s_obs over all the
+ *    line's experiments, s its samples over the whole run and T the run's
+ *    time up to the last line_samples record, wall time both (the delays
+ *    of its own experiments pause the other threads, not the line; per
+ *    second of effective time f read 0.92). f estimates t_A / T, so it is
+ *    clamped to [0, 1]; it is 1 when a term is missing (no line_samples, no
+ *    sample in the line during its experiments) and for end-to-end
+ *    experiments, which cover the whole run.
  *  - End-to-end experiments (--runs) use the run itself as the period: a
  *    point named "end-to-end" with one visit per run.
  *  - Outliers (winsorize()): each experiment's period over the pooled
@@ -132,7 +135,7 @@ struct cz_exp {
 
 struct cz_lsamples {
 	uint32_t run, file, line;
-	uint64_t count;
+	uint64_t count, count0; /* count0: in the 0% experiments' measured parts */
 	uint64_t hash;
 };
 
@@ -143,6 +146,7 @@ struct cz_run {
 	bool crediting;
 	uint64_t period_ns, scope_lines;
 	uint64_t ls_time; /* time of the last line_samples record, 0: none */
+	uint64_t time0;   /* the 0% experiments' measured time, the latest; 0: none */
 };
 
 /* A progress_totals entry: the latest per (run, point) wins. */
@@ -417,13 +421,16 @@ static int apply_line_samples(struct rep_loadctx *c, struct rep_causal *cz, cons
 	if (row == REP_NONE) {
 		if (rep_grow32((void **)&cz->ls, &cz->ls_cap, cz->nls, sizeof(*cz->ls)))
 			return -ENOMEM;
-		cz->ls[cz->nls] = (struct cz_lsamples){ k.run, k.file, k.line, 0, h };
+		cz->ls[cz->nls] = (struct cz_lsamples){ k.run, k.file, k.line, 0, 0, h };
 		if (rep_index_add(&cz->ls_ix, h, cz->nls, ls_rowhash, cz))
 			return -ENOMEM;
 		row = cz->nls++;
 	}
 	/* cumulative: the latest record wins */
 	cz->ls[row].count = r->u[REP_K_COUNT];
+	cz->ls[row].count0 = cr->u[REP_CK_COUNT0];
+	if (cr->u[REP_CK_TIME0] > run->time0)
+		run->time0 = cr->u[REP_CK_TIME0];
 	return 0;
 }
 
@@ -595,15 +602,23 @@ static double percentile(const double *v, size_t n, double q)
 	return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
 }
 
-/* The line's sample totals over the runs and those runs' time: s and T of
- * eq. 8. */
-static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t line, double *s,
-			double *T)
+/* The line's samples s over the run's time T (phase correction's s / T):
+ * zero, from the measured parts of the 0% experiments (where no pause held
+ * the line's thread for another line's experiment) when every run counted
+ * them; else over the whole runs, wall time. */
+struct cz_phase {
+	double s, T;
+	bool zero;
+};
+
+static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t line,
+			struct cz_phase *ph)
 {
 	const struct rep_causal *cz = a->cz;
+	double s0 = 0, T0 = 0;
 
-	*s = 0;
-	*T = 0;
+	ph->s = ph->T = 0;
+	ph->zero = true;
 	for (uint32_t r = 0; r < cz->nruns; r++) {
 		const struct cz_run *run = &cz->runs[r];
 		const struct rep_run *pr = &a->p->runs[run->run];
@@ -611,9 +626,19 @@ static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t lin
 		if (!run->ls_time || run->ls_time <= pr->mono_ns)
 			continue;
 		for (uint32_t i = 0; i < cz->nls; i++)
-			if (cz->ls[i].run == run->run && cz->ls[i].file == file && cz->ls[i].line == line)
-				*s += (double)cz->ls[i].count;
-		*T += (double)(run->ls_time - pr->mono_ns);
+			if (cz->ls[i].run == run->run && cz->ls[i].file == file && cz->ls[i].line == line) {
+				ph->s += (double)cz->ls[i].count;
+				s0 += (double)cz->ls[i].count0;
+			}
+		ph->T += (double)(run->ls_time - pr->mono_ns);
+		T0 += (double)run->time0;
+		ph->zero = ph->zero && run->time0;
+	}
+	if (ph->zero && T0 > 0) {
+		ph->s = s0;
+		ph->T = T0;
+	} else {
+		ph->zero = false;
 	}
 }
 
@@ -642,6 +667,25 @@ struct cz_unit {
 	bool clipped;    /* q was pulled in: an outlier */
 };
 
+/* The phase factor of the experiments picked by idx (NULL: all n): t_obs
+ * and s_obs from those at 0% when the line's s / T came from the 0% parts
+ * (ph->zero), so that no term holds a pause. */
+static double units_factor(const struct cz_unit *u, const uint32_t *idx, uint32_t n,
+			   const struct cz_phase *ph)
+{
+	double t_obs = 0, s_obs = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cz_unit *x = &u[idx ? idx[i] : i];
+
+		if (ph->zero && x->speedup)
+			continue;
+		t_obs += x->wall;
+		s_obs += x->sel;
+	}
+	return phase_factor(t_obs, s_obs, ph->s, ph->T);
+}
+
 struct cz_strata {
 	const struct cz_unit *u; /* the curve's experiments, by speedup */
 	uint32_t n;
@@ -653,10 +697,10 @@ struct cz_strata {
  * pooled latency, over the baseline's); vals[s] gets the program speedup in
  * percent (NAN where undefined), *slope the fit. Returns false when the
  * baseline is undefined. */
-static bool curve_eval(const struct cz_strata *st, const uint32_t *idx, bool correct, double s,
-		       double T, double *vals, double *slope)
+static bool curve_eval(const struct cz_strata *st, const uint32_t *idx, bool correct,
+		       const struct cz_phase *ph, double *vals, double *slope)
 {
-	double A[CZ_NSPEEDUPS], AQ[CZ_NSPEEDUPS], base, f, t_obs = 0, s_obs = 0;
+	double A[CZ_NSPEEDUPS], AQ[CZ_NSPEEDUPS], base, f;
 	double xs[CZ_NSPEEDUPS], ys[CZ_NSPEEDUPS], ws[CZ_NSPEEDUPS];
 	uint32_t cnt[CZ_NSPEEDUPS];
 	unsigned n = 0;
@@ -672,13 +716,11 @@ static bool curve_eval(const struct cz_strata *st, const uint32_t *idx, bool cor
 		A[u->speedup] += u->a;
 		AQ[u->speedup] += u->a * u->q;
 		cnt[u->speedup]++;
-		t_obs += u->wall;
-		s_obs += u->sel;
 	}
 	base = A[0] > 0 ? AQ[0] / A[0] : NAN;
 	if (!(base > 0))
 		return false;
-	f = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
+	f = correct ? units_factor(st->u, idx, st->n, ph) : 1.0;
 	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
 		double m = cnt[sp] && A[sp] > 0 ? AQ[sp] / A[sp] : NAN;
 
@@ -971,8 +1013,9 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	const struct rep_causal *cz = a->cz;
 	const char *pname = rep_str(a->p, cz->points[all[0].point].name);
 	struct cz_strata st;
-	double vals[CZ_NSPEEDUPS], slope, s, T, *bv = NULL, *bs = NULL, p0a = 0, p0m = 0, sigma,
-						mean_len = 0;
+	struct cz_phase ph;
+	double vals[CZ_NSPEEDUPS], slope, *bv = NULL, *bs = NULL, p0a = 0, p0m = 0, sigma,
+					  mean_len = 0;
 	uint32_t *idx = NULL, counts[CZ_NSPEEDUPS], n = 0, lowbase = 0;
 	struct cz_unit *u = NULL;
 	unsigned distinct = 0, nbase = 0;
@@ -1043,8 +1086,8 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	for (uint32_t i = 0; i < n; i++)
 		u[i].q = u[i].a > 0 ? (p0a > 0 && p0m > 0 ? u[i].m / (p0m / p0a) : u[i].m) : 0;
 	cv->base_cv = baseline_cv(u, n);
-	line_totals(a, cv->file, cv->line, &s, &T);
-	if (!curve_eval(&st, NULL, correct, s, T, vals, &slope)) {
+	line_totals(a, cv->file, cv->line, &ph);
+	if (!curve_eval(&st, NULL, correct, &ph, vals, &slope)) {
 		if (!nbase && lowbase)
 			curve_why(cv, "the %u experiment%s at 0%% saw fewer than %d visits to %s", lowbase,
 				  lowbase == 1 ? "" : "s", CZ_MIN_VISITS, pname ? pname : "?");
@@ -1072,20 +1115,12 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		goto out;
 	cv->nclipped = (uint32_t)rc;
 	rc = 0;
-	if (cv->nclipped && !curve_eval(&st, NULL, correct, s, T, vals, &slope)) {
+	if (cv->nclipped && !curve_eval(&st, NULL, correct, &ph, vals, &slope)) {
 		curve_why(cv, "no baseline once outliers are pulled in");
 		goto out;
 	}
 	/* the phase factor as applied to the whole set, for the record */
-	{
-		double t_obs = 0, s_obs = 0;
-
-		for (uint32_t i = 0; i < n; i++) {
-			t_obs += u[i].wall;
-			s_obs += u[i].sel;
-		}
-		cv->factor = correct ? phase_factor(t_obs, s_obs, s, T) : 1.0;
-	}
+	cv->factor = correct ? units_factor(u, NULL, n, &ph) : 1.0;
 	cv->drawn = true;
 	cv->slope = slope;
 	for (unsigned sp = 0; sp < CZ_NSPEEDUPS; sp++) {
@@ -1109,7 +1144,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 		 * draw without a baseline says nothing and is skipped */
 		for (uint32_t j = 0; j < n; j++)
 			idx[j] = (uint32_t)(psup_rand_next(&rng) % n);
-		if (!curve_eval(&st, idx, correct, s, T, bvals, &bslope))
+		if (!curve_eval(&st, idx, correct, &ph, bvals, &bslope))
 			continue;
 		for (unsigned i = 0; i < cv->npts; i++)
 			bv[(size_t)i * CZ_BOOTSTRAP + nboot] = bvals[cv->pts[i].speedup];

@@ -820,6 +820,8 @@ static const struct {
 	[REP_CK_PERIOD_NS] = { "period_ns", KK_UINT },
 	[REP_CK_SCOPE_LINES] = { "scope_lines", KK_UINT },
 	[REP_CK_NOTE] = { "note", KK_TEXT },
+	[REP_CK_COUNT0] = { "count0", KK_UINT },
+	[REP_CK_TIME0] = { "time0", KK_UINT },
 };
 
 static int ckey_lookup(const struct tok *t)

@@ -618,22 +618,26 @@ static uint64_t mono_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int rep_write_line_samples(struct rep_writer *w, const char *file, unsigned line, uint64_t count)
+int rep_write_line_samples(struct rep_writer *w, const struct exp_line_samples *ls)
 {
-	return rep_write_line_samples_at(w, file, line, count, mono_now());
+	return rep_write_line_samples_at(w, ls, mono_now());
 }
 
-int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned line,
-			      uint64_t count, uint64_t time)
+int rep_write_line_samples_at(struct rep_writer *w, const struct exp_line_samples *ls,
+			      uint64_t time)
 {
-	int err = rec_begin(w, 5, "line_samples");
+	int err = rec_begin(w, ls->time0 ? 7 : 5, "line_samples");
 
 	if (err)
 		return err;
 	kv_uint(w, "time", time);
-	kv_text_or_null(w, "file", file);
-	kv_uint(w, "line", line);
-	kv_uint(w, "count", count);
+	kv_text_or_null(w, "file", ls->file);
+	kv_uint(w, "line", ls->line);
+	kv_uint(w, "count", ls->count);
+	if (ls->time0) {
+		kv_uint(w, "count0", ls->count0);
+		kv_uint(w, "time0", ls->time0);
+	}
 	return rec_end(w);
 }
 

@@ -303,14 +303,15 @@ int rep_json_pretty(const char *buf, size_t len, FILE *out);
 /* Writes an "experiment" record. file may be NULL only for an end-to-end
  * experiment without a selected line. */
 int rep_write_experiment(struct rep_writer *w, const struct exp_experiment *e);
-/* Samples per in-scope source line over the whole run so far (cumulative;
- * the latest record per (file, line) wins): what phase correction (Coz eq.
- * 5-8) needs. Written at each flush and at the end. The record carries the
- * monotonic time of the call, which gives the runtime the count covers. */
-int rep_write_line_samples(struct rep_writer *w, const char *file, unsigned line, uint64_t count);
+/* Samples per in-scope source line so far (cumulative; the latest record
+ * per (file, line) wins): what phase correction (Coz eq. 5-8) needs.
+ * Written at each flush and at the end. The record carries the monotonic
+ * time of the call, which gives the runtime the count covers; count0 and
+ * time0 only when time0 is not 0. */
+int rep_write_line_samples(struct rep_writer *w, const struct exp_line_samples *ls);
 /* Same with the time given (mono ns, the clock of the header's mono_ns). */
-int rep_write_line_samples_at(struct rep_writer *w, const char *file, unsigned line,
-			      uint64_t count, uint64_t time);
+int rep_write_line_samples_at(struct rep_writer *w, const struct exp_line_samples *ls,
+			      uint64_t time);
 
 struct rep_causal_info {
 	const char *mode;       /* "run" or "attach" */

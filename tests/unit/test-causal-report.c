@@ -133,6 +133,10 @@ static const struct {
 } l_means[] = { { 0, 5 }, { 0, 5 }, { 50, 4 }, { 100, 7 }, { 100, -1 } };
 #define NEXPS (PSUP_ARRAY_SIZE(exps) + PSUP_ARRAY_SIZE(l_means))
 
+/* Whether write_file's line_samples carry the 0% parts' counts (b.c:20:
+ * 36 samples in 1.2 s of 0% experiments, test_zero_phase()). */
+static bool with_zero;
+
 /* File offsets where each record ends, for the truncation test. */
 static size_t bounds[128];
 static size_t nbounds;
@@ -214,9 +218,14 @@ static int write_file(const char *path, bool with_info)
 		W(rep_write_progress_totals(w, START + 6, 2, tot));
 	}
 	/* T = 6.48 s: the run so far */
-	W(rep_write_line_samples_at(w, "/src/b.c", 20, 999, START + 1));
-	W(rep_write_line_samples_at(w, "/src/b.c", 20, 270, START + 6480 * MS));
-	W(rep_write_line_samples_at(w, "/src/a.c", 10, 0, START + 6480 * MS));
+	W(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/b.c", 20, 999, 0, 0 }, START + 1));
+	W(rep_write_line_samples_at(w,
+				    &(struct exp_line_samples){ "/src/b.c", 20, 270, with_zero ? 36 : 0,
+								with_zero ? 1200 * MS : 0 },
+				    START + 6480 * MS));
+	W(rep_write_line_samples_at(w,
+				    &(struct exp_line_samples){ "/src/a.c", 10, 0, 0, with_zero ? 1200 * MS : 0 },
+				    START + 6480 * MS));
 #undef W
 out:
 	if (rc) {
@@ -635,10 +644,10 @@ static void test_no_causal(void)
 	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
 	CHECK_EQ_INT(rep_write_header(w, &h), 0);
 	CHECK_EQ_INT(rep_write_causal_info(w, &ci), 0);
-	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/b.c", 20, 5, START + 1), 0);
-	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/a.c", 10, 3, START + 2), 0);
-	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/b.c", 20, 9, START + 3), 0);
-	CHECK_EQ_INT(rep_write_line_samples_at(w, "/src/b.c", 21, 1, START + 4), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/b.c", 20, 5, 0, 0 }, START + 1), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/a.c", 10, 3, 0, 0 }, START + 2), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/b.c", 20, 9, 0, 0 }, START + 3), 0);
+	CHECK_EQ_INT(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/b.c", 21, 1, 0, 0 }, START + 4), 0);
 	CHECK_EQ_INT(rep_writer_close(w), 0);
 	CHECK_EQ_INT(rep_profile_new(&p), 0);
 	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
@@ -1114,6 +1123,39 @@ static void test_coverage(void)
 	rep_profile_free(p);
 }
 
+/*
+ * Phase correction from the 0% experiments' measured parts, where no pause
+ * of another line's experiment held the line's thread: b.c:20's two 0%
+ * experiments (2 s, 200 samples in the line) against 36 samples in the
+ * run's 1.2 s at 0%: f = (2 / 200) * (36 / 1.2) = 0.3, where the whole
+ * run's counts say 0.5: +3% at 50%, +6% at 100%.
+ */
+static void test_zero_phase(const char *path)
+{
+	struct rep_profile *p;
+	char err[256], *json = NULL, *e;
+
+	with_zero = true;
+	CHECK_EQ_INT(write_file(path, true), 0);
+	with_zero = false;
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+	CHECK(json != NULL);
+	if (json) {
+		check_curve(json, "b.c:20", 0.06, 3, 6, false);
+		e = entry(json, "lines", "b.c:20");
+		NEAR(num(e, "phase_correction"), 0.3, 1e-3);
+		free(e);
+		/* no sample in the line: uncorrected, as before */
+		e = entry(json, "lines", "a.c:10");
+		NEAR(num(e, "phase_correction"), 1.0, 1e-9);
+		free(e);
+	}
+	free(json);
+	rep_profile_free(p);
+}
+
 int main(void)
 {
 	char path[300], cmd[400];
@@ -1134,6 +1176,7 @@ int main(void)
 	test_cuts_and_corruption(path);
 	test_outlier();
 	test_coverage();
+	test_zero_phase(path);
 	fclose(devnull);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (getenv("PSUP_TEST_KEEP"))

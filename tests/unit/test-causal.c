@@ -640,6 +640,61 @@ static void test_observer(void)
 	sym_space_free(sp);
 }
 
+/* What a sink was given: the last line_samples. */
+static struct exp_line_samples last_ls;
+
+static int keep_line_samples(void *ctx, const struct exp_line_samples *ls)
+{
+	(void)ctx;
+	last_ls = *ls;
+	return 0;
+}
+
+/* A line's samples in the measured parts of 0% experiments, and their
+ * length (phase correction's undisturbed s / T): a sample before the
+ * experiment counts in the run's total only, and an experiment at 50%
+ * adds to neither. */
+static void test_zero_counts(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 10 * MS,
+		.fixed_speedup = 0,
+		.seed = 3,
+		.no_warmup = true,
+	};
+	struct exp_sink sink = { .line_samples = keep_line_samples };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 1301, b = 1302;
+	uint64_t now = 2000 * MS;
+
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
+	start_on_line(c, sp, a, now);
+	for (unsigned i = 1; i <= 3; i++)
+		line_sample(c, sp, a, now + i * MS, -1);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 10 * MS), 0);
+	CHECK_EQ_INT(exp_causal_flush(c), 0);
+	CHECK_EQ_INT(last_ls.count, 4);
+	CHECK_EQ_INT(last_ls.count0, 3);
+	CHECK_EQ_INT(last_ls.time0, 10 * MS);
+	exp_causal_free(c);
+	sym_space_free(sp);
+
+	cfg.fixed_speedup = 50;
+	memset(&last_ls, 0, sizeof(last_ls));
+	c = engine_to(&cfg, &sink, &sp, (const pid_t[]){ a, b }, 2);
+	start_on_line(c, sp, a, now);
+	line_sample(c, sp, a, now + MS, -1);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 10 * MS), 0);
+	CHECK_EQ_INT(exp_causal_finish(c, now + 11 * MS), 0);
+	CHECK_EQ_INT(last_ls.count, 2);
+	CHECK_EQ_INT(last_ls.count0, 0);
+	CHECK_EQ_INT(last_ls.time0, 0);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* psup's stops at intercepted calls (and unlock traps) are the observer's:
  * the time the program had no thread runnable while one was in such a stop
  * comes out of the experiment's duration (as a delay every thread took),
@@ -1404,6 +1459,7 @@ int main(void)
 	test_owed();
 	test_engine();
 	test_warm_up();
+	test_zero_counts();
 	test_line_runners();
 	test_preempt_credit();
 	test_observer();

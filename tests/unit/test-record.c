@@ -145,7 +145,7 @@ static int write_profile(const char *path, int variant)
 		ex.delay_ns = 500;
 		ex.delays = 1;
 		W(rep_write_experiment(w, &ex));
-		W(rep_write_line_samples_at(w, "/src/app.c", 20, 9, 8500));
+		W(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/app.c", 20, 9, 0, 0 }, 8500));
 	}
 	W(rep_write_end(w, &e));
 #undef W
