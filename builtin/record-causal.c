@@ -1055,7 +1055,11 @@ static int causal_sample(struct rec_mode *m, const struct rec_sample *s)
 {
 	struct causal_cmd *cz = to_causal(m);
 
-	if (!cz->enabled || !cz->eng || cz->failed || !s->n)
+	if (!cz->enabled || !cz->eng || cz->failed)
+		return 0;
+	if (cz->clock && (s->flags & EXP_SAMPLE_KERNEL))
+		exp_causal_kernel_sample(cz->eng, s->tid, s->time, s->period);
+	if (!s->n)
 		return 0;
 	if (cz->clock)
 		exp_causal_observe_period(cz->eng, s->period);
@@ -1217,7 +1221,9 @@ static int causal_tick(struct rec_mode *m, uint64_t now)
 		if (cz->ops->is_held(cz->sup, tids[i]) || !is_runnable(cz, tids[i]))
 			continue;
 		err = cz->ops->pause(cz->sup, tids[i]);
-		if (err < 0 && err != -EALREADY)
+		if (err >= 0)
+			exp_causal_pause_sent(cz->eng, tids[i], psup_now_ns());
+		else if (err != -EALREADY)
 			pr_trace("pause of %d: %s", tids[i], strerror(-err));
 	}
 	return 0;
@@ -1308,6 +1314,10 @@ static int causal_end(struct rec_mode *m)
 	if (st.observer_samples)
 		pr_info("causal: psup took %.1f ms from threads waiting for their CPU (%llu of its samples)",
 			(double)st.observer_ns / 1e6, (unsigned long long)st.observer_samples);
+	if (st.stop_kernel_samples)
+		pr_info("causal: pauses took %.1f ms of their threads' time in the kernel (%llu of their "
+			"samples)",
+			(double)st.stop_kernel_ns / 1e6, (unsigned long long)st.stop_kernel_samples);
 	if (ps.requests || ps.seccomp_stops)
 		pr_info("causal: %llu pauses (%llu of them held on, %.1f ms held, %+.1f us excess per "
 			"pause, %.1f us from stop to psup, %.1f us from resume to running, %.1f us from "

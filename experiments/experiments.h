@@ -714,6 +714,14 @@ uint64_t exp_causal_hold_on(struct exp_causal *c, pid_t tid, uint64_t now);
  * now, before exp_causal_hold: the time since its switch-out, and until it
  * runs again, is lost to the pause (counted when its records say when). */
 void exp_causal_interrupted(struct exp_causal *c, pid_t tid, uint64_t now);
+/* psup asked tid to stop for a pause at now: from then until shortly after
+ * it runs again, the thread's time in the kernel is the pause's (the
+ * interrupt, the ptrace stop and its return: exp_causal_kernel_sample). */
+void exp_causal_pause_sent(struct exp_causal *c, pid_t tid, uint64_t now);
+/* A sample of tid taken in the kernel at time (period ns): inside one of
+ * its pauses' kernel paths it is time lost to the pause, which comes off
+ * what it owes, like a hold's overshoot. */
+void exp_causal_kernel_sample(struct exp_causal *c, pid_t tid, uint64_t time, uint64_t period);
 /* psup itself was sampled on cpu at time (a per-CPU ring): a thread of the
  * program preempted there meanwhile lost period ns to the observer, which
  * comes off what it owes, like a hold's overshoot. */
@@ -780,6 +788,9 @@ struct exp_causal_stats {
 	uint64_t resume_lag_ns, resumes;
 	/* From a pause's stop (its switch-out) to psup's notice of it. */
 	uint64_t stop_lag_ns, stops;
+	/* The program's samples in the kernel paths of its pauses, and their
+	 * periods (exp_causal_kernel_sample). */
+	uint64_t stop_kernel_ns, stop_kernel_samples;
 	/* psup's own samples on the CPU of a preempted thread, and their
 	 * periods: time psup took from the program (exp_causal_observer). */
 	uint64_t observer_ns, observer_samples;

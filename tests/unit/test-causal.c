@@ -640,6 +640,58 @@ static void test_observer(void)
 	sym_space_free(sp);
 }
 
+/* A pause's kernel path (psup's request, the thread's stop and its return
+ * to its own code) is the thread's CPU time, not its stop's: its samples
+ * taken in the kernel from the request to shortly after its switch-in come
+ * off what it owes; those before the request, after that tail, or of a
+ * request whose stop never came, after a resume's longest lag, do not. */
+static void test_pause_kernel(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 100 * MS,
+		.fixed_speedup = 100,
+		.seed = 7,
+	};
+	struct sym_space *sp;
+	struct exp_causal_stats st;
+	const pid_t a = 4301, b = 4302;
+	const uint64_t us = 1000, period = 100 * us;
+	uint64_t now = 5000 * MS;
+	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+
+	start_on_line(c, sp, a, now);
+	line_sample(c, sp, a, now + 1 * MS, 1);
+	line_sample(c, sp, a, now + 2 * MS, 1);
+	exp_causal_kernel_sample(c, b, now + 2 * MS + 500 * us, period); /* a system call */
+	exp_causal_pause_sent(c, b, now + 3 * MS);
+	exp_causal_kernel_sample(c, b, now + 3 * MS + 20 * us, period);
+	exp_causal_switch(c, b, true, false, now + 3 * MS + 30 * us, 0);
+	exp_causal_interrupted(c, b, now + 3 * MS + 40 * us);
+	/* Global 2: b owes 2 ms, less the 0.1 ms of its kernel path. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS - period);
+	exp_causal_held(c, b, 2 * MS - period, 2 * MS - period, now + 5 * MS);
+	exp_causal_switch(c, b, false, false, now + 5 * MS + 10 * us, 0);
+	exp_causal_kernel_sample(c, b, now + 5 * MS + 20 * us, period);  /* its way back */
+	exp_causal_kernel_sample(c, b, now + 5 * MS + 200 * us, period); /* its own work */
+	line_sample(c, sp, a, now + 6 * MS, 1);
+	line_sample(c, sp, a, now + 7 * MS, 1);
+	/* Global 4: 2 ms more, less the stop's 10 us, the resume's 10 us and
+	 * the way back's sample. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 2 * MS - 20 * us - period);
+	exp_causal_held(c, b, 2 * MS - 20 * us - period, 2 * MS - 20 * us - period, now + 9 * MS);
+	/* A request whose stop never came: its path lasts a resume's lag. */
+	exp_causal_switch(c, b, false, false, now + 9 * MS, 0);
+	exp_causal_pause_sent(c, b, now + 10 * MS);
+	exp_causal_kernel_sample(c, b, now + 11 * MS, period);
+	exp_causal_kernel_sample(c, b, now + 40 * MS, period);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.stop_kernel_samples, 3);
+	CHECK_EQ_INT(st.stop_kernel_ns, 3 * period);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* What a sink was given: the last line_samples. */
 static struct exp_line_samples last_ls;
 
@@ -1460,6 +1512,7 @@ int main(void)
 	test_engine();
 	test_warm_up();
 	test_zero_counts();
+	test_pause_kernel();
 	test_line_runners();
 	test_preempt_credit();
 	test_observer();
