@@ -113,12 +113,12 @@ struct cz_thread {
 	 * time from the stop's switch-out to then is lost too. */
 	uint64_t interrupted_at;
 	/* Its last pauses' kernel paths, from psup's request to shortly
-	 * after its switch-in that followed (hi UINT64_MAX: not yet seen). */
-	struct {
+	 * after its switch-in that followed (hi UINT64_MAX: not yet seen;
+	 * kpath_pos: the next to fill). */
+	struct kpath_span {
 		uint64_t lo, hi;
 	} kpath[KPATHS];
 	unsigned kpath_pos;
-	bool kpath_open;   /* the latest has not seen its switch-in */
 	bool trap;         /* it has a trap on its mutex unlocks */
 	uint64_t trap_hit; /* when it last stopped at its trap, 0: never */
 	/* A blocking call does not make it pay first: its debt goes into the
@@ -1510,15 +1510,13 @@ static void pause_lag(struct exp_causal *c, struct cz_thread *t, uint64_t lag, u
 
 static void resume_lag(struct exp_causal *c, struct cz_thread *t, uint64_t time)
 {
+	struct kpath_span *kp = &t->kpath[(t->kpath_pos + KPATHS - 1) % KPATHS];
+
 	if (!t->resumed_hold || time < t->resumed_hold)
 		return; /* a record from before the resume, late */
-	if (t->kpath_open) {
-		unsigned i = (t->kpath_pos + KPATHS - 1) % KPATHS;
-
-		if (time >= t->kpath[i].lo)
-			t->kpath[i].hi = time + KPATH_TAIL_NS;
-		t->kpath_open = false;
-	}
+	/* the latest pause's kernel path ends shortly after this switch-in */
+	if (kp->hi == UINT64_MAX && time >= kp->lo)
+		kp->hi = time + KPATH_TAIL_NS;
 	/* A pause's own stop: its switch-out, the last record before this
 	 * switch-in (one thread's records come in order), came before psup
 	 * saw the stop. */
@@ -1547,19 +1545,18 @@ void exp_causal_pause_sent(struct exp_causal *c, pid_t tid, uint64_t now)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
-	if (!t || !experimenting(c))
+	if (!t)
 		return;
 	t->kpath[t->kpath_pos].lo = now;
 	t->kpath[t->kpath_pos].hi = UINT64_MAX;
 	t->kpath_pos = (t->kpath_pos + 1) % KPATHS;
-	t->kpath_open = true;
 }
 
 void exp_causal_kernel_sample(struct exp_causal *c, pid_t tid, uint64_t time, uint64_t period)
 {
-	struct cz_thread *t = thread_find(c, tid);
+	struct cz_thread *t;
 
-	if (!t || !time || !period || !in_experiment(c, time))
+	if (!time || !period || !in_experiment(c, time) || !(t = thread_find(c, tid)))
 		return;
 	for (unsigned i = 0; i < KPATHS; i++) {
 		uint64_t lo = t->kpath[i].lo, hi = t->kpath[i].hi;

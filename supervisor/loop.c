@@ -388,16 +388,6 @@ static void process_ended(struct sup_session *s, pid_t pid, int status, int sig,
 
 static void await_end(struct sup_session *s, struct sup_thread *t, bool stopped);
 
-/*
- * SUP_SPAWN_NO_STOPS: the root at the exec of the program, its hooks done
- * and still without the options of stops (sup_session_stops_back()), is let
- * go of: the caller learns everything else from the records, and a traced
- * root stopped at each of its signals (a shell's SIGCHLD at each child's
- * end: 1,000 wait statuses and resumes for a loop of 1,000 commands). It
- * stays psup's child: its end is the wait status a parent gets, and it dies
- * with psup (PR_SET_PDEATHSIG, set before its exec, in place of EXITKILL).
- * Its later execs are told by the records. true: let go.
- */
 /* The leader t, not traced any more, stays known for its process's end;
  * the process's execs are told by the records. */
 static void leader_let_go(struct sup_session *s, struct sup_thread *t)
@@ -409,6 +399,16 @@ static void leader_let_go(struct sup_session *s, struct sup_thread *t)
 		p->exec_stops_from = EXEC_STOPS_NOT_YET;
 }
 
+/*
+ * SUP_SPAWN_NO_STOPS: the root at the exec of the program, its hooks done
+ * and still without the options of stops (sup_session_stops_back()), is let
+ * go of: the caller learns everything else from the records, and a traced
+ * root stopped at each of its signals (a shell's SIGCHLD at each child's
+ * end: 1,000 wait statuses and resumes for a loop of 1,000 commands). It
+ * stays psup's child: its end is the wait status a parent gets, and it dies
+ * with psup (PR_SET_PDEATHSIG, set before its exec, in place of EXITKILL).
+ * Its later execs are told by the records. true: let go.
+ */
 static bool let_go_root(struct sup_session *s, struct sup_thread *t)
 {
 	/* (stops_opts: SUP_SPAWN_NO_STOPS, whose root has PR_SET_PDEATHSIG,

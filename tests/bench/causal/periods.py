@@ -59,11 +59,11 @@ def main():
         del args[i:i + 2]
     if len(args) not in (1, 2):
         sys.exit(__doc__.split("\n\n")[0])
-    sys.argv[1:] = args
+    path = args[0]
     want = args[1] if len(args) == 2 else None
     agg = defaultdict(lambda: {"n": 0, "dur": 0, "delay": 0, "visits": 0, "pause": 0, "line": 0, "obs": 0})
     try:
-        for r in records(sys.argv[1]):
+        for r in records(path):
             if not isinstance(r, dict) or r.get("type") != "experiment" or r.get("end_to_end"):
                 continue
             if (line and r["speedup"] and
@@ -82,7 +82,7 @@ def main():
             a["obs"] += r.get("observer", 0)
             a["line"] += r.get("selected_samples", 0)
     except (OSError, ValueError, cbor2.CBORDecodeError) as e:
-        sys.exit(f"periods.py: {sys.argv[1]}: {e}")
+        sys.exit(f"periods.py: {path}: {e}")
     base = agg.get(0)
     if not base or not base["visits"]:
         sys.exit("periods.py: no 0% experiment with visits of " + (want or "a throughput point"))
