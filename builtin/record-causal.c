@@ -168,9 +168,9 @@ struct unlock_trap {
 };
 
 /* A new thread blocks every signal until its start routine runs (glibc's
- * pthread_create blocks them all around the clone): its trap is opened at
- * a tick, and a thread found blocking psup's signal is looked at again
- * this often. */
+ * pthread_create blocks them all around the clone): its trap is opened
+ * later (trap_open()), and a thread found blocking psup's signal is looked
+ * at again this often. */
 #define TRAP_RETRY_NS (20ULL * 1000000ULL)
 
 #define UNLOCK_NONE UINT64_MAX
@@ -560,22 +560,44 @@ static void trap_close(struct causal_cmd *cz, struct unlock_trap *tr)
 		exp_causal_set_trap(cz->eng, tr->tid, false);
 }
 
-/* Whether thread tid blocks sig (or cannot be asked). */
-static bool blocks_signal(pid_t tid, int sig)
+/*
+ * When a thread's trap is opened. With the futex calls intercepted, at the
+ * thread's first futex call (hook_enter()): a thread that never makes one
+ * takes no lock another thread waits for, so a trap would only cost it, and
+ * in that stop psup reads the thread's signal mask with ptrace. Otherwise at
+ * the first tick where the thread owes (traps_update()), the mask read from
+ * /proc. Both costs were per thread of a program that makes threads per
+ * task: /proc/TID/status of a new thread took 35-47 us (its /proc entry is
+ * made on first use), the breakpoint on a running thread another 13 us and
+ * an interrupt of its CPU; Figure 1 with both threads made per round (`psup
+ * run --causal --line causal-figure1.c:40 --speedup 0 -- causal-figure1-psuph
+ * 4 spawn`) made 6% more rounds without traps, none of its threads making a
+ * futex call but the joiner.
+ */
+static bool traps_at_futex_stops(const struct causal_cmd *cz)
 {
-	uint64_t blk;
-
-	return sup_thread_sigstate(tid, NULL, &blk) < 0 || ((blk >> (sig - 1)) & 1);
+	return cz->filter && !cz->futex_records;
 }
 
-static void trap_open(struct causal_cmd *cz, struct unlock_trap *tr)
+/* Whether thread tid blocks sig (or cannot be asked): with ptrace when it
+ * is stopped, else from /proc. */
+static bool blocks_signal(struct causal_cmd *cz, pid_t tid, int sig, bool stopped)
+{
+	uint64_t blk;
+	int err = stopped && cz->sup ? sup_thread_sigmask(cz->sup, tid, &blk) : sup_thread_sigstate(tid, NULL, &blk);
+
+	return err < 0 || ((blk >> (sig - 1)) & 1);
+}
+
+static void trap_open(struct causal_cmd *cz, struct unlock_trap *tr, bool stopped)
 {
 	uint64_t *at = psup_u64map_find(&cz->unlock_at, (uint64_t)tr->pid);
 	int fd;
 
 	if (tr->fd >= 0 || !at || *at == UNLOCK_NONE || cz->traps_failed)
 		return;
-	if (blocks_signal(tr->tid, smp_witch_signal())) {
+	tr->retry_at = 0;
+	if (blocks_signal(cz, tr->tid, smp_witch_signal(), stopped)) {
 		tr->retry_at = psup_now_ns() + TRAP_RETRY_NS;
 		return;
 	}
@@ -594,6 +616,17 @@ static void trap_open(struct causal_cmd *cz, struct unlock_trap *tr)
 	if (v)
 		*v = 1;
 	exp_causal_set_trap(cz->eng, tr->tid, true);
+}
+
+/* A futex call of tid, stopped (hook_enter()): its trap, unless it has one
+ * or blocked psup's signal less than TRAP_RETRY_NS ago. */
+static void trap_at_futex(struct causal_cmd *cz, pid_t tid, uint64_t now)
+{
+	uint64_t *v = psup_u64map_find(&cz->traps, (uint64_t)tid);
+	struct unlock_trap *tr = v ? (struct unlock_trap *)(uintptr_t)*v : NULL;
+
+	if (tr && tr->fd < 0 && tr->retry_at && now >= tr->retry_at && !cz->failed)
+		trap_open(cz, tr, true);
 }
 
 /*
@@ -635,9 +668,11 @@ static void find_unlock(struct causal_cmd *cz, pid_t pid)
 		return;
 	*at = addr + 1;
 	pr_debug("causal: pthread_mutex_unlock of %d at %#llx", pid, (unsigned long long)addr);
+	if (traps_at_futex_stops(cz))
+		return;
 	for (size_t i = 0; (tr = next_trap(cz, &i));)
 		if (tr->pid == pid)
-			trap_open(cz, tr);
+			trap_open(cz, tr, false);
 }
 
 static void trap_forget_process(struct causal_cmd *cz, pid_t pid)
@@ -674,12 +709,12 @@ static void trap_thread_new(struct causal_cmd *cz, pid_t tid, pid_t pid)
 	tr->tid = tid;
 	tr->pid = pid;
 	tr->fd = -1;
-	/* Opened at the first tick where it owes (traps_update()), not in
-	 * the clone stop: a thread made by pthread_create blocks every signal
-	 * until it runs its start routine, so looking now would cost a /proc
-	 * read to learn that. Not 20 ms after the clone either (fewer traps
-	 * for short threads): t5050's hammer line read flat in 2 quiet runs
-	 * of 4 (slope -0.02 and -0.04 against -0.20 to -0.32). */
+	/* Opened at its first futex call or the first tick where it owes
+	 * (traps_at_futex_stops()), not in the clone stop: a thread made by
+	 * pthread_create blocks every signal until it runs its start routine.
+	 * Not 20 ms after the clone either (fewer traps for short threads):
+	 * t5050's hammer line read flat in 2 quiet runs of 4 (slope -0.02 and
+	 * -0.04 against -0.20 to -0.32). */
 	tr->retry_at = psup_now_ns();
 	*slot = (uint64_t)(uintptr_t)tr;
 }
@@ -696,22 +731,22 @@ static void trap_thread_gone(struct causal_cmd *cz, pid_t tid)
 	psup_u64map_remove(&cz->traps, (uint64_t)tid);
 }
 
-/* Arms the traps of the threads that owe, disarms the others; gives one to
- * a thread that owes for the first time, or that blocked psup's signal when
- * last looked at. A thread that never owes has none: opening one is a
+/* Arms the traps of the threads that owe, disarms the others; without
+ * traps at futex stops, gives one to a thread that owes for the first time,
+ * or that blocked psup's signal when last looked at. A thread that never
+ * owes has none: opening one is a
  * breakpoint installed on a running thread (an IPI to its CPU) and a close
  * at its end, per thread of a program that makes threads per task (Figure 1
  * with both threads made per round opened 2535 for 3068 threads in 5 s). */
 static void traps_update(struct causal_cmd *cz, uint64_t now)
 {
 	struct unlock_trap *tr;
+	bool at_futex = traps_at_futex_stops(cz);
 
 	for (size_t i = 0; (tr = next_trap(cz, &i));) {
-		if (tr->fd < 0 && tr->retry_at && now >= tr->retry_at && !cz->failed &&
-		    exp_causal_trap_would_want(cz->eng, tr->tid)) {
-			tr->retry_at = 0;
-			trap_open(cz, tr);
-		}
+		if (tr->fd < 0 && tr->retry_at && now >= tr->retry_at && !cz->failed && !at_futex &&
+		    exp_causal_trap_would_want(cz->eng, tr->tid))
+			trap_open(cz, tr, false);
 		if (tr->fd >= 0)
 			trap_arm(tr, !cz->failed && now >= tr->quiet_until &&
 					     exp_causal_trap_wanted(cz->eng, tr->tid));
@@ -907,6 +942,8 @@ static bool hook_enter(void *arg, pid_t tid, int nr, const uint64_t args[6])
 	 * counters of a process whose leader is gone already. */
 	if (nr == SYS_exit && cz->pp)
 		exp_progress_thread_exiting(cz->pp, tid, 0);
+	if ((nr == SYS_futex || nr == SYS_futex_waitv) && traps_at_futex_stops(cz))
+		trap_at_futex(cz, tid, psup_now_ns());
 	drain_now(cz);
 	return exp_causal_syscall_enter(cz->eng, tid, nr, args, psup_now_ns());
 }

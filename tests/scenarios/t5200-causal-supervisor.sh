@@ -74,15 +74,29 @@ jq_check pp3.json '.causal.info.experiments >= 1' "no experiment without futex s
 jq_check pp3.json '.causal.info.note | test("no-futex-stops")' "the record does not say --no-futex-stops was used"
 
 # Unlock traps: with the hammer line sped up, the client (main) and the
-# other hammerer owe, and pay at their pthread_mutex_unlock traps.
+# other hammerer owe, and pay at their pthread_mutex_unlock traps. A
+# thread's trap is opened at its first futex call (the mask read at that
+# stop), or with --no-futex-stops at the first tick where it owes (read
+# from /proc): both ways reach them.
 hammer=$(grep -n 'MARK:causal_lock_hammer' "$SRCDIR/tests/targets/causal-contention.c" | cut -d: -f1)
 op=$(grep -n 'MARK:causal_lock_done' "$SRCDIR/tests/targets/causal-contention.c" | cut -d: -f1)
-run_psup 120 run -vv -o traps.cbor --experiment-ms 20 -p "causal-contention.c:$op" \
-	--line "causal-contention.c:$hammer" --speedup 50 -- "$TARGETS/causal-contention" 3 2
+for how in futex-stops no-futex-stops; do
+	opt=()
+	[ "$how" = no-futex-stops ] && opt=(--no-futex-stops)
+	run_psup 120 run -vv -o "traps-$how.cbor" --experiment-ms 20 -p "causal-contention.c:$op" "${opt[@]}" \
+		--line "causal-contention.c:$hammer" --speedup 50 -- "$TARGETS/causal-contention" 3 2
+	expect_rc 0
+	payers=$(grep -o 'pause: [0-9]* pays [0-9]* us at its unlock trap' "$WORK/err" | awk '{print $2}' | sort -u | wc -l)
+	note "$how: threads that paid at unlock traps: $payers"
+	[ "$payers" -ge 2 ] || fail "$how: only $payers thread(s) paid at an unlock trap, expected the client and a hammerer: $(grep 'unlock traps' "$WORK/err")"
+done
+# Threads that make no futex call get no trap: Figure 1 with both threads
+# made per round opens one, for the thread that joins them.
+run_psup 120 run -v -o fig1.cbor --causal --experiment-ms 20 -p causal_fig1_round_done -- "$TARGETS/causal-figure1" 2 spawn
 expect_rc 0
-payers=$(grep -o 'pause: [0-9]* pays [0-9]* us at its unlock trap' "$WORK/err" | awk '{print $2}' | sort -u | wc -l)
-note "threads that paid at unlock traps: $payers"
-[ "$payers" -ge 2 ] || fail "only $payers thread(s) paid at an unlock trap, expected the client and a hammerer: $(grep 'unlock traps' "$WORK/err")"
+opened=$(grep -o 'unlock traps ([0-9]* at the C library.s own unlocks, [0-9]* opened)' "$WORK/err" | grep -o '[0-9]* opened' | cut -d' ' -f1)
+note "figure 1, threads per round: $opened trap(s) opened"
+[ -n "$opened" ] && [ "$opened" -le 2 ] || fail "figure 1's threads, which make no futex call, got unlock traps: $(grep 'unlock traps' "$WORK/err")"
 
 "$PSUP" run -q -o killed.cbor --runs 1 -- "$T" wait >"$WORK/wait.out" 2>&1 &
 ppid=$!
