@@ -33,8 +33,18 @@ time and print how many units of progress they made, so
   error             = |prediction - actual| in percentage points; the table
                       ends with each tool's mean absolute error (MAE).
 
+With --random-lines, neither tool is given the line: each picks the lines of
+its experiments at random, as a user's run does by default (psup from its
+scope, the main executable's sources; Coz from its default scope), and each
+(program, line) is read from that run's profile. The programs with two lines
+in the table (the pipeline, Amdahl, Figure 1, contention, the spinner) are
+then run once per round and read twice, and their overhead row appears twice.
+A line may get too few experiments for a curve (a missing prediction, counted
+apart): give such runs more --seconds.
+
 usage: tests/bench/causal/run.py [--build build] [--rounds 3] [--seconds 15]
                                  [--native-seconds 3] [--only NAME]
+                                 [--random-lines]
 """
 import argparse
 import json
@@ -232,6 +242,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=15, help="program run under each tool")
     ap.add_argument("--native-seconds", type=float, default=3)
     ap.add_argument("--only", help="run only the cases whose name contains this")
+    ap.add_argument("--random-lines", action="store_true",
+                    help="no line given to either tool: lines chosen at random, one run per program and round")
     ap.add_argument("--psup-arg", action="append", default=[],
                     help="one more argument for psup run (repeatable), e.g. --psup-arg=--no-wake-stops")
     args = ap.parse_args()
@@ -246,7 +258,9 @@ def main():
     rows = []
     intervals = []  # (name, speedup, actual, [psup's 95% interval there, per round])
     print(f"# rounds {args.rounds}, {args.seconds:g} s under each tool, {args.native_seconds:g} s native runs; "
+          f"{'lines at random' if args.random_lines else 'line fixed'}; "
           f"tmp {tmp}" + (f"; psup run {' '.join(args.psup_arg)}" if args.psup_arg else ""), flush=True)
+    shared = {}  # --random-lines: (program, arguments, round) -> the tools' runs
     for name, src, extra, marker, point in CASES:
         if args.only and args.only not in name:
             continue
@@ -277,20 +291,28 @@ def main():
                 actual[x].append(100 * (1 - cuts[x][1] / base[1]) if lat else 100 * (1 - base[0] / cuts[x][0]))
             base_rate = base[0] / args.native_seconds
             ts = str(args.seconds)
-            # Coz: its own progress point at the same line (coz.h build).
-            # Files per case: lines share markers (figure1 a, figure1 spawn a).
-            slug = re.sub(r"\W+", "-", name)
-            prof = os.path.join(tmp, f"coz-{slug}-{r}.coz")
-            u = run_units([coz, "run", "--fixed-line", path_line, "-o", prof, "---", exe_coz, ts] + extra, env)
-            over["coz"].append(100 * (base_rate / (u / args.seconds) - 1))
+            key = (src, tuple(extra), r)
+            if args.random_lines and key in shared:
+                prof, rep, u_coz, u_psup = shared[key]
+            else:
+                # Coz: its own progress point at the same line (coz.h
+                # build). Files per program and round: lines share markers
+                # (figure1 a, figure1 spawn a).
+                slug = re.sub(r"\W+", "-", name if not args.random_lines else f"{src[:-2]}-{'-'.join(extra)}")
+                prof = os.path.join(tmp, f"coz-{slug}-{r}.coz")
+                fixed = [] if args.random_lines else ["--fixed-line", path_line]
+                u_coz = run_units([coz, "run"] + fixed + ["-o", prof, "---", exe_coz, ts] + extra, env)
+                # psup: its psup.h point at the same line.
+                cbor = os.path.join(tmp, f"psup-{slug}-{r}.cbor")
+                fixed = [] if args.random_lines else ["--line", f"{src}:{ln}"]
+                u_psup = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal"] + fixed +
+                                   args.psup_arg + ["--", exe_psup, ts] + extra, env)
+                rep = psup_report(psup, cbor)
+                shared[key] = (prof, rep, u_coz, u_psup)
+            over["coz"].append(100 * (base_rate / (u_coz / args.seconds) - 1))
             cc = coz_curve(prof, f"{src}:{ln}")
             exps["coz"].append(sum(1 for l in open(prof) if l.startswith("experiment")))
-            # psup: its psup.h point at the same line.
-            cbor = os.path.join(tmp, f"psup-{slug}-{r}.cbor")
-            u = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal", "--line", f"{src}:{ln}"] +
-                          args.psup_arg + ["--", exe_psup, ts] + extra, env)
-            over["psup"].append(100 * (base_rate / (u / args.seconds) - 1))
-            rep = psup_report(psup, cbor)
+            over["psup"].append(100 * (base_rate / (u_psup / args.seconds) - 1))
             pc = psup_curve(rep, f"{src}:{ln}")
             exps["psup"].append(rep.get("info", {}).get("experiments", 0))
             ci = psup_intervals(rep, f"{src}:{ln}")
