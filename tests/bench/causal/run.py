@@ -32,6 +32,10 @@ time and print how many units of progress they made, so
                       rounds;
   error             = |prediction - actual| in percentage points; the table
                       ends with each tool's mean absolute error (MAE).
+  psup-viewer       = psup's record read the way a Coz user reads it:
+                      `psup report --format coz`, then Coz's viewer
+                      algorithm as for Coz (no phase correction, no outlier
+                      rule, pooled ratios): its own MAE line.
 
 With --random-lines, neither tool is given the line: each picks the lines of
 its experiments at random, as a user's run does by default (psup from its
@@ -268,7 +272,7 @@ def main():
         path_line = f"{os.path.join(TARGETS, src)}:{ln}"
         exe_psup, exe_coz = build(tmp, src, "psup"), build(tmp, src, "coz")
         actual = {x: [] for x in SPEEDUPS}
-        pred = {"psup": {x: [] for x in SPEEDUPS}, "coz": {x: [] for x in SPEEDUPS}}
+        pred = {t: {x: [] for x in SPEEDUPS} for t in ("psup", "psup-viewer", "coz")}
         over = {"psup": [], "coz": []}
         exps = {"psup": [], "coz": []}
         cis = {x: [] for x in SPEEDUPS}
@@ -292,9 +296,7 @@ def main():
             base_rate = base[0] / args.native_seconds
             ts = str(args.seconds)
             key = (src, tuple(extra), r)
-            if args.random_lines and key in shared:
-                prof, rep, u_coz, u_psup = shared[key]
-            else:
+            if not (args.random_lines and key in shared):
                 # Coz: its own progress point at the same line (coz.h
                 # build). Files per program and round: lines share markers
                 # (figure1 a, figure1 spawn a).
@@ -308,12 +310,18 @@ def main():
                 u_psup = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal"] + fixed +
                                    args.psup_arg + ["--", exe_psup, ts] + extra, env)
                 rep = psup_report(psup, cbor)
-                shared[key] = (prof, rep, u_coz, u_psup)
+                # The same record in Coz's format, for Coz's viewer.
+                pprof = cbor[:-5] + ".coz"
+                with open(pprof, "wb") as f:
+                    subprocess.run([psup, "report", "--format", "coz", cbor], stdout=f, check=True)
+                shared[key] = (prof, rep, u_coz, u_psup, pprof)
+            prof, rep, u_coz, u_psup, pprof = shared[key]
             over["coz"].append(100 * (base_rate / (u_coz / args.seconds) - 1))
             cc = coz_curve(prof, f"{src}:{ln}")
             exps["coz"].append(sum(1 for l in open(prof) if l.startswith("experiment")))
             over["psup"].append(100 * (base_rate / (u_psup / args.seconds) - 1))
             pc = psup_curve(rep, f"{src}:{ln}")
+            pvc = coz_curve(pprof, f"{src}:{ln}")
             exps["psup"].append(rep.get("info", {}).get("experiments", 0))
             ci = psup_intervals(rep, f"{src}:{ln}")
             for x in SPEEDUPS:
@@ -322,30 +330,33 @@ def main():
             for x in SPEEDUPS:
                 pred["coz"][x].append(interpolate(cc, x))
                 pred["psup"][x].append(interpolate(pc, x))
+                pred["psup-viewer"][x].append(interpolate(pvc, x))
             print(f"  {name} round {r + 1}: actual {[round(actual[x][-1], 1) for x in SPEEDUPS]} "
                   f"psup {[None if pred['psup'][x][-1] is None else round(pred['psup'][x][-1], 1) for x in SPEEDUPS]} "
                   f"coz {[None if pred['coz'][x][-1] is None else round(pred['coz'][x][-1], 1) for x in SPEEDUPS]} "
                   f"overhead psup {over['psup'][-1]:.1f}% coz {over['coz'][-1]:.1f}%", flush=True)
         for x in SPEEDUPS:
-            rows.append((name, f"{src}:{ln}", x, median(actual[x]), median(pred["psup"][x]), median(pred["coz"][x])))
+            rows.append((name, f"{src}:{ln}", x, median(actual[x]), median(pred["psup"][x]), median(pred["coz"][x]),
+                         median(pred["psup-viewer"][x])))
             intervals.append((name, x, median(actual[x]), cis[x]))
         rows.append((name, "overhead", over, exps))
 
     print()
-    print("| program, line | line speedup | actual | psup | coz | psup error | coz error |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    errs = {"psup": [], "coz": []}
-    missing = {"psup": 0, "coz": 0}
+    print("| program, line | line speedup | actual | psup | coz | psup error | coz error | psup, Coz's viewer |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    errs = {"psup": [], "coz": [], "psup-viewer": []}
+    missing = {"psup": 0, "coz": 0, "psup-viewer": 0}
     overs = []
     for row in rows:
         if row[1] == "overhead":
             overs.append(row)
             continue
-        name, where, x, a, p, c = row
+        name, where, x, a, p, c, pv = row
         ep = abs(p - a) if p is not None and a is not None else None
         ec = abs(c - a) if c is not None and a is not None else None
+        epv = abs(pv - a) if pv is not None and a is not None else None
         out = (name, x) in NO_MAE
-        for t, e in (("psup", ep), ("coz", ec)):
+        for t, e in (("psup", ep), ("coz", ec), ("psup-viewer", epv)):
             if out:
                 continue
             if e is None:
@@ -353,9 +364,9 @@ def main():
             else:
                 errs[t].append(e)
         note = " (not in the MAE)" if out else ""
-        print(f"| {name} ({where}) | {x}%{note} | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(ep)} | {fmt(ec)} |")
+        print(f"| {name} ({where}) | {x}%{note} | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(ep)} | {fmt(ec)} | {fmt(pv)} |")
     print()
-    for t in ("psup", "coz"):
+    for t in ("psup", "coz", "psup-viewer"):
         mae = statistics.mean(errs[t]) if errs[t] else None
         med = statistics.median(errs[t]) if errs[t] else None
         print(f"{t}: mean absolute error {fmt(mae, 1)} points (median {fmt(med, 1)}) over {len(errs[t])} predictions"
