@@ -2061,6 +2061,28 @@ static void coz_loc(FILE *out, bool jsonl, const char *file, uint32_t line)
 }
 
 /*
+ * A latency point's "difference", the number in flight Coz's viewer puts in
+ * Little's law (W = difference / (arrivals / duration), the differences
+ * averaged weighted by duration): Coz logs the count at the experiment's
+ * end, one instant of wall time. psup's measured mean over the experiment's
+ * virtual time (delays taken out) is the number its own report uses, and
+ * with it the viewer computes the report's W_s = sum(L x effective) /
+ * sum(arrivals). The legacy form's viewer reads integers (parseInt): the
+ * mean is rounded at random, up with the probability of its fraction, so
+ * the rounding adds noise and no bias (a fixed seed: the output is
+ * deterministic). Records without the mean: the count at the end.
+ */
+static int64_t coz_in_flight(const struct cz_pdelta *d, uint64_t *rng)
+{
+	if (isnan(d->mean_in_flight))
+		return d->in_flight + (int64_t)d->arrivals - (int64_t)d->departures;
+
+	double lo = floor(d->mean_in_flight), u = (double)(psup_rand_next(rng) >> 11) * 0x1p-53;
+
+	return (int64_t)lo + (u < d->mean_in_flight - lo);
+}
+
+/*
  * Coz's two profile forms (libcoz/profiler.cpp, progress_point.h), which
  * `coz plot` reads: the legacy tab-separated "key=value" lines, and the
  * JSON Lines records Coz writes by default since 0.2.5 (profile.jsonl:
@@ -2068,12 +2090,12 @@ static void coz_loc(FILE *out, bool jsonl, const char *file, uint32_t line)
  * "selected-samples"). Per run a "startup" record, per experiment an
  * "experiment" whose duration is the EFFECTIVE duration (Coz logs elapsed
  * minus delays) followed by one record per point, then "runtime" and the
- * per-line "samples" totals. Latency "difference" is the number in flight
- * at the end of the experiment, as Coz logs it.
+ * per-line "samples" totals. Latency "difference": coz_in_flight().
  */
 static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 {
 	const struct rep_causal *cz = a->cz;
+	uint64_t rng = CZ_SEED;
 
 	for (uint32_t r = 0; r < a->p->nruns; r++) {
 		const struct rep_run *run = &a->p->runs[r];
@@ -2113,12 +2135,15 @@ static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 					fputs(lat ? "latency-point\tname=" : "throughput-point\tname=", out);
 					rep_text_put(out, S(a, pt->name), SIZE_MAX);
 				}
-				if (lat)
+				if (lat && jsonl && !isnan(d->mean_in_flight))
+					fprintf(out,
+						",\"arrivals\":%" PRIu64 ",\"departures\":%" PRIu64 ",\"difference\":%.3f}\n",
+						d->arrivals, d->departures, d->mean_in_flight);
+				else if (lat)
 					fprintf(out,
 						jsonl ? ",\"arrivals\":%" PRIu64 ",\"departures\":%" PRIu64 ",\"difference\":%" PRId64 "}\n"
 						      : "\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
-						d->arrivals, d->departures,
-						d->in_flight + (int64_t)d->arrivals - (int64_t)d->departures);
+						d->arrivals, d->departures, coz_in_flight(d, &rng));
 				else
 					fprintf(out, jsonl ? ",\"delta\":%" PRIu64 "}\n" : "\tdelta=%" PRIu64 "\n", d->delta);
 			}

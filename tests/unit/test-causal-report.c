@@ -396,6 +396,9 @@ static void check_coz_viewer(const char *coz)
 	CHECK(all && strstr(all, "/src/m.c:5 end-to-end 0:0.00 50:5.00 100:10.00\n"));
 	CHECK(all && strstr(all, "/src/b.c:20 ops 0:0.00 50:10.00 100:20.00\n"));
 	CHECK(all && strstr(all, "/src/c.c:30 req 0:0.00 50:-20.00 100:-20.00\n"));
+	/* psup's mean in flight where the record has it: the report's +20%
+	 * and +40%, in the viewer's sign */
+	CHECK(all && strstr(all, "/src/l.c:35 req 0:0.00 50:-20.00 100:-40.00\n"));
 	CHECK(all && !strstr(all, "warning"));
 	if (all && !strstr(all, "/src/a.c:10 ops 0:0.00 50:10.00 100:20.00\n"))
 		fprintf(stderr, "coz viewer said:\n%s", all);
@@ -1156,6 +1159,50 @@ static void test_zero_phase(const char *path)
 	rep_profile_free(p);
 }
 
+/* A fractional mean in flight in Coz's formats: as it is in coz-jsonl; in
+ * the legacy form (whose viewer reads integers) rounded at random, its
+ * floor or ceiling, and on average the mean. */
+static void test_coz_in_flight(void)
+{
+	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
+	struct exp_point_delta pd = { "req", EXP_MEASURE_LATENCY, 0, 100, 100, 3, 2.3, true };
+	struct exp_experiment e = { .file = "/l.c", .line = 9, .duration_ns = S_, .npoints = 1, .points = &pd };
+	char path[300], err[256], *out;
+	struct rep_profile *p;
+	struct rep_writer *w;
+	unsigned n = 0, bad = 0;
+	double sum = 0;
+
+	snprintf(path, sizeof(path), "%s/flight.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	for (unsigned i = 0; i < 400; i++) {
+		e.time = START + (i + 1) * S_;
+		e.speedup_pct = i % 2 ? 50 : 0;
+		CHECK_EQ_INT(rep_write_experiment(w, &e), 0);
+	}
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+	out = render(p, REP_FORMAT_COZ, 0, 0);
+	for (const char *s = out; s && (s = strstr(s, "\tdifference=")); s++) {
+		long v = strtol(s + 12, NULL, 10);
+
+		bad += v != 2 && v != 3;
+		sum += (double)v;
+		n++;
+	}
+	CHECK_EQ_INT(n, 400);
+	CHECK_EQ_INT(bad, 0);
+	NEAR(n ? sum / n : 0, 2.3, 0.1);
+	/* the end of each experiment would say 3 */
+	free(out);
+	out = render(p, REP_FORMAT_COZ_JSONL, 0, 0);
+	CHECK(out && strstr(out, "\"arrivals\":100,\"departures\":100,\"difference\":2.300}"));
+	free(out);
+	rep_profile_free(p);
+}
+
 int main(void)
 {
 	char path[300], cmd[400];
@@ -1177,6 +1224,7 @@ int main(void)
 	test_outlier();
 	test_coverage();
 	test_zero_phase(path);
+	test_coz_in_flight();
 	fclose(devnull);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (getenv("PSUP_TEST_KEEP"))
