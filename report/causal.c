@@ -171,6 +171,17 @@ struct rep_causal {
 	uint32_t nruns, runs_cap;
 };
 
+/* A point of experiment e that saw fewer than CZ_MIN_VISITS visits (latency:
+ * arrivals or departures); end-to-end runs count one each and are exempt. */
+static bool low_visits(const struct rep_causal *cz, const struct cz_exp *e, const struct cz_pdelta *d)
+{
+	if (e->e2e)
+		return false;
+	if (cz->points[d->point].kind == EXP_MEASURE_LATENCY)
+		return d->arrivals < CZ_MIN_VISITS || d->departures < CZ_MIN_VISITS;
+	return d->delta < CZ_MIN_VISITS;
+}
+
 void rep_causal_free(struct rep_causal *cz)
 {
 	if (!cz)
@@ -1254,13 +1265,9 @@ static int analysis_build(struct cz_analysis *a, const struct rep_profile *p)
 			continue; /* no selected line: nothing to attribute */
 		for (uint32_t j = 0; j < e->npts; j++) {
 			const struct cz_pdelta *d = &cz->pds[e->first + j];
-			bool low = !e->e2e && (cz->points[d->point].kind == EXP_MEASURE_LATENCY
-						       ? d->arrivals < CZ_MIN_VISITS ||
-								 d->departures < CZ_MIN_VISITS
-						       : d->delta < CZ_MIN_VISITS);
 
 			obs[nobs++] = (struct cz_obs){ e->file, e->line, d->point, e->speedup,
-						       i, e->first + j, low };
+						       i, e->first + j, low_visits(cz, e, d) };
 		}
 	}
 	qsort(obs, nobs, sizeof(*obs), obs_cmp);
@@ -2113,10 +2120,19 @@ static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 		for (uint32_t i = 0; i < cz->nexps; i++) {
 			const struct cz_exp *e = &cz->exps[i];
 
+			bool low = false;
+
 			if (e->run != r)
 				continue;
 			if (e->time > last)
 				last = e->time;
+			/* Coz logs an experiment only when each of its points saw
+			 * ExperimentTargetDelta (5) visits (libcoz/profiler.cpp):
+			 * the report leaves the others out too. */
+			for (uint32_t j = 0; j < e->npts; j++)
+				low |= low_visits(cz, e, &cz->pds[e->first + j]);
+			if (low)
+				continue;
 			fputs(jsonl ? "{\"type\":\"experiment\",\"selected\":" : "experiment\tselected=", out);
 			coz_loc(out, jsonl, e->file ? S(a, e->file) : "<none>", e->line);
 			fprintf(out,

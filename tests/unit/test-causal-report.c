@@ -1161,7 +1161,8 @@ static void test_zero_phase(const char *path)
 
 /* A fractional mean in flight in Coz's formats: as it is in coz-jsonl; in
  * the legacy form (whose viewer reads integers) rounded at random, its
- * floor or ceiling, and on average the mean. */
+ * floor or ceiling, and on average the mean. An experiment with fewer than
+ * 5 visits is left out, as Coz leaves it out. */
 static void test_coz_in_flight(void)
 {
 	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
@@ -1181,6 +1182,10 @@ static void test_coz_in_flight(void)
 		e.speedup_pct = i % 2 ? 50 : 0;
 		CHECK_EQ_INT(rep_write_experiment(w, &e), 0);
 	}
+	/* fewer than 5 arrivals: not logged, as Coz does not log it */
+	pd.arrivals = 4;
+	e.time += S_;
+	CHECK_EQ_INT(rep_write_experiment(w, &e), 0);
 	CHECK_EQ_INT(rep_writer_close(w), 0);
 	CHECK_EQ_INT(rep_profile_new(&p), 0);
 	CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
@@ -1194,6 +1199,7 @@ static void test_coz_in_flight(void)
 	}
 	CHECK_EQ_INT(n, 400);
 	CHECK_EQ_INT(bad, 0);
+	CHECK(out && !strstr(out, "arrivals=4"));
 	NEAR(n ? sum / n : 0, 2.3, 0.1);
 	/* the end of each experiment would say 3 */
 	free(out);
