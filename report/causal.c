@@ -2119,7 +2119,6 @@ static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 			run->mono_ns);
 		for (uint32_t i = 0; i < cz->nexps; i++) {
 			const struct cz_exp *e = &cz->exps[i];
-
 			bool low = false;
 
 			if (e->run != r)
