@@ -618,14 +618,20 @@ static void trap_open(struct causal_cmd *cz, struct unlock_trap *tr, bool stoppe
 	exp_causal_set_trap(cz->eng, tr->tid, true);
 }
 
-/* A futex call of tid, stopped (hook_enter()): its trap, unless it has one
- * or blocked psup's signal less than TRAP_RETRY_NS ago. */
+/* Whether tr is to be opened now: none yet, and not refused (it blocked
+ * psup's signal) less than TRAP_RETRY_NS ago. */
+static bool trap_due(const struct causal_cmd *cz, const struct unlock_trap *tr, uint64_t now)
+{
+	return tr->fd < 0 && tr->retry_at && now >= tr->retry_at && !cz->failed;
+}
+
+/* A futex call of tid, stopped (hook_enter()): its trap, when due. */
 static void trap_at_futex(struct causal_cmd *cz, pid_t tid, uint64_t now)
 {
 	uint64_t *v = psup_u64map_find(&cz->traps, (uint64_t)tid);
 	struct unlock_trap *tr = v ? (struct unlock_trap *)(uintptr_t)*v : NULL;
 
-	if (tr && tr->fd < 0 && tr->retry_at && now >= tr->retry_at && !cz->failed)
+	if (tr && trap_due(cz, tr, now))
 		trap_open(cz, tr, true);
 }
 
@@ -744,8 +750,7 @@ static void traps_update(struct causal_cmd *cz, uint64_t now)
 	bool at_futex = traps_at_futex_stops(cz);
 
 	for (size_t i = 0; (tr = next_trap(cz, &i));) {
-		if (tr->fd < 0 && tr->retry_at && now >= tr->retry_at && !cz->failed && !at_futex &&
-		    exp_causal_trap_would_want(cz->eng, tr->tid))
+		if (!at_futex && trap_due(cz, tr, now) && exp_causal_trap_would_want(cz->eng, tr->tid))
 			trap_open(cz, tr, false);
 		if (tr->fd >= 0)
 			trap_arm(tr, !cz->failed && now >= tr->quiet_until &&

@@ -2150,17 +2150,19 @@ static void print_coz(FILE *out, const struct cz_analysis *a, bool jsonl)
 					fputs(lat ? "latency-point\tname=" : "throughput-point\tname=", out);
 					rep_text_put(out, S(a, pt->name), SIZE_MAX);
 				}
-				if (lat && jsonl && !isnan(d->mean_in_flight))
+				if (lat) {
 					fprintf(out,
-						",\"arrivals\":%" PRIu64 ",\"departures\":%" PRIu64 ",\"difference\":%.3f}\n",
-						d->arrivals, d->departures, d->mean_in_flight);
-				else if (lat)
-					fprintf(out,
-						jsonl ? ",\"arrivals\":%" PRIu64 ",\"departures\":%" PRIu64 ",\"difference\":%" PRId64 "}\n"
-						      : "\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=%" PRId64 "\n",
-						d->arrivals, d->departures, coz_in_flight(d, &rng));
-				else
+						jsonl ? ",\"arrivals\":%" PRIu64 ",\"departures\":%" PRIu64 ",\"difference\":"
+						      : "\tarrivals=%" PRIu64 "\tdepartures=%" PRIu64 "\tdifference=",
+						d->arrivals, d->departures);
+					/* JSON reads a fraction; the legacy viewer an integer */
+					if (jsonl && !isnan(d->mean_in_flight))
+						fprintf(out, "%.3f}\n", d->mean_in_flight);
+					else
+						fprintf(out, "%" PRId64 "%s\n", coz_in_flight(d, &rng), jsonl ? "}" : "");
+				} else {
 					fprintf(out, jsonl ? ",\"delta\":%" PRIu64 "}\n" : "\tdelta=%" PRIu64 "\n", d->delta);
+				}
 			}
 		}
 		for (uint32_t i = 0; i < cz->nruns; i++)

@@ -264,7 +264,7 @@ def main():
     print(f"# rounds {args.rounds}, {args.seconds:g} s under each tool, {args.native_seconds:g} s native runs; "
           f"{'lines at random' if args.random_lines else 'line fixed'}; "
           f"tmp {tmp}" + (f"; psup run {' '.join(args.psup_arg)}" if args.psup_arg else ""), flush=True)
-    shared = {}  # --random-lines: (program, arguments, round) -> the tools' runs
+    runs = {}  # (program, arguments[, line], round) -> the tools' runs
     for name, src, extra, marker, point in CASES:
         if args.only and args.only not in name:
             continue
@@ -295,17 +295,16 @@ def main():
                 actual[x].append(100 * (1 - cuts[x][1] / base[1]) if lat else 100 * (1 - base[0] / cuts[x][0]))
             base_rate = base[0] / args.native_seconds
             ts = str(args.seconds)
-            key = (src, tuple(extra), r)
-            if not (args.random_lines and key in shared):
-                # Coz: its own progress point at the same line (coz.h
-                # build). Files per program and round: lines share markers
-                # (figure1 a, figure1 spawn a).
-                slug = re.sub(r"\W+", "-", name if not args.random_lines else f"{src[:-2]}-{'-'.join(extra)}")
-                prof = os.path.join(tmp, f"coz-{slug}-{r}.coz")
+            # Lines at random: one run per program and round, read per line.
+            key = (src, *extra) + (() if args.random_lines else (ln,)) + (r,)
+            if key not in runs:
+                # Coz: its own progress point at the same line (coz.h build).
+                slug = re.sub(r"\W+", "-", "-".join(map(str, key)))
+                prof = os.path.join(tmp, f"coz-{slug}.coz")
                 fixed = [] if args.random_lines else ["--fixed-line", path_line]
                 u_coz = run_units([coz, "run"] + fixed + ["-o", prof, "---", exe_coz, ts] + extra, env)
                 # psup: its psup.h point at the same line.
-                cbor = os.path.join(tmp, f"psup-{slug}-{r}.cbor")
+                cbor = os.path.join(tmp, f"psup-{slug}.cbor")
                 fixed = [] if args.random_lines else ["--line", f"{src}:{ln}"]
                 u_psup = run_units([psup, "run", "-q", "-f", "-o", cbor, "--causal"] + fixed +
                                    args.psup_arg + ["--", exe_psup, ts] + extra, env)
@@ -314,8 +313,8 @@ def main():
                 pprof = cbor[:-5] + ".coz"
                 with open(pprof, "wb") as f:
                     subprocess.run([psup, "report", "--format", "coz", cbor], stdout=f, check=True)
-                shared[key] = (prof, rep, u_coz, u_psup, pprof)
-            prof, rep, u_coz, u_psup, pprof = shared[key]
+                runs[key] = (prof, rep, u_coz, u_psup, pprof)
+            prof, rep, u_coz, u_psup, pprof = runs[key]
             over["coz"].append(100 * (base_rate / (u_coz / args.seconds) - 1))
             cc = coz_curve(prof, f"{src}:{ln}")
             exps["coz"].append(sum(1 for l in open(prof) if l.startswith("experiment")))
@@ -352,11 +351,10 @@ def main():
             overs.append(row)
             continue
         name, where, x, a, p, c, pv = row
-        ep = abs(p - a) if p is not None and a is not None else None
-        ec = abs(c - a) if c is not None and a is not None else None
-        epv = abs(pv - a) if pv is not None and a is not None else None
+        err = {t: abs(v - a) if v is not None and a is not None else None
+               for t, v in (("psup", p), ("coz", c), ("psup-viewer", pv))}
         out = (name, x) in NO_MAE
-        for t, e in (("psup", ep), ("coz", ec), ("psup-viewer", epv)):
+        for t, e in err.items():
             if out:
                 continue
             if e is None:
@@ -364,7 +362,8 @@ def main():
             else:
                 errs[t].append(e)
         note = " (not in the MAE)" if out else ""
-        print(f"| {name} ({where}) | {x}%{note} | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(ep)} | {fmt(ec)} | {fmt(pv)} |")
+        print(f"| {name} ({where}) | {x}%{note} | {fmt(a)} | {fmt(p)} | {fmt(c)} | {fmt(err['psup'])} | "
+              f"{fmt(err['coz'])} | {fmt(pv)} |")
     print()
     for t in ("psup", "coz", "psup-viewer"):
         mae = statistics.mean(errs[t]) if errs[t] else None
