@@ -62,8 +62,9 @@
  *    say; on clean data nothing moves.
  *  - 95% intervals of the points (point_intervals()): the noise of one
  *    experiment pooled over the curve's repeated speedups, delta method,
- *    Student's t; a point with an experiment pulled in also holds its
- *    neighbours' value. Without a repeated speedup: the bootstrap's.
+ *    Student's t, and the phase factor's own noise (factor_noise()); a
+ *    point with an experiment pulled in also holds its neighbours' value.
+ *    Without a repeated speedup: the bootstrap's.
  *  - 95% interval of the slope: the wider of the same model and a
  *    bootstrap over experiments: the n experiments of a (line, point)
  *    drawn n times with replacement, 1000 times from a fixed seed (the
@@ -896,6 +897,71 @@ static void __attribute__((format(printf, 2, 3))) curve_why(struct cz_curve *cv,
 	va_end(ap);
 }
 
+/* How far the phase factor may be off, at 95%: down and up, relative to
+ * the factor applied (factor_noise()). */
+struct cz_fnoise {
+	double down, up;
+};
+
+/*
+ * The phase factor's own noise (it multiplies every point and the slope):
+ * f = (t_obs / s_obs) (s / T) = s / (T R), R = s_obs / t_obs the line's
+ * sample rate in its 0% experiments, and s = s_obs + o, o the line's
+ * samples in the other 0% experiments (the other lines'), independent of R.
+ * Var(log f) = (o / s)^2 (Var(R) / R^2 + 1 / o): R by the ratio estimator
+ * over the experiments (their samples in the line against their length:
+ * a line that runs in bursts varies more than a Poisson count says), at
+ * least 1 / s_obs; o a Poisson count. Nothing when every 0% experiment was
+ * the line's (o = 0: f is times only) or f is undefined. f is clamped to 1
+ * (it estimates a share of time), so its range is [f e^-z sd, min(1, f e^z
+ * sd)] around the raw value, z the points' quantile. With lines at random
+ * a line's own 0% experiments are a few of all of them: a line sampled 300
+ * times there has f within about 11% either way, i.e. 5 points at 50%.
+ */
+static struct cz_fnoise factor_noise(const struct cz_unit *u, uint32_t n, const struct cz_phase *ph,
+				     double z)
+{
+	struct cz_fnoise fn = { 0, 0 };
+	double t_obs = 0, s_obs = 0, m = 0, rr = 0, R, raw, fc, o, vr, sd;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (ph->zero && u[i].speedup)
+			continue;
+		t_obs += u[i].wall;
+		s_obs += u[i].sel;
+		m++;
+	}
+	if (t_obs <= 0 || s_obs <= 0 || ph->s <= 0 || ph->T <= 0 || !(z > 0))
+		return fn;
+	R = s_obs / t_obs;
+	for (uint32_t i = 0; i < n; i++) {
+		if (ph->zero && u[i].speedup)
+			continue;
+		rr += (u[i].sel - R * u[i].wall) * (u[i].sel - R * u[i].wall);
+	}
+	vr = m > 1 ? rr * m / (m - 1) / (s_obs * s_obs) : 0;
+	vr = fmax(vr, 1 / s_obs);
+	o = ph->s - s_obs;
+	if (!(o > 0))
+		return fn;
+	raw = ph->s / (ph->T * R);
+	fc = fmin(raw, 1.0);
+	sd = (o / ph->s) * sqrt(vr + 1 / o);
+	fn.down = fmax(0, 1 - raw * exp(-z * sd) / fc);
+	fn.up = fmax(0, fmin(1.0, raw * exp(z * sd)) / fc - 1);
+	return fn;
+}
+
+/* [lo, hi] of v widened by the factor's range, in quadrature with half,
+ * the rest of its noise. */
+static void widen_by_factor(double v, double half, const struct cz_fnoise *fn, double *lo, double *hi)
+{
+	double dn = fabs(v) * (v >= 0 ? fn->down : fn->up), dp = fabs(v) * (v >= 0 ? fn->up : fn->down);
+
+	*lo = v - sqrt(half * half + dn * dn);
+	*hi = v + sqrt(half * half + dp * dp);
+}
+
 /*
  * The 95% interval of each point but the baseline, from the noise of one
  * experiment: the spread of the (winsorized) experiments around their
@@ -905,8 +971,10 @@ static void __attribute__((format(printf, 2, 3))) curve_why(struct cz_curve *cv,
  * 100 f (Q_0 - Q_s) / Q_0, Student's t. Without a repeated speedup the
  * bootstrap intervals stay.
  */
-static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32_t n, double f)
+static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32_t n, double f,
+			    const struct cz_phase *ph)
 {
+	struct cz_fnoise fnoise = { 0, 0 }, *fn = &fnoise;
 	double A[CZ_NSPEEDUPS], AQ[CZ_NSPEEDUPS], AA[CZ_NSPEEDUPS], AC[CZ_NSPEEDUPS], ss = 0, var1,
 										      q0, n0, t;
 	uint32_t N = 0, K = 0;
@@ -941,6 +1009,8 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 		return;
 	var1 = ss / (N - K);
 	t = t975(N - K);
+	if (ph)
+		fnoise = factor_noise(u, n, ph, t);
 	q0 = AQ[0] / A[0];
 	n0 = A[0] * A[0] / AA[0];
 	cv->sigma = 100.0 * sqrt(var1) / q0;
@@ -970,8 +1040,11 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 		}
 		half = t * 100.0 * f / q0 * sqrt(var1 * (own + shared * shared / n0));
 		if (sxx > 0 && isfinite(half)) {
-			cv->slope_lo = fmin(cv->slope_lo, cv->slope - half);
-			cv->slope_hi = fmax(cv->slope_hi, cv->slope + half);
+			double lo, hi;
+
+			widen_by_factor(cv->slope, half, fn, &lo, &hi);
+			cv->slope_lo = fmin(cv->slope_lo, lo);
+			cv->slope_hi = fmax(cv->slope_hi, hi);
 		}
 	}
 	for (unsigned i = 0; i < cv->npts; i++) {
@@ -983,15 +1056,17 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 		qs = AQ[pt->speedup] / A[pt->speedup];
 		ns = A[pt->speedup] * A[pt->speedup] / AA[pt->speedup];
 		half = t * 100.0 * f / q0 * sqrt(var1 * (1 / ns + (qs / q0) * (qs / q0) / n0));
-		pt->lo = pt->value - half;
-		pt->hi = pt->value + half;
+		widen_by_factor(pt->value, half, fn, &pt->lo, &pt->hi);
 		/* pulled in: the point is its own reading or what its neighbours
 		 * say, and the interval holds both */
 		if (clipped[pt->speedup]) {
 			double y = 100.0 * f * (q0 - AC[pt->speedup] / A[pt->speedup]) / q0;
 
-			pt->lo = fmin(pt->lo, y - half);
-			pt->hi = fmax(pt->hi, y + half);
+			double ylo, yhi;
+
+			widen_by_factor(y, half, fn, &ylo, &yhi);
+			pt->lo = fmin(pt->lo, ylo);
+			pt->hi = fmax(pt->hi, yhi);
 		}
 	}
 }
@@ -1191,7 +1266,7 @@ static int curve_build(struct cz_analysis *a, struct cz_curve *cv, const struct 
 	} else {
 		cv->slope_lo = cv->slope_hi = slope;
 	}
-	point_intervals(cv, u, n, correct ? cv->factor : 1.0);
+	point_intervals(cv, u, n, correct ? cv->factor : 1.0, correct ? &ph : NULL);
 	/* falling, and significantly: the whole interval below -CZ_CONTENTION_SLOPE */
 	cv->contention = cv->slope_hi < -CZ_CONTENTION_SLOPE;
 	curve_advise(a, cv, mean_len);

@@ -1209,6 +1209,65 @@ static void test_coz_in_flight(void)
 	rep_profile_free(p);
 }
 
+/*
+ * The phase factor's own noise in the intervals: f.c:7 sampled 100 times in
+ * its own four 0% experiments (4 s) against 1,000 in all the 0% parts (80 s:
+ * lines at random, the other lines' experiments hold the other 900), f =
+ * (4 / 100) (1000 / 80) = 0.5, its log known to sd 0.9 sqrt(1/100 + 1/900)
+ * = 0.0949. Every experiment of a speedup alike, that is all the interval
+ * holds: at 50%, 100 f (1 - 0.8) = 10%, within [10 e^-ts, 10 e^ts], t =
+ * 2.262 (9 degrees of freedom): [8.07, 12.39], and the slope alike. With
+ * the line's experiments all the 0% parts (100 in 8 s, --line), f is the
+ * same and exact.
+ */
+static void write_factor_file(const char *path, uint64_t count0, uint64_t time0)
+{
+	struct rep_header h = { .mode = "run", .pid = 1, .mono_ns = START };
+	struct exp_point_delta pd = { "done", EXP_MEASURE_THROUGHPUT, 100, 0, 0, 0, NAN, false };
+	struct exp_experiment e = { .file = "/src/f.c", .line = 7, .duration_ns = S_, .npoints = 1, .points = &pd };
+	struct rep_writer *w;
+
+	CHECK_EQ_INT(rep_writer_open(path, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	for (unsigned i = 0; i < 12; i++) {
+		e.time = START + (i + 1) * S_;
+		e.speedup_pct = 50 * (i % 3);
+		pd.delta = (uint64_t[]){ 120, 150, 200 }[i % 3];
+		e.selected_samples = i % 3 ? 20 : 25;
+		CHECK_EQ_INT(rep_write_experiment(w, &e), 0);
+	}
+	CHECK_EQ_INT(rep_write_line_samples_at(w, &(struct exp_line_samples){ "/src/f.c", 7, 2 * count0, count0, time0 },
+					       START + 13 * S_),
+		     0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+}
+
+static void test_factor_noise(void)
+{
+	char path[300], err[256], *json, *e, *pt;
+	struct rep_profile *p;
+
+	snprintf(path, sizeof(path), "%s/factor.cbor", tmpdir);
+	for (unsigned k = 0; k < 2; k++) {
+		write_factor_file(path, k ? 100 : 1000, k ? 8 * S_ : 80 * S_);
+		CHECK_EQ_INT(rep_profile_new(&p), 0);
+		CHECK_EQ_INT(rep_profile_load(p, path, err, sizeof(err)), 0);
+		json = render(p, REP_FORMAT_JSON, REP_VIEW_CAUSAL, 0);
+		e = entry(json, "lines", "f.c:7");
+		pt = cpoint(e, 50);
+		NEAR(num(e, "phase_correction"), 0.5, 1e-9);
+		NEAR(num(pt, "program_speedup"), 10, 1e-9);
+		NEAR(num(pt, "ci_low"), k ? 10 : 8.07, 0.01);
+		NEAR(num(pt, "ci_high"), k ? 10 : 12.39, 0.01);
+		NEAR(num(e, "slope_ci_low") / num(e, "slope"), k ? 1 : 0.8069, 1e-3);
+		NEAR(num(e, "slope_ci_high") / num(e, "slope"), k ? 1 : 1.2394, 1e-3);
+		free(pt);
+		free(e);
+		free(json);
+		rep_profile_free(p);
+	}
+}
+
 int main(void)
 {
 	char path[300], cmd[400];
@@ -1231,6 +1290,7 @@ int main(void)
 	test_coverage();
 	test_zero_phase(path);
 	test_coz_in_flight();
+	test_factor_noise();
 	fclose(devnull);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (getenv("PSUP_TEST_KEEP"))
