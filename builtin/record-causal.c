@@ -1347,9 +1347,10 @@ static int causal_end(struct rec_mode *m)
 	if (st.experiments && st.observer_stops)
 		pr_info("causal: %llu of psup's stops in experiments (system calls, unlock traps), %.1f us each "
 			"from switch-out to switch-in; the program idle meanwhile %.2f ms per experiment, left out "
-			"of their durations",
+			"of their durations; %.1f ms with another thread running, off the stopped threads' debts",
 			(unsigned long long)st.observer_stops, (double)st.observer_stop_ns / 1e3 / (double)st.observer_stops,
-			(double)st.observer_idle_ns / 1e6 / (double)st.experiments);
+			(double)st.observer_idle_ns / 1e6 / (double)st.experiments,
+			(double)st.observer_stop_credit_ns / 1e6);
 	/* What a pause costs beyond what was asked (the excess, subtracted
 	 * from later pauses) and how long an interrupt takes to stop a thread:
 	 * the numbers docs/performance.md quotes ("What causal mode costs"). */

@@ -801,6 +801,9 @@ struct exp_causal_stats {
 	uint64_t observer_idle_ns;
 	/* Those stops (not pauses), from switch-out to switch-in. */
 	uint64_t observer_stop_ns, observer_stops;
+	/* Their time with another thread of the program runnable, in any
+	 * part of an experiment: each its thread's own loss, off its debt. */
+	uint64_t observer_stop_credit_ns;
 };
 void exp_causal_stats(const struct exp_causal *c, struct exp_causal_stats *out);
 

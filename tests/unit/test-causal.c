@@ -747,6 +747,56 @@ static void test_zero_counts(void)
 	sym_space_free(sp);
 }
 
+/* A stop at an intercepted call while another thread of the program runs
+ * is the stopped thread's own loss: off what it owes, as psup's
+ * preemptions are (and a stop it would have waited through anyway is
+ * not). */
+static void test_observer_stop_credit(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 50 * MS,
+		.fixed_speedup = 100,
+		.seed = 9,
+		.no_warmup = true,
+	};
+	struct exp_causal_stats st;
+	struct sym_space *sp;
+	const pid_t a = 4301, b = 4302;
+	const uint64_t us = 1000;
+	uint64_t now = 4000 * MS;
+	uint64_t wait_args[6] = { 0, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0 };
+	uint64_t wake_args[6] = { 0, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0 };
+	struct exp_causal *c = engine_with(&cfg, &sp, (const pid_t[]){ a, b }, 2);
+
+	start_on_line(c, sp, a, now);
+	exp_causal_switch(c, a, false, false, now + 1 * MS, 0);
+	exp_causal_switch(c, b, false, false, now + 1 * MS, 1);
+	/* b stops at a wake for 300 us while a runs its line */
+	exp_causal_switch(c, b, true, false, now + 2 * MS, 1);
+	CHECK(!exp_causal_syscall_enter(c, b, SYS_futex, wake_args, now + 2 * MS + 20 * us));
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	exp_causal_switch(c, b, false, false, now + 2 * MS + 300 * us, 1);
+	/* then at a wait it blocks in at once: nothing lost */
+	exp_causal_switch(c, b, true, false, now + 3 * MS, 1);
+	CHECK(!exp_causal_syscall_enter(c, b, SYS_futex, wait_args, now + 3 * MS + 20 * us));
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 0);
+	exp_causal_switch(c, b, false, false, now + 3 * MS + 100 * us, 1);
+	exp_causal_switch(c, b, true, false, now + 3 * MS + 110 * us, 1); /* blocks */
+	exp_causal_switch(c, b, false, false, now + 4 * MS, 1);           /* woken */
+	line_sample(c, sp, a, now + 5 * MS, 1);
+	line_sample(c, sp, a, now + 6 * MS, 1);
+	line_sample(c, sp, a, now + 7 * MS, 1);
+	/* Global 3, from after its wake-up: 3 ms less 300 us. */
+	CHECK_EQ_INT(exp_causal_hold(c, b, false), 3 * MS - 300 * us);
+	exp_causal_stats(c, &st);
+	CHECK_EQ_INT(st.observer_stops, 2);
+	CHECK_EQ_INT(st.observer_stop_credit_ns, 300 * us);
+	CHECK_EQ_INT(st.observer_idle_ns, 0);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* psup's stops at intercepted calls (and unlock traps) are the observer's:
  * the time the program had no thread runnable while one was in such a stop
  * comes out of the experiment's duration (as a delay every thread took),
@@ -1517,6 +1567,7 @@ int main(void)
 	test_preempt_credit();
 	test_observer();
 	test_observer_idle();
+	test_observer_stop_credit();
 	test_observer_edges();
 	test_config();
 	test_filter();
