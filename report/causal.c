@@ -916,7 +916,7 @@ struct cz_fnoise {
  * (it estimates a share of time), so its range is [f e^-z sd, min(1, f e^z
  * sd)] around the raw value, z the points' quantile. With lines at random
  * a line's own 0% experiments are a few of all of them: a line sampled 300
- * times there has f within about 11% either way, i.e. 5 points at 50%.
+ * times there has f within about 11% either way, 6 points at 50%.
  */
 static struct cz_fnoise factor_noise(const struct cz_unit *u, uint32_t n, const struct cz_phase *ph,
 				     double z)
@@ -974,7 +974,7 @@ static void widen_by_factor(double v, double half, const struct cz_fnoise *fn, d
 static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32_t n, double f,
 			    const struct cz_phase *ph)
 {
-	struct cz_fnoise fnoise = { 0, 0 }, *fn = &fnoise;
+	struct cz_fnoise fn = { 0, 0 };
 	double A[CZ_NSPEEDUPS], AQ[CZ_NSPEEDUPS], AA[CZ_NSPEEDUPS], AC[CZ_NSPEEDUPS], ss = 0, var1,
 										      q0, n0, t;
 	uint32_t N = 0, K = 0;
@@ -1010,7 +1010,7 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 	var1 = ss / (N - K);
 	t = t975(N - K);
 	if (ph)
-		fnoise = factor_noise(u, n, ph, t);
+		fn = factor_noise(u, n, ph, t);
 	q0 = AQ[0] / A[0];
 	n0 = A[0] * A[0] / AA[0];
 	cv->sigma = 100.0 * sqrt(var1) / q0;
@@ -1042,7 +1042,7 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 		if (sxx > 0 && isfinite(half)) {
 			double lo, hi;
 
-			widen_by_factor(cv->slope, half, fn, &lo, &hi);
+			widen_by_factor(cv->slope, half, &fn, &lo, &hi);
 			cv->slope_lo = fmin(cv->slope_lo, lo);
 			cv->slope_hi = fmax(cv->slope_hi, hi);
 		}
@@ -1056,15 +1056,13 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 		qs = AQ[pt->speedup] / A[pt->speedup];
 		ns = A[pt->speedup] * A[pt->speedup] / AA[pt->speedup];
 		half = t * 100.0 * f / q0 * sqrt(var1 * (1 / ns + (qs / q0) * (qs / q0) / n0));
-		widen_by_factor(pt->value, half, fn, &pt->lo, &pt->hi);
+		widen_by_factor(pt->value, half, &fn, &pt->lo, &pt->hi);
 		/* pulled in: the point is its own reading or what its neighbours
 		 * say, and the interval holds both */
 		if (clipped[pt->speedup]) {
-			double y = 100.0 * f * (q0 - AC[pt->speedup] / A[pt->speedup]) / q0;
+			double y = 100.0 * f * (q0 - AC[pt->speedup] / A[pt->speedup]) / q0, ylo, yhi;
 
-			double ylo, yhi;
-
-			widen_by_factor(y, half, fn, &ylo, &yhi);
+			widen_by_factor(y, half, &fn, &ylo, &yhi);
 			pt->lo = fmin(pt->lo, ylo);
 			pt->hi = fmax(pt->hi, yhi);
 		}
