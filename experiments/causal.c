@@ -1049,9 +1049,8 @@ static void observer_commit(struct exp_causal *c, struct cz_thread *t)
 	 * synchronization calls, which at 0% hid in time it would have
 	 * waited anyway: once the line is virtually faster it waits less,
 	 * and both landed on the path a speedup moves the bottleneck to
-	 * (the pipeline's producer: the consumer's line read 41% at 50%
-	 * against 50% true, 49% now; docs/causal.md, "The observer is not
-	 * the program"). */
+	 * (the pipeline's producer, the latency program's clients;
+	 * docs/causal.md, "The observer is not the program", has the A/B). */
 	if (span > ns) {
 		t->excess += (int64_t)(span - ns);
 		c->st.observer_stop_credit_ns += span - ns;
