@@ -232,6 +232,10 @@ expect_rc 0
 causal_report c.cbor c.json
 nexp=$(jq '.causal.info.experiments' c.json)
 [ "$nexp" -ge 1 ] || fail "no experiment in a 3 s causal run"
+# Coz's formats leave out an experiment whose point saw fewer than 5 visits,
+# as Coz's runtime does (one point here: each experiment is one entry's)
+low=$(jq '[.causal.lines[], .causal.insufficient[] | .low_visit_experiments // 0] | add // 0' c.json)
+nexp=$((nexp - low))
 timeout 60 "$PSUP" report --format coz -o c.coz c.cbor 2>err || { cat err >&2; fail "--format coz failed"; }
 timeout 60 "$PSUP" report --format coz-jsonl -o c.jsonl c.cbor 2>err || { cat err >&2; fail "--format coz-jsonl failed"; }
 check static-causal c.cbor
@@ -287,7 +291,7 @@ a, b = profile(legacy, False), profile(jsonl, True)
 if a != b:
     sys.exit(f"legacy and JSON Lines differ: {a[1:3]} vs {b[1:3]}")
 if b[1] != nexp:
-    sys.exit(f"{b[1]} experiments in the JSON Lines, {nexp} in the report")
+    sys.exit(f"{b[1]} experiments in the JSON Lines, {nexp} in the report with 5 visits or more")
 if not b[0]:
     sys.exit("no progress point record after the experiments")
 PY
