@@ -654,16 +654,21 @@ static void line_totals(const struct cz_analysis *a, uint32_t file, uint32_t lin
 	}
 }
 
-/* Phase correction factor (eq. 8) from observation sums; 1 when undefined. */
+/* The phase correction factor (eq. 8) from observation sums, unclamped;
+ * NAN when undefined. */
+static double phase_raw(double t_obs, double s_obs, double s, double T)
+{
+	if (t_obs <= 0 || s_obs <= 0 || s <= 0 || T <= 0)
+		return NAN;
+	return (t_obs / s_obs) * (s / T);
+}
+
+/* The same, as applied: a share of time, in [0, 1]; 1 when undefined. */
 static double phase_factor(double t_obs, double s_obs, double s, double T)
 {
-	double f;
+	double f = phase_raw(t_obs, s_obs, s, T);
 
-	if (t_obs <= 0 || s_obs <= 0 || s <= 0 || T <= 0)
-		return 1.0;
-	f = (t_obs / s_obs) * (s / T);
-	return f > 1.0 ? 1.0 : f < 0 ? 0
-				     : f;
+	return isnan(f) || f > 1.0 ? 1.0 : f;
 }
 
 /* One experiment of a curve, as the estimators see it. */
@@ -914,15 +919,16 @@ struct cz_fnoise {
  * least 1 / s_obs; o a Poisson count. Nothing when every 0% experiment was
  * the line's (o = 0: f is times only) or f is undefined. f is clamped to 1
  * (it estimates a share of time), so its range is [f e^-z sd, min(1, f e^z
- * sd)] around the raw value, z the points' quantile. With lines at random
- * a line's own 0% experiments are a few of all of them: a line sampled 300
- * times there has f within about 11% either way, 6 points at 50%.
+ * sd)] around the raw value, z the points' quantile, relative to f as
+ * applied. With lines at random a line's own 0% experiments are a few of
+ * all of them: a line sampled 300 times there has f within about 11%
+ * either way, 6 points at 50%.
  */
 static struct cz_fnoise factor_noise(const struct cz_unit *u, uint32_t n, const struct cz_phase *ph,
-				     double z)
+				     double f, double z)
 {
 	struct cz_fnoise fn = { 0, 0 };
-	double t_obs = 0, s_obs = 0, m = 0, rr = 0, R, raw, fc, o, vr, sd;
+	double t_obs = 0, s_obs = 0, m = 0, rr = 0, R, raw, o, vr, sd;
 
 	for (uint32_t i = 0; i < n; i++) {
 		if (ph->zero && u[i].speedup)
@@ -931,7 +937,8 @@ static struct cz_fnoise factor_noise(const struct cz_unit *u, uint32_t n, const 
 		s_obs += u[i].sel;
 		m++;
 	}
-	if (t_obs <= 0 || s_obs <= 0 || ph->s <= 0 || ph->T <= 0 || !(z > 0))
+	raw = phase_raw(t_obs, s_obs, ph->s, ph->T);
+	if (isnan(raw) || !(f > 0) || !(z > 0))
 		return fn;
 	R = s_obs / t_obs;
 	for (uint32_t i = 0; i < n; i++) {
@@ -944,11 +951,9 @@ static struct cz_fnoise factor_noise(const struct cz_unit *u, uint32_t n, const 
 	o = ph->s - s_obs;
 	if (!(o > 0))
 		return fn;
-	raw = ph->s / (ph->T * R);
-	fc = fmin(raw, 1.0);
 	sd = (o / ph->s) * sqrt(vr + 1 / o);
-	fn.down = fmax(0, 1 - raw * exp(-z * sd) / fc);
-	fn.up = fmax(0, fmin(1.0, raw * exp(z * sd)) / fc - 1);
+	fn.down = fmax(0, 1 - raw * exp(-z * sd) / f);
+	fn.up = fmax(0, fmin(1.0, raw * exp(z * sd)) / f - 1);
 	return fn;
 }
 
@@ -1010,7 +1015,7 @@ static void point_intervals(struct cz_curve *cv, const struct cz_unit *u, uint32
 	var1 = ss / (N - K);
 	t = t975(N - K);
 	if (ph)
-		fn = factor_noise(u, n, ph, t);
+		fn = factor_noise(u, n, ph, f, t);
 	q0 = AQ[0] / A[0];
 	n0 = A[0] * A[0] / AA[0];
 	cv->sigma = 100.0 * sqrt(var1) / q0;
