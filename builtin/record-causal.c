@@ -380,29 +380,37 @@ static bool end_to_end(struct causal_cmd *cz)
 static unsigned causal_spawn_flags(struct rec_mode *m)
 {
 	struct causal_cmd *cz = to_causal(m);
+	unsigned flags = SUP_SPAWN_CAUSAL_FILTER;
 
 	/* Crediting matters in end-to-end runs too: every run-mode causal
 	 * session intercepts. */
 	if (!cz->enabled || cz->attach || cz->no_intercept)
 		return 0;
+	/* A thread's exit wakes its joiner: the wakeup records tell it, and
+	 * the joiner takes over what the thread still owed
+	 * (exp_causal_wakeup()), so the exit needs no stop (two stops per
+	 * round less for a program that makes and joins its threads each
+	 * round). */
+	if (cz->wakeups)
+		flags |= SUP_SPAWN_CAUSAL_NO_EXIT;
 	/* --no-futex-stops: a wait is seen in the block and switch records
 	 * (exp_causal_block_futex), so no futex call stops; the calls that
-	 * wait for I/O or time, send signals or end a thread still do. The
-	 * block records come with the wakeup records. */
+	 * wait for I/O or time or send signals still do. The block records
+	 * come with the wakeup records. */
 	if (cz->no_futex_stops && cz->wakeups) {
 		cz->futex_records = true;
-		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES | SUP_SPAWN_CAUSAL_NO_FUTEX;
+		return flags | SUP_SPAWN_CAUSAL_NO_WAKES | SUP_SPAWN_CAUSAL_NO_FUTEX;
 	}
 	/* --no-wake-stops: who woke whom comes from the wakeup records
 	 * (exp_causal_wakeup), so the wakes, two thirds of a condvar
 	 * pipeline's futex calls, need no stop. */
 	if (cz->no_wake_stops && cz->wakeups)
-		return SUP_SPAWN_CAUSAL_FILTER | SUP_SPAWN_CAUSAL_NO_WAKES;
+		return flags | SUP_SPAWN_CAUSAL_NO_WAKES;
 	if (cz->no_wake_stops || cz->no_futex_stops)
 		pr_warn("%s needs wakeup records (the sched_waking tracepoint: root or "
 			"CAP_PERFMON, and no --no-lock-blame): the futex calls stop as usual",
 			cz->no_futex_stops ? "--no-futex-stops" : "--no-wake-stops");
-	return SUP_SPAWN_CAUSAL_FILTER;
+	return flags;
 }
 
 static uint64_t causal_tick_ns(struct rec_mode *m)

@@ -58,6 +58,8 @@ struct cz_line {
  * wakeups that reach psup a few ms late), and wakeups kept per wakee. */
 #define RAISES 8
 #define WAKES 4
+/* Threads gone lately, kept for the wakeups they made on their way out. */
+#define GHOSTS 16
 /* Pauses' kernel paths kept per thread: their samples reach psup a tick
  * or two later, while pauses come at most once a tick. */
 #define KPATHS 8
@@ -212,8 +214,15 @@ struct exp_causal {
 	size_t nlines, caplines;
 	struct psup_u64map line_ids; /* hash(file, line) -> index + 1 */
 	struct psup_u64map threads;  /* tid -> struct cz_thread * */
-	struct psup_u64map procs;    /* pid -> struct cz_proc * */
-	char *fixed_file;            /* --line, suffix */
+	/* Threads gone in this experiment, the latest GHOSTS: a thread's
+	 * exit wakes its joiner, and where the exit does not stop
+	 * (SUP_SPAWN_CAUSAL_NO_EXIT) the joiner takes over what the thread
+	 * still owed then (resolve_wakes()), whose records may be read after
+	 * its end. */
+	struct cz_thread *ghosts[GHOSTS];
+	unsigned gpos;
+	struct psup_u64map procs; /* pid -> struct cz_proc * */
+	char *fixed_file;         /* --line, suffix */
 	unsigned fixed_lineno;
 	int64_t fixed_index; /* its line index once seen, else -1 */
 
@@ -517,6 +526,25 @@ static struct cz_thread *thread_find(struct exp_causal *c, pid_t tid)
 	return v ? (struct cz_thread *)(uintptr_t)*v : NULL;
 }
 
+/* A waker: a live thread, or one gone lately (its exit woke its joiner). */
+static struct cz_thread *waker_find(struct exp_causal *c, pid_t tid)
+{
+	struct cz_thread *t = thread_find(c, tid);
+
+	for (unsigned i = 0; !t && i < GHOSTS; i++)
+		if (c->ghosts[i] && c->ghosts[i]->tid == tid)
+			t = c->ghosts[i];
+	return t;
+}
+
+static void ghosts_free(struct exp_causal *c)
+{
+	for (unsigned i = 0; i < GHOSTS; i++) {
+		free(c->ghosts[i]);
+		c->ghosts[i] = NULL;
+	}
+}
+
 int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid)
 {
 	struct cz_thread *t = thread_find(c, tid);
@@ -549,6 +577,7 @@ int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid)
 }
 
 static void observer_gone(struct exp_causal *c, struct cz_thread *t, uint64_t time);
+static bool experimenting(const struct exp_causal *c);
 
 void exp_causal_thread_gone(struct exp_causal *c, pid_t tid, uint64_t time)
 {
@@ -558,7 +587,13 @@ void exp_causal_thread_gone(struct exp_causal *c, pid_t tid, uint64_t time)
 		return;
 	observer_gone(c, t, time ? time : c->now);
 	psup_u64map_remove(&c->threads, (uint64_t)tid);
-	free(t);
+	if (!experimenting(c)) {
+		free(t);
+		return;
+	}
+	free(c->ghosts[c->gpos]);
+	c->ghosts[c->gpos] = t;
+	c->gpos = (c->gpos + 1) % GHOSTS;
 }
 
 void exp_causal_process_forget(struct exp_causal *c, pid_t pid)
@@ -938,7 +973,7 @@ static void resolve_wakes(struct exp_causal *c, struct cz_thread *t)
 		t->wakes[i].time = 0;
 		if (!t->credited_at || time < t->credit_blocked)
 			continue;
-		const struct cz_thread *w = thread_find(c, t->wakes[i].waker);
+		const struct cz_thread *w = waker_find(c, t->wakes[i].waker);
 		uint64_t g = global_at(c, time), l = w ? local_at(w, time) : g;
 		if (g <= l)
 			continue;
@@ -1224,7 +1259,7 @@ void exp_causal_wakeup(struct exp_causal *c, pid_t waker, pid_t wakee, uint64_t 
 	/* Every wakeup record comes here: the cheap test first. */
 	if (!time || waker == wakee || !experimenting(c))
 		return;
-	w = thread_find(c, waker);
+	w = waker_find(c, waker);
 	t = thread_find(c, wakee);
 	if (!w || !t)
 		return;
@@ -1685,6 +1720,7 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 
 static void forgive_all(struct exp_causal *c)
 {
+	ghosts_free(c);
 	for (size_t i = 0; i < c->threads.cap; i++) {
 		if (!c->threads.keys[i] || !c->threads.vals[i])
 			continue;
@@ -2202,6 +2238,7 @@ void exp_causal_free(struct exp_causal *c)
 	for (size_t i = 0; i < c->threads.cap; i++)
 		if (c->threads.keys[i])
 			free((void *)(uintptr_t)c->threads.vals[i]);
+	ghosts_free(c);
 	for (size_t i = 0; i < c->procs.cap; i++) {
 		if (!c->procs.keys[i] || !c->procs.vals[i])
 			continue;

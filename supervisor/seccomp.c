@@ -12,8 +12,9 @@
  * records), futex_waitv, the calls
  * that send a signal to a thread or process (a wakeup in Coz's table 1),
  * sigtimedwait and sigsuspend (table 2), and exit of a thread (it wakes its
- * joiner through CLONE_CHILD_CLEARTID), and the calls that block on I/O or
- * time (paid before, never credited: see other_calls).
+ * joiner through CLONE_CHILD_CLEARTID; left out where wakeup records tell
+ * that wake, and the joiner takes over the thread's debt), and the calls
+ * that block on I/O or time (paid before, never credited: see other_calls).
  */
 #include "supervisor/supervisor.h"
 
@@ -49,10 +50,12 @@ static const unsigned futex_wakes[] = {
 };
 /* clang-format on */
 
-/* Other calls that stop, whatever their arguments. */
+/* Other calls that stop, whatever their arguments. A thread's exit first:
+ * it is left out where its joiner's wake-up is told by the records
+ * (SUP_SPAWN_CAUSAL_NO_EXIT). */
 /* clang-format off */
 static const int other_calls[] = {
-	SYS_futex_waitv, SYS_exit, SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
+	SYS_exit, SYS_futex_waitv, SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
 	SYS_rt_tgsigqueueinfo, SYS_rt_sigtimedwait, SYS_rt_sigsuspend,
 	/* Calls that block on I/O or time. Not credited (Coz 3.4.1: the
 	 * delays that accumulate while a thread waits for I/O are added when
@@ -83,7 +86,7 @@ static unsigned futex_cmd(bool waits, size_t k)
 	return k < nw ? futex_waits[k] : futex_wakes[k - nw];
 }
 
-bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes)
+bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes, bool exits)
 {
 	if (nr == SYS_futex) {
 		unsigned cmd = (unsigned)args[1] & FUTEX_CMD_MASK;
@@ -92,18 +95,18 @@ bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes)
 				return true;
 		return false;
 	}
-	for (size_t i = 0; i < NOTHER; i++)
+	for (size_t i = exits ? 0 : 1; i < NOTHER; i++)
 		if (nr == other_calls[i])
 			return true;
 	return false;
 }
 
-int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes)
+int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes, bool exits)
 {
 	/* Layout: arch check, nr dispatch to TRACE or the futex op check,
 	 * ALLOW, TRACE. Jumps are relative, computed from the final layout. */
-	size_t nf = nfutex(waits, wakes);
-	size_t n = 4 + 1 + NOTHER + 1 + 2 + nf + 1 + 1;
+	size_t nf = nfutex(waits, wakes), first = exits ? 0 : 1, no = NOTHER - first;
+	size_t n = 4 + 1 + no + 1 + 2 + nf + 1 + 1;
 	struct sock_filter *f = calloc(n, sizeof(*f));
 	struct sock_fprog *prog = malloc(sizeof(*prog));
 	size_t i = 0, allow, trace, futex_check;
@@ -114,7 +117,7 @@ int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes)
 		return -ENOMEM;
 	}
 	/* Positions of the shared targets. */
-	futex_check = 4 + 1 + NOTHER + 1;
+	futex_check = 4 + 1 + no + 1;
 	allow = futex_check + 2 + nf;
 	trace = allow + 1;
 
@@ -130,7 +133,7 @@ int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes)
 	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex,
 					    (unsigned char)(futex_check - i - 1), 0);
 	i++;
-	for (size_t k = 0; k < NOTHER; k++, i++)
+	for (size_t k = first; k < NOTHER; k++, i++)
 		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)other_calls[k],
 						    (unsigned char)(trace - i - 1), 0);
 	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, (unsigned)(allow - i - 1), 0, 0);

@@ -102,7 +102,7 @@ int sup_spawn(char *const argv[], unsigned flags, const struct sup_hooks *hooks,
 		flags |= SUP_SPAWN_FOLLOW_FORKS;
 		opts |= PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD;
 		err = sup_seccomp_filter(&filter, !(flags & SUP_SPAWN_CAUSAL_NO_FUTEX),
-					 !(flags & SUP_SPAWN_CAUSAL_NO_WAKES));
+					 !(flags & SUP_SPAWN_CAUSAL_NO_WAKES), !(flags & SUP_SPAWN_CAUSAL_NO_EXIT));
 		if (err < 0) {
 			snprintf(why, whylen, "cannot build the seccomp filter: %s", strerror(-err));
 			return err;

@@ -128,6 +128,7 @@ enum sup_spawn_flags {
 	 * traced (no TRACECLONE, no fork options, no filter): the caller
 	 * learns them from the kernel's records. Not with the causal filter. */
 	SUP_SPAWN_NO_STOPS = 1 << 4,
+	SUP_SPAWN_CAUSAL_NO_EXIT = 1 << 5, /* the causal filter without a thread's exit (its joiner's wake told by records) */
 };
 
 /*
@@ -405,8 +406,8 @@ int sup_thread_debug_control(struct sup_session *s, pid_t tid, uint64_t *dr7);
  * SECCOMP_RET_TRACE for futex operations that can block or wake (block only,
  * with SUP_SPAWN_CAUSAL_NO_WAKES; wake only with SUP_SPAWN_CAUSAL_NO_FUTEX;
  * none with both), futex_waitv, the signal-sending calls,
- * sigtimedwait/sigsuspend, a thread's exit, and the calls that block on I/O
- * or time.
+ * sigtimedwait/sigsuspend, a thread's exit (not with
+ * SUP_SPAWN_CAUSAL_NO_EXIT), and the calls that block on I/O or time.
  * Everything else runs untouched. Because such a filter makes the calls fail
  * with ENOSYS once nobody traces the process, a session with the filter never
  * detaches: it supervises every descendant until it exits (they are traced
@@ -503,7 +504,7 @@ void sup_session_loop_stats(const struct sup_session *s, struct sup_loop_stats *
  * it into a child and checks which calls stop.
  */
 struct sock_fprog;
-int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes);
+int sup_seccomp_filter(struct sock_fprog **out, bool waits, bool wakes, bool exits);
 /* Installs prog into the calling thread (no allocation; async-signal-safe,
  * for a forked child): without NO_NEW_PRIVS first (privileged, setuid keeps
  * working), with it when that is refused. 0 or -errno. */
@@ -516,6 +517,6 @@ int sup_seccomp_ptrace_filter(struct sock_fprog **out);
 int sup_seccomp_install_privileged(const struct sock_fprog *prog);
 /* Whether the calls nr/args would stop under psup's filter (the filter's
  * logic in C, for the engine and the tests). */
-bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes);
+bool sup_seccomp_traps(int nr, const uint64_t args[6], bool waits, bool wakes, bool exits);
 
 #endif

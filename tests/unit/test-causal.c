@@ -1360,6 +1360,54 @@ static void test_wake_inherit(void)
 	sym_space_free(sp);
 }
 
+/* A thread's exit that does not stop (SUP_SPAWN_CAUSAL_NO_EXIT) wakes its
+ * joiner: the joiner takes over what the thread still owed, though the
+ * thread is gone before its wakeup record is read. A thread that paid before
+ * its exit passes nothing on. */
+static void test_exit_wake(void)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 100 * MS,
+		.fixed_speedup = 100,
+		.seed = 29,
+	};
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t l = 7201, w = 7202, j = 7203;
+	uint64_t now = 30000 * MS;
+
+	c = engine_with(&cfg, &sp, (const pid_t[]){ l, w, j }, 3);
+	start_on_line(c, sp, l, now);
+	/* j waits to join w; l runs the line 3 times; w ends owing 3 ms. */
+	line_then_wait(c, sp, l, now, 0, j, now + MS / 2, now + MS / 2 + 100);
+	for (int i = 1; i <= 3; i++)
+		line_sample(c, sp, l, now + (uint64_t)i * MS, -1);
+	exp_causal_thread_gone(c, w, now + 5 * MS);
+	exp_causal_switch(c, j, false, false, now + 5 * MS + 100, -1);
+	exp_causal_wakeup(c, w, j, now + 5 * MS);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 6 * MS), 0);
+	/* j was credited the 3 at its wake-up, and owes them for w. */
+	CHECK_EQ_INT(exp_causal_hold(c, j, false), 3 * MS);
+	exp_causal_held(c, j, 3 * MS, 3 * MS, 0);
+
+	/* A thread that paid before its end passes nothing on. */
+	CHECK_EQ_INT(exp_causal_thread_new(c, w + 10, getpid()), 0);
+	line_then_wait(c, sp, l, now + 10 * MS, 0, j, now + 9 * MS, now + 9 * MS + 100);
+	line_sample(c, sp, l, now + 10 * MS, -1);
+	line_sample(c, sp, l, now + 11 * MS, -1);
+	exp_causal_switch(c, w + 10, true, true, now + 12 * MS + 200, -1);
+	CHECK_EQ_INT(exp_causal_hold(c, w + 10, false), 2 * MS);
+	exp_causal_held(c, w + 10, 2 * MS, 2 * MS, 0);
+	exp_causal_thread_gone(c, w + 10, now + 15 * MS);
+	exp_causal_wakeup(c, w + 10, j, now + 15 * MS);
+	exp_causal_switch(c, j, false, false, now + 15 * MS + 100, -1);
+	CHECK_EQ_INT(exp_causal_tick(c, now + 16 * MS), 0);
+	CHECK_EQ_INT(exp_causal_hold(c, j, false), 0);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* Delays use the mean period the samples really had (the timer fires a
  * little late), once enough were seen. */
 static void test_period(void)
@@ -1415,7 +1463,7 @@ struct call {
 	bool trapped, wake, wait;
 };
 
-static void filter_case(bool waits, bool wakes)
+static void filter_case(bool waits, bool wakes, bool exits)
 {
 	static int word, word2;
 	struct sock_fprog *prog;
@@ -1451,16 +1499,17 @@ static void filter_case(bool waits, bool wakes)
 	for (unsigned i = 0; i < n; i++)
 		calls[i].trapped = calls[i].trapped && (wakes || !calls[i].wake) && (waits || !calls[i].wait);
 	sigemptyset(&none);
-	CHECK_EQ_INT(sup_seccomp_filter(&prog, waits, wakes), 0);
+	CHECK_EQ_INT(sup_seccomp_filter(&prog, waits, wakes, exits), 0);
 	CHECK(pipe(fds) == 0);
 	/* The C mirror of the filter agrees with the table. */
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t args[6] = { (uint64_t)calls[i].a0, (uint64_t)calls[i].a1, (uint64_t)calls[i].a2,
 				     (uint64_t)calls[i].a3, (uint64_t)calls[i].a4, (uint64_t)calls[i].a5 };
-		if (sup_seccomp_traps((int)calls[i].nr, args, waits, wakes) != calls[i].trapped)
+		if (sup_seccomp_traps((int)calls[i].nr, args, waits, wakes, exits) != calls[i].trapped)
 			fprintf(stderr, "sup_seccomp_traps disagrees on %s\n", calls[i].what);
-		CHECK(sup_seccomp_traps((int)calls[i].nr, args, waits, wakes) == calls[i].trapped);
+		CHECK(sup_seccomp_traps((int)calls[i].nr, args, waits, wakes, exits) == calls[i].trapped);
 	}
+	CHECK(sup_seccomp_traps(SYS_exit, (uint64_t[6]){ 0 }, waits, wakes, exits) == exits);
 	pid_t pid = fork();
 	if (pid == 0) {
 		char out[32];
@@ -1479,12 +1528,15 @@ static void filter_case(bool waits, bool wakes)
 		}
 		if (write(fds[1], out, n) != (ssize_t)n)
 			_exit(4);
-		_exit(0);
+		/* The thread's own exit, the process's only thread: status 0
+		 * unless the filter trapped it (ENOSYS, no tracer). */
+		syscall(SYS_exit, 0);
+		_exit(6);
 	}
 	int status;
 	CHECK(pid > 0);
 	CHECK(waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == (exits ? 6 : 0));
 	CHECK(read(fds[0], got, n) == (ssize_t)n);
 	for (unsigned i = 0; i < n; i++) {
 		bool trapped = got[i] == 'T';
@@ -1502,9 +1554,11 @@ static void filter_case(bool waits, bool wakes)
 
 static void test_filter(void)
 {
-	filter_case(true, true);
-	filter_case(true, false);
-	filter_case(false, false);
+	filter_case(true, true, true);
+	filter_case(true, false, true);
+	filter_case(false, false, true);
+	filter_case(true, true, false);
+	filter_case(false, false, false);
 }
 
 /* --runs: one experiment per run; the first, with nothing sampled yet, is a
@@ -1554,6 +1608,7 @@ int main(void)
 	test_unlock_trap();
 	test_wait_across_experiments();
 	test_wake_inherit();
+	test_exit_wake();
 	test_period();
 	test_speedup_distribution();
 	test_length();
