@@ -34,6 +34,10 @@
  * as half its own speedup and half its critical section's, and its falling
  * curve rose. */
 #define CAUSAL_TICK_NS (1ULL * 1000000ULL)
+/* The tick where nothing follows the line (exp_causal_wants_fast_tick()):
+ * a 0% experiment of a program without unlock traps or latency points only
+ * waits for its end, and each tick preempts a thread of the program. */
+#define CAUSAL_SLOW_TICK_NS (5ULL * 1000000ULL)
 /* Progress points in images loaded later (dlopen) are looked for this often. */
 #define CAUSAL_RESCAN_NS (1000000000ULL)
 #define MAX_SPECS 64
@@ -417,7 +421,9 @@ static uint64_t causal_tick_ns(struct rec_mode *m)
 {
 	struct causal_cmd *cz = to_causal(m);
 
-	return cz->enabled ? CAUSAL_TICK_NS : 0;
+	if (!cz->enabled)
+		return 0;
+	return !cz->eng || exp_causal_wants_fast_tick(cz->eng) ? CAUSAL_TICK_NS : CAUSAL_SLOW_TICK_NS;
 }
 
 /* ---- set-up ------------------------------------------------------------ */

@@ -187,6 +187,7 @@ struct rec {
 	} exec_files[8]; /* exec_file_of() */
 	unsigned nexec_files;
 	uint64_t start_ns, last_flush_ns, last_progress_ns;
+	uint64_t tick_ns; /* the loop's tick period now (tick_period()) */
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
 	char *const *argv; /* run: the command */
@@ -1903,6 +1904,16 @@ static void told_rescan(struct rec *r)
 	}
 }
 
+/* The shortest period a mode needs now (record.h, tick_ns). */
+static uint64_t tick_period(struct rec *r)
+{
+	uint64_t tick = REC_TICK_NS;
+
+	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
+		tick = m->tick_ns(m);
+	return tick;
+}
+
 static void on_tick(void *arg)
 {
 	struct rec *r = arg;
@@ -1919,6 +1930,9 @@ static void on_tick(void *arg)
 		maps_reread(r);
 	for_each_mode(r, m, tick) if (!r->write_err)
 		rec_write_failed(r, m->tick(m, now));
+	uint64_t period = tick_period(r);
+	if (period != r->tick_ns && sup_session_tick_period(r->sup, period) == 0)
+		r->tick_ns = period;
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
 		interval = REC_FLUSH_MIN_NS;
@@ -2520,14 +2534,12 @@ static void told_threads_end(struct rec *r)
 
 void rec_loop(struct rec *r, struct sup_result *res)
 {
-	uint64_t tick = REC_TICK_NS;
 	struct sup_loop_stats ls;
 	struct sym_cache_stats cs;
 	int err;
 
-	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
-		tick = m->tick_ns(m);
-	if (sup_session_set_tick(r->sup, tick, on_tick, r) < 0)
+	r->tick_ns = tick_period(r);
+	if (sup_session_set_tick(r->sup, r->tick_ns, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	for (unsigned i = 0; i < r->ncpu_rings; i++)
 		if (sup_session_watch(r->sup, smp_thread_fd(r->cpu_rings[i]), on_cpu_ring, r) < 0)

@@ -104,7 +104,8 @@ struct rec_mode {
 	unsigned (*spawn_flags)(struct rec_mode *m);
 	/* Runs of the program (psup run): the largest a mode asks for, at least 1. */
 	unsigned (*runs)(struct rec_mode *m);
-	/* The loop's tick period it needs (0: the recorder's); the shortest wins. */
+	/* The loop's tick period it needs (0: the recorder's); the shortest
+	 * wins. Asked again after every tick: the period follows it. */
 	uint64_t (*tick_ns)(struct rec_mode *m);
 	/* After the header record, at the first thread: session s exists
 	 * (inside sup_spawn()/sup_attach()), no thread was reported yet. */

@@ -280,6 +280,7 @@ struct exp_causal {
 	struct exp_causal_stats st;
 	uint64_t sum_periods, nperiods; /* observed sample periods (ns) */
 	uint64_t now;                   /* of the last tick */
+	uint64_t last_trap;             /* the latest stop at an unlock trap */
 };
 
 /* ---- pure helpers --------------------------------------------------- */
@@ -1707,6 +1708,7 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 
 	if (p && mutex && (p->mutexes.len < MAX_MUTEXES || psup_u64map_find(&p->mutexes, mutex)))
 		psup_u64map_upsert(&p->mutexes, mutex, NULL);
+	c->last_trap = now;
 	if (t) {
 		t->trap_hit = now;
 		/* psup's stop too (at 0% as at every speedup), the mutex
@@ -2090,6 +2092,12 @@ int exp_causal_tick(struct exp_causal *c, uint64_t now)
 	if (c->latency && c->state == CZ_RUNNING && !c->warming)
 		read_in_flight(c, now);
 	return 0;
+}
+
+bool exp_causal_wants_fast_tick(const struct exp_causal *c)
+{
+	return (experimenting(c) && c->delay_ns) || c->latency ||
+	       (c->last_trap && c->now < c->last_trap + EXP_CAUSAL_TRAP_RECENT_NS);
 }
 
 int exp_causal_flush(struct exp_causal *c)

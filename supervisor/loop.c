@@ -214,6 +214,18 @@ int sup_session_set_tick(struct sup_session *s, uint64_t period_ns, void (*cb)(v
 	return sup_session_watch(s, fd, on_tick, s);
 }
 
+int sup_session_tick_period(struct sup_session *s, uint64_t period_ns)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(period_ns / 1000000000ULL), (long)(period_ns % 1000000000ULL) },
+		.it_interval = { (time_t)(period_ns / 1000000000ULL), (long)(period_ns % 1000000000ULL) },
+	};
+
+	if (s->tickfd < 0 || !period_ns)
+		return -EINVAL;
+	return timerfd_settime(s->tickfd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
 void sup_session_set_duration(struct sup_session *s, uint64_t duration_ns)
 {
 	int fd;

@@ -245,6 +245,9 @@ struct sup_exec_told sup_session_exec_told(struct sup_session *s, struct sup_exe
 void sup_session_unwatch(struct sup_session *s, int fd);
 /* Call cb every period_ns (a timerfd in the loop). One tick per session. */
 int sup_session_set_tick(struct sup_session *s, uint64_t period_ns, void (*cb)(void *arg), void *arg);
+/* The tick's period from now on (its next expiry period_ns from now). 0 or
+ * -errno. */
+int sup_session_tick_period(struct sup_session *s, uint64_t period_ns);
 /* Attach mode: detach after duration_ns (0: no limit). */
 void sup_session_set_duration(struct sup_session *s, uint64_t duration_ns);
 

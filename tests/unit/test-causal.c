@@ -1408,6 +1408,33 @@ static void test_exit_wake(void)
 	sym_space_free(sp);
 }
 
+/* The tick is needed often while delays are owed or unlock traps stop; a 0%
+ * experiment of a program without traps (nor latency points) does not. */
+static void test_fast_tick(void)
+{
+	struct exp_causal_config cfg = { .period_ns = MS, .experiment_ns = 1000 * MS, .seed = 31 };
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t l = 7301, w = 7302;
+	uint64_t now = 40000 * MS;
+
+	for (int speedup = 0; speedup <= 50; speedup += 50) {
+		cfg.fixed_speedup = speedup;
+		c = engine_with(&cfg, &sp, (const pid_t[]){ l, w }, 2);
+		CHECK(!exp_causal_wants_fast_tick(c)); /* no experiment yet */
+		start_on_line(c, sp, l, now);
+		CHECK(exp_causal_wants_fast_tick(c) == (speedup > 0));
+		exp_causal_trapped(c, w, now + MS, 0x1000);
+		CHECK_EQ_INT(exp_causal_tick(c, now + 2 * MS), 0);
+		CHECK(exp_causal_wants_fast_tick(c));
+		/* traps stopped long ago no longer count */
+		CHECK_EQ_INT(exp_causal_tick(c, now + MS + EXP_CAUSAL_TRAP_RECENT_NS + MS), 0);
+		CHECK(exp_causal_wants_fast_tick(c) == (speedup > 0));
+		exp_causal_free(c);
+		sym_space_free(sp);
+	}
+}
+
 /* Delays use the mean period the samples really had (the timer fires a
  * little late), once enough were seen. */
 static void test_period(void)
@@ -1609,6 +1636,7 @@ int main(void)
 	test_wait_across_experiments();
 	test_wake_inherit();
 	test_exit_wake();
+	test_fast_tick();
 	test_period();
 	test_speedup_distribution();
 	test_length();
