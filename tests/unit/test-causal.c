@@ -1297,6 +1297,20 @@ static void test_wait_across_experiments(void)
 	sym_space_free(sp);
 }
 
+/* An engine whose experiments run the line at 100% for 100 ms, without a
+ * warm-up, with threads tids. */
+static struct exp_causal *full_speed_engine(uint64_t seed, const pid_t *tids, unsigned n, struct sym_space **sp)
+{
+	struct exp_causal_config cfg = {
+		.period_ns = MS,
+		.experiment_ns = 100 * MS,
+		.fixed_speedup = 100,
+		.seed = seed,
+	};
+
+	return engine_with(&cfg, sp, tids, n);
+}
+
 /* Wakes not intercepted: a woken thread takes over what its waker owed at
  * the wakeup (Coz's waker pays first, and the woken thread runs that much
  * later), whichever of the two rings is read first. A waker that paid before
@@ -1305,18 +1319,12 @@ static void test_wait_across_experiments(void)
  * line samples still raise the global count. */
 static void test_wake_inherit(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 100 * MS,
-		.fixed_speedup = 100,
-		.seed = 23,
-	};
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t l = 7101, w = 7102;
 	uint64_t now = 20000 * MS;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ l, w }, 2);
+	c = full_speed_engine(23, (const pid_t[]){ l, w }, 2, &sp);
 	start_on_line(c, sp, l, now);
 	/* l runs the line 3 times and blocks; w, owing 3 ms, wakes it. The
 	 * switch-in is read before the wakeup. */
@@ -1366,18 +1374,12 @@ static void test_wake_inherit(void)
  * its exit passes nothing on. */
 static void test_exit_wake(void)
 {
-	struct exp_causal_config cfg = {
-		.period_ns = MS,
-		.experiment_ns = 100 * MS,
-		.fixed_speedup = 100,
-		.seed = 29,
-	};
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t l = 7201, w = 7202, j = 7203;
 	uint64_t now = 30000 * MS;
 
-	c = engine_with(&cfg, &sp, (const pid_t[]){ l, w, j }, 3);
+	c = full_speed_engine(29, (const pid_t[]){ l, w, j }, 3, &sp);
 	start_on_line(c, sp, l, now);
 	/* j waits to join w; l runs the line 3 times; w ends owing 3 ms. */
 	line_then_wait(c, sp, l, now, 0, j, now + MS / 2, now + MS / 2 + 100);
