@@ -180,12 +180,17 @@ void sup_session_unwatch(struct sup_session *s, int fd)
 	s->dead_watches = w;
 }
 
-static int timer_fd(uint64_t first_ns, uint64_t period_ns)
+static struct itimerspec timer_spec(uint64_t first_ns, uint64_t period_ns)
 {
-	struct itimerspec its = {
+	return (struct itimerspec){
 		.it_value = { (time_t)(first_ns / 1000000000ULL), (long)(first_ns % 1000000000ULL) },
 		.it_interval = { (time_t)(period_ns / 1000000000ULL), (long)(period_ns % 1000000000ULL) },
 	};
+}
+
+static int timer_fd(uint64_t first_ns, uint64_t period_ns)
+{
+	struct itimerspec its = timer_spec(first_ns, period_ns);
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 
 	if (fd < 0)
@@ -216,10 +221,7 @@ int sup_session_set_tick(struct sup_session *s, uint64_t period_ns, void (*cb)(v
 
 int sup_session_tick_period(struct sup_session *s, uint64_t period_ns)
 {
-	struct itimerspec its = {
-		.it_value = { (time_t)(period_ns / 1000000000ULL), (long)(period_ns % 1000000000ULL) },
-		.it_interval = { (time_t)(period_ns / 1000000000ULL), (long)(period_ns % 1000000000ULL) },
-	};
+	struct itimerspec its = timer_spec(period_ns, period_ns);
 
 	if (s->tickfd < 0 || !period_ns)
 		return -EINVAL;
