@@ -220,7 +220,7 @@ struct exp_causal {
 	 * still owed then (resolve_wakes()), whose records may be read after
 	 * its end. */
 	struct cz_thread *ghosts[GHOSTS];
-	unsigned gpos;
+	unsigned nghosts, gpos;   /* held, and the next to replace */
 	struct psup_u64map procs; /* pid -> struct cz_proc * */
 	char *fixed_file;         /* --line, suffix */
 	unsigned fixed_lineno;
@@ -527,23 +527,24 @@ static struct cz_thread *thread_find(struct exp_causal *c, pid_t tid)
 	return v ? (struct cz_thread *)(uintptr_t)*v : NULL;
 }
 
-/* A waker: a live thread, or one gone lately (its exit woke its joiner). */
+/* A waker: a live thread, or one gone lately (its exit woke its joiner).
+ * Every wakeup record asks, most wakers outside the program: the ghosts are
+ * looked through only where threads ended in this experiment. */
 static struct cz_thread *waker_find(struct exp_causal *c, pid_t tid)
 {
 	struct cz_thread *t = thread_find(c, tid);
 
-	for (unsigned i = 0; !t && i < GHOSTS; i++)
-		if (c->ghosts[i] && c->ghosts[i]->tid == tid)
+	for (unsigned i = 0; !t && i < c->nghosts; i++)
+		if (c->ghosts[i]->tid == tid)
 			t = c->ghosts[i];
 	return t;
 }
 
 static void ghosts_free(struct exp_causal *c)
 {
-	for (unsigned i = 0; i < GHOSTS; i++) {
+	for (unsigned i = 0; i < c->nghosts; i++)
 		free(c->ghosts[i]);
-		c->ghosts[i] = NULL;
-	}
+	c->nghosts = c->gpos = 0;
 }
 
 int exp_causal_thread_new(struct exp_causal *c, pid_t tid, pid_t pid)
@@ -592,7 +593,10 @@ void exp_causal_thread_gone(struct exp_causal *c, pid_t tid, uint64_t time)
 		free(t);
 		return;
 	}
-	free(c->ghosts[c->gpos]);
+	if (c->nghosts == GHOSTS)
+		free(c->ghosts[c->gpos]);
+	else
+		c->nghosts++;
 	c->ghosts[c->gpos] = t;
 	c->gpos = (c->gpos + 1) % GHOSTS;
 }
