@@ -1,10 +1,12 @@
 /* manythreads N
  *
- * Creates N threads (64 KiB stacks) that wait at a gate until all exist, then
- * each spins briefly and calls getpid() GETPID_CALLS times (every call must
+ * Creates N threads (64 KiB stacks) that wait at a gate until all have reached
+ * it (so every thread blocks there at least once, whatever the scheduler ran
+ * first), then each spins briefly and calls getpid() GETPID_CALLS times (every call must
  * return the process's pid) and exits; the main thread joins them all.
  * Exit: 0 on success, 1 wrong getpid() result or call count, 64 usage,
- * 71 pthread_create failed, 124 a thread waited 120 s at the gate.
+ * 71 pthread_create failed, 124 a thread waited 120 s at the gate (or the
+ * main thread 120 s for them to reach it).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +20,8 @@
 #define GATE_TIMEOUT_S 120 /* creating 1000 traced threads can take a while */
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond;
+static pthread_cond_t gate_cond, arrived_cond;
+static unsigned long arrived, nthreads;
 static int gate_open;
 static pid_t pid;
 static unsigned long calls, wrong;
@@ -32,6 +35,8 @@ __attribute__((noipa)) void *many_thread(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += GATE_TIMEOUT_S;
 	pthread_mutex_lock(&gate_lock);
+	if (++arrived == nthreads)
+		pthread_cond_signal(&arrived_cond);
 	while (!gate_open) {
 		if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) == ETIMEDOUT && !gate_open) {
 			fprintf(stderr, "manythreads: gate still closed after %d s\n", GATE_TIMEOUT_S);
@@ -52,6 +57,7 @@ __attribute__((noipa)) void *many_thread(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_condattr_t cattr;
+	struct timespec deadline;
 	pthread_attr_t attr;
 	pthread_t *tids;
 	unsigned long n;
@@ -71,6 +77,8 @@ int main(int argc, char **argv)
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&gate_cond, &cattr);
+	pthread_cond_init(&arrived_cond, &cattr);
+	nthreads = n;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 
@@ -81,7 +89,16 @@ int main(int argc, char **argv)
 			return 71;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += GATE_TIMEOUT_S;
 	pthread_mutex_lock(&gate_lock);
+	while (arrived < n) {
+		if (pthread_cond_timedwait(&arrived_cond, &gate_lock, &deadline) == ETIMEDOUT && arrived < n) {
+			fprintf(stderr, "manythreads: %lu of %lu threads at the gate after %d s\n", arrived, n,
+				GATE_TIMEOUT_S);
+			_exit(124);
+		}
+	}
 	gate_open = 1;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
