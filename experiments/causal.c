@@ -1391,9 +1391,24 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	 * wake-up. */
 	t->credited_at = 0;
 	/* Only during experiments, 0% included: the same work at every
-	 * speedup (Coz section 2: only line-dependent costs cancel out). */
-	if (!experimenting(c))
+	 * speedup (Coz section 2: only line-dependent costs cancel out).
+	 * But a wait begun between two experiments can end in the next: it
+	 * is credited at its wake-up as any other (exp_causal_switch()),
+	 * with no debt taken in (the experiment's count began after it).
+	 * Left out, the threads that waited across an experiment's start
+	 * owed all the line had done at their wake-up, and paid it on the
+	 * critical path: Amdahl's workers, asleep at the barrier while the
+	 * serial line ran, paid its delays in the parallel phase that
+	 * followed, and the serial line read low. */
+	if (!experimenting(c)) {
+		if (can_block(nr, args)) {
+			t->wait = WAIT_PENDING;
+			t->wait_t0 = now;
+			t->resumed_at = 0;
+			t->call_at = t->pre_global = 0;
+		}
 		return false;
+	}
 	if (can_block(nr, args)) {
 		/* Credited from its switch records when it blocks and wakes
 		 * (exp_causal_switch): no stop at the call's return, which

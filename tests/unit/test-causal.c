@@ -1297,6 +1297,52 @@ static void test_wait_across_experiments(void)
 	sym_space_free(sp);
 }
 
+/* A thread that began its wait between two experiments and wakes in the
+ * next is credited at its wake-up as any other: the line's delays of that
+ * experiment, run while it slept, are not its debt (Amdahl's workers at the
+ * barrier while the serial line runs). */
+static void test_wait_between_experiments(void)
+{
+	static const uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
+	struct exp_causal_stats st;
+	struct exp_causal *c;
+	struct sym_space *sp;
+	const pid_t a = 7011, b = 7012;
+	uint64_t now = 13000 * MS, t;
+
+	c = half_speed_engine(10 * MS, 19, a, b, &sp);
+	start_on_line(c, sp, b, now);
+	/* The experiment ends; a waits and blocks before the next begins. */
+	for (t = now + MS; t < now + 200 * MS; t += MS) {
+		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
+		exp_causal_stats(c, &st);
+		if (st.experiments == 1 && !st.running)
+			break;
+	}
+	CHECK(st.experiments == 1 && !st.running);
+	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, t + 100));
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	exp_causal_switch(c, a, true, false, t + 200, -1);
+	for (t += MS; t < now + 400 * MS; t += MS) {
+		line_sample(c, sp, b, t - MS / 2, -1);
+		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
+		exp_causal_stats(c, &st);
+		if (st.running)
+			break;
+	}
+	CHECK(st.running);
+	/* b runs the line twice while a sleeps, then wakes it. */
+	line_sample(c, sp, b, t + MS, -1);
+	line_sample(c, sp, b, t + 2 * MS, -1);
+	exp_causal_switch(c, a, false, false, t + 2 * MS + 100, -1);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
+	/* The line's next execution is a's debt, as for any thread. */
+	line_sample(c, sp, b, t + 3 * MS, -1);
+	CHECK_EQ_INT(exp_causal_hold(c, a, false), MS / 2);
+	exp_causal_free(c);
+	sym_space_free(sp);
+}
+
 /* An engine whose experiments run the line at 100% for 100 ms, without a
  * warm-up, with threads tids. */
 static struct exp_causal *full_speed_engine(uint64_t seed, const pid_t *tids, unsigned n, struct sym_space **sp)
@@ -1636,6 +1682,7 @@ int main(void)
 	test_late_credit();
 	test_unlock_trap();
 	test_wait_across_experiments();
+	test_wait_between_experiments();
 	test_wake_inherit();
 	test_exit_wake();
 	test_fast_tick();
