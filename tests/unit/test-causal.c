@@ -1263,11 +1263,32 @@ static void line_then_wait(struct exp_causal *c, struct sym_space *sp, pid_t run
 	exp_causal_switch(c, waiter, true, false, out_at, -1);
 }
 
-/* A thread that began its wait in one experiment and wakes in the next took
- * none of the next one's debt into it: the counts start anew. */
-static void test_wait_across_experiments(void)
+/* Ticks every ms from *t, the runner sampled in the line before each tick,
+ * until the engine has ended `ended` experiments and runs one (or not). */
+static void tick_until(struct exp_causal *c, struct sym_space *sp, pid_t runner, uint64_t *t,
+		       uint64_t ended, bool running)
 {
 	struct exp_causal_stats st;
+	uint64_t limit = *t + 200 * MS;
+
+	for (; *t < limit; *t += MS) {
+		line_sample(c, sp, runner, *t - MS / 2, -1);
+		CHECK_EQ_INT(exp_causal_tick(c, *t), 0);
+		exp_causal_stats(c, &st);
+		if (st.experiments == ended && st.running == running)
+			return;
+	}
+	CHECK(!"the engine never got there");
+}
+
+/* A thread that began its wait in one experiment and wakes in the next took
+ * none of the next one's debt into it: the counts start anew. One that began
+ * it between two experiments and wakes in the next is credited at its
+ * wake-up as any other: the line's delays run while it slept are not its
+ * debt (Amdahl's workers at the barrier while the serial line runs). */
+static void test_wait_across_experiments(void)
+{
+	static const uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
 	struct exp_causal *c;
 	struct sym_space *sp;
 	const pid_t a = 7001, b = 7002;
@@ -1278,59 +1299,22 @@ static void test_wait_across_experiments(void)
 	/* b runs the line 4 times; a waits owing all 4 and blocks. */
 	line_then_wait(c, sp, b, now + MS, 4, a, now + 5 * MS, now + 5 * MS + 1000);
 	/* The experiment ends, cools off, and the next begins. */
-	exp_causal_stats(c, &st);
-	CHECK(st.running);
-	for (t = now + 6 * MS; t < now + 200 * MS; t += MS) {
-		line_sample(c, sp, b, t, -1);
-		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
-		exp_causal_stats(c, &st);
-		if (st.experiments == 1 && st.running)
-			break;
-	}
-	CHECK(st.experiments == 1 && st.running);
+	t = now + 6 * MS;
+	tick_until(c, sp, b, &t, 1, true);
 	/* b runs the line once more while a is blocked; a wakes: credited
 	 * that one, and owing nothing of the first experiment's 4. */
 	line_sample(c, sp, b, t + MS, -1);
 	exp_causal_switch(c, a, false, false, t + 2 * MS, -1);
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
-	exp_causal_free(c);
-	sym_space_free(sp);
-}
 
-/* A thread that began its wait between two experiments and wakes in the
- * next is credited at its wake-up as any other: the line's delays of that
- * experiment, run while it slept, are not its debt (Amdahl's workers at the
- * barrier while the serial line runs). */
-static void test_wait_between_experiments(void)
-{
-	static const uint64_t wait_args[6] = { 0x1000, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0 };
-	struct exp_causal_stats st;
-	struct exp_causal *c;
-	struct sym_space *sp;
-	const pid_t a = 7011, b = 7012;
-	uint64_t now = 13000 * MS, t;
-
-	c = half_speed_engine(10 * MS, 19, a, b, &sp);
-	start_on_line(c, sp, b, now);
-	/* The experiment ends; a waits and blocks before the next begins. */
-	for (t = now + MS; t < now + 200 * MS; t += MS) {
-		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
-		exp_causal_stats(c, &st);
-		if (st.experiments == 1 && !st.running)
-			break;
-	}
-	CHECK(st.experiments == 1 && !st.running);
+	/* That experiment ends; a waits and blocks before the next begins. */
+	t += 3 * MS;
+	tick_until(c, sp, b, &t, 2, false);
 	CHECK(!exp_causal_syscall_enter(c, a, SYS_futex, wait_args, t + 100));
 	CHECK_EQ_INT(exp_causal_hold(c, a, false), 0);
 	exp_causal_switch(c, a, true, false, t + 200, -1);
-	for (t += MS; t < now + 400 * MS; t += MS) {
-		line_sample(c, sp, b, t - MS / 2, -1);
-		CHECK_EQ_INT(exp_causal_tick(c, t), 0);
-		exp_causal_stats(c, &st);
-		if (st.running)
-			break;
-	}
-	CHECK(st.running);
+	t += MS;
+	tick_until(c, sp, b, &t, 2, true);
 	/* b runs the line twice while a sleeps, then wakes it. */
 	line_sample(c, sp, b, t + MS, -1);
 	line_sample(c, sp, b, t + 2 * MS, -1);
@@ -1682,7 +1666,6 @@ int main(void)
 	test_late_credit();
 	test_unlock_trap();
 	test_wait_across_experiments();
-	test_wait_between_experiments();
 	test_wake_inherit();
 	test_exit_wake();
 	test_fast_tick();
