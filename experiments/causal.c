@@ -1390,26 +1390,26 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 	 * command drains them): none can still arrive late for its last
 	 * wake-up. */
 	t->credited_at = 0;
-	/* Only during experiments, 0% included: the same work at every
-	 * speedup (Coz section 2: only line-dependent costs cancel out).
-	 * But a wait begun between two experiments can end in the next: it
-	 * is credited at its wake-up as any other (exp_causal_switch()),
-	 * with no debt taken in (the experiment's count began after it).
-	 * Left out, the threads that waited across an experiment's start
-	 * owed all the line had done at their wake-up, and paid it on the
-	 * critical path: Amdahl's workers, asleep at the barrier while the
-	 * serial line ran, paid its delays in the parallel phase that
-	 * followed, and the serial line read low. */
-	if (!experimenting(c)) {
-		if (can_block(nr, args)) {
-			t->wait = WAIT_PENDING;
-			t->wait_t0 = now;
-			t->resumed_at = 0;
-			t->call_at = t->pre_global = 0;
-		}
-		return false;
+	/* A call that can block is followed into its wait at any time: one
+	 * begun between two experiments can end in the next, and is credited
+	 * at its wake-up as any other (exp_causal_switch()), with no debt
+	 * taken in (forgive_all() zeroes call_at and pre_global). Left out, the
+	 * threads that waited across an experiment's start owed all the
+	 * line had done at their wake-up, and paid it on the critical path:
+	 * Amdahl's workers, asleep at the barrier while the serial line ran,
+	 * paid its delays in the parallel phase that followed. */
+	bool blocks = can_block(nr, args);
+	if (blocks) {
+		t->wait = WAIT_PENDING;
+		t->wait_t0 = now;
+		t->resumed_at = 0;
 	}
-	if (can_block(nr, args)) {
+	/* The rest only during experiments, 0% included: the same work at
+	 * every speedup (Coz section 2: only line-dependent costs cancel
+	 * out). */
+	if (!experimenting(c))
+		return false;
+	if (blocks) {
 		/* Credited from its switch records when it blocks and wakes
 		 * (exp_causal_switch): no stop at the call's return, which
 		 * would cost as much as this one. It does not pay first, as
@@ -1422,9 +1422,6 @@ bool exp_causal_syscall_enter(struct exp_causal *c, pid_t tid, int nr, const uin
 		 * client, on a condition variable) had the delays owed for
 		 * that line absorbed by the very wait they should have
 		 * lengthened, and the curve rose. */
-		t->wait = WAIT_PENDING;
-		t->wait_t0 = now;
-		t->resumed_at = 0;
 		/* Except for a mutex (known from an unlock trap): a wait for
 		 * it ends with the lock taken, so a debt carried through it
 		 * was paid inside the critical section that followed, which
