@@ -27,13 +27,21 @@ static pid_t pid;
 static unsigned long calls, wrong;
 static volatile unsigned long sink;
 
+/* GATE_TIMEOUT_S from now, on the condition variables' clock. */
+static struct timespec gate_deadline(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += GATE_TIMEOUT_S;
+	return t;
+}
+
 __attribute__((noipa)) void *many_thread(void *arg)
 {
 	unsigned long acc = (unsigned long)arg, bad = 0;
-	struct timespec deadline;
+	struct timespec deadline = gate_deadline();
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += GATE_TIMEOUT_S;
 	pthread_mutex_lock(&gate_lock);
 	if (++arrived == nthreads)
 		pthread_cond_signal(&arrived_cond);
@@ -89,8 +97,7 @@ int main(int argc, char **argv)
 			return 71;
 		}
 	}
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += GATE_TIMEOUT_S;
+	deadline = gate_deadline();
 	pthread_mutex_lock(&gate_lock);
 	while (arrived < n) {
 		if (pthread_cond_timedwait(&arrived_cond, &gate_lock, &deadline) == ETIMEDOUT && arrived < n) {
