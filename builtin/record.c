@@ -34,6 +34,12 @@
 
 #define REC_MAX_FRAMES 128
 #define REC_TICK_NS (100ULL * 1000000ULL)
+/* In the run's first second the tick is 10 ms: the first samples of each
+ * image load its symbols and debug info (milliseconds each), and a short
+ * program's samples drained only at its end made it wait for all of it
+ * after its exit (docs/performance.md, "Big binaries: start-up"). */
+#define REC_YOUNG_NS (1000ULL * 1000000ULL)
+#define REC_YOUNG_TICK_NS (10ULL * 1000000ULL)
 /* Counts are flushed every 2 s at first, then less often as the run goes on
  * (a tenth of the time elapsed, at most every 30 s): a kill of psup loses
  * little of a short run, and a long run's record grows with its distinct
@@ -1907,7 +1913,7 @@ static void told_rescan(struct rec *r)
 /* The shortest period a mode needs now (record.h, tick_ns). */
 static uint64_t tick_period(struct rec *r)
 {
-	uint64_t tick = REC_TICK_NS;
+	uint64_t tick = psup_now_ns() - r->start_ns < REC_YOUNG_NS ? REC_YOUNG_TICK_NS : REC_TICK_NS;
 
 	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
 		tick = m->tick_ns(m);

@@ -35,4 +35,13 @@ expect_rc 0
 check_loop "shell loop"
 report_json s.cbor >s.json
 jq_check s.json '.summary.processes >= 201' "shell loop: the short processes were not all followed"
+# In the run's first second the tick is 10 ms (builtin/record.c,
+# REC_YOUNG_TICK_NS), so a short program's first samples are unwound and
+# named while it runs, not all after its exit: 0.6 s make about 60 ticks
+# (6 with the tick of 100 ms that follows).
+run_psup 60 run -v -o y.cbor -- sleep 0.6
+expect_rc 0
+check_loop "young run"
+tm=$(grep -o 'wait statuses and [0-9]* timer expirations' "$WORK/err" | awk '{ print $4 }')
+[ "$tm" -ge 20 ] || fail "young run: $tm timer expirations in 0.6 s (a tick of 10 ms makes about 60)"
 check_nothing_left
