@@ -1925,6 +1925,7 @@ static void on_tick(void *arg)
 	struct rec *r = arg;
 	uint64_t now = psup_now_ns();
 
+	smp_keep_probes(); /* the first tick: the program has started */
 	thread_records_pending(r);
 	/* Threads that sample slowly never reach the ring's watermark. Every
 	 * ring is drained past now, so the events up to now can be replayed

@@ -453,6 +453,13 @@ static int wakeup_tp_probe = -1;
  * the old keeper's close is not its last and waits for nothing.
  */
 #define KEEPER_LINGER_S 1
+/*
+ * The fork of the keeper (0.4-1.2 ms) is not made before the program
+ * starts: smp_keep_probes() makes it when the recorder first has time (its
+ * first tick), or at psup's exit (atexit) if that comes first.
+ */
+static int keep_fd = -1, keep_fd2 = -1;
+static pid_t keep_owner;
 static void keep_after_exit(int fd, int fd2)
 {
 	int pipefd[2];
@@ -521,10 +528,20 @@ static void wakeup_tp_init(void)
 	wakeup_tp_err = err;
 	/* The fork tracepoint's probe (SMP_EVENT_TASKS) shares the keeper. */
 	fd = fork_tp_open();
-	if (wakeup_tp_probe >= 0)
-		keep_after_exit(wakeup_tp_probe, fd);
-	else if (fd >= 0)
-		keep_after_exit(fd, -1);
+	keep_fd = wakeup_tp_probe >= 0 ? wakeup_tp_probe : fd;
+	keep_fd2 = wakeup_tp_probe >= 0 ? fd : -1;
+	keep_owner = getpid();
+	if (keep_fd >= 0)
+		atexit(smp_keep_probes);
+}
+
+void smp_keep_probes(void)
+{
+	/* Once, by psup itself (not by a child of it that calls exit()). */
+	if (keep_fd < 0 || getpid() != keep_owner)
+		return;
+	keep_after_exit(keep_fd, keep_fd2);
+	keep_fd = keep_fd2 = -1;
 }
 
 bool smp_have_wakeup_tracepoint(void)

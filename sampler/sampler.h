@@ -165,6 +165,12 @@ int smp_pfm_version(const char **why);
  * Decided once per process; cheap afterwards. */
 bool smp_have_wakeup_tracepoint(void);
 
+/* Hands the tracepoint probes to the keeper process that closes them after
+ * psup's exit (its RCU grace period is nobody's wait; sampler/event.c).
+ * Once; later calls do nothing. Made at psup's exit if never called: call
+ * it when there is time, off the program's start. */
+void smp_keep_probes(void);
+
 /* What the kernel wrote, one callback per record, in ring order. The pointers
  * inside are valid only during the callback (they may point into the ring or
  * into a per-thread bounce buffer for records that wrap). */

@@ -42,6 +42,19 @@ wait_exit $k 10 || fail "the keeper $k outlived psup by 10 s"
 report_json k.cbor >k.json
 jq_check k.json '.summary.processes >= 1' "the run's record is not readable"
 
+# A run that ends before the recorder's first tick (when the keeper is
+# made, off the program's start) makes it at psup's exit: a keeper of the
+# run's probes lingers its second after psup is gone.
+"$PSUP" run -q -o t.cbor -- true >out 2>err || fail "psup run -- true: $(cat err)"
+lingering=""
+for p in $(tagged_pids); do
+	[ "$(readlink /proc/$p/fd/0 2>/dev/null)" = "anon_inode:[perf_event]" ] && lingering="$lingering $p"
+done
+[ -n "$lingering" ] || fail "no keeper after a run shorter than a tick"
+for p in $lingering; do
+	wait_exit $p 10 || fail "the keeper $p outlived psup by 10 s"
+done
+
 # psup killed: the pipe's writer goes with it, and the keeper follows.
 "$PSUP" run -q -o kk.cbor -- sleep 30 >out 2>err &
 ppid=$!
