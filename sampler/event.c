@@ -456,7 +456,8 @@ static int wakeup_tp_probe = -1;
 /*
  * The fork of the keeper (0.4-1.2 ms) is not made before the program
  * starts: smp_keep_probes() makes it when the recorder first has time (its
- * first tick), or at psup's exit (atexit) if that comes first.
+ * first tick), or at psup's end if that comes first (atexit, and psup run's
+ * re-raise of the program's fatal signal, which skips exit()).
  */
 static int keep_fd = -1, keep_fd2 = -1;
 static pid_t keep_owner;
