@@ -192,7 +192,7 @@ struct rec {
 		char *path;
 	} exec_files[8]; /* exec_file_of() */
 	unsigned nexec_files;
-	uint64_t start_ns, last_flush_ns, last_progress_ns;
+	uint64_t start_ns, last_flush_ns, last_progress_ns, last_mode_tick_ns;
 	uint64_t tick_ns; /* the loop's tick period now (tick_period()) */
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
@@ -1910,13 +1910,24 @@ static void told_rescan(struct rec *r)
 	}
 }
 
-/* The shortest period a mode needs now (record.h, tick_ns). */
-static uint64_t tick_period(struct rec *r)
+/* The shortest period a mode needs now (record.h, tick_ns), at most
+ * REC_TICK_NS. */
+static uint64_t tick_base(struct rec *r)
 {
-	uint64_t tick = psup_now_ns() - r->start_ns < REC_YOUNG_NS ? REC_YOUNG_TICK_NS : REC_TICK_NS;
+	uint64_t tick = REC_TICK_NS;
 
 	for_each_mode(r, m, tick_ns) if (m->tick_ns(m) && m->tick_ns(m) < tick)
 		tick = m->tick_ns(m);
+	return tick;
+}
+
+/* The loop's period: tick_base(), shorter in the run's first second. */
+static uint64_t tick_period(struct rec *r)
+{
+	uint64_t tick = tick_base(r);
+
+	if (psup_now_ns() - r->start_ns < REC_YOUNG_NS && REC_YOUNG_TICK_NS < tick)
+		tick = REC_YOUNG_TICK_NS;
 	return tick;
 }
 
@@ -1935,10 +1946,18 @@ static void on_tick(void *arg)
 		told_rescan(r);
 	if (r->maps_lost)
 		maps_reread(r);
-	for_each_mode(r, m, tick) if (!r->write_err)
+	/* The first second's shorter ticks are for draining: the modes' own
+	 * work keeps its period (witch reads each thread's signal mask from
+	 * /proc at its tick). */
+	uint64_t base = tick_base(r);
+	uint64_t due_after = base > REC_YOUNG_TICK_NS / 2 ? base - REC_YOUNG_TICK_NS / 2 : 0;
+	bool mode_due = r->tick_ns >= base || now - r->last_mode_tick_ns >= due_after;
+	if (mode_due)
+		r->last_mode_tick_ns = now;
+	for_each_mode(r, m, tick) if (!r->write_err && mode_due)
 		rec_write_failed(r, m->tick(m, now));
 	uint64_t period = tick_period(r);
-	if (period != r->tick_ns && sup_session_tick_period(r->sup, period) == 0)
+	if (period != r->tick_ns && r->sup && sup_session_tick_period(r->sup, period) == 0)
 		r->tick_ns = period;
 	uint64_t interval = (now - r->start_ns) / 10;
 	if (interval < REC_FLUSH_MIN_NS)
@@ -1961,6 +1980,11 @@ static void on_tick(void *arg)
 			      (double)(now - r->start_ns) / 1e9, (unsigned long long)r->samples,
 			      n, n == 1 ? "" : "s", more, r->lost || r->cpu_lost ? ", samples lost" : "");
 	}
+}
+
+void rec_tick(struct rec *r)
+{
+	on_tick(r);
 }
 
 static int open_output(struct rec *r, const struct rec_options *o)

@@ -253,6 +253,8 @@ int rec_new_bare(struct rep_writer *w, const char *mode, struct rec_mode **modes
 /* The supervisor's hooks and the rings' sink of r. */
 const struct sup_hooks *rec_hooks(struct rec *r);
 const struct smp_sink *rec_sink(struct rec *r);
+/* The loop's tick, as the supervisor's timer calls it (unit tests). */
+void rec_tick(struct rec *r);
 
 /* psup run: the command (for the header); runs one run of it. */
 void rec_set_argv(struct rec *r, char *const *argv);

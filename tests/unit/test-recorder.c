@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "report/report-internal.h"
 #include "sampler/sampler.h"
 #include "supervisor/supervisor.h"
@@ -166,6 +167,14 @@ static bool f_bad_end(struct rec_mode *m)
 	return true;
 }
 
+static int f_tick(struct rec_mode *m, uint64_t now)
+{
+	(void)m;
+	(void)now;
+	logf_("tick");
+	return 0;
+}
+
 static void f_free(struct rec_mode *m)
 {
 	logf_("free");
@@ -192,6 +201,7 @@ static struct rec_mode *fake_new(void)
 		.signal_stop = f_signal_stop,
 		.own_breakpoint = f_own_breakpoint,
 		.flush = f_flush,
+		.tick = f_tick,
 		.finish = f_finish,
 		.end = f_end,
 		.bad_end = f_bad_end,
@@ -258,6 +268,21 @@ int main(void)
 	if (strcmp(seen, want))
 		fprintf(stderr, "# saw  %s\n# want %s\n", seen, want);
 	CHECK_EQ_INT(EXP_BLOCK_OTHER, 3);
+
+	/* In the run's first second the loop ticks every 10 ms to drain, but a
+	 * mode that asks no tick of its own is called at most every ~100 ms:
+	 * ten ticks in a row reach it once (twice if they took 95 ms). */
+	seen[0] = '\0';
+	uint64_t t0 = psup_now_ns();
+	for (int i = 0; i < 10; i++)
+		rec_tick(r);
+	unsigned ticks = 0;
+	for (const char *p = seen; (p = strstr(p, "tick;")); p++)
+		ticks++;
+	if (psup_now_ns() - t0 < 90000000ULL)
+		CHECK_EQ_INT(ticks, 1);
+	else
+		CHECK(ticks >= 1 && ticks <= 2);
 
 	/* the end: the last events, the last flush, the totals, the verdict */
 	seen[0] = '\0';
