@@ -171,7 +171,9 @@ struct rec_mode {
 	bool (*own_breakpoint)(struct rec_mode *m, pid_t tid, uint64_t addr);
 
 	/* ---- periodic ---- */
-	/* The loop's tick, after every ring was drained up to now. */
+	/* The loop's tick, after every ring was drained up to now: at the
+	 * shortest period a mode asks (tick_ns), at most 100 ms; the run's
+	 * first second drains every 10 ms without calling it. */
 	int (*tick)(struct rec_mode *m, uint64_t now);
 	/* Counts to the record file (every few seconds, and at the end). */
 	int (*flush)(struct rec_mode *m);
