@@ -92,8 +92,11 @@ struct rec_thread {
 	uint64_t created;
 	char comm[16];
 	struct rec_snapshot *creator;
-	uint64_t probe_running_ns; /* when /proc last found it running */
-	bool told;                 /* begun from the records (no stop) */
+	/* Its last /proc read of the call it blocks in (block_probe_nr()):
+	 * when, and at which address in which call (0: running, or none). */
+	uint64_t probe_ns, probe_pc;
+	long probe_nr;
+	bool told; /* begun from the records (no stop) */
 };
 
 struct rec_proc {
@@ -644,9 +647,13 @@ struct block_probe {
 	const struct smp_block *b;
 };
 
-/* A thread found running is not read again for a while: a ring drained at
- * once holds many of its samples. */
-#define BLOCK_PROBE_RUNNING_NS (1000ULL * 1000ULL)
+/* A thread is not read again for a while: a ring drained at once holds
+ * many of its samples, and /proc says where it is now, not where each of
+ * them was. Read again at once, a thread found blocked elsewhere used up
+ * all of a site's first reads in one instant (Go's sysmon found in a futex
+ * 16 times for its usleep's site, 1 ms into a drain every 10 ms: the
+ * site's sleeps read "other" for the whole run). */
+#define BLOCK_PROBE_AGAIN_NS (1000ULL * 1000ULL)
 
 static long block_probe_nr(void *arg)
 {
@@ -656,8 +663,8 @@ static long block_probe_nr(void *arg)
 	struct sup_syscall sc;
 	int err;
 
-	if (t && t->probe_running_ns && now - t->probe_running_ns < BLOCK_PROBE_RUNNING_NS)
-		return EXP_BLOCK_NR_NOT_NOW;
+	if (t && t->probe_ns && now - t->probe_ns < BLOCK_PROBE_AGAIN_NS)
+		return t->probe_pc && t->probe_pc == bp->b->regs[SMP_REG_IP] ? t->probe_nr : EXP_BLOCK_NR_NOT_NOW;
 	/* Past its exit stop it is in exit(), not at the site: /proc would
 	 * show another call (block_probe_code()); reaped, it has none. */
 	if (thread_past_exit(t))
@@ -668,8 +675,11 @@ static long block_probe_nr(void *arg)
 	if (sup_session_exec_entry(bp->r->sup, bp->b->pid))
 		return EXP_BLOCK_NR_NOT_NOW;
 	err = sup_thread_syscall(bp->b->pid, bp->b->tid, &sc);
-	if (err == -EAGAIN && t)
-		t->probe_running_ns = now;
+	if (t && (err == 0 || err == -EAGAIN)) {
+		t->probe_ns = now;
+		t->probe_pc = err == 0 && sc.nr >= 0 ? sc.pc : 0;
+		t->probe_nr = err == 0 ? sc.nr : EXP_BLOCK_NR_UNKNOWN;
+	}
 	if (err < 0 || sc.pc != bp->b->regs[SMP_REG_IP])
 		return EXP_BLOCK_NR_UNKNOWN;
 	return sc.nr;
