@@ -1931,14 +1931,11 @@ static uint64_t tick_base(struct rec *r)
 	return tick;
 }
 
-/* The loop's period: tick_base(), shorter in the run's first second. */
-static uint64_t tick_period(struct rec *r)
+/* The loop's period at now: base (tick_base()), shorter in the run's first
+ * second. */
+static uint64_t tick_period(const struct rec *r, uint64_t base, uint64_t now)
 {
-	uint64_t tick = tick_base(r);
-
-	if (psup_now_ns() - r->start_ns < REC_YOUNG_NS && REC_YOUNG_TICK_NS < tick)
-		tick = REC_YOUNG_TICK_NS;
-	return tick;
+	return now - r->start_ns < REC_YOUNG_NS && REC_YOUNG_TICK_NS < base ? REC_YOUNG_TICK_NS : base;
 }
 
 static void on_tick(void *arg)
@@ -1966,7 +1963,7 @@ static void on_tick(void *arg)
 		r->last_mode_tick_ns = now;
 	for_each_mode(r, m, tick) if (!r->write_err && mode_due)
 		rec_write_failed(r, m->tick(m, now));
-	uint64_t period = tick_period(r);
+	uint64_t period = tick_period(r, base, now);
 	if (period != r->tick_ns && r->sup && sup_session_tick_period(r->sup, period) == 0)
 		r->tick_ns = period;
 	uint64_t interval = (now - r->start_ns) / 10;
@@ -2170,6 +2167,10 @@ static void open_cpu_rings(struct rec *r)
 
 static void rec_release(struct rec *r)
 {
+	/* The recorder's end, however it ends (a program killed before the
+	 * first tick, whose signal psup run re-raises without exit()): the
+	 * probes go to their keeper if no tick handed them over. */
+	smp_keep_probes();
 	for (size_t i = 0; i < r->threads.cap; i++) {
 		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
 		if (r->threads.keys[i] && t) {
@@ -2579,7 +2580,7 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	struct sym_cache_stats cs;
 	int err;
 
-	r->tick_ns = tick_period(r);
+	r->tick_ns = tick_period(r, tick_base(r), psup_now_ns());
 	if (sup_session_set_tick(r->sup, r->tick_ns, on_tick, r) < 0)
 		pr_warn("no periodic drain: samples may be lost");
 	for (unsigned i = 0; i < r->ncpu_rings; i++)

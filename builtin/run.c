@@ -21,7 +21,6 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "sampler/sampler.h"
 #include "supervisor/supervisor.h"
 
 /* The modes, in the order the recorder calls them. */
@@ -385,9 +384,6 @@ static int mirror_exit(const struct sup_result *res)
 	sigaddset(&set, res->signal);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	fflush(NULL);
-	/* No exit() and its atexit handlers on this path: the probes go to
-	 * their keeper now if no tick did it (a program killed at once). */
-	smp_keep_probes();
 	raise(res->signal);
 	return 128 + res->signal;
 }

@@ -456,8 +456,9 @@ static int wakeup_tp_probe = -1;
 /*
  * The fork of the keeper (0.4-1.2 ms) is not made before the program
  * starts: smp_keep_probes() makes it when the recorder first has time (its
- * first tick), or at psup's end if that comes first (atexit, and psup run's
- * re-raise of the program's fatal signal, which skips exit()).
+ * first tick), or at the recorder's end if that comes first (psup run
+ * re-raises a program's fatal signal without exit()); atexit() for any
+ * other user of the probes.
  */
 static int keep_fd = -1, keep_fd2 = -1;
 static pid_t keep_owner;

@@ -168,7 +168,7 @@ bool smp_have_wakeup_tracepoint(void);
 /* Hands the tracepoint probes to the keeper process that closes them after
  * psup's exit (its RCU grace period is nobody's wait; sampler/event.c).
  * Once; later calls do nothing. Call it when there is time, off the
- * program's start, and before psup ends without exit() (a re-raised
+ * program's start, and before psup may end without exit() (a re-raised
  * signal); exit() makes it (atexit) if nothing did. */
 void smp_keep_probes(void);
 
