@@ -148,12 +148,14 @@ static void on_wakeup(void *arg, const struct smp_wakeup *w)
 	keep_stack(m, x, &x->u.wakeup.stack, &x->u.wakeup.stack_size);
 }
 
-/* A rename goes out at the next flush, as before comm records had a time
- * here; an exec's name in its place among the process's records (after the
- * old program's, before the new one's mappings). */
+/* A name in its place in time: an exec's among the process's records
+ * (after the old program's, before the new one's mappings); a rename after
+ * the thread's fork record, which another CPU's ring may hold (a thread
+ * named by its creator right after pthread_create kept its creator's name
+ * when renames went out first in the flush). */
 static void on_comm(void *arg, pid_t pid, pid_t tid, const char *name, bool exec, uint64_t time)
 {
-	struct merge_entry *x = add(arg, MERGE_COMM, exec ? time : 0);
+	struct merge_entry *x = add(arg, MERGE_COMM, time);
 
 	if (!x)
 		return;

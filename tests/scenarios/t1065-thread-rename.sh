@@ -25,4 +25,14 @@ run_psup 120 run -q -o cpu.cbor -- "$TARGETS/rename" 1.2
 expect_rc 0
 report_json cpu.cbor >cpu.json
 check_names cpu.json "default sampling"
+# Renamed by its creator right after pthread_create: the rename's record
+# (on the creator's CPU) and the thread's fork record (on another CPU's
+# ring, perhaps) are taken in time order, the fork first.
+for i in 1 2 3; do
+	run_psup 60 run -q -o early$i.cbor -- "$TARGETS/rawsleep" 0.3
+	expect_rc 0
+	report_json early$i.cbor >early$i.json
+	jq_check early$i.json '[.threads[] | select(.tid != .pid) | .name] == ["rawsleeper"]' \
+		"run $i: a thread renamed right after its creation keeps its creator's name"
+done
 check_nothing_left
