@@ -699,6 +699,23 @@ static enum exp_block_kind block_probe_name(void *arg, bool *raw)
 	return kind;
 }
 
+/* The code before a block's IP, from its thread's process. A thread the
+ * session does not hold (told by the records: every thread but the first
+ * when psup runs without stops) is read through its process id: its sites
+ * in the program's own code (Go's runtime makes its system calls there)
+ * were named by /proc's timing alone before (t1100: Go's sysmon, blocked
+ * elsewhere at each read, had its sleeps named "other"). A process that
+ * exec'd or ended since shows other bytes or none: a site misread is
+ * named by its function, as when the read fails. */
+static long code_read(const struct block_probe *bp, uint64_t from, uint8_t *buf, size_t len)
+{
+	long n = sup_thread_read(bp->r->sup, bp->b->tid, from, buf, len);
+
+	if (n == -ESRCH && bp->t && !bp->t->reaped)
+		n = sup_proc_read(bp->b->pid, from, buf, len);
+	return n;
+}
+
 static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 {
 	const struct block_probe *bp = arg;
@@ -716,11 +733,11 @@ static size_t block_probe_code(void *arg, uint8_t *buf, size_t len)
 	 * as when the read failed (EFAULT, t3076); reaped, it has none. */
 	if (thread_past_exit(bp->t))
 		return 0;
-	if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+	if (code_read(bp, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 		return (size_t)(ip - from);
 	if ((ip & ~4095ULL) > from) { /* the page before may be unmapped */
 		from = ip & ~4095ULL;
-		if (sup_thread_read(bp->r->sup, bp->b->tid, from, buf, (size_t)(ip - from)) == (long)(ip - from))
+		if (code_read(bp, from, buf, (size_t)(ip - from)) == (long)(ip - from))
 			return (size_t)(ip - from);
 	}
 	return 0;

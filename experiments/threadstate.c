@@ -206,10 +206,29 @@ enum exp_block_kind exp_block_kind_of(const char *function, uint64_t arg0, uint6
 		"semop", "semtimedop", "flock", "fcntl", "ioctl", NULL,
 	};
 	/* clang-format on */
+	/* Go's runtime makes its own system calls: those below, and its
+	 * futex calls. Its other functions' names (runtime.recv,
+	 * runtime.selectgo, runtime.readvarint) would match the lists above
+	 * by their prefixes. */
+	static const struct {
+		const char *name;
+		enum exp_block_kind kind;
+	} go[] = {
+		{ "runtime.usleep", EXP_BLOCK_SLEEP },
+		{ "runtime.read", EXP_BLOCK_IO },
+		{ "runtime.write1", EXP_BLOCK_IO },
+		{ "runtime.epollwait", EXP_BLOCK_IO },
+	};
 	const char *f;
 
 	if (!function)
 		return EXP_BLOCK_OTHER;
+	if (!strncmp(function, "runtime.", 8)) {
+		for (size_t i = 0; i < sizeof(go) / sizeof(go[0]); i++)
+			if (!strcmp(function, go[i].name))
+				return go[i].kind;
+		return strstr(function, "futex") ? EXP_BLOCK_FUTEX : EXP_BLOCK_OTHER;
+	}
 	f = plain_name(function);
 	if (strstr(f, "futex") || starts_with_any(f, futex))
 		return EXP_BLOCK_FUTEX;

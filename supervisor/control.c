@@ -81,15 +81,12 @@ int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *r
 	return t ? sup_thread_regs_of(t, regs) : -ESRCH;
 }
 
-long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len)
+long sup_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct sup_thread *t = sup_thread_find(s, tid);
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n;
 
-	if (!t)
-		return -ESRCH;
-	n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (n >= 0)
 		return (long)n;
 	if (errno != EFAULT || len <= 1)
@@ -99,8 +96,15 @@ long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf,
 	if (page_end - addr >= len)
 		return -EFAULT;
 	local.iov_len = remote.iov_len = (size_t)(page_end - addr);
-	n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	return n < 0 ? -errno : (long)n;
+}
+
+long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct sup_thread *t = sup_thread_find(s, tid);
+
+	return t ? sup_proc_read(t->pid, addr, buf, len) : -ESRCH;
 }
 
 static int peek_dr(pid_t tid, int i, uint64_t *out)

@@ -320,6 +320,11 @@ int sup_thread_regs(struct sup_session *s, pid_t tid, struct user_regs_struct *r
 /* Copies len bytes at addr of tid's address space (process_vm_readv).
  * Returns the bytes read (short at an unmapped page) or -errno. */
 long sup_thread_read(struct sup_session *s, pid_t tid, uint64_t addr, void *buf, size_t len);
+/* The same by process, for a thread the session does not hold (one told
+ * by the records): nothing says the process is still the one meant (it
+ * may have exec'd or ended since), so only for bytes whose misreading
+ * costs a guess, never a write or a decision about the program. */
+long sup_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* As sup_thread_read(), from the copy sup_thread_snapshot() made of its
  * stack at this stop when that covers [addr, addr + len): a creator's
  * clone_args lie there (clone3 from glibc's pthread_create), and each read

@@ -46,4 +46,14 @@ report_json --view locks f.cbor >f.json
 jq_check f.json '.locks | length >= 2' "fewer than two locks in a raw-futex pipeline"
 jq_check f.json '[.locks[].address | select(length < 8)] | length == 0' \
 	"a raw futex wait is charged to its op, not its address"
+# A sleep at the program's own syscall instruction (as Go's runtime makes
+# them: a function named for nothing), 50 us between 20 ms waits elsewhere:
+# /proc nearly always finds the thread in the wait, so the code before the
+# site tells the sleep. The thread is told by the records, not stopped:
+# its code is read through its process.
+run_psup 60 run -q -o r.cbor -- "$TARGETS/rawsleep" 1.5
+expect_rc 0
+report_json r.cbor >r.json
+jq_check r.json '[.threads[] | select(.tid != .pid) | .times | .blocked_sleep > 2 * .blocked_other] == [true]' \
+	"a sleep at the program's own syscall instruction is not a sleep"
 check_nothing_left

@@ -259,6 +259,15 @@ int main(void)
 	CHECK_EQ_INT(exp_block_kind_of("epoll_wait", 0, 0), EXP_BLOCK_IO);
 	CHECK_EQ_INT(exp_block_kind_of("__GI___clock_nanosleep", 0, 0), EXP_BLOCK_SLEEP);
 	CHECK_EQ_INT(exp_block_kind_of("pthread_create", 0, 0), EXP_BLOCK_OTHER);
+	/* Go's runtime, whose system calls are its own. */
+	CHECK_EQ_INT(exp_block_kind_of("runtime.usleep", 0, 0), EXP_BLOCK_SLEEP);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.futex", 0, 0), EXP_BLOCK_FUTEX);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.futexsleep", 0, 0), EXP_BLOCK_FUTEX);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.read", 0, 0), EXP_BLOCK_IO);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.epollwait", 0, 0), EXP_BLOCK_IO);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.mcall", 0, 0), EXP_BLOCK_OTHER);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.recv", 0, 0), EXP_BLOCK_OTHER);
+	CHECK_EQ_INT(exp_block_kind_of("runtime.selectgo", 0, 0), EXP_BLOCK_OTHER);
 	CHECK_EQ_INT(exp_block_kind_of(NULL, 0, 0), EXP_BLOCK_OTHER);
 	/* syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, ...) */
 	CHECK_EQ_INT(exp_block_kind_of("syscall", 0x7f0000001000, 128), EXP_BLOCK_FUTEX);
