@@ -13,6 +13,7 @@ copy of its sources (git archive of HEAD, configured once with meson; cleaned
 before each run, untimed).
 
 usage: tests/bench/overhead.py [--build build] [--rounds 5] [--iterations N] [--only ROW] [--tool TOOL]
+                              [--psup OTHER/psup]
 """
 import argparse
 import os
@@ -86,6 +87,8 @@ def main():
     ap.add_argument("--period", type=int, default=1_000_000, help="ns (task-clock)")
     ap.add_argument("--only", action="append", help="run the rows whose name contains this (repeatable)")
     ap.add_argument("--tool", action="append", help="only the columns whose name is this (repeatable)")
+    ap.add_argument("--psup", action="append", default=[], metavar="BINARY",
+                    help="another psup build as a column of its own, `psup run` as the psup column (A/B)")
     ap.add_argument("--cpu", action="store_true",
                     help="also the ratio of CPU time (the tool's and its target's over the native run's)")
     args = ap.parse_args()
@@ -123,6 +126,9 @@ def main():
         "psup attach": attached(),
         "psup attach --stops": attached("--stops"),
     }
+    for other in args.psup:
+        tools[f"psup ({other})"] = (lambda b: lambda prog: [b, "run", "-q", "-f", "-o", out, "-c", str(args.period),
+                                                            "--"] + prog)(other)
     if perf:
         tools["perf record"] = lambda prog: [perf, "record", "-q", "-e", "task-clock", "-c", str(args.period),
                                              "-o", pdata, "--"] + prog
@@ -135,7 +141,7 @@ def main():
             "-o", pdata, "--"] + prog
 
     if args.tool:
-        tools = {n: f for n, f in tools.items() if n in args.tool}
+        tools = {n: f for n, f in tools.items() if n in args.tool or n.startswith("psup (")}
         if not tools:
             sys.exit(f"bench: no tool named {args.tool}")
 
