@@ -29,3 +29,7 @@ jq_check a.json '.summary.samples > 50' "too few samples in 0.5 s of the target'
 s=$(func_total_pct a.json busy_loop)
 in_range "$s" 80 100 || fail "busy_loop has $s%"
 jq_check a.json '.runs[0].mode == "attach"' "run mode not recorded as attach"
+# the command is the target's own, from its /proc cmdline (not "pid N")
+jq_check a.json ".runs[0].argv == [\"$TARGETS/busy\"]" "the attached process's command line is not recorded"
+"$PSUP" report --view summary a.cbor | grep -q "command  *$TARGETS/busy\$" ||
+	fail "the summary does not name the attached command"
