@@ -2,7 +2,8 @@
 """Start-up of big programs under `psup run` next to their native runs.
 
 For each program the commands run interleaved in every round (native, then
-each psup binary given, in turn), so CPU-speed drift hits them alike. Each
+each psup binary given, the first one turning each round), so CPU-speed
+drift and the run just before hit them alike. Each
 cell is the median over the rounds of the round's wall-time ratio to the
 native run, with its min-max spread; psup's own CPU time, the samples kept
 and those lost come from `psup run -v` (medians). Programs that are not
@@ -95,10 +96,15 @@ def main():
         run(prog)  # warm the page cache
         for p in psups:
             run([p, "run", "-q", "-f", "-o", out, "--"] + prog)
-        for _ in range(args.rounds):
+        for i in range(args.rounds):
             n, _err = run(prog)
             native.append(n)
-            for p in psups:
+            # The builds' order turns each round: in a fixed order the
+            # second build always ran right after another psup run (whose
+            # keeper may still hold the tracepoints, sampler/event.c), and
+            # two builds read 1.22 and 1.32 on chromium that read level
+            # with the order swapped each round.
+            for p in psups[i % len(psups):] + psups[:i % len(psups)]:
                 t, err = run([p, "run", "-v", "-f", "-o", out, "--"] + prog)
                 ratios[p].append(t / n)
                 stats[p].append(parse_v(err))
