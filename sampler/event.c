@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -435,8 +437,8 @@ static int wakeup_tp_probe = -1;
 /*
  * The exit's grace period is not psup's either: a keeper process holds a
  * copy of the probe's fd until psup is gone, so the last close (and the
- * wait) happens in the keeper, which nobody waits for. psup forks a child
- * that forks the keeper and exits at once (the keeper is not psup's child:
+ * wait) happens in the keeper, which nobody waits for. A child of psup's
+ * makes the keeper and exits at once (the keeper is not psup's child:
  * psup's wait loop ends on ECHILD, and a child would show in its process
  * tree). The keeper keeps nothing else open (a pipe's reader waiting for
  * psup's output must see its end), leaves the terminal's session (Ctrl-C
@@ -454,52 +456,110 @@ static int wakeup_tp_probe = -1;
  */
 #define KEEPER_LINGER_S 1
 /*
- * The fork of the keeper (0.4-1.2 ms) is not made before the program
- * starts: smp_keep_probes() makes it when the recorder first has time (its
+ * The keeper is not made before the program starts (a fork of it took
+ * 0.4-1.2 ms): smp_keep_probes() makes it when the recorder first has time (its
  * first tick), or at the recorder's end if that comes first (psup run
  * re-raises a program's fatal signal without exit()); atexit() for any
  * other user of the probes.
  */
 static int keep_fd = -1, keep_fd2 = -1;
 static pid_t keep_owner;
-static void keep_after_exit(int fd, int fd2)
+
+/*
+ * The keeper shares psup's memory (CLONE_VM), so that making it copies no
+ * page table (fork() did, twice: 0.4-0.7 ms of a short run's end) and
+ * psup's own exit leaves the address space to the keeper to take down
+ * (its last user). Its arguments and stack, and those of the child that
+ * makes it (CLONE_VFORK: psup waits for that one), lie in a region psup
+ * never unmaps. The keeper runs beside psup on the same memory, TLS
+ * included: it makes its system calls raw (no errno, nothing of psup's
+ * touched) and touches nothing but that region.
+ */
+#define KEEPER_STACK (64 * 1024)
+
+struct keeper_region {
+	int fd, fd2, end;
+	char parent_stack[KEEPER_STACK] __attribute__((aligned(16)));
+	char stack[KEEPER_STACK] __attribute__((aligned(16)));
+};
+
+static inline long keeper_syscall(long nr, long a, long b, long c)
 {
-	int pipefd[2];
-	pid_t child;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+__attribute__((no_sanitize("address", "undefined"))) static int keeper_main(void *arg)
+{
+	const struct keeper_region *k = arg;
+	long kept = keeper_syscall(SYS_fcntl, k->fd, F_DUPFD, 3);
+	long kept2 = k->fd2 >= 0 ? keeper_syscall(SYS_fcntl, k->fd2, F_DUPFD, 3) : -1;
+	long end = keeper_syscall(SYS_fcntl, k->end, F_DUPFD, 3);
+	struct timespec linger = { KEEPER_LINGER_S, 0 };
 	char c;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return;
-	child = fork();
-	if (child == 0) {
-		/* Only async-signal-safe calls: psup may have threads. */
-		if (fork() != 0)
-			_exit(0);
-		int kept = fcntl(fd, F_DUPFD, 3);
-		int kept2 = fd2 >= 0 ? fcntl(fd2, F_DUPFD, 3) : -1;
-		int end = fcntl(pipefd[0], F_DUPFD, 3);
+	keeper_syscall(SYS_setsid, 0, 0, 0);
+	if (kept < 0 || end < 0 || keeper_syscall(SYS_dup2, kept, 0, 0) < 0 ||
+	    keeper_syscall(SYS_dup2, end, 1, 0) < 0)
+		keeper_syscall(SYS_exit, 1, 0, 0);
+	/* The second probe, if any, in place of stderr. */
+	if (kept2 < 0 || keeper_syscall(SYS_dup2, kept2, 2, 0) < 0)
+		keeper_syscall(SYS_close, 2, 0, 0);
+	keeper_syscall(SYS_close_range, 3, ~0U, 0);
+	while (keeper_syscall(SYS_read, 1, (long)&c, 1) == -EINTR)
+		;
+	while (keeper_syscall(SYS_nanosleep, (long)&linger, (long)&linger, 0) == -EINTR)
+		;
+	keeper_syscall(SYS_exit, 0, 0, 0);
+	return 0;
+}
 
-		setsid();
-		if (kept < 0 || end < 0 || dup2(kept, 0) < 0 || dup2(end, 1) < 0)
-			_exit(1);
-		/* The second probe, if any, in place of stderr. */
-		if (kept2 < 0 || dup2(kept2, 2) < 0)
-			close(2);
-		close_range(3, ~0U, 0);
-		while (read(1, &c, 1) < 0 && errno == EINTR)
-			;
-		for (unsigned left = KEEPER_LINGER_S; left;)
-			left = sleep(left);
-		_exit(0);
+/* psup is stopped meanwhile (CLONE_VFORK). The keeper is not psup's
+ * child: psup's wait loop ends on ECHILD, and a child would show in its
+ * process tree. */
+__attribute__((no_sanitize("address", "undefined"))) static int keeper_parent(void *arg)
+{
+	struct keeper_region *k = arg;
+
+	clone(keeper_main, k->stack + sizeof(k->stack), CLONE_VM | SIGCHLD, k);
+	return 0;
+}
+
+static void keep_after_exit(int fd, int fd2)
+{
+	struct keeper_region *k;
+	int pipefd[2], saved = errno;
+	pid_t child;
+
+	k = mmap(NULL, sizeof(*k), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (k == MAP_FAILED)
+		return;
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		munmap(k, sizeof(*k));
+		return;
 	}
+	k->fd = fd;
+	k->fd2 = fd2;
+	k->end = pipefd[0];
+	child = clone(keeper_parent, k->parent_stack + sizeof(k->parent_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
+		      k);
 	close(pipefd[0]);
 	if (child < 0) {
 		close(pipefd[1]);
+		munmap(k, sizeof(*k));
+		errno = saved;
 		return;
 	}
 	while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
 		;
-	/* The write end stays open, never written, for psup's life. */
+	errno = saved;
+	/* The write end stays open, never written, for psup's life; the
+	 * region stays mapped for the keeper's. */
 }
 
 static void wakeup_tp_init(void)
