@@ -178,7 +178,9 @@ static int print_folded(const struct rep_profile *p, FILE *out)
 		pairs = NULL;
 	}
 	if (!rc) {
-		qsort(lines, nlines, sizeof(*lines), cmp_folded);
+		/* no lines (no samples): lines is NULL, which qsort() may not get */
+		if (nlines)
+			qsort(lines, nlines, sizeof(*lines), cmp_folded);
 		for (size_t i = 0; i < nlines;) {
 			uint64_t count = 0;
 			size_t j = i;

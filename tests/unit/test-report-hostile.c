@@ -316,6 +316,51 @@ static void test_export_escapes(void)
 	}
 }
 
+/* A run without samples exports as nothing: no folded line, a speedscope
+ * file without profiles, a pprof profile without samples. Found by
+ * fuzz-exports: the folded export passed qsort() its NULL array of no
+ * lines (undefined; the sanitizer build stops on it). */
+static void test_exports_empty(void)
+{
+	static const enum rep_format fmts[] = { REP_FORMAT_FOLDED, REP_FORMAT_SPEEDSCOPE,
+						REP_FORMAT_PPROF };
+	struct rep_header h = { .mode = "run", .pid = 1, .event = "task-clock", .period = 1 };
+	struct rep_thread t = { 1, 1, 0, "t", 1, 0 };
+	struct rep_end e = { .time = 9, .reason = "exit" };
+	struct rep_profile *p;
+	struct rep_writer *w;
+	char file[256], err[256];
+
+	snprintf(file, sizeof(file), "%s/empty.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(file, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_end(w, &e), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		struct rep_options o = { .format = fmts[i] };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+
+		CHECK(mem != NULL);
+		if (!mem)
+			continue;
+		CHECK_EQ_INT(rep_print(p, &o, mem), 0);
+		fclose(mem);
+		if (fmts[i] == REP_FORMAT_FOLDED)
+			CHECK_EQ_INT(len, 0);
+		else if (fmts[i] == REP_FORMAT_SPEEDSCOPE)
+			CHECK(buf && strstr(buf, "\"profiles\":[]") != NULL);
+		else
+			CHECK(len > 0); /* gzip's header and trailer at least */
+		free(buf);
+	}
+	rep_profile_free(p);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -325,6 +370,7 @@ int main(void)
 	test_stream_bound();
 	test_seed_independent();
 	test_export_escapes();
+	test_exports_empty();
 	fx_run("rm -rf %s", tmpdir);
 	return tap_done();
 }
