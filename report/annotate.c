@@ -88,7 +88,13 @@ static int observe_loc(struct rep_annotate *a, const struct rep_rec *r)
 	if (!outer->function.p || outer->function.len != strlen(a->function) ||
 	    memcmp(outer->function.p, a->function, outer->function.len))
 		return 0;
-	key.image = intern(a, r->s[REP_K_IMAGE], &err);
+	/* as the model names it: a loc without an image is still in one, and
+	 * the listing and psup annotate print and compare it */
+	if (rep_rec_has(r, REP_K_IMAGE) && r->s[REP_K_IMAGE].len)
+		key.image = intern(a, r->s[REP_K_IMAGE], &err);
+	else
+		key.image = intern(a, (struct rep_slice){ REP_IMAGE_UNKNOWN, strlen(REP_IMAGE_UNKNOWN) },
+				   &err);
 	key.build_id = intern(a, r->s[REP_K_BUILD_ID], &err);
 	key.offset = r->u[REP_K_OFFSET];
 	key.nframes = r->nframes < REP_ANNOTATE_MAX_FRAMES ? (unsigned)r->nframes

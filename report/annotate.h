@@ -26,6 +26,7 @@ struct rep_annotate_frame {
 
 /* One sampled address of the function: in image (build_id may be NULL). */
 struct rep_annotate_addr {
+	/* image: never NULL ("[unknown]" when the record names none) */
 	const char *image, *build_id;
 	uint64_t offset; /* ELF virtual address in the image (loc "offset") */
 	uint64_t samples;

@@ -555,7 +555,7 @@ static const char *base_name(const char *path)
 /* Kernel and unmapped code: one location each, whatever the offset. */
 static bool whole_image_name(const char *img)
 {
-	return strcmp(img, "[kernel]") == 0 || strcmp(img, "[unknown]") == 0;
+	return strcmp(img, "[kernel]") == 0 || strcmp(img, REP_IMAGE_UNKNOWN) == 0;
 }
 
 /*
@@ -620,7 +620,7 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 	}
 	image = rep_rec_has(r, REP_K_IMAGE) && r->s[REP_K_IMAGE].len
 			? intern_slice(p, r->s[REP_K_IMAGE])
-			: intern_str(p, "[unknown]");
+			: intern_str(p, REP_IMAGE_UNKNOWN);
 	if (image < 0)
 		return (int)image;
 	if (rep_rec_has(r, REP_K_SYMBOLS) && r->s[REP_K_SYMBOLS].len) {

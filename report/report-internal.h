@@ -135,6 +135,10 @@ struct rep_mframe {
 	uint32_t line;
 };
 
+/* The image of a loc whose record names none (or ""): the model and
+ * annotate's addresses call it this. */
+#define REP_IMAGE_UNKNOWN "[unknown]"
+
 /* A merged location: identity is (image, frames) -- an unknown function is
  * named "[image+0xoffset]", which puts the offset into the identity. */
 struct rep_mloc {

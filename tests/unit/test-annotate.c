@@ -46,6 +46,33 @@ static int write_run(const char *path, uint64_t id_base)
 	return rc;
 }
 
+/* compute at 0x10 and 0x14 in a loc with "image": null (the model calls
+ * the image "[unknown]"). Found by fuzz-exports: annotate kept the image
+ * NULL, and its listing and psup annotate's grouping read it. */
+static int write_run_no_image(const char *path)
+{
+	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock", .period = 1000000, .clock_event = true };
+	struct rep_frame f1[] = { { "compute", "/src/app.c", 5 } };
+	struct rep_loc l1 = { 1, 100, 0x1010, NULL, NULL, 0x10, 1, f1 };
+	struct rep_loc l2 = { 2, 100, 0x1014, NULL, NULL, 0x14, 1, f1 };
+	uint64_t pairs[] = { 1, 2, 2, 3 };
+	struct rep_thread t = { .tid = 100, .pid = 100, .time = 2 };
+	struct rep_end e = { .time = 9, .reason = "exit", .samples = 5 };
+	struct rep_writer *w;
+	int rc;
+
+	if (rep_writer_open(path, REP_WRITER_FORCE, &w))
+		return -1;
+	rc = rep_write_header(w, &h);
+	rc |= rep_write_thread(w, &t);
+	rc |= rep_write_loc(w, &l1) | rep_write_loc(w, &l2);
+	rc |= rep_write_node(w, 1, 0, 1) | rep_write_node(w, 2, 0, 2);
+	rc |= rep_write_samples(w, 100, pairs, 2);
+	rc |= rep_write_end(w, &e);
+	rc |= rep_writer_close(w);
+	return rc;
+}
+
 int main(void)
 {
 	char a_path[128], b_path[128], err[256], *buf = NULL;
@@ -113,6 +140,29 @@ int main(void)
 	CHECK(n >= 1 && !strcmp(names[0], "compute"));
 	for (size_t i = 0; i < n; i++)
 		CHECK(strcmp(names[i], "main") != 0); /* not close */
+	rep_annotate_free(a);
+
+	/* a loc without an image: in "[unknown]", as the report says */
+	CHECK(write_run_no_image(a_path) == 0);
+	CHECK(rep_annotate_new("compute", &a) == 0);
+	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
+	addrs = rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, 2);
+	if (n == 2) {
+		CHECK(addrs[0].image && !strcmp(addrs[0].image, "[unknown]"));
+		CHECK(addrs[1].image && !strcmp(addrs[1].image, "[unknown]"));
+		CHECK(addrs[0].build_id == NULL);
+		struct rep_annotate_insn sampled[2] = {
+			{ addrs[0].offset, NULL, 1, { { "compute", "/src/app.c", 5 } } },
+			{ addrs[1].offset, NULL, 1, { { "compute", "/src/app.c", 5 } } },
+		};
+		buf = NULL;
+		out = open_memstream(&buf, &len);
+		CHECK(rep_annotate_print("compute", addrs, n, sampled, 2, out) == 0);
+		fclose(out);
+		CHECK(strstr(buf, "Samples of compute in [unknown]: 5 (self 5,") != NULL);
+		free(buf);
+	}
 	rep_annotate_free(a);
 
 	unlink(a_path);
