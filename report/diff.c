@@ -647,28 +647,39 @@ static bool row_slower(const struct rep_diff_row *r, double pct)
 	return r->significant && r->change > 0 && r->change_pct > pct;
 }
 
-static void fmt_val(const struct rep_diff *d, char *buf, size_t len, double v)
+/* v in the runs' unit, with a '+' before it when plus and v > 0: at most
+ * 17 bytes ("+999999999.999 s", "-1.23e+27 s"), well inside a cell. A
+ * time of 1e9 s and more (counts times periods that no run makes, but a
+ * record can say) goes in exponent form: "%.3f" would print every digit,
+ * cut at the cell's end. */
+static void fmt_val(const struct rep_diff *d, char *buf, size_t len, double v, bool plus)
 {
+	const char *sign = plus && v > 0 ? "+" : "";
 	double a = fabs(v);
 
 	if (!d->clock)
-		snprintf(buf, len, "%.4g ev", v);
+		snprintf(buf, len, "%s%.4g ev", sign, v);
 	else if (a < 1e3)
-		snprintf(buf, len, "%.0f ns", v);
+		snprintf(buf, len, "%s%.0f ns", sign, v);
 	else if (a < 1e6)
-		snprintf(buf, len, "%.2f us", v / 1e3);
+		snprintf(buf, len, "%s%.2f us", sign, v / 1e3);
 	else if (a < 1e9)
-		snprintf(buf, len, "%.2f ms", v / 1e6);
+		snprintf(buf, len, "%s%.2f ms", sign, v / 1e6);
+	else if (a < 1e18)
+		snprintf(buf, len, "%s%.3f s", sign, v / 1e9);
 	else
-		snprintf(buf, len, "%.3f s", v / 1e9);
+		snprintf(buf, len, "%s%.3g s", sign, v / 1e9);
 }
 
+/* At most 11 bytes ("+999999.9%", "+1.23e+20%"): the cell has 16. */
 static void fmt_pct(char *buf, size_t len, double pct)
 {
 	if (isinf(pct))
 		snprintf(buf, len, "new");
-	else
+	else if (fabs(pct) < 1e6)
 		snprintf(buf, len, "%+.1f%%", pct);
+	else
+		snprintf(buf, len, "%+.3g%%", pct);
 }
 
 bool rep_diff_slower(const struct rep_diff *d, double pct, char *why, size_t len)
@@ -687,8 +698,8 @@ bool rep_diff_slower(const struct rep_diff *d, double pct, char *why, size_t len
 	}
 	if (!worst)
 		return false;
-	fmt_val(d, b, sizeof(b), worst->base.mean);
-	fmt_val(d, n, sizeof(n), worst->new.mean);
+	fmt_val(d, b, sizeof(b), worst->base.mean, false);
+	fmt_val(d, n, sizeof(n), worst->new.mean, false);
 	fmt_pct(c, sizeof(c), worst->change_pct);
 	/* Names from the binary go into a message: only printable text. */
 	name[0] = 0;
@@ -744,13 +755,11 @@ struct cells {
 
 static void row_cells(const struct rep_diff *d, const struct rep_diff_row *r, struct cells *c)
 {
-	fmt_val(d, c->base, sizeof(c->base), r->base.mean);
+	fmt_val(d, c->base, sizeof(c->base), r->base.mean, false);
 	fmt_sd(c->bsd, sizeof(c->bsd), &r->base);
-	fmt_val(d, c->new, sizeof(c->new), r->new.mean);
+	fmt_val(d, c->new, sizeof(c->new), r->new.mean, false);
 	fmt_sd(c->nsd, sizeof(c->nsd), &r->new);
-	fmt_val(d, c->change, sizeof(c->change), r->change);
-	if (r->change > 0)
-		memmove(c->change + 1, c->change, strlen(c->change) + 1), c->change[0] = '+';
+	fmt_val(d, c->change, sizeof(c->change), r->change, true);
 	fmt_pct(c->pct, sizeof(c->pct), r->change_pct);
 	snprintf(c->bshare, sizeof(c->bshare), "%.1f%%", 100 * r->base.share);
 	snprintf(c->nshare, sizeof(c->nshare), "%.1f%%", 100 * r->new.share);

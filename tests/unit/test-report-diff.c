@@ -25,6 +25,9 @@ struct run {
 	uint64_t na, nb, nu, nc;
 };
 
+/* Every run's sampling period (ns): 1 ms but in test_huge_values. */
+static uint64_t run_period = 1000000;
+
 static int write_run(const char *path, const struct run *r)
 {
 	char exe[128];
@@ -36,7 +39,7 @@ static int write_run(const char *path, const struct run *r)
 		.wall_ns = 1,
 		.mono_ns = 1000,
 		.event = "task-clock",
-		.period = 1000000,
+		.period = run_period,
 		.clock_event = true,
 		.hostname = "host",
 	};
@@ -320,6 +323,39 @@ static void test_formats(void)
 	rep_diff_free(d);
 }
 
+/* Counts times periods far beyond any run's (a record can say anything):
+ * every cell shows its value, in exponent form, whole. The change cell
+ * had its '+' put in front by a memmove of the whole cell, which ran one
+ * byte past it when the value filled it, into the percent cell after it,
+ * and the cell printed into the next one. */
+static void test_huge_values(void)
+{
+	struct run b[] = { { "app", "aaaa", NULL, 0x1000, 1, 0, 0, 0 } };
+	struct run n[] = { { "app", "aaaa", NULL, 0x1000, 1000000000000000000, 0, 0, 0 } };
+	struct rep_diff *d = NULL;
+	char err[512] = "", *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	run_period = 1000000000000000000;
+	rc = diff(b, 1, n, 1, &d, err, sizeof(err));
+	run_period = 1000000;
+	CHECK_EQ_INT(rc, 0);
+	if (!d)
+		return;
+	mem = open_memstream(&buf, &len);
+	CHECK_EQ_INT(rep_diff_print(d, &(struct rep_diff_options){ REP_FORMAT_TEXT, 0 }, mem), 0);
+	fclose(mem);
+	/* work_a: base 1e18 ns, new 1e36 ns, change +1e36 ns, +1e20 percent */
+	CHECK(strstr(buf, "\n    1e+09 s      -     1e+27 s      -     +1e+27 s  +1e+20%  100.0%") !=
+	      NULL);
+	CHECK(strstr(buf, "Program: 1e+09 s -> 1e+27 s per run (sd - -> -), +1e+27 s +1e+20%,") !=
+	      NULL);
+	free(buf);
+	rep_diff_free(d);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -334,6 +370,7 @@ int main(void)
 	test_one_run();
 	test_malformed();
 	test_formats();
+	test_huge_values();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);
