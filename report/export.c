@@ -55,24 +55,43 @@ int rep_export_leaves(const struct rep_mthread *t, uint64_t **pairs, size_t *n)
 	return 0;
 }
 
-int rep_export_stack(const struct rep_profile *p, uint32_t node, uint32_t **buf, size_t *cap,
-		     size_t *n)
+int rep_export_stack(const struct rep_profile *p, uint32_t node, struct rep_export_path *path)
 {
-	*n = 0;
+	uint64_t frames = 0;
+
+	path->n = 0;
+	path->skip = 0;
+	path->truncated = false;
 	/* parents are defined before their children, so the walk ends */
 	for (uint32_t x = node; x != REP_NONE && x < p->nnodes; x = p->nodes[x].parent) {
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			uint32_t *nb = realloc(*buf, nc * sizeof(*nb));
+		if (frames >= REP_EXPORT_MAX_FRAMES) {
+			path->truncated = true;
+			break;
+		}
+		if (path->n == path->cap) {
+			size_t nc = path->cap ? path->cap * 2 : 64;
+			uint32_t *nb = realloc(path->locs, nc * sizeof(*nb));
 
 			if (!nb)
 				return -ENOMEM;
-			*buf = nb;
-			*cap = nc;
+			path->locs = nb;
+			path->cap = nc;
 		}
-		(*buf)[(*n)++] = p->nodes[x].loc;
+		path->locs[path->n++] = p->nodes[x].loc;
+		frames += p->locs[p->nodes[x].loc].nframes;
+	}
+	if (frames > REP_EXPORT_MAX_FRAMES) {
+		path->skip = (uint32_t)(frames - REP_EXPORT_MAX_FRAMES);
+		path->truncated = true;
 	}
 	return 0;
+}
+
+/* The frames of locs[k] that path gives: all, but the outermost loc's skip. */
+static uint32_t path_frames(const struct rep_profile *p, const struct rep_export_path *path,
+			    size_t k)
+{
+	return p->locs[path->locs[k]].nframes - (k == path->n - 1 ? path->skip : 0);
 }
 
 bool rep_export_timed(const struct rep_profile *p)
@@ -123,8 +142,8 @@ static int cmp_folded(const void *x, const void *y)
 static int print_folded(const struct rep_profile *p, FILE *out)
 {
 	struct folded_line *lines = NULL;
-	size_t nlines = 0, lcap = 0, cap = 0, n, npairs;
-	uint32_t *stack = NULL;
+	size_t nlines = 0, lcap = 0, npairs;
+	struct rep_export_path path = { 0 };
 	uint64_t *pairs = NULL;
 	int rc = 0;
 
@@ -136,7 +155,7 @@ static int print_folded(const struct rep_profile *p, FILE *out)
 			size_t len = 0;
 			bool first = true;
 
-			rc = rep_export_stack(p, (uint32_t)pairs[2 * i], &stack, &cap, &n);
+			rc = rep_export_stack(p, (uint32_t)pairs[2 * i], &path);
 			if (rc)
 				break;
 			mem = open_memstream(&text, &len);
@@ -144,10 +163,14 @@ static int print_folded(const struct rep_profile *p, FILE *out)
 				rc = -ENOMEM;
 				break;
 			}
-			for (size_t k = n; k-- > 0;) {
-				const struct rep_mloc *l = &p->locs[stack[k]];
+			if (path.truncated) {
+				rep_folded_put(mem, "[truncated]");
+				first = false;
+			}
+			for (size_t k = path.n; k-- > 0;) {
+				const struct rep_mloc *l = &p->locs[path.locs[k]];
 
-				for (uint32_t f = l->nframes; f-- > 0;) {
+				for (uint32_t f = path_frames(p, &path, k); f-- > 0;) {
 					if (!first)
 						fputc(';', mem);
 					first = false;
@@ -194,32 +217,78 @@ static int print_folded(const struct rep_profile *p, FILE *out)
 	for (size_t i = 0; i < nlines; i++)
 		free(lines[i].text);
 	free(lines);
-	free(stack);
+	free(path.locs);
 	return rc;
 }
 
 /* ---- speedscope ------------------------------------------------------------------ */
 
+/* speedscope's shared frames: one per (function, source file), numbered as
+ * the profiles first use them, and "[truncated]" (row REP_NONE). */
+struct ss_frames {
+	struct psup_u64map ix; /* function << 32 | file -> frame index + 1 */
+	uint32_t *rows;        /* frame index -> p->frames row (a sample of it) */
+	size_t n, cap;
+	uint64_t truncated; /* "[truncated]"'s frame index + 1; 0: unused */
+};
+
+/* The frame index of p->frames[row] (REP_NONE: "[truncated]") into *out,
+ * numbered on first use. 0 or -ENOMEM. */
+static int ss_frame(const struct rep_profile *p, struct ss_frames *s, uint32_t row,
+		    uint64_t *out)
+{
+	uint64_t *v;
+	bool created;
+
+	if (row == REP_NONE) {
+		v = &s->truncated;
+		created = !*v;
+	} else {
+		v = psup_u64map_upsert(&s->ix,
+				       (uint64_t)p->frames[row].function << 32 | p->frames[row].file,
+				       &created);
+		if (!v)
+			return -ENOMEM;
+	}
+	if (created) {
+		if (s->n == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 256;
+			uint32_t *nr = realloc(s->rows, nc * sizeof(*nr));
+
+			if (!nr) {
+				if (row != REP_NONE)
+					psup_u64map_remove(&s->ix, (uint64_t)p->frames[row].function << 32 |
+									   p->frames[row].file);
+				return -ENOMEM;
+			}
+			s->rows = nr;
+			s->cap = nc;
+		}
+		s->rows[s->n++] = row;
+		*v = s->n;
+	}
+	*out = *v - 1;
+	return 0;
+}
+
 /*
  * speedscope's file format: "profiles" (one "sampled" profile per thread
  * with samples: each a stack of frame indices, root first, and weights:
  * nanoseconds when every run counted time, else samples with unit "none"),
- * then "shared": {"frames": [{name, file}]}, a frame per (function, source
- * file), numbered as the profiles first use them.
+ * then "shared": {"frames": [{name, file}]} (struct ss_frames).
  */
 static int print_speedscope(const struct rep_profile *p, FILE *out)
 {
-	struct psup_u64map fidx; /* function << 32 | file -> frame index + 1 */
-	uint32_t *frames = NULL; /* frame index -> p->frames row (a sample of it) */
-	size_t nframes = 0, fcap = 0, cap = 0, n, npairs;
-	uint32_t *stack = NULL;
+	struct ss_frames sf = { .rows = NULL };
+	struct rep_export_path path = { 0 };
+	size_t npairs;
 	uint64_t *pairs = NULL;
 	bool timed = rep_export_timed(p), firstp = true;
 	const struct rep_run *r0 = p->nruns ? &p->runs[0] : NULL;
 	const char *argv0 = r0 && r0->has_argv && r0->nargv ? rep_str(p, r0->argv[0]) : NULL;
 	int rc = 0;
 
-	psup_u64map_init(&fidx);
+	psup_u64map_init(&sf.ix);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\"", out);
 	fputs(",\"exporter\":\"psup " PSUP_VERSION "\",\"name\":", out);
 	rep_json_str(out, argv0 ? argv0 : "psup profile");
@@ -252,40 +321,24 @@ static int print_speedscope(const struct rep_profile *p, FILE *out)
 			timed ? "nanoseconds" : "none", total);
 		for (size_t i = 0; i < npairs && !rc; i++) {
 			bool first = true;
+			uint64_t ix;
 
-			rc = rep_export_stack(p, (uint32_t)pairs[2 * i], &stack, &cap, &n);
+			rc = rep_export_stack(p, (uint32_t)pairs[2 * i], &path);
 			if (rc)
 				break;
 			fputs(i ? ",[" : "[", out);
-			for (size_t k = n; k-- > 0 && !rc;) {
-				const struct rep_mloc *l = &p->locs[stack[k]];
+			if (path.truncated && !(rc = ss_frame(p, &sf, REP_NONE, &ix))) {
+				fprintf(out, "%" PRIu64, ix);
+				first = false;
+			}
+			for (size_t k = path.n; k-- > 0 && !rc;) {
+				const struct rep_mloc *l = &p->locs[path.locs[k]];
 
-				for (uint32_t f = l->nframes; f-- > 0;) {
-					const struct rep_mframe *fr = &p->frames[l->frames + f];
-					uint64_t key = (uint64_t)fr->function << 32 | fr->file;
-					bool created;
-					uint64_t *v = psup_u64map_upsert(&fidx, key, &created);
-
-					if (!v) {
-						rc = -ENOMEM;
+				for (uint32_t f = path_frames(p, &path, k); f-- > 0 && !rc;) {
+					rc = ss_frame(p, &sf, l->frames + f, &ix);
+					if (rc)
 						break;
-					}
-					if (created) {
-						if (nframes == fcap) {
-							size_t nc = fcap ? fcap * 2 : 256;
-							uint32_t *nf = realloc(frames, nc * sizeof(*nf));
-
-							if (!nf) {
-								rc = -ENOMEM;
-								break;
-							}
-							frames = nf;
-							fcap = nc;
-						}
-						frames[nframes++] = l->frames + f;
-						*v = nframes;
-					}
-					fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, *v - 1);
+					fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, ix);
 					first = false;
 				}
 			}
@@ -299,21 +352,21 @@ static int print_speedscope(const struct rep_profile *p, FILE *out)
 		pairs = NULL;
 	}
 	fputs("],\"shared\":{\"frames\":[", out);
-	for (size_t i = 0; i < nframes && !rc; i++) {
-		const struct rep_mframe *fr = &p->frames[frames[i]];
+	for (size_t i = 0; i < sf.n && !rc; i++) {
+		const struct rep_mframe *fr = sf.rows[i] == REP_NONE ? NULL : &p->frames[sf.rows[i]];
 		bool f = true;
 
 		fputs(i ? ",{" : "{", out);
-		rep_json_kstr(out, &f, "name", fn_name(p, fr));
-		if (rep_str(p, fr->file))
+		rep_json_kstr(out, &f, "name", fr ? fn_name(p, fr) : "[truncated]");
+		if (fr && rep_str(p, fr->file))
 			rep_json_kstr(out, &f, "file", rep_str(p, fr->file));
 		fputc('}', out);
 	}
 	fputs("]}}\n", out);
 	free(pairs);
-	free(stack);
-	free(frames);
-	psup_u64map_release(&fidx);
+	free(path.locs);
+	free(sf.rows);
+	psup_u64map_release(&sf.ix);
 	return rc;
 }
 

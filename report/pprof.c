@@ -11,8 +11,9 @@
  *   last is the default. No wait (off-CPU) time: the recordings keep
  *   blocked time per thread (thread_times) and futex waits per waker, not
  *   per calling context of the waiter, so no stack could honestly carry it.
- * - a Sample per (thread, leaf context), leaf first, labelled with the
- *   thread's name, tid and pid;
+ * - a Sample per (thread, leaf context), leaf first (the locations of its
+ *   innermost REP_EXPORT_MAX_FRAMES frames), labelled with the thread's
+ *   name, tid and pid;
  * - a Location per merged loc of the report: address = its offset in the
  *   image's file, one Line per frame, innermost (inlined) first;
  * - a Mapping per (image, build-id), the program's own first. A merged loc
@@ -253,8 +254,8 @@ static int build_samples(struct pp *b, bool timed)
 {
 	const struct rep_profile *p = b->p;
 	int64_t k_thread = str_add(b, "thread"), k_tid = str_add(b, "tid"), k_pid = str_add(b, "pid");
-	size_t cap = 0, n, npairs;
-	uint32_t *stack = NULL;
+	struct rep_export_path path = { 0 };
+	size_t npairs;
 	uint64_t *pairs = NULL;
 	int rc = 0;
 
@@ -293,25 +294,25 @@ static int build_samples(struct pp *b, bool timed)
 				pb_sample *s;
 				pb_label *lb;
 
-				rc = rep_export_stack(p, (uint32_t)pairs[2 * i], &stack, &cap, &n);
+				rc = rep_export_stack(p, (uint32_t)pairs[2 * i], &path);
 				if (rc)
 					break;
 				if (pass == 0) {
-					b->loc_ids_cap += n;
+					b->loc_ids_cap += path.n;
 					continue;
 				}
-				if (b->nsamples >= b->samples_cap || at + n > b->loc_ids_cap) {
+				if (b->nsamples >= b->samples_cap || at + path.n > b->loc_ids_cap) {
 					rc = -EINVAL; /* the maps changed under us: cannot be */
 					break;
 				}
 				s = &b->samples[b->nsamples];
 				lb = &b->labels[3 * b->nsamples];
 				perftools__profiles__sample__init(s);
-				for (size_t k = 0; k < n; k++)
-					b->loc_ids[at + k] = (uint64_t)stack[k] + 1;
+				for (size_t k = 0; k < path.n; k++)
+					b->loc_ids[at + k] = (uint64_t)path.locs[k] + 1;
 				s->location_id = &b->loc_ids[at];
-				s->n_location_id = n;
-				at += n;
+				s->n_location_id = path.n;
+				at += path.n;
 				s->value = &b->values[2 * b->nsamples];
 				s->value[0] = (int64_t)pairs[2 * i + 1];
 				s->value[1] = (int64_t)(pairs[2 * i + 1] * period);
@@ -336,7 +337,7 @@ static int build_samples(struct pp *b, bool timed)
 		}
 	}
 	free(pairs);
-	free(stack);
+	free(path.locs);
 	b->prof.n_sample = b->nsamples;
 	b->prof.sample = b->sample_ptrs;
 	return rc;

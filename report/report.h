@@ -221,8 +221,8 @@ enum rep_format {
 	REP_FORMAT_COZ,
 	/* causal only: Coz's JSON Lines form (profile.jsonl, Coz >= 0.2.5) */
 	REP_FORMAT_COZ_JSONL,
-	/* exports (report/export.h): every sample with its whole stack,
-	 * whatever the views and cuts say */
+	/* exports (report/export.h): every sample with its whole stack (at
+	 * most 2048 frames), whatever the views and cuts say */
 	REP_FORMAT_PPROF,      /* pprof's profile.proto, gzipped (binary) */
 	REP_FORMAT_FOLDED,     /* "root;...;leaf COUNT" lines (FlameGraph) */
 	REP_FORMAT_SPEEDSCOPE, /* speedscope's JSON file format */

@@ -15,6 +15,7 @@
 
 #include "common/hash.h"
 #include "report/escape.h"
+#include "report/export.h"
 #include "report/json.h"
 #include "report/report-internal.h"
 #include "tests/unit/fixture.h"
@@ -316,6 +317,96 @@ static void test_export_escapes(void)
 	}
 }
 
+/* Frames (';'-separated) of the longest line of folded text s, and how
+ * many lines begin with prefix. */
+static size_t folded_frames(const char *s, const char *prefix, size_t *nprefix)
+{
+	size_t most = 0, frames = 1;
+
+	*nprefix = 0;
+	for (const char *l = s; *l; l++) {
+		if (l == s || l[-1] == '\n') {
+			*nprefix += strncmp(l, prefix, strlen(prefix)) == 0;
+			frames = 1;
+		}
+		if (*l == ';')
+			frames++;
+		if (*l == '\n' && frames > most)
+			most = frames;
+	}
+	return most;
+}
+
+/* The exports of deep stacks: each the innermost REP_EXPORT_MAX_FRAMES
+ * frames under a "[truncated]" root frame. Without the bound every sample
+ * printed its whole stack: a 100 KiB record of 2000 nodes on a loc of 8000
+ * inlined frames made 3 GB of folded lines (found while fuzz-exports ran,
+ * by a record written for it). */
+static void test_exports_deep(void)
+{
+	enum { N = 3000,
+	       F = 5000 };
+	struct rep_options o = { .format = REP_FORMAT_FOLDED };
+	struct rep_header h = { .mode = "run", .pid = 1, .event = "task-clock", .period = 1 };
+	struct rep_thread t = { 1, 1, 0, "t", 1, 0 };
+	struct rep_frame *frames = calloc(F, sizeof(*frames));
+	char(*names)[16] = calloc(F, sizeof(*names));
+	struct rep_profile *p = NULL;
+	char file[256], err[256], *s;
+	struct rep_writer *w;
+	uint64_t pair[2] = { 1, 1 };
+	size_t n;
+
+	/* a chain of N functions, a sample at each depth */
+	snprintf(file, sizeof(file), "%s/chain.cbor", tmpdir);
+	CHECK_EQ_INT(write_chain(file, N), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+	s = fx_render_ext(p, &o, NULL);
+	CHECK(s != NULL);
+	if (s) {
+		CHECK_EQ_INT(folded_frames(s, "[truncated];", &n), REP_EXPORT_MAX_FRAMES + 1);
+		CHECK_EQ_INT(n, N - REP_EXPORT_MAX_FRAMES);
+		CHECK(strstr(s, "\n[truncated];f953;f954;") != NULL); /* f3000's innermost */
+		CHECK(strstr(s, "\nf1;f2;f3;") != NULL);              /* shallower stacks are whole */
+	}
+	free(s);
+	o.format = REP_FORMAT_SPEEDSCOPE;
+	s = fx_render_ext(p, &o, NULL);
+	CHECK(s && strstr(s, "{\"name\":\"[truncated]\"}") != NULL);
+	free(s);
+	rep_profile_free(p);
+
+	/* one loc of F inlined frames: its innermost ones */
+	CHECK(frames && names);
+	if (!frames || !names)
+		goto out;
+	for (unsigned i = 0; i < F; i++) {
+		snprintf(names[i], sizeof(names[i]), "g%u", i);
+		frames[i] = (struct rep_frame){ names[i], "inl.c", i + 1 };
+	}
+	snprintf(file, sizeof(file), "%s/inlined.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(file, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_loc(w, &(struct rep_loc){ 1, 1, 0x10, "/bin/inl", NULL, 0x10, F, frames }), 0);
+	CHECK_EQ_INT(rep_write_node(w, 1, 0, 1), 0);
+	CHECK_EQ_INT(rep_write_samples(w, 1, pair, 1), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+	o.format = REP_FORMAT_FOLDED;
+	s = fx_render_ext(p, &o, NULL);
+	CHECK(s && strncmp(s, "[truncated];g2047;g2046;", 24) == 0);
+	CHECK(s && strstr(s, ";g1;g0 1\n") != NULL);
+	CHECK(s && folded_frames(s, "", &n) == REP_EXPORT_MAX_FRAMES + 1);
+	free(s);
+	rep_profile_free(p);
+out:
+	free(frames);
+	free(names);
+}
+
 /* A run without samples exports as nothing: no folded line, a speedscope
  * file without profiles, a pprof profile without samples. Found by
  * fuzz-exports: the folded export passed qsort() its NULL array of no
@@ -371,6 +462,7 @@ int main(void)
 	test_seed_independent();
 	test_export_escapes();
 	test_exports_empty();
+	test_exports_deep();
 	fx_run("rm -rf %s", tmpdir);
 	return tap_done();
 }
