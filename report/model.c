@@ -630,8 +630,13 @@ static int apply_loc(struct rep_loadctx *c, const struct rep_rec *r)
 			return (int)symbols;
 		snprintf(symbuf, sizeof(symbuf), "%.*s", (int)(sy.len < 15 ? sy.len : 15), sy.p);
 	}
+	if (r->nframes > REP_LOC_MAX_FRAMES) {
+		rep_load_error(c, "loc %llu has %zu inlined frames (psup writes at most 16)",
+			       (unsigned long long)r->u[REP_K_ID], (size_t)r->nframes);
+		return -EINVAL;
+	}
 	nframes = r->nframes ? (uint32_t)r->nframes : 1;
-	if (r->nframes > UINT32_MAX / 2 || p->nframes > UINT32_MAX - nframes)
+	if (p->nframes > UINT32_MAX - nframes)
 		return -ENOMEM;
 	while (p->frames_cap < p->nframes + nframes)
 		if (rep_grow32((void **)&p->frames, &p->frames_cap, p->frames_cap, sizeof(*p->frames)))

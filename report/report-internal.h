@@ -138,6 +138,12 @@ struct rep_mframe {
 /* The image of a loc whose record names none (or ""): the model and
  * annotate's addresses call it this. */
 #define REP_IMAGE_UNKNOWN "[unknown]"
+/* The most inlined frames a loc may have: psup writes at most 16 (one
+ * address's, SYM_MAX_FRAMES). More is a hostile record: every view walks a
+ * sample's path frame by frame, and the top-down tree has a level per
+ * frame of each node, so a loc of 8,000 frames under a chain of 2,000
+ * nodes made a 104 KiB record take 20 s and 1.9 GB per view. */
+#define REP_LOC_MAX_FRAMES 64
 
 /* A merged location: identity is (image, frames) -- an unknown function is
  * named "[image+0xoffset]", which puts the offset into the identity. */
