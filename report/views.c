@@ -20,7 +20,7 @@
  *
  * self  = samples whose leaf location's innermost frame is the row's key;
  * total = samples with the key anywhere on the call path, counted once per
- *         sample however often it recurs (a stamp per row does that).
+ *         sample however often it recurs (agg_totals()).
  */
 
 /* ---- aggregation ---------------------------------------------------------- */
@@ -28,13 +28,13 @@
 struct fn_row {
 	uint32_t name, image, file;
 	uint64_t self, total;
-	uint32_t stamp;
+	uint32_t on_path; /* its frames on the path walked (agg_totals()) */
 };
 
 struct ln_row {
 	uint32_t file, line, function, image;
 	uint64_t self, total;
-	uint32_t stamp;
+	uint32_t on_path; /* its frames on the path walked (agg_totals()) */
 };
 
 struct im_row {
@@ -46,8 +46,8 @@ struct im_row {
  * recorder found for it (rep_mloc.symbols). */
 struct dbg_row {
 	uint32_t image, symbols;
-	uint64_t total; /* samples with the image on the path, once each */
-	uint32_t stamp;
+	uint64_t total;   /* samples with the image on the path, once each */
+	uint32_t on_path; /* its locs on the path walked (agg_totals()) */
 };
 
 struct th_row {
@@ -174,20 +174,19 @@ static uint32_t im_row_of(struct agg *a, uint32_t image)
 	return (uint32_t)(*slot - 1);
 }
 
-/* Counts a sample of c on loc l's image, once per stamp. 0 or -ENOMEM. */
-static int dbg_count(struct agg *a, const struct rep_mloc *l, uint64_t c, uint32_t stamp)
+/* The row of loc l's image among the images with debug notes (l->symbols
+ * set), REP_NONE when out of memory. */
+static uint32_t dbg_row_of(struct agg *a, const struct rep_mloc *l)
 {
 	uint64_t *slot;
 	bool created;
 	struct dbg_row *r;
 
-	if (!l->symbols)
-		return 0;
 	if (rep_grow32((void **)&a->dbg, &a->dbg_cap, a->ndbg, sizeof(*a->dbg)))
-		return -ENOMEM;
+		return REP_NONE;
 	slot = psup_u64map_upsert(&a->dbg_ix, l->image, &created);
 	if (!slot)
-		return -ENOMEM;
+		return REP_NONE;
 	if (created) {
 		r = &a->dbg[a->ndbg];
 		memset(r, 0, sizeof(*r));
@@ -195,12 +194,7 @@ static int dbg_count(struct agg *a, const struct rep_mloc *l, uint64_t c, uint32
 		r->symbols = l->symbols;
 		*slot = ++a->ndbg;
 	}
-	r = &a->dbg[*slot - 1];
-	if (r->stamp != stamp) {
-		r->stamp = stamp;
-		r->total = rep_sat_add(r->total, c);
-	}
-	return 0;
+	return (uint32_t)(*slot - 1);
 }
 
 static void agg_release(struct agg *a)
@@ -297,10 +291,149 @@ static uint32_t *order(uint32_t n, int (*cmp)(const void *, const void *, void *
 	return o;
 }
 
+/* A node's frames (and its image's debug row) entering the path walked,
+ * dir 1, or leaving it, dir -1: a row met for the first time from the
+ * root gets the samples under the node. */
+static void path_step(struct agg *a, const struct rep_profile *p, uint32_t n, int dir, uint64_t under)
+{
+	const struct rep_mloc *l = &p->locs[p->nodes[n].loc];
+
+	for (uint32_t f = l->frames; f < l->frames + l->nframes; f++) {
+		struct fn_row *fr = &a->fns[a->frame_fn[f]];
+		struct ln_row *lr = &a->lns[a->frame_ln[f]];
+
+		if (dir > 0 && !fr->on_path++)
+			fr->total = rep_sat_add(fr->total, under);
+		else if (dir < 0)
+			fr->on_path--;
+		if (dir > 0 && !lr->on_path++)
+			lr->total = rep_sat_add(lr->total, under);
+		else if (dir < 0)
+			lr->on_path--;
+	}
+	if (l->symbols) {
+		uint64_t *slot = psup_u64map_find(&a->dbg_ix, l->image);
+		struct dbg_row *d = &a->dbg[*slot - 1];
+
+		if (dir > 0 && !d->on_path++)
+			d->total = rep_sat_add(d->total, under);
+		else if (dir < 0)
+			d->on_path--;
+	}
+}
+
+/*
+ * Totals: a row counts a sample once however often it recurs on its path,
+ * so it gets the samples under each node where it occurs with no
+ * occurrence above (a sample under two such nodes would need the row
+ * between them). The nodes' subtrees are summed from the leaves up
+ * (children come after their parents), then walked from the roots, each
+ * row counting its occurrences on the path: work in the size of the
+ * record, where walking each sample's path up to its root took samples
+ * times depth times inlined frames (7.4 s for the functions view of a
+ * 328 KiB record of 2,000 samples on a chain of 10,000 nodes of 64
+ * frames). Only nodes with samples under them are walked: their rows
+ * exist (agg_rows()). 0 or -ENOMEM.
+ */
+static int agg_totals(struct agg *a, const struct rep_profile *p)
+{
+	uint32_t nn = p->nnodes, *first = malloc((nn + 1) * sizeof(*first)),
+		 *next = malloc((nn + 1) * sizeof(*next));
+	uint64_t *under = malloc((nn + 1) * sizeof(*under)), *stack = malloc((2 * (size_t)nn + 1) * sizeof(*stack));
+	size_t top = 0;
+	int rc = -ENOMEM;
+
+	if (!first || !next || !under || !stack)
+		goto out;
+	memcpy(under, a->node_self, nn * sizeof(*under));
+	memset(first, 0xff, (nn + 1) * sizeof(*first));
+	for (uint32_t n = nn; n-- > 0;) {
+		uint32_t up = p->nodes[n].parent;
+
+		if (!under[n])
+			continue;
+		if (up == REP_NONE) {
+			stack[top++] = (uint64_t)n << 1;
+			continue;
+		}
+		under[up] = rep_sat_add(under[up], under[n]);
+		next[n] = first[up];
+		first[up] = n;
+	}
+	/* An entry n << 1 enters n, (n << 1) | 1 leaves it. */
+	while (top) {
+		uint64_t e = stack[--top];
+		uint32_t n = (uint32_t)(e >> 1);
+
+		if (e & 1) {
+			path_step(a, p, n, -1, 0);
+			continue;
+		}
+		path_step(a, p, n, 1, under[n]);
+		stack[top++] = e | 1;
+		for (uint32_t c = first[n]; c != REP_NONE; c = next[c])
+			stack[top++] = (uint64_t)c << 1;
+	}
+	rc = 0;
+out:
+	free(first);
+	free(next);
+	free(under);
+	free(stack);
+	return rc;
+}
+
+/*
+ * Self counts, and the rows in the order the leaves' paths first meet
+ * their frames (ties are broken in that order): each path is walked up to
+ * the first node an earlier path walked, so every frame of the record is
+ * looked up once. 0 or -ENOMEM.
+ */
+static int agg_rows(struct agg *a, const struct rep_profile *p)
+{
+	uint8_t *seen = calloc(p->nnodes + 1, 1);
+
+	if (!seen)
+		return -ENOMEM;
+	for (uint32_t n = 0; n < p->nnodes; n++) {
+		uint64_t c = a->node_self[n];
+		const struct rep_mloc *l;
+		uint32_t row;
+
+		if (!c)
+			continue;
+		a->total = rep_sat_add(a->total, c);
+		l = &p->locs[p->nodes[n].loc];
+		if ((row = im_row_of(a, l->image)) == REP_NONE)
+			goto out;
+		a->ims[row].self = rep_sat_add(a->ims[row].self, c);
+		if ((row = fn_row_of(a, l->frames, l->image)) == REP_NONE)
+			goto out;
+		a->fns[row].self = rep_sat_add(a->fns[row].self, c);
+		if ((row = ln_row_of(a, l->frames, l->image)) == REP_NONE)
+			goto out;
+		a->lns[row].self = rep_sat_add(a->lns[row].self, c);
+
+		/* Parents were defined before their children, so the walk ends. */
+		for (uint32_t m = n; m != REP_NONE && !seen[m]; m = p->nodes[m].parent) {
+			seen[m] = 1;
+			l = &p->locs[p->nodes[m].loc];
+			if (l->symbols && dbg_row_of(a, l) == REP_NONE)
+				goto out;
+			for (uint32_t f = l->frames; f < l->frames + l->nframes; f++)
+				if (fn_row_of(a, f, l->image) == REP_NONE || ln_row_of(a, f, l->image) == REP_NONE)
+					goto out;
+		}
+	}
+	free(seen);
+	return 0;
+out:
+	free(seen);
+	return -ENOMEM;
+}
+
 static int agg_build(struct agg *a, const struct rep_profile *p)
 {
-	uint32_t stamp = 0;
-
 	memset(a, 0, sizeof(*a));
 	a->p = p;
 	psup_u64map_init(&a->fn_ix);
@@ -324,48 +457,8 @@ static int agg_build(struct agg *a, const struct rep_profile *p)
 				a->node_self[m->keys[i] - 1] =
 					rep_sat_add(a->node_self[m->keys[i] - 1], m->vals[i]);
 	}
-	for (uint32_t n = 0; n < p->nnodes; n++) {
-		uint64_t c = a->node_self[n];
-		const struct rep_mloc *l;
-		uint32_t row;
-
-		if (!c)
-			continue;
-		a->total = rep_sat_add(a->total, c);
-		l = &p->locs[p->nodes[n].loc];
-		if ((row = im_row_of(a, l->image)) == REP_NONE)
-			return -ENOMEM;
-		a->ims[row].self = rep_sat_add(a->ims[row].self, c);
-		if ((row = fn_row_of(a, l->frames, l->image)) == REP_NONE)
-			return -ENOMEM;
-		a->fns[row].self = rep_sat_add(a->fns[row].self, c);
-		if ((row = ln_row_of(a, l->frames, l->image)) == REP_NONE)
-			return -ENOMEM;
-		a->lns[row].self = rep_sat_add(a->lns[row].self, c);
-
-		/* Parents were defined before their children, so the walk ends. */
-		stamp++;
-		for (uint32_t m = n; m != REP_NONE; m = p->nodes[m].parent) {
-			l = &p->locs[p->nodes[m].loc];
-			if (dbg_count(a, l, c, stamp))
-				return -ENOMEM;
-			for (uint32_t f = l->frames; f < l->frames + l->nframes; f++) {
-				uint32_t fr = fn_row_of(a, f, l->image);
-				uint32_t lr = ln_row_of(a, f, l->image);
-
-				if (fr == REP_NONE || lr == REP_NONE)
-					return -ENOMEM;
-				if (a->fns[fr].stamp != stamp) {
-					a->fns[fr].stamp = stamp;
-					a->fns[fr].total = rep_sat_add(a->fns[fr].total, c);
-				}
-				if (a->lns[lr].stamp != stamp) {
-					a->lns[lr].stamp = stamp;
-					a->lns[lr].total = rep_sat_add(a->lns[lr].total, c);
-				}
-			}
-		}
-	}
+	if (agg_rows(a, p) || agg_totals(a, p))
+		return -ENOMEM;
 
 	/* each thread's top function by self samples */
 	uint64_t *tmp = calloc(a->nfns + 1, sizeof(uint64_t));

@@ -415,6 +415,43 @@ static void test_exports_deep(void)
 		free(s);
 		rep_profile_free(p);
 	}
+
+	/* That loc under a chain of C nodes, a sample at each of the last K:
+	 * each function's total is K, however often it recurs on a path (the
+	 * views once walked every sample's path: K x C x 64 frames). */
+	enum { C = 3000,
+	       K = 1000 };
+	uint64_t *counts = calloc(2 * K, sizeof(*counts));
+
+	CHECK(counts != NULL);
+	if (!counts)
+		goto out;
+	snprintf(file, sizeof(file), "%s/recursive.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(file, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_loc(w, &(struct rep_loc){ 1, 1, 0x10, "/bin/inl", NULL, 0x10, REP_LOC_MAX_FRAMES,
+							 frames }),
+		     0);
+	for (unsigned i = 1; i <= C; i++)
+		CHECK_EQ_INT(rep_write_node(w, i, i - 1, 1), 0);
+	for (unsigned i = 0; i < K; i++) {
+		counts[2 * i] = C - K + 1 + i;
+		counts[2 * i + 1] = 1;
+	}
+	CHECK_EQ_INT(rep_write_samples(w, 1, counts, K), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+	o.format = REP_FORMAT_JSON;
+	o.views = REP_VIEW_FUNCTIONS;
+	s = fx_render_ext(p, &o, NULL);
+	CHECK(s && strstr(s, "\"function\":\"g63\"") != NULL);
+	CHECK(s && strstr(s, "\"total\":1000,") != NULL);
+	CHECK(s && !strstr(s, "\"total\":1001") && !strstr(s, "\"total\":2000"));
+	free(s);
+	rep_profile_free(p);
+	free(counts);
 out:
 	free(frames);
 	free(names);
