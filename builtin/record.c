@@ -303,14 +303,6 @@ static void proc_drop(struct rec *r, pid_t pid)
 	free(p);
 }
 
-/* A sample, a block or a wakeup to take in: long work of a wake-up goes
- * on without psup's real-time priority (sup_session_long_work()). */
-static void long_work(struct rec *r)
-{
-	if (r->sup && r->told)
-		sup_session_long_work(r->sup);
-}
-
 static void on_sample(void *arg, const struct smp_sample *s)
 {
 	struct rec *r = arg;
@@ -320,7 +312,6 @@ static void on_sample(void *arg, const struct smp_sample *s)
 	unsigned flags = 0, n = 0;
 
 	r->samples++;
-	long_work(r);
 	if (r->write_err)
 		return;
 	p = proc_get(r, s->pid, NULL);
@@ -776,8 +767,6 @@ static void block_of(struct rec *r, struct rec_thread *t, const struct smp_block
 	enum exp_block_kind kind = EXP_BLOCK_OTHER;
 	uint64_t *v, key;
 
-	long_work(r);
-
 	/* An exiting thread switches out into its exit stop and for the last
 	 * time in exit(): no wait to name, and naming its site would load the
 	 * symbols of the C library (tens of ms with its debug file) for
@@ -840,7 +829,6 @@ static void on_wakeup(void *arg, const struct smp_wakeup *wk)
 
 	struct rec_thread *waker = thread_find(r, wk->tid);
 
-	long_work(r);
 	/* Both traced: the CPUs' wakeup events (inherited sampling) see every
 	 * task's, a thread's own those of whatever interrupt ran on it. A
 	 * thread past its exit stop wakes its joiner after its own events

@@ -46,7 +46,6 @@ int sup_session_init(struct sup_session *s, bool attach_mode)
 	s->test_creator_late = getenv("PSUP_TEST_CREATOR_LATE") ? atoi(getenv("PSUP_TEST_CREATOR_LATE")) : 0;
 	s->epfd = s->sigfd = s->tickfd = s->durfd = s->exec_err_fd = -1;
 	s->pausefd = s->told_pidfd = -1;
-	s->sched_old = -1; /* (sup_session_run() raises it) */
 	psup_u64map_init(&s->threads);
 	psup_u64map_init(&s->procs);
 	psup_u64map_init(&s->watches);
@@ -1415,62 +1414,6 @@ static void sched_restore(int old)
 }
 
 /*
- * The real-time priority is for answering the program at once, not for
- * long work: at SCHED_FIFO psup wakes on its last CPU and preempts the
- * program's thread there, even with the other CPU idle, for all it does
- * (unwinding and naming samples, an image's first lookups: its debug
- * file, its DWARF units, milliseconds each). Past SUP_LONG_WORK_NS of work
- * in one wake-up of a session told by the records (no stop to answer but
- * the first thread's exec), psup goes on at its old policy, and takes the
- * priority back before it waits again. Lowered between two pieces of
- * work, psup holds no lock of the program's then. The default policy all
- * along was tried: node's start ran 1.05x native against 1.18-1.26x at
- * SCHED_FIFO, but beside two busy loops spawn 2000 took 2.0x native
- * against 1.15x (why was not pinned down: psup used less CPU, and the
- * program's threads waited less for a CPU). This way node reads 1.15-1.17x
- * and spawn beside the busy loops 1.20x (docs/performance.md, "Big
- * binaries: start-up"). A session with stops keeps the priority: a
- * stopped thread waits for psup.
- */
-#define SUP_LONG_WORK_NS (1000ULL * 1000ULL)
-
-void sup_session_long_work(struct sup_session *s)
-{
-	uint64_t now;
-
-	if (!s || s->sched_old < 0 || s->sched_lowered || !sup_session_told(s))
-		return;
-	now = psup_now_ns();
-	if (!s->work_ns) {
-		s->work_ns = now;
-		return;
-	}
-	if (now - s->work_ns < SUP_LONG_WORK_NS)
-		return;
-	struct sched_param sp = { .sched_priority = 0 };
-
-	if (sched_setscheduler(0, s->sched_old | SCHED_RESET_ON_FORK, &sp) == 0)
-		s->sched_lowered = true;
-	else
-		s->sched_old = -1; /* (nothing to take back either) */
-}
-
-/* Before the loop waits: the priority back for the next wake-up. */
-static void sched_rearm(struct sup_session *s)
-{
-	struct sched_param sp = { .sched_priority = 1 };
-
-	s->work_ns = 0;
-	if (!s->sched_lowered)
-		return;
-	s->sched_lowered = false;
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
-		pr_debug("psup's real-time priority back: %s", strerror(errno));
-		s->sched_old = -1;
-	}
-}
-
-/*
  * A watched fd that hung up stays ready: epoll is level-triggered and
  * EPOLLHUP/EPOLLERR cannot be masked, so each epoll_wait would return it at
  * once. A thread's perf ring reports EPOLLHUP from its thread's exit
@@ -1528,10 +1471,6 @@ int sup_session_run(struct sup_session *s)
 	struct epoll_event evs[64];
 	int policy = sched_raise();
 
-	s->sched_old = policy;
-	s->sched_lowered = false;
-	s->work_ns = 0;
-
 	/* Statuses may have queued before the loop started. */
 	wait_all(s);
 	while (!s->done) {
@@ -1562,7 +1501,6 @@ int sup_session_run(struct sup_session *s)
 			if (timeout < 0 || ms < timeout)
 				timeout = ms;
 		}
-		sched_rearm(s);
 		int n = epoll_wait(s->epfd, evs, (int)PSUP_ARRAY_SIZE(evs), timeout);
 		s->lstats.waits++;
 		if (n < 0) {
@@ -1570,8 +1508,7 @@ int sup_session_run(struct sup_session *s)
 
 			if (err == EINTR)
 				continue;
-			sched_restore(s->sched_lowered ? -1 : policy);
-			s->sched_old = -1;
+			sched_restore(policy);
 			return -err;
 		}
 		for (int i = 0; i < n; i++) {
@@ -1592,8 +1529,7 @@ int sup_session_run(struct sup_session *s)
 		s->result.detached = true;
 		s->result.reason = s->stop_reason;
 	}
-	sched_restore(s->sched_lowered ? -1 : policy);
-	s->sched_old = -1;
+	sched_restore(policy);
 	return 0;
 }
 

@@ -110,12 +110,6 @@ struct sup_session {
 	long desc_opts;  /* run mode: ptrace options of descendant processes */
 	long root_opts;  /* those of the root process's threads (attach: seized with) */
 	long stops_opts; /* SUP_SPAWN_NO_STOPS: the options that would have followed (sup_session_stops_back()) */
-	/* sup_session_run()'s priority: the policy to restore (-1: psup's
-	 * was not raised); when the work of this wake-up began (0: none yet)
-	 * and whether it goes on at the old policy (sup_session_long_work()). */
-	int sched_old;
-	uint64_t work_ns;
-	bool sched_lowered;
 	/* SUP_ATTACH_NO_STOPS: the threads the process creates are not
 	 * traced (once their creator stopped: let_go_attached()); the
 	 * process's pidfd (-1: none, or closed at its end). */

@@ -180,13 +180,6 @@ int sup_attach(pid_t pid, unsigned flags, const struct sup_hooks *hooks, struct 
 /* Whether the threads the program creates are left to the caller's records
  * (SUP_SPAWN_NO_STOPS with no stops given back, SUP_ATTACH_NO_STOPS). */
 bool sup_session_told(const struct sup_session *s);
-/*
- * The caller works on (a sample, a block, a wakeup: unwinding, naming): in
- * a session told by the records, work past SUP_LONG_WORK_NS in one wake-up
- * of the loop goes on at the policy psup had before sup_session_run()
- * raised it, until the loop waits again. Cheap (a clock read).
- */
-void sup_session_long_work(struct sup_session *s);
 
 /* Watch fd (EPOLLIN) in the loop; cb runs when it is readable. */
 int sup_session_watch(struct sup_session *s, int fd, void (*cb)(void *arg, int fd), void *arg);

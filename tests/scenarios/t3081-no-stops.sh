@@ -16,8 +16,7 @@
 #   in the first process;
 # - a program that traces its own children (strace -f) does so as natively:
 #   psup traces none of them;
-# - the modes that stop threads refuse it;
-# - psup keeps its real-time priority only for short work (the stops).
+# - the modes that stop threads refuse it.
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "no strace (scripts/bootstrap.sh installs it)"
 cd "$WORK"
@@ -56,25 +55,6 @@ jq_check m.json '[.top_down | .. | objects | select(.function? == "main") | .. |
 # wakeup at its exit: records that a loss may take.)
 [ "$lost" -gt 0 ] || jq_check m.json '[.locks[].holders[] | select(.thread_exit)] | length >= 1' \
 	"no join is charged to a thread's exit"
-
-# psup's real-time priority (for answering stops) is not kept for long
-# work where nothing stops: past 1 ms of work in one wake-up (the first
-# drains unwind the creators and load libc's debug info) psup goes on at
-# its old policy, and takes the priority back before it waits again. With
-# stops it keeps it throughout.
-strace_psup sc sched_setscheduler run -q --no-stops -o p.cbor -- "$TARGETS/manythreads" 200
-expect_rc 0
-if grep -q '^sched_setscheduler(0, 0x40000001' sc; then # raised (SCHED_FIFO|SCHED_RESET_ON_FORK)
-	seq=$(grep -o '^sched_setscheduler(0, [^ ,]*' sc | sed 's/.*, //' | tr '\n' ' ')
-	note "policies set: $seq"
-	grep -q '^sched_setscheduler(0, 0x40000000' sc || fail "no long work at psup's old policy ($seq)"
-	# FIFO, then lowered and raised again in turn, then restored
-	echo "$seq" | grep -Eq '^0x40000001 (0x40000000 0x40000001 )*(0x40000000 |SCHED_OTHER )?$' ||
-		fail "the priority is not taken back before each wait ($seq)"
-	strace_psup sc2 sched_setscheduler run -q --stops -o p2.cbor -- "$TARGETS/manythreads" 200
-	expect_rc 0
-	grep -q '^sched_setscheduler(0, 0x40000000' sc2 && fail "with stops psup gave up its priority"
-fi
 
 run_psup 60 run -v --no-stops -o e.cbor -- sh -c "for i in \$(seq 50); do /bin/true; done; exec '$TARGETS/diffwork' 60 30"
 expect_rc 0
