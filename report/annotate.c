@@ -196,7 +196,17 @@ static int addr_cmp(const void *x, const void *y)
 
 const struct rep_annotate_addr *rep_annotate_addrs(struct rep_annotate *a, size_t *n)
 {
-	/* sorts the rows: observe() finds them by search, never by position */
+	size_t kept = 0;
+
+	/* Only the sampled ones: a loc of the function may be only a caller's
+	 * frame in other samples' stacks (psup annotate listed them with no
+	 * sample, and said nothing of a function without any). This sorts
+	 * and drops rows: observe() finds them by search, and the next file
+	 * loaded starts its maps anew (its header). */
+	for (size_t i = 0; i < a->naddrs; i++)
+		if (a->addrs[i].samples)
+			a->addrs[kept++] = a->addrs[i];
+	a->naddrs = kept;
 	if (a->naddrs)
 		qsort(a->addrs, a->naddrs, sizeof(*a->addrs), addr_cmp);
 	*n = a->naddrs;

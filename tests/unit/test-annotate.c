@@ -73,6 +73,31 @@ static int write_run_no_image(const char *path)
 	return rc;
 }
 
+/* compute's loc under main's in the stacks, every sample in main itself:
+ * compute has no sampled address (psup annotate exits 1 for it). */
+static int write_run_unsampled(const char *path)
+{
+	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock", .period = 1000000, .clock_event = true };
+	struct rep_frame fc[] = { { "compute", "/src/app.c", 5 } }, fm[] = { { "main", "/src/app.c", 20 } };
+	struct rep_loc lc = { 1, 100, 0x1010, "/nonexistent/app", NULL, 0x10, 1, fc };
+	struct rep_loc lm = { 2, 100, 0x1040, "/nonexistent/app", NULL, 0x40, 1, fm };
+	uint64_t pairs[] = { 1, 4 };
+	struct rep_thread t = { .tid = 100, .pid = 100, .time = 2 };
+	struct rep_writer *w;
+	int rc;
+
+	if (rep_writer_open(path, REP_WRITER_FORCE, &w))
+		return -1;
+	rc = rep_write_header(w, &h);
+	rc |= rep_write_thread(w, &t);
+	rc |= rep_write_loc(w, &lm) | rep_write_loc(w, &lc);
+	/* node 1: main (sampled); node 2: compute, called from main */
+	rc |= rep_write_node(w, 1, 0, 2) | rep_write_node(w, 2, 1, 1);
+	rc |= rep_write_samples(w, 100, pairs, 1);
+	rc |= rep_writer_close(w);
+	return rc;
+}
+
 int main(void)
 {
 	char a_path[128], b_path[128], err[256], *buf = NULL;
@@ -131,6 +156,14 @@ int main(void)
 	CHECK(strstr(buf, "6 samples at addresses outside the listed instructions") != NULL);
 	free(buf);
 	rep_annotate_free(a);
+
+	CHECK(write_run_unsampled(a_path) == 0);
+	CHECK(rep_annotate_new("compute", &a) == 0);
+	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
+	rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, 0);
+	rep_annotate_free(a);
+	CHECK(write_run(a_path, 0) == 0);
 
 	CHECK(rep_annotate_new("comput", &a) == 0);
 	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
