@@ -307,7 +307,7 @@ static int print_speedscope(const struct rep_profile *p, FILE *out)
 			continue;
 		}
 		for (size_t i = 0; i < npairs; i++)
-			total = rep_sat_add(total, pairs[2 * i + 1] * period);
+			total = rep_sat_add(total, rep_sat_mul(pairs[2 * i + 1], period));
 		fputs(firstp ? "{\"type\":\"sampled\",\"name\":" : ",{\"type\":\"sampled\",\"name\":",
 		      out);
 		firstp = false;
@@ -346,7 +346,7 @@ static int print_speedscope(const struct rep_profile *p, FILE *out)
 		}
 		fputs("],\"weights\":[", out);
 		for (size_t i = 0; i < npairs; i++)
-			fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, pairs[2 * i + 1] * period);
+			fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, rep_sat_mul(pairs[2 * i + 1], period));
 		fputs("]}", out);
 		free(pairs);
 		pairs = NULL;

@@ -77,6 +77,13 @@ struct pp {
 };
 
 /* Index of a copy of s in the table (s untrusted: made UTF-8). -1 when out of memory. */
+/* A sample's value: the proto's int64, saturated (a record may say a
+ * count and a period of 1e18 each). */
+static int64_t value_of(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 static int64_t str_add(struct pp *b, const char *s)
 {
 	char *d;
@@ -314,8 +321,8 @@ static int build_samples(struct pp *b, bool timed)
 				s->n_location_id = path.n;
 				at += path.n;
 				s->value = &b->values[2 * b->nsamples];
-				s->value[0] = (int64_t)pairs[2 * i + 1];
-				s->value[1] = (int64_t)(pairs[2 * i + 1] * period);
+				s->value[0] = value_of(pairs[2 * i + 1]);
+				s->value[1] = value_of(rep_sat_mul(pairs[2 * i + 1], period));
 				s->n_value = timed ? 2 : 1;
 				for (int j = 0; j < 3; j++) {
 					perftools__profiles__label__init(&lb[j]);

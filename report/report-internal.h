@@ -431,6 +431,13 @@ static inline uint64_t rep_sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+/* a * b, saturating: a count times a period (a record may say 1e18 of
+ * each) never wraps to a small weight. */
+static inline uint64_t rep_sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
 /* ---- witch (witch.c) ------------------------------------------------------ */
 
 struct rep_witch;

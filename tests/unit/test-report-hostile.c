@@ -502,10 +502,41 @@ static void test_exports_empty(void)
 	rep_profile_free(p);
 }
 
+/* A count and a period of 1e18 each (a record may say so): the weights
+ * saturate, as the counts do, where they wrapped to a small number. */
+static void test_exports_huge_weights(void)
+{
+	struct rep_header h = { .mode = "run", .pid = 1, .event = "task-clock", .period = 1000000000000000000ULL, .clock_event = true };
+	struct rep_thread t = { 1, 1, 0, "t", 1, 0 };
+	struct rep_frame f[] = { { "hot", "hot.c", 1 } };
+	struct rep_options o = { .format = REP_FORMAT_SPEEDSCOPE };
+	uint64_t pair[2] = { 1, 1000000000000000000ULL };
+	struct rep_profile *p;
+	struct rep_writer *w;
+	char file[256], err[256], *s;
+
+	snprintf(file, sizeof(file), "%s/huge.cbor", tmpdir);
+	CHECK_EQ_INT(rep_writer_open(file, REP_WRITER_FORCE, &w), 0);
+	CHECK_EQ_INT(rep_write_header(w, &h), 0);
+	CHECK_EQ_INT(rep_write_thread(w, &t), 0);
+	CHECK_EQ_INT(rep_write_loc(w, &(struct rep_loc){ 1, 1, 0x10, "/bin/hot", NULL, 0x10, 1, f }), 0);
+	CHECK_EQ_INT(rep_write_node(w, 1, 0, 1), 0);
+	CHECK_EQ_INT(rep_write_samples(w, 1, pair, 1), 0);
+	CHECK_EQ_INT(rep_writer_close(w), 0);
+	CHECK_EQ_INT(rep_profile_new(&p), 0);
+	CHECK_EQ_INT(rep_profile_load(p, file, err, sizeof(err)), 0);
+	s = fx_render_ext(p, &o, NULL);
+	CHECK(s && strstr(s, "\"weights\":[18446744073709551615]") != NULL);
+	CHECK(s && strstr(s, "\"endValue\":18446744073709551615") != NULL);
+	free(s);
+	rep_profile_free(p);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 1;
+	test_exports_huge_weights();
 	test_deep_chain();
 	test_pretty_deep();
 	test_stream_bound();
