@@ -15,35 +15,53 @@
 
 static char tmpdir[] = "/tmp/psup-test-annotate-XXXXXX";
 
-/* compute at 0x10 (app.c:5) 7 samples, at 0x14 (helper inlined, app.h:2)
- * 3; main at 0x40 5. id_base renumbers locs and nodes, as another run. */
-static int write_run(const char *path, uint64_t id_base)
+struct node {
+	uint64_t id, parent, loc;
+};
+
+/* A run of thread 100 with these locs, nodes and (node, count) pairs, and
+ * an end record. */
+static int write_record(const char *path, const struct rep_loc *locs, size_t nlocs, const struct node *nodes,
+			size_t nnodes, const uint64_t *pairs, size_t npairs)
 {
 	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock", .period = 1000000, .clock_event = true };
-	struct rep_frame f1[] = { { "compute", "/src/app.c", 5 } };
-	struct rep_frame f2[] = { { "helper", "/src/app.h", 2 }, { "compute", "/src/app.c", 6 } };
-	struct rep_frame f3[] = { { "main", "/src/app.c", 20 } };
-	struct rep_loc l1 = { id_base + 1, 100, 0x1010, "/nonexistent/app", "abcd", 0x10, 1, f1 };
-	struct rep_loc l2 = { id_base + 2, 100, 0x1014, "/nonexistent/app", "abcd", 0x14, 2, f2 };
-	struct rep_loc l3 = { id_base + 3, 100, 0x1040, "/nonexistent/app", "abcd", 0x40, 1, f3 };
-	uint64_t pairs[] = { id_base + 1, 7, id_base + 2, 3, id_base + 3, 5 };
 	struct rep_thread t = { .tid = 100, .pid = 100, .time = 2 };
-	struct rep_end e = { .time = 9, .reason = "exit", .samples = 15 };
+	struct rep_end e = { .time = 9, .reason = "exit" };
 	struct rep_writer *w;
 	int rc;
 
+	for (size_t i = 0; i < npairs; i++)
+		e.samples += pairs[2 * i + 1];
 	if (rep_writer_open(path, REP_WRITER_FORCE, &w))
 		return -1;
 	rc = rep_write_header(w, &h);
 	rc |= rep_write_thread(w, &t);
-	rc |= rep_write_loc(w, &l1) | rep_write_loc(w, &l2) | rep_write_loc(w, &l3);
-	rc |= rep_write_node(w, id_base + 1, 0, id_base + 1);
-	rc |= rep_write_node(w, id_base + 2, 0, id_base + 2);
-	rc |= rep_write_node(w, id_base + 3, 0, id_base + 3);
-	rc |= rep_write_samples(w, 100, pairs, 3);
+	for (size_t i = 0; i < nlocs; i++)
+		rc |= rep_write_loc(w, &locs[i]);
+	for (size_t i = 0; i < nnodes; i++)
+		rc |= rep_write_node(w, nodes[i].id, nodes[i].parent, nodes[i].loc);
+	rc |= rep_write_samples(w, 100, pairs, npairs);
 	rc |= rep_write_end(w, &e);
 	rc |= rep_writer_close(w);
 	return rc;
+}
+
+/* compute at 0x10 (app.c:5) 7 samples, at 0x14 (helper inlined, app.h:2)
+ * 3; main at 0x40 5. id_base renumbers locs and nodes, as another run. */
+static int write_run(const char *path, uint64_t id_base)
+{
+	struct rep_frame f1[] = { { "compute", "/src/app.c", 5 } };
+	struct rep_frame f2[] = { { "helper", "/src/app.h", 2 }, { "compute", "/src/app.c", 6 } };
+	struct rep_frame f3[] = { { "main", "/src/app.c", 20 } };
+	struct rep_loc l[] = {
+		{ id_base + 1, 100, 0x1010, "/nonexistent/app", "abcd", 0x10, 1, f1 },
+		{ id_base + 2, 100, 0x1014, "/nonexistent/app", "abcd", 0x14, 2, f2 },
+		{ id_base + 3, 100, 0x1040, "/nonexistent/app", "abcd", 0x40, 1, f3 },
+	};
+	struct node n[] = { { id_base + 1, 0, id_base + 1 }, { id_base + 2, 0, id_base + 2 }, { id_base + 3, 0, id_base + 3 } };
+	uint64_t pairs[] = { id_base + 1, 7, id_base + 2, 3, id_base + 3, 5 };
+
+	return write_record(path, l, 3, n, 3, pairs, 3);
 }
 
 /* compute at 0x10 and 0x14 in a loc with "image": null (the model calls
@@ -51,51 +69,26 @@ static int write_run(const char *path, uint64_t id_base)
  * NULL, and its listing and psup annotate's grouping read it. */
 static int write_run_no_image(const char *path)
 {
-	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock", .period = 1000000, .clock_event = true };
 	struct rep_frame f1[] = { { "compute", "/src/app.c", 5 } };
-	struct rep_loc l1 = { 1, 100, 0x1010, NULL, NULL, 0x10, 1, f1 };
-	struct rep_loc l2 = { 2, 100, 0x1014, NULL, NULL, 0x14, 1, f1 };
+	struct rep_loc l[] = { { 1, 100, 0x1010, NULL, NULL, 0x10, 1, f1 }, { 2, 100, 0x1014, NULL, NULL, 0x14, 1, f1 } };
+	struct node n[] = { { 1, 0, 1 }, { 2, 0, 2 } };
 	uint64_t pairs[] = { 1, 2, 2, 3 };
-	struct rep_thread t = { .tid = 100, .pid = 100, .time = 2 };
-	struct rep_end e = { .time = 9, .reason = "exit", .samples = 5 };
-	struct rep_writer *w;
-	int rc;
 
-	if (rep_writer_open(path, REP_WRITER_FORCE, &w))
-		return -1;
-	rc = rep_write_header(w, &h);
-	rc |= rep_write_thread(w, &t);
-	rc |= rep_write_loc(w, &l1) | rep_write_loc(w, &l2);
-	rc |= rep_write_node(w, 1, 0, 1) | rep_write_node(w, 2, 0, 2);
-	rc |= rep_write_samples(w, 100, pairs, 2);
-	rc |= rep_write_end(w, &e);
-	rc |= rep_writer_close(w);
-	return rc;
+	return write_record(path, l, 2, n, 2, pairs, 2);
 }
 
 /* compute's loc under main's in the stacks, every sample in main itself:
  * compute has no sampled address (psup annotate exits 1 for it). */
 static int write_run_unsampled(const char *path)
 {
-	struct rep_header h = { .mode = "run", .pid = 100, .mono_ns = 1, .event = "task-clock", .period = 1000000, .clock_event = true };
 	struct rep_frame fc[] = { { "compute", "/src/app.c", 5 } }, fm[] = { { "main", "/src/app.c", 20 } };
-	struct rep_loc lc = { 1, 100, 0x1010, "/nonexistent/app", NULL, 0x10, 1, fc };
-	struct rep_loc lm = { 2, 100, 0x1040, "/nonexistent/app", NULL, 0x40, 1, fm };
-	uint64_t pairs[] = { 1, 4 };
-	struct rep_thread t = { .tid = 100, .pid = 100, .time = 2 };
-	struct rep_writer *w;
-	int rc;
-
-	if (rep_writer_open(path, REP_WRITER_FORCE, &w))
-		return -1;
-	rc = rep_write_header(w, &h);
-	rc |= rep_write_thread(w, &t);
-	rc |= rep_write_loc(w, &lm) | rep_write_loc(w, &lc);
+	struct rep_loc l[] = { { 2, 100, 0x1040, "/nonexistent/app", NULL, 0x40, 1, fm },
+			       { 1, 100, 0x1010, "/nonexistent/app", NULL, 0x10, 1, fc } };
 	/* node 1: main (sampled); node 2: compute, called from main */
-	rc |= rep_write_node(w, 1, 0, 2) | rep_write_node(w, 2, 1, 1);
-	rc |= rep_write_samples(w, 100, pairs, 1);
-	rc |= rep_writer_close(w);
-	return rc;
+	struct node n[] = { { 1, 0, 2 }, { 2, 1, 1 } };
+	uint64_t pairs[] = { 1, 4 };
+
+	return write_record(path, l, 2, n, 2, pairs, 1);
 }
 
 int main(void)
