@@ -30,7 +30,13 @@ holder_checks() {
 		"$2: the holder thread is not under its creation context start_holder"
 	jq_check "$1" '[.locks[].holders[] | select(.thread_exit and .released_in != null)] | length >= 1' \
 		"$2: the join is not charged to the holder's exit"
-	jq_check "$1" '[.threads[] | select(.samples > 0)] | length == 2' "$2: not both threads sampled"
+	# Both threads, the new one with its samples: main, the creator,
+	# mostly waits for the lock and runs 0-17 samples' worth under the
+	# sanitizer build (1 run in 20 had none, with the build of 4ca4a20 as
+	# with this one).
+	jq_check "$1" '.threads | length == 2' "$2: not both threads"
+	jq_check "$1" '[.threads[] | select(.tid != .pid and .samples > 0)] | length == 1' \
+		"$2: the new thread has no samples"
 }
 
 PSUP_TEST_CREATOR_LATE=1 run_psup 120 run -v --stops -o l.cbor -- "$TARGETS/parallel" lock 100
