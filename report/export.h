@@ -5,7 +5,8 @@
  * The profile in other tools' formats (report --format pprof, folded,
  * speedscope): every sample of every thread with its whole call stack
  * (REP_EXPORT_MAX_FRAMES frames at most), inlined frames as frames of
- * their own, whatever --view, --top and --min-percent say. Shared by export.c (folded, speedscope) and pprof.c.
+ * their own, whatever --view, --top and --min-percent say. Shared by
+ * export.c (folded, speedscope) and pprof.c.
  * Not a public API: report.h's rep_print_ext() calls rep_export_print().
  */
 

@@ -76,7 +76,6 @@ struct pp {
 	int64_t comment;
 };
 
-/* Index of a copy of s in the table (s untrusted: made UTF-8). -1 when out of memory. */
 /* A sample's value: the proto's int64, saturated (a record may say a
  * count and a period of 1e18 each). */
 static int64_t value_of(uint64_t v)
@@ -84,6 +83,7 @@ static int64_t value_of(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+/* Index of a copy of s in the table (s untrusted: made UTF-8). -1 when out of memory. */
 static int64_t str_add(struct pp *b, const char *s)
 {
 	char *d;

@@ -291,9 +291,17 @@ static uint32_t *order(uint32_t n, int (*cmp)(const void *, const void *, void *
 	return o;
 }
 
-/* A node's frames (and its image's debug row) entering the path walked,
- * dir 1, or leaving it, dir -1: a row met for the first time from the
- * root gets the samples under the node. */
+/* A row's occurrence entering the path walked (dir 1: the first one from
+ * the root gets the samples under the node) or leaving it (dir -1). */
+static void path_count(uint32_t *on_path, uint64_t *total, int dir, uint64_t under)
+{
+	if (dir < 0)
+		(*on_path)--;
+	else if (!(*on_path)++)
+		*total = rep_sat_add(*total, under);
+}
+
+/* Node n's frames, and its image's debug row, entering or leaving the path. */
 static void path_step(struct agg *a, const struct rep_profile *p, uint32_t n, int dir, uint64_t under)
 {
 	const struct rep_mloc *l = &p->locs[p->nodes[n].loc];
@@ -302,23 +310,13 @@ static void path_step(struct agg *a, const struct rep_profile *p, uint32_t n, in
 		struct fn_row *fr = &a->fns[a->frame_fn[f]];
 		struct ln_row *lr = &a->lns[a->frame_ln[f]];
 
-		if (dir > 0 && !fr->on_path++)
-			fr->total = rep_sat_add(fr->total, under);
-		else if (dir < 0)
-			fr->on_path--;
-		if (dir > 0 && !lr->on_path++)
-			lr->total = rep_sat_add(lr->total, under);
-		else if (dir < 0)
-			lr->on_path--;
+		path_count(&fr->on_path, &fr->total, dir, under);
+		path_count(&lr->on_path, &lr->total, dir, under);
 	}
 	if (l->symbols) {
-		uint64_t *slot = psup_u64map_find(&a->dbg_ix, l->image);
-		struct dbg_row *d = &a->dbg[*slot - 1];
+		struct dbg_row *d = &a->dbg[*psup_u64map_find(&a->dbg_ix, l->image) - 1];
 
-		if (dir > 0 && !d->on_path++)
-			d->total = rep_sat_add(d->total, under);
-		else if (dir < 0)
-			d->on_path--;
+		path_count(&d->on_path, &d->total, dir, under);
 	}
 }
 
