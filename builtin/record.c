@@ -128,6 +128,8 @@ struct rec_proc {
 	size_t nnext;
 };
 
+#define REC_ATTACH_ARGS 64
+
 struct rec {
 	const char *path;
 	bool unwind;
@@ -199,8 +201,10 @@ struct rec {
 	uint64_t tick_ns; /* the loop's tick period now (tick_period()) */
 	int write_err;
 	const char *mode;  /* "run" or "attach", for the header */
-	char *const *argv; /* run: the command; attach: the process's, read from /proc */
-	char **attach_argv, *attach_cmdline;
+	char *const *argv; /* run: the command; attach: attach_argv */
+	/* Attach: the process's command line from /proc (attach_argv()), its
+	 * arguments pointing into it, NULL-terminated. */
+	char *attach_cmdline, *attach_argv[REC_ATTACH_ARGS + 1];
 	bool header_written;
 	uint64_t pcs[REC_MAX_FRAMES];
 	unsigned records_pending; /* threads whose record waits */
@@ -2189,7 +2193,6 @@ static void rec_release(struct rec *r)
 	 * first tick, whose signal psup run re-raises without exit()): the
 	 * probes go to their keeper if no tick handed them over. */
 	smp_keep_probes();
-	free(r->attach_argv);
 	free(r->attach_cmdline);
 	for (size_t i = 0; i < r->threads.cap; i++) {
 		struct rec_thread *t = (struct rec_thread *)(uintptr_t)r->threads.vals[i];
@@ -2494,44 +2497,24 @@ int rec_spawn(struct rec *r, char *const argv[], bool follow_forks, char *why, s
 
 /* Attach: the process's command line as its /proc file has it (the
  * program may have rewritten it), for the report's command in place of
- * "pid N"; at most ATTACH_CMDLINE_MAX bytes and ATTACH_ARGS_MAX arguments.
+ * "pid N"; at most ATTACH_CMDLINE_MAX bytes and REC_ATTACH_ARGS arguments.
  * Untrusted text, as every name from the program is. */
 #define ATTACH_CMDLINE_MAX 4096
-#define ATTACH_ARGS_MAX 64
 
 static void attach_argv(struct rec *r, pid_t pid)
 {
-	char path[64], *buf = malloc(ATTACH_CMDLINE_MAX + 1);
-	size_t len = 0, n = 0;
-	ssize_t got = 0;
-	int fd;
+	char path[64];
+	size_t len, n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	while (fd >= 0 && len < ATTACH_CMDLINE_MAX &&
-	       (got = read(fd, buf + len, ATTACH_CMDLINE_MAX - len)) > 0)
-		len += (size_t)got;
-	if (fd >= 0)
-		close(fd);
-	if (!len) { /* a kernel thread, a zombie: none */
-		free(buf);
+	if (psup_read_file(path, &r->attach_cmdline, &len) < 0)
 		return;
-	}
-	buf[len] = '\0';
-	for (size_t i = 0; i < len && n < ATTACH_ARGS_MAX; n++)
-		i += strlen(buf + i) + 1;
-	r->attach_argv = calloc(n + 1, sizeof(char *));
-	if (!r->attach_argv) {
-		free(buf);
-		return;
-	}
-	n = 0;
-	for (size_t i = 0; i < len && n < ATTACH_ARGS_MAX; n++) {
-		r->attach_argv[n] = buf + i;
-		i += strlen(buf + i) + 1;
-	}
-	r->attach_cmdline = buf;
-	r->argv = r->attach_argv;
+	if (len > ATTACH_CMDLINE_MAX)
+		r->attach_cmdline[len = ATTACH_CMDLINE_MAX] = '\0';
+	for (size_t i = 0; i < len && n < REC_ATTACH_ARGS; i += strlen(r->attach_cmdline + i) + 1)
+		r->attach_argv[n++] = r->attach_cmdline + i;
+	if (n) /* none: a kernel thread, a zombie */
+		r->argv = r->attach_argv;
 }
 
 int rec_attach(struct rec *r, pid_t pid, char *why, size_t whylen)
