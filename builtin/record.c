@@ -2652,12 +2652,13 @@ void rec_loop(struct rec *r, struct sup_result *res)
 	pr_debug("symbols: %llu images loaded, %llu reused (%llu idle ones), %llu evicted; "
 		 "%llu addresses resolved, %llu from the images' caches; "
 		 "%llu debug files from the debug cache, %llu written to it; "
-		 "%llu symbol tables from it, %llu written to it",
+		 "%llu symbol tables from it, %llu written to it; %llu unit digests from it, %llu written to it",
 		 (unsigned long long)cs.loads, (unsigned long long)cs.reuses,
 		 (unsigned long long)cs.revived, (unsigned long long)cs.evictions,
 		 (unsigned long long)cs.resolves, (unsigned long long)cs.resolve_hits,
 		 (unsigned long long)cs.debug_hits, (unsigned long long)cs.debug_written,
-		 (unsigned long long)cs.symtab_hits, (unsigned long long)cs.symtab_written);
+		 (unsigned long long)cs.symtab_hits, (unsigned long long)cs.symtab_written,
+		 (unsigned long long)cs.unit_hits, (unsigned long long)cs.unit_written);
 	sup_session_result(r->sup, res);
 }
 

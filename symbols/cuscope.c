@@ -23,18 +23,10 @@
 
 #include "symbols/symbols-internal.h"
 
-struct scope_ent {
-	Dwarf_Die die;
-	int parent;     /* index, -1 for a child of the unit */
-	unsigned next;  /* the index after this DIE's subtree */
-	unsigned range; /* first of its ranges in the unit's table */
-	unsigned nranges;
-	bool code; /* has low_pc or ranges */
-};
-
 struct unit_scopes {
-	struct scope_ent *ents;
-	unsigned n, cap;
+	struct sym_scope_node *ents;
+	Dwarf_Die *dies; /* each entry's DIE */
+	unsigned n, cap, dcap;
 	uint64_t (*ranges)[2];
 	unsigned nranges, rcap;
 	bool failed; /* out of memory while built: asked of libdw instead */
@@ -61,12 +53,18 @@ static void *room_for_one(void *arr, unsigned *cap, unsigned n, size_t size)
 
 static bool push_ent(struct unit_scopes *u, const Dwarf_Die *die, int parent, bool code)
 {
-	struct scope_ent *ents = room_for_one(u->ents, &u->cap, u->n, sizeof(*ents));
+	struct sym_scope_node *ents = room_for_one(u->ents, &u->cap, u->n, sizeof(*ents));
+	Dwarf_Die *dies;
 
 	if (!ents)
 		return false;
 	u->ents = ents;
-	ents[u->n++] = (struct scope_ent){ .die = *die, .parent = parent, .range = u->nranges, .code = code };
+	dies = room_for_one(u->dies, &u->dcap, u->n, sizeof(*dies));
+	if (!dies)
+		return false;
+	u->dies = dies;
+	dies[u->n] = *die;
+	ents[u->n++] = (struct sym_scope_node){ .parent = parent, .range = u->nranges, .code = code };
 	return true;
 }
 
@@ -170,28 +168,29 @@ static bool build(struct unit_scopes *u, Dwarf_Die *parent, int pidx, unsigned d
 	return true;
 }
 
-static bool contains(const struct unit_scopes *u, const struct scope_ent *e, uint64_t addr)
+static bool contains(const struct sym_scope_node *e, const uint64_t (*ranges)[2], uint64_t addr)
 {
 	for (unsigned i = 0; i < e->nranges; i++)
-		if (addr >= u->ranges[e->range + i][0] && addr < u->ranges[e->range + i][1])
+		if (addr >= ranges[e->range + i][0] && addr < ranges[e->range + i][1])
 			return true;
 	return false;
 }
 
-/* The innermost code DIE in [from, to) that contains addr, or -1. */
-static int innermost(const struct unit_scopes *u, unsigned from, unsigned to, uint64_t addr)
+/* The innermost code entry in [from, to) that contains addr, or -1. */
+static int innermost(const struct sym_scope_node *ents, const uint64_t (*ranges)[2], unsigned from, unsigned to,
+		     uint64_t addr)
 {
 	unsigned i = from;
 
 	while (i < to) {
-		const struct scope_ent *e = &u->ents[i];
+		const struct sym_scope_node *e = &ents[i];
 		int inner;
 
-		if (e->code && !contains(u, e, addr)) {
+		if (e->code && !contains(e, ranges, addr)) {
 			i = e->next;
 			continue;
 		}
-		inner = e->next > i + 1 ? innermost(u, i + 1, e->next, addr) : -1;
+		inner = e->next > i + 1 ? innermost(ents, ranges, i + 1, e->next, addr) : -1;
 		if (inner >= 0)
 			return inner;
 		if (e->code)
@@ -201,11 +200,17 @@ static int innermost(const struct unit_scopes *u, unsigned from, unsigned to, ui
 	return -1;
 }
 
+int sym_scope_innermost(const struct sym_scope_node *ents, unsigned n, const uint64_t (*ranges)[2], uint64_t addr)
+{
+	return innermost(ents, ranges, 0, n, addr);
+}
+
 static void unit_free(struct unit_scopes *u)
 {
 	if (!u)
 		return;
 	free(u->ents);
+	free(u->dies);
 	free(u->ranges);
 	free(u);
 }
@@ -227,6 +232,7 @@ static struct unit_scopes *unit_of(struct sym_cu_index *idx, Dwarf_Die *cudie)
 		return NULL;
 	if (!build(u, cudie, -1, 0, c_unit)) {
 		free(u->ents);
+		free(u->dies);
 		free(u->ranges);
 		memset(u, 0, sizeof(*u));
 		u->failed = true;
@@ -240,30 +246,54 @@ static struct unit_scopes *unit_of(struct sym_cu_index *idx, Dwarf_Die *cudie)
 	return u;
 }
 
-int sym_cu_scopes(struct sym_cu_index **pidx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max)
+/* The unit's table, built on first use; NULL when it could not be. */
+static struct unit_scopes *unit_table(struct sym_cu_index **pidx, Dwarf_Die *cudie)
 {
 	struct unit_scopes *u;
-	int i, n = 0;
 
 	if (!*pidx) {
 		*pidx = calloc(1, sizeof(**pidx));
 		if (!*pidx)
-			return -1;
+			return NULL;
 		psup_u64map_init(&(*pidx)->units);
 	}
 	u = unit_of(*pidx, cudie);
-	if (!u || u->failed)
+	return u && !u->failed ? u : NULL;
+}
+
+int sym_cu_scopes(struct sym_cu_index **pidx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max)
+{
+	struct unit_scopes *u = unit_table(pidx, cudie);
+	int i, n = 0;
+
+	if (!u)
 		return -1;
-	for (i = innermost(u, 0, u->n, addr); i >= 0 && n < max; i = u->ents[i].parent) {
-		int tag = dwarf_tag(&u->ents[i].die);
+	for (i = innermost(u->ents, (const uint64_t(*)[2])u->ranges, 0, u->n, addr); i >= 0 && n < max;
+	     i = u->ents[i].parent) {
+		int tag = dwarf_tag(&u->dies[i]);
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		out[n++] = u->ents[i].die;
+		out[n++] = u->dies[i];
 		if (tag == DW_TAG_subprogram)
 			break;
 	}
 	return n;
+}
+
+int sym_cu_scope_table(struct sym_cu_index **pidx, Dwarf_Die *cudie, const struct sym_scope_node **ents,
+		       Dwarf_Die **dies, unsigned *n, const uint64_t (**ranges)[2], unsigned *nranges)
+{
+	struct unit_scopes *u = unit_table(pidx, cudie);
+
+	if (!u)
+		return -1;
+	*ents = u->ents;
+	*dies = u->dies;
+	*n = u->n;
+	*ranges = (const uint64_t(*)[2])u->ranges;
+	*nranges = u->nranges;
+	return 0;
 }
 
 void sym_cu_index_free(struct sym_cu_index *idx)

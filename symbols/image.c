@@ -180,6 +180,7 @@ static void image_destroy(struct sym_image *img)
 	sym_strpool_release(&img->names);
 	free(img->cu_ranges);
 	sym_cu_index_free(img->cu_scopes);
+	sym_unit_cache_free(img->unit_cache);
 	free(img->loads);
 	free(img->build_id);
 	free(img->path);
@@ -305,6 +306,7 @@ void sym_cache_stats(struct sym_cache_stats *out)
 	pthread_mutex_unlock(&cache_lock);
 	sym_debug_cache_stats(&out->debug_hits, &out->debug_written);
 	sym_symtab_cache_stats(&out->symtab_hits, &out->symtab_written);
+	sym_unit_cache_stats(&out->unit_hits, &out->unit_written);
 }
 
 /* Reads an unsigned value of a DW_EH_PE_* encoding's size (the low nibble),
@@ -977,7 +979,7 @@ fail:
 /* The name of a subprogram or inlined subroutine DIE: the demangled
  * linkage name (qualified, with parameters) when there is one, else
  * DW_AT_name, both through abstract_origin/specification. */
-static const char *die_function_name(struct sym_image *img, Dwarf_Die *die)
+const char *sym_die_function_name(struct sym_image *img, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -1044,7 +1046,7 @@ static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Add
 		if (n < SYM_MAX_FRAMES - 1 || k == nfunc - 1) {
 			struct sym_frame *f = &out->frames[n++];
 
-			f->function = die_function_name(img, die);
+			f->function = sym_die_function_name(img, die);
 			f->file = file;
 			f->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
@@ -1172,6 +1174,14 @@ static void cu_ranges_build(struct sym_image *img, Dwarf *dw)
 		qsort(img->cu_ranges, img->ncu_ranges, sizeof(*img->cu_ranges), cu_range_cmp);
 }
 
+size_t sym_image_cu_ranges(struct sym_image *img, Dwarf *dw, const struct sym_cu_range **out)
+{
+	if (!img->cu_ranges_tried)
+		cu_ranges_build(img, dw);
+	*out = img->cu_ranges;
+	return img->ncu_ranges;
+}
+
 /* The unit containing addr (a DWARF address) from cu_ranges, in *die. */
 static Dwarf_Die *cu_ranges_find(struct sym_image *img, Dwarf_Addr addr, Dwarf_Die *die,
 				 Dwarf_Addr *dwbias)
@@ -1200,6 +1210,7 @@ static Dwarf_Die *cu_ranges_find(struct sym_image *img, Dwarf_Addr addr, Dwarf_D
 
 static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)
 {
+	struct sym_unit_line row;
 	Dwarf_Die cu_buf;
 	Dwarf_Addr modaddr, dwbias = 0;
 	Dwarf_Die *cudie;
@@ -1212,11 +1223,13 @@ static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *
 		return 0;
 	out->symbols = img->symbols;
 	modaddr = vaddr + img->mod_bias;
-	cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
-	if (cudie) {
-		out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
+	if (sym_unit_resolve(img, modaddr, out, &row) > 0) {
+		cudie = NULL;
 	} else {
-		cudie = cu_ranges_find(img, modaddr, &cu_buf, &dwbias);
+		row.in_unit = false;
+		cudie = dwfl_module_addrdie(img->mod, modaddr, &dwbias);
+		if (!cudie)
+			cudie = cu_ranges_find(img, modaddr, &cu_buf, &dwbias);
 		if (cudie)
 			out->nframes = resolve_dwarf(img, cudie, modaddr - dwbias, out);
 	}
@@ -1241,6 +1254,9 @@ static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *
 			dwarf_lineno(line, &lineno);
 			out->frames[0].line = lineno > 0 ? (unsigned)lineno : 0;
 		}
+	} else if (row.in_unit) {
+		out->frames[0].file = row.file;
+		out->frames[0].line = row.line;
 	}
 	out->nframes = 1;
 	return 0;

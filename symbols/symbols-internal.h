@@ -93,6 +93,8 @@ struct sym_image {
 	size_t ncu_ranges;
 	/* Each unit's code DIEs, built on its first address (cuscope.c). */
 	struct sym_cu_index *cu_scopes;
+	/* The units' answers kept on disk (unitcache.c), on first resolve. */
+	struct sym_unit_cache *unit_cache;
 };
 
 struct sym_cu_range {
@@ -274,6 +276,44 @@ int sym_debuginfod_cached(const unsigned char *id, size_t idlen, char **path_out
 struct sym_cu_index;
 int sym_cu_scopes(struct sym_cu_index **idx, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die *out, int max);
 void sym_cu_index_free(struct sym_cu_index *idx);
+/* The table itself, in the tree's order: each DIE with code (low_pc or
+ * ranges) and each DIE that holds one, with its parent (-1: a child of the
+ * unit), the index after its subtree and its address ranges (ranges[range]
+ * to ranges[range + nranges - 1], [start, end)); dies[i] is entry i's DIE.
+ * The walk of sym_cu_scopes() over a table, wherever it comes from
+ * (unitcache.c keeps them on disk): the innermost entry with code that
+ * contains addr, or -1. */
+struct sym_scope_node {
+	int32_t parent;
+	uint32_t next, range, nranges;
+	uint8_t code;
+};
+int sym_cu_scope_table(struct sym_cu_index **idx, Dwarf_Die *cudie, const struct sym_scope_node **ents,
+		       Dwarf_Die **dies, unsigned *n, const uint64_t (**ranges)[2], unsigned *nranges);
+int sym_scope_innermost(const struct sym_scope_node *ents, unsigned n, const uint64_t (*ranges)[2], uint64_t addr);
+
+/* unitcache.c: modaddr (a module address of img) answered from its unit's
+ * digest kept on disk, made and written from libdw the first time: 1 when
+ * answered (out->frames and nframes as image.c's DWARF lookup fills them;
+ * with no frame, *line says whether a unit holds the address and its line
+ * row, for the symbol table's answer), 0 when the caller asks libdw (no
+ * cache directory or build-id, small DWARF, out of memory). */
+struct sym_unit_line {
+	bool in_unit;
+	const char *file;
+	unsigned line;
+};
+struct sym_unit_cache;
+int sym_unit_resolve(struct sym_image *img, uint64_t modaddr, struct sym_loc *out, struct sym_unit_line *line);
+void sym_unit_cache_free(struct sym_unit_cache *uc);
+void sym_unit_cache_stats(uint64_t *hits, uint64_t *written);
+/* Bytes of .debug_info below which an image is not cached (tests). */
+extern uint64_t sym_unit_cache_min_info;
+/* image.c for unitcache.c: a DIE's function name as resolve_dwarf() gives
+ * it (pooled in img or libdw's); the units' own address ranges (built on
+ * first use, sorted; their count, *out the table). */
+const char *sym_die_function_name(struct sym_image *img, Dwarf_Die *die);
+size_t sym_image_cu_ranges(struct sym_image *img, Dwarf *dw, const struct sym_cu_range **out);
 
 /* A path as the kernel gives it (name, len bytes: a query's, a perf mmap
  * record's) as the maps text shows it: a newline escaped as "\012"

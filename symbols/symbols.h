@@ -116,6 +116,8 @@ struct sym_cache_stats {
 	uint64_t debug_written;  /* inflated copies written to it */
 	uint64_t symtab_hits;    /* symbol tables read from the cache */
 	uint64_t symtab_written; /* symbol tables written to it */
+	uint64_t unit_hits;      /* units' digests and placement tables read from it */
+	uint64_t unit_written;   /* of those, written to it */
 };
 void sym_cache_stats(struct sym_cache_stats *out);
 /* Frees every idle image (tests; psup's memory when asked). */
