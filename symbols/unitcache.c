@@ -53,7 +53,12 @@
 /* As image.c's resolve_dwarf(): scopes asked of sym_cu_scopes(). */
 #define MAX_SCOPES 256
 
-enum { KIND_OTHER, KIND_SUBPROGRAM, KIND_INLINED };
+/* What an entry of a unit's table is, for its frames. */
+enum entry_kind {
+	KIND_OTHER, /* a lexical block, a namespace, a class */
+	KIND_SUBPROGRAM,
+	KIND_INLINED,
+};
 
 struct map_hdr {
 	char magic[8];
@@ -463,8 +468,11 @@ static struct unit_digest *digest_load(uint64_t die, uint8_t *buf, size_t len)
 			break;
 		}
 		open[nopen++] = i;
-		d->ents[i] = (struct sym_scope_node){ .parent = e->parent, .next = e->next, .range = e->range,
-						      .nranges = e->nranges, .code = e->code != 0 };
+		d->ents[i].parent = e->parent;
+		d->ents[i].next = e->next;
+		d->ents[i].range = e->range;
+		d->ents[i].nranges = e->nranges;
+		d->ents[i].code = e->code != 0;
 		d->kind[i] = e->kind;
 		d->name[i] = str_at(strs, h.strsize, e->name, &ok);
 		d->call_file[i] = str_at(strs, h.strsize, e->call_file, &ok);
@@ -615,10 +623,11 @@ static struct unit_digest *digest_build(struct sym_image *img, Dwarf_Die *cudie)
 		Dwarf_Attribute attr;
 		Dwarf_Word v;
 
-		d->kind[i] = tag == DW_TAG_subprogram	      ? KIND_SUBPROGRAM
-			     : tag == DW_TAG_inlined_subroutine ? KIND_INLINED
-								: KIND_OTHER;
-		if (d->kind[i] == KIND_OTHER)
+		if (tag == DW_TAG_subprogram)
+			d->kind[i] = KIND_SUBPROGRAM;
+		else if (tag == DW_TAG_inlined_subroutine)
+			d->kind[i] = KIND_INLINED;
+		else
 			continue;
 		d->name[i] = sym_die_function_name(img, &dies[i]);
 		if (d->kind[i] != KIND_INLINED)

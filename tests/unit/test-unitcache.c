@@ -108,7 +108,9 @@ static char *answer(struct sym_image *img, uint64_t v)
 
 	memset(&loc, 0, sizeof(loc));
 	sym_image_resolve(img, v, &loc);
-	if (asprintf(&s, "%u near=%s", loc.nframes, loc.nframes ? "" : loc.near ? loc.near : "-") < 0)
+	const char *near = loc.near ? loc.near : "-";
+
+	if (asprintf(&s, "%u near=%s", loc.nframes, loc.nframes ? "" : near) < 0)
 		abort();
 	for (unsigned i = 0; i < loc.nframes; i++) {
 		const struct sym_frame *f = &loc.frames[i];
@@ -235,7 +237,7 @@ int main(void)
 	CHECK_EQ_INT(compare(&a, want, "digests read"), 0);
 	sym_cache_stats(&cs);
 	printf("# %llu files read\n", (unsigned long long)cs.unit_hits);
-	CHECK(cs.unit_written == written); /* none made again */
+	CHECK(cs.unit_written == written);  /* none made again */
 	CHECK(cs.unit_hits + 1 >= written); /* the placement table was written twice (the units' ranges added) */
 
 	printf("# %u files damaged\n", damage(dir));
