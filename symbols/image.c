@@ -1182,30 +1182,38 @@ size_t sym_image_cu_ranges(struct sym_image *img, Dwarf *dw, const struct sym_cu
 	return img->ncu_ranges;
 }
 
+bool sym_cu_range_find(const struct sym_cu_range *r, size_t n, uint64_t addr, uint64_t *die)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* the last range starting at or before addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= r[lo - 1].end)
+		return false;
+	*die = r[lo - 1].die;
+	return true;
+}
+
 /* The unit containing addr (a DWARF address) from cu_ranges, in *die. */
 static Dwarf_Die *cu_ranges_find(struct sym_image *img, Dwarf_Addr addr, Dwarf_Die *die,
 				 Dwarf_Addr *dwbias)
 {
 	Dwarf *dw = dwfl_module_getdwarf(img->mod, dwbias);
-	size_t lo = 0, hi;
+	uint64_t off;
 
 	if (!dw)
 		return NULL;
-	addr -= *dwbias;
 	if (!img->cu_ranges_tried)
 		cu_ranges_build(img, dw);
-	hi = img->ncu_ranges;
-	while (lo < hi) { /* the last range starting at or before addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->cu_ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= img->cu_ranges[lo - 1].end)
+	if (!sym_cu_range_find(img->cu_ranges, img->ncu_ranges, addr - *dwbias, &off))
 		return NULL;
-	return dwarf_offdie(dw, img->cu_ranges[lo - 1].die, die);
+	return dwarf_offdie(dw, off, die);
 }
 
 static int image_resolve(struct sym_image *img, uint64_t vaddr, struct sym_loc *out)

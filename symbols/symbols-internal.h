@@ -314,6 +314,8 @@ extern uint64_t sym_unit_cache_min_info;
  * first use, sorted; their count, *out the table). */
 const char *sym_die_function_name(struct sym_image *img, Dwarf_Die *die);
 size_t sym_image_cu_ranges(struct sym_image *img, Dwarf *dw, const struct sym_cu_range **out);
+/* The unit of DWARF address addr in such a table (n ranges): true and *die. */
+bool sym_cu_range_find(const struct sym_cu_range *r, size_t n, uint64_t addr, uint64_t *die);
 
 /* A path as the kernel gives it (name, len bytes: a query's, a perf mmap
  * record's) as the maps text shows it: a newline escaped as "\012"

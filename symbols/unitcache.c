@@ -364,25 +364,6 @@ static bool map_find(const struct sym_unit_cache *uc, uint64_t addr, uint64_t *d
 	return false;
 }
 
-/* image.c's cu_ranges_find() over the units' own ranges. */
-static bool cu_find(const struct sym_unit_cache *uc, uint64_t addr, uint64_t *die)
-{
-	size_t lo = 0, hi = uc->ncu;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (uc->cu[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= uc->cu[lo - 1].end)
-		return false;
-	*die = uc->cu[lo - 1].die;
-	return true;
-}
-
 /* ---- a unit's digest ---- */
 
 static const char *str_at(const uint8_t *strs, uint64_t strsize, uint32_t off, bool *ok)
@@ -833,7 +814,7 @@ int sym_unit_resolve(struct sym_image *img, uint64_t modaddr, struct sym_loc *ou
 	if (!map_find(uc, addr, &die)) {
 		if (!have_cu_ranges(img, uc))
 			return 0;
-		if (!cu_find(uc, addr, &die))
+		if (!sym_cu_range_find(uc->cu, uc->ncu, addr, &die))
 			return 1; /* in no unit */
 	}
 	d = unit_of(img, uc, die);
