@@ -492,6 +492,8 @@ static void dispatch(struct sup_session *s, pid_t tid, int status);
  * a status: an exec by a thread psup does not trace took its leader
  * (attach_leader_gone()). (A zombie leader at the attach keeps the stops.)
  */
+static pid_t reap_root(struct sup_session *s, int *status);
+
 static void attach_told_end(void *arg, int fd)
 {
 	struct sup_session *s = arg;
@@ -514,7 +516,7 @@ static void attach_told_end(void *arg, int fd)
 		}
 		t = sup_thread_find(s, s->root);
 		traced = t && !(t->flags & SUP_THREAD_LET_GO);
-		w = traced ? waitpid(s->root, &status, WNOHANG | __WALL) : -1;
+		w = traced ? reap_root(s, &status) : -1;
 		if (w == s->root) {
 			dispatch(s, w, status); /* its death, with its status */
 			continue;
@@ -1265,7 +1267,8 @@ static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n
  * throttling let the thread finish. So stops are collected first (they
  * reap nothing), a death is looked at before it is reaped (WNOWAIT), and a
  * leader's (or a process psup traces no thread of) is reaped at psup's
- * old policy: the thread it waits for runs. Test: t1104.
+ * old policy: the thread it waits for runs (so is an attached root's death,
+ * reap_root()). Test: t1105.
  */
 static bool reaps_leader(struct sup_session *s)
 {
@@ -1284,6 +1287,19 @@ static void sched_set(int policy, int prio)
 
 	if (sched_setscheduler(0, policy, &sp) < 0)
 		pr_debug("psup's scheduling policy: %s", strerror(errno));
+}
+
+/* The root's status, its death reaped at psup's old policy (its leader). */
+static pid_t reap_root(struct sup_session *s, int *status)
+{
+	pid_t w;
+
+	if (s->sched_old >= 0)
+		sched_set(s->sched_old, 0);
+	w = waitpid(s->root, status, WNOHANG | __WALL);
+	if (s->sched_old >= 0)
+		sched_set(SCHED_FIFO | SCHED_RESET_ON_FORK, 1);
+	return w;
 }
 
 /* Rule 5: collect every pending status before handling any. */
