@@ -273,8 +273,10 @@ static bool map_load(struct sym_unit_cache *uc, const uint8_t *buf, size_t len)
 		uc->cu = NULL;
 		return false;
 	}
-	memcpy(uc->runs, buf + sizeof(h), h.nruns * sizeof(*uc->runs));
-	memcpy(uc->cu, buf + sizeof(h) + h.nruns * sizeof(struct run), h.ncu * sizeof(*uc->cu));
+	if (h.nruns)
+		memcpy(uc->runs, buf + sizeof(h), h.nruns * sizeof(*uc->runs));
+	if (h.ncu)
+		memcpy(uc->cu, buf + sizeof(h) + h.nruns * sizeof(struct run), h.ncu * sizeof(*uc->cu));
 	uc->nruns = h.nruns;
 	uc->ncu = h.ncu;
 	uc->last_end = h.last_end;
@@ -597,8 +599,10 @@ static struct unit_digest *digest_build(struct sym_image *img, Dwarf_Die *cudie)
 	if (!d)
 		return NULL;
 	d->no_lines = no_lines;
-	memcpy(d->ents, ents, n * sizeof(*ents));
-	memcpy(d->ranges, ranges, (size_t)nranges * sizeof(*ranges));
+	if (n)
+		memcpy(d->ents, ents, n * sizeof(*ents));
+	if (nranges)
+		memcpy(d->ranges, ranges, (size_t)nranges * sizeof(*ranges));
 	for (unsigned i = 0; i < n && ok; i++) {
 		int tag = dwarf_tag(&dies[i]);
 		Dwarf_Attribute attr;
