@@ -30,8 +30,8 @@
  * units' own ranges (image.c's table for DWARF without .debug_aranges);
  * the unit's table gives the function scopes (the same walk,
  * sym_scope_innermost()) and its rows the line, as dwarf_getsrc_die()
- * picks it. tests/unit/test-unitcache.c compares both over every unit of
- * libc.
+ * picks it. tests/unit/test-unitcache.c compares both over a third of
+ * libc's units and the gaps between them.
  *
  * The files sit beside the debug cache's copies (sym_cache_file(): its
  * directory, its trust checks and its size bound), named by the image's
