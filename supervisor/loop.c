@@ -1254,6 +1254,58 @@ static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n
 	s->nbatch = 0;
 }
 
+/* psup's real-time priority (sched_raise()). */
+static int sched_fifo(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+}
+
+/*
+ * A stopped thread waits for psup, and psup must get a CPU to answer it.
+ * Under the default policy a woken psup waited behind a busy thread of the
+ * program on its CPU until the scheduler preempted that thread, up to ~2 ms
+ * (the wake-up granularity on 2 CPUs), while the other CPU could sit idle:
+ * on the causal Amdahl program 22% of the seccomp stops were answered after
+ * more than 0.5 ms (p90 2.1 ms), and the line executions meanwhile became
+ * delays the stopped threads paid later on the critical path. The lowest
+ * real-time priority lets psup preempt at once (p90 33 us); it is never
+ * passed on (SCHED_RESET_ON_FORK), and the kernel's real-time throttling
+ * bounds it. Without CAP_SYS_NICE, or when psup was given another policy
+ * than the default, psup keeps its policy. Returns the policy to restore,
+ * or -1 when nothing changed.
+ */
+static int sched_raise(void)
+{
+	int old = sched_getscheduler(0);
+
+	/* A policy chosen for psup (batch, idle, real-time) stays. */
+	if (old < 0 || (old & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
+		return -1;
+	if (sched_fifo() < 0) {
+		pr_debug("no real-time priority for psup (%s): stops may wait for a CPU",
+			 strerror(errno));
+		return -1;
+	}
+	return old;
+}
+
+static void sched_restore(int old)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (old >= 0 && sched_setscheduler(0, old, &sp) < 0)
+		pr_debug("restoring psup's scheduling policy: %s", strerror(errno));
+}
+
+/* After a wait at the old policy (wait_all(), reap_root()): the priority back. */
+static void sched_back(struct sup_session *s)
+{
+	if (s->sched_old >= 0 && sched_fifo() < 0)
+		pr_debug("psup's real-time priority back: %s", strerror(errno));
+}
+
 /*
  * Reaping a process at psup's real-time priority could spin for a second.
  * The wait that reaps a thread group's leader flushes its /proc entries
@@ -1265,28 +1317,16 @@ static void dispatch_batch(struct sup_session *s, struct sup_status *b, size_t n
  * in 3 of 6 runs (0.12 natively, 0.14-0.23 in the others), 0.97-0.99 s of
  * it psup's system time in d_walk(), until the kernel's real-time
  * throttling let the thread finish. So stops are collected first (they
- * reap nothing), a death is looked at before it is reaped (WNOWAIT), and a
- * leader's (or a process psup traces no thread of) is reaped at psup's
+ * reap nothing), a death is looked at before any is reaped (WNOWAIT), and
+ * a leader's (or a process's psup traces no thread of) is reaped at psup's
  * old policy: the thread it waits for runs (so is an attached root's death,
  * reap_root()). Test: t1105.
  */
-static bool reaps_leader(struct sup_session *s)
+static bool is_leader(struct sup_session *s, pid_t pid)
 {
-	siginfo_t si = { 0 };
-	struct sup_thread *t;
+	struct sup_thread *t = sup_thread_find(s, pid);
 
-	if (s->sched_old < 0 || waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 || !si.si_pid)
-		return false;
-	t = sup_thread_find(s, si.si_pid);
 	return !t || t->pid == t->tid;
-}
-
-static void sched_set(int policy, int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-
-	if (sched_setscheduler(0, policy, &sp) < 0)
-		pr_debug("psup's scheduling policy: %s", strerror(errno));
 }
 
 /* The root's status, its death reaped at psup's old policy (its leader). */
@@ -1294,11 +1334,9 @@ static pid_t reap_root(struct sup_session *s, int *status)
 {
 	pid_t w;
 
-	if (s->sched_old >= 0)
-		sched_set(s->sched_old, 0);
+	sched_restore(s->sched_old);
 	w = waitpid(s->root, status, WNOHANG | __WALL);
-	if (s->sched_old >= 0)
-		sched_set(SCHED_FIFO | SCHED_RESET_ON_FORK, 1);
+	sched_back(s);
 	return w;
 }
 
@@ -1310,16 +1348,18 @@ static void wait_all(struct sup_session *s)
 
 	for (;;) {
 		size_t n = 0;
-		bool lowered = false;
+		bool gone = false; /* no child left */
+		siginfo_t si = { 0 };
 
-		/* The stops first: each status as waitpid() gives it. */
+		/* The stops, each status as waitpid() gives it (ECHILD: none
+		 * can come, zombies left or not). */
 		while (n < BATCH) {
-			siginfo_t si = { 0 };
-
 			if (waitid(P_ALL, 0, &si, WSTOPPED | WNOHANG | __WALL) < 0) {
 				if (errno == EINTR)
 					continue;
-				break; /* ECHILD and the rest: as the deaths' wait says */
+				if (errno != ECHILD)
+					pr_err("waitid: %s", strerror(errno));
+				break;
 			}
 			if (!si.si_pid)
 				break;
@@ -1327,44 +1367,49 @@ static void wait_all(struct sup_session *s)
 			pend[n].status = (si.si_status << 8) | 0x7f;
 			n++;
 		}
-		if (n < BATCH && reaps_leader(s)) {
-			sched_set(s->sched_old, 0);
-			lowered = true;
-		}
-		while (n < BATCH) {
-			int status;
-			pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				if (errno == ECHILD) {
-					/* Rule 10: nothing left to wait for. But
-					 * for SUP_ATTACH_NO_STOPS, whose process
-					 * may run on untraced: its pidfd tells its
-					 * end. */
-					if (lowered)
-						sched_set(SCHED_FIFO | SCHED_RESET_ON_FORK, 1);
-					s->lstats.statuses += n;
-					dispatch_batch(s, pend, n);
-					if (s->told_pidfd >= 0 && !s->stopping)
-						attach_leader_gone(s);
+		/* The deaths, when there is one (and the stops come since);
+		 * ECHILD here: no child at all. */
+		si.si_pid = 0;
+		if (n < BATCH && waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
+			gone = true;
+		if (si.si_pid) {
+			bool leader = is_leader(s, si.si_pid);
+
+			if (leader)
+				sched_restore(s->sched_old);
+			while (n < BATCH) {
+				int status;
+				pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
+				if (r < 0) {
+					if (errno == EINTR)
+						continue;
+					if (errno == ECHILD)
+						gone = true;
 					else
-						s->done = true;
-					return;
+						pr_err("waitpid: %s", strerror(errno));
+					break;
 				}
-				pr_err("waitpid: %s", strerror(errno));
-				break;
+				if (r == 0)
+					break;
+				pend[n].tid = r;
+				pend[n].status = status;
+				n++;
 			}
-			if (r == 0)
-				break;
-			pend[n].tid = r;
-			pend[n].status = status;
-			n++;
+			if (leader)
+				sched_back(s);
 		}
-		if (lowered)
-			sched_set(SCHED_FIFO | SCHED_RESET_ON_FORK, 1);
 		s->lstats.statuses += n;
 		dispatch_batch(s, pend, n);
+		if (gone) {
+			/* Rule 10: nothing left to wait for. But for
+			 * SUP_ATTACH_NO_STOPS, whose process may run on
+			 * untraced: its pidfd tells its end. */
+			if (s->told_pidfd >= 0 && !s->stopping)
+				attach_leader_gone(s);
+			else
+				s->done = true;
+			return;
+		}
 		/* Done when nothing is left to trace: the run target ended, or
 		 * every attached thread is gone. No SIGCHLD would come again. */
 		if (!s->nthreads && (s->attach_mode || s->result.exited) && s->told_pidfd < 0)
@@ -1449,44 +1494,6 @@ static void on_signals(void *arg, int fd)
 	} while (r == (ssize_t)sizeof(si));
 	if (chld)
 		wait_all(s);
-}
-
-/*
- * A stopped thread waits for psup, and psup must get a CPU to answer it.
- * Under the default policy a woken psup waited behind a busy thread of the
- * program on its CPU until the scheduler preempted that thread, up to ~2 ms
- * (the wake-up granularity on 2 CPUs), while the other CPU could sit idle:
- * on the causal Amdahl program 22% of the seccomp stops were answered after
- * more than 0.5 ms (p90 2.1 ms), and the line executions meanwhile became
- * delays the stopped threads paid later on the critical path. The lowest
- * real-time priority lets psup preempt at once (p90 33 us); it is never
- * passed on (SCHED_RESET_ON_FORK), and the kernel's real-time throttling
- * bounds it. Without CAP_SYS_NICE, or when psup was given another policy
- * than the default, psup keeps its policy. Returns the policy to restore,
- * or -1 when nothing changed.
- */
-static int sched_raise(void)
-{
-	struct sched_param sp = { .sched_priority = 1 };
-	int old = sched_getscheduler(0);
-
-	/* A policy chosen for psup (batch, idle, real-time) stays. */
-	if (old < 0 || (old & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
-		return -1;
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
-		pr_debug("no real-time priority for psup (%s): stops may wait for a CPU",
-			 strerror(errno));
-		return -1;
-	}
-	return old;
-}
-
-static void sched_restore(int old)
-{
-	struct sched_param sp = { .sched_priority = 0 };
-
-	if (old >= 0 && sched_setscheduler(0, old, &sp) < 0)
-		pr_debug("restoring psup's scheduling policy: %s", strerror(errno));
 }
 
 /*
