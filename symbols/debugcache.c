@@ -300,6 +300,39 @@ char *sym_cache_file(const char *hex, const char *suffix, bool create)
 	return path;
 }
 
+FILE *sym_cache_create(const char *path, char **tmp)
+{
+	FILE *f;
+	int fd;
+
+	if (asprintf(tmp, "%s.tmp-XXXXXX", path) < 0) {
+		*tmp = NULL;
+		return NULL;
+	}
+	fd = mkostemp(*tmp, O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(*tmp);
+		}
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return f;
+}
+
+bool sym_cache_commit(FILE *f, char *tmp, const char *path, bool ok)
+{
+	ok = fclose(f) == 0 && ok && rename(tmp, path) == 0;
+	if (!ok) {
+		pr_debug("debug cache: cannot write %s", path);
+		unlink(tmp);
+	}
+	free(tmp);
+	return ok;
+}
+
 void sym_cache_file_written(void)
 {
 	const char *dir = cache_dir();

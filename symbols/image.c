@@ -1013,21 +1013,35 @@ static const char *symbol_name(struct sym_image *img, const char *name)
 	return pooled ? pooled : name;
 }
 
-#define MAX_SCOPES 256
+unsigned sym_scope_frames(const struct sym_scope_fn *fn, unsigned nfunc, const char *file, unsigned line,
+			  struct sym_loc *out)
+{
+	unsigned n = 0;
 
-/* eu-addr2line -i: the function scopes around addr, innermost first
- * (cuscope.c); each inlined subroutine's DW_AT_call_file/call_line is
- * where its caller (the next function scope out) was executing. */
+	for (unsigned k = 0; k < nfunc; k++) {
+		/* Deep inlining: keep the innermost frames and the real function. */
+		if (n < SYM_MAX_FRAMES - 1 || k == nfunc - 1)
+			out->frames[n++] = (struct sym_frame){ .function = fn[k].function, .file = file, .line = line };
+		if (!fn[k].inlined)
+			break;
+		file = fn[k].call_file;
+		line = fn[k].call_line;
+	}
+	return n;
+}
+
+/* eu-addr2line -i: the function scopes around addr (cuscope.c), with
+ * each inlined subroutine's DW_AT_call_file/call_line. */
 static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Addr addr, struct sym_loc *out)
 {
-	Dwarf_Die scopes[MAX_SCOPES];
+	Dwarf_Die scopes[SYM_MAX_SCOPES];
+	struct sym_scope_fn fn[SYM_MAX_SCOPES];
 	Dwarf_Files *files = NULL;
 	Dwarf_Line *line;
 	const char *file = NULL;
 	int nfunc, lineno = 0;
-	unsigned n = 0;
 
-	nfunc = sym_cu_scopes(&img->cu_scopes, cudie, addr, scopes, MAX_SCOPES);
+	nfunc = sym_cu_scopes(&img->cu_scopes, cudie, addr, scopes, SYM_MAX_SCOPES);
 	if (nfunc <= 0)
 		return 0;
 	line = dwarf_getsrc_die(cudie, addr);
@@ -1042,24 +1056,16 @@ static unsigned resolve_dwarf(struct sym_image *img, Dwarf_Die *cudie, Dwarf_Add
 		Dwarf_Attribute attr;
 		Dwarf_Word v;
 
-		/* Deep inlining: keep the innermost frames and the real function. */
-		if (n < SYM_MAX_FRAMES - 1 || k == nfunc - 1) {
-			struct sym_frame *f = &out->frames[n++];
-
-			f->function = sym_die_function_name(img, die);
-			f->file = file;
-			f->line = lineno > 0 ? (unsigned)lineno : 0;
-		}
-		if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
-			break;
-		file = NULL;
-		lineno = 0;
+		fn[k] = (struct sym_scope_fn){ .function = sym_die_function_name(img, die),
+					       .inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine };
+		if (!fn[k].inlined)
+			continue;
 		if (files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v))
-			file = dwarf_filesrc(files, v, NULL, NULL);
-		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v))
-			lineno = (int)v;
+			fn[k].call_file = dwarf_filesrc(files, v, NULL, NULL);
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v) && (int)v > 0)
+			fn[k].call_line = (unsigned)(int)v;
 	}
-	return n;
+	return sym_scope_frames(fn, (unsigned)nfunc, file, lineno > 0 ? (unsigned)lineno : 0, out);
 }
 
 /* dwfl_module_addrinfo()'s name for modaddr, from the sorted table; the

@@ -263,6 +263,12 @@ char *sym_cache_file(const char *hex, const char *suffix, bool create);
 /* A file was written into the cache: the least recently used files go
  * while it is over its size (the debug files' bound, counted together). */
 void sym_cache_file_written(void);
+/* A file of the cache is written to a temporary beside path (*tmp, to pass
+ * on), then sym_cache_commit() closes it and renames it into place when ok
+ * and every write went out (two psups at once both succeed), or removes it;
+ * true when path is written. */
+FILE *sym_cache_create(const char *path, char **tmp);
+bool sym_cache_commit(FILE *f, char *tmp, const char *path, bool ok);
 /* The debug file for build-id id in debuginfod's client cache (downloaded
  * before the run by debuginfod-find): an fd and its name (to free), or -1. */
 int sym_debuginfod_cached(const unsigned char *id, size_t idlen, char **path_out);
@@ -309,6 +315,21 @@ void sym_unit_cache_free(struct sym_unit_cache *uc);
 void sym_unit_cache_stats(uint64_t *hits, uint64_t *written);
 /* Bytes of .debug_info below which an image is not cached (tests). */
 extern uint64_t sym_unit_cache_min_info;
+/* The most function scopes an address is asked for (cuscope.c). */
+#define SYM_MAX_SCOPES 256
+/* A function scope around an address, innermost first: its name, and for
+ * an inlined one where its caller (the next scope out) called it. */
+struct sym_scope_fn {
+	const char *function;
+	const char *call_file;
+	unsigned call_line;
+	bool inlined;
+};
+/* image.c: out->frames from the nfunc scopes around an address at
+ * file:line (eu-addr2line -i), for libdw's answer and a digest's; their
+ * count. Deep inlining keeps the innermost frames and the real function. */
+unsigned sym_scope_frames(const struct sym_scope_fn *fn, unsigned nfunc, const char *file, unsigned line,
+			  struct sym_loc *out);
 /* image.c for unitcache.c: a DIE's function name as resolve_dwarf() gives
  * it (pooled in img or libdw's); the units' own address ranges (built on
  * first use, sorted; their count, *out the table). */

@@ -352,25 +352,17 @@ static void symtab_save(const struct sym_symtab *t, const char *path, int64_t ns
 		.first_global = first_global,
 		.count = { t->part[0].n, t->part[1].n },
 	};
-	char *tmp = NULL;
+	char *tmp;
 	uint64_t off = 0;
 	bool ok;
 	FILE *f;
-	int fd;
 
 	memcpy(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic));
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < t->part[k].n; i++)
 			h.strsize += strlen(name_of(t, &t->part[k].ents[i])) + 1;
-	if (!h.strsize || h.strsize > SYMTAB_CACHE_MAX_BYTES || asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
+	if (!h.strsize || h.strsize > SYMTAB_CACHE_MAX_BYTES || !(f = sym_cache_create(path, &tmp)))
 		return;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		goto fail;
-	}
 	ok = fwrite(&h, sizeof(h), 1, f) == 1 && part_save(f, t, &t->part[0], &off) &&
 	     part_save(f, t, &t->part[1], &off);
 	for (int k = 0; k < 2 && ok; k++)
@@ -379,16 +371,10 @@ static void symtab_save(const struct sym_symtab *t, const char *path, int64_t ns
 
 			ok = fwrite(name, strlen(name) + 1, 1, f) == 1;
 		}
-	if (fclose(f) != 0 || !ok || rename(tmp, path) < 0)
-		goto fail;
+	if (!sym_cache_commit(f, tmp, path, ok))
+		return;
 	symtab_cache.written++;
-	free(tmp);
 	sym_cache_file_written();
-	return;
-fail:
-	pr_debug("symbol table cache: cannot write %s", path);
-	unlink(tmp);
-	free(tmp);
 }
 
 int sym_symtab_new_cached(Dwfl_Module *mod, const char *build_id, struct sym_symtab **out, bool *hit)

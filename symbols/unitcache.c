@@ -45,13 +45,11 @@
 
 #define MAP_MAGIC "PSUPUNM1"
 #define UNIT_MAGIC "PSUPUND1"
-#define CACHE_VERSION 1
+#define CACHE_VERSION 2
 #define FILE_MAX_BYTES (64ULL << 20)
 #define NO_STR UINT32_MAX
 /* Deeper than cuscope.c's build() nests (64). */
 #define MAX_NESTING 66
-/* As image.c's resolve_dwarf(): scopes asked of sym_cu_scopes(). */
-#define MAX_SCOPES 256
 
 /* What an entry of a unit's table is, for its frames. */
 enum entry_kind {
@@ -78,41 +76,8 @@ struct unit_hdr {
 	uint64_t nrows, strsize;
 };
 #define UNIT_NO_LINES 1u
-#define UNIT_NO_FILES 2u
 
-struct ent_rec {
-	int32_t parent;
-	uint32_t next, range, nranges;
-	uint8_t code, kind;
-	uint16_t pad;
-	uint32_t name, call_file, call_line;
-};
-
-struct row_rec {
-	uint64_t addr;
-	uint32_t file, line, end_sequence, pad;
-};
-
-struct row {
-	uint64_t addr;
-	const char *file;
-	unsigned line;
-	bool end_sequence;
-};
-
-struct unit_digest {
-	struct sym_scope_node *ents;
-	uint8_t *kind;
-	const char **name, **call_file;
-	unsigned *call_line;
-	unsigned n;
-	uint64_t (*ranges)[2];
-	unsigned nranges;
-	struct row *rows;
-	size_t nrows;
-	bool no_lines;
-	uint8_t *file; /* read from a file: its bytes, which its strings point into */
-};
+struct unit_digest;
 
 struct sym_unit_cache {
 	bool off;      /* no cache directory, no build-id, no DWARF */
@@ -143,20 +108,7 @@ void sym_unit_cache_stats(uint64_t *hits, uint64_t *written)
 	*written = uc_stats.written;
 }
 
-static void digest_free(struct unit_digest *d)
-{
-	if (!d)
-		return;
-	free(d->ents);
-	free(d->kind);
-	free(d->name);
-	free(d->call_file);
-	free(d->call_line);
-	free(d->ranges);
-	free(d->rows);
-	free(d->file);
-	free(d);
-}
+static void digest_free(struct unit_digest *d);
 
 void sym_unit_cache_free(struct sym_unit_cache *uc)
 {
@@ -203,36 +155,21 @@ fail:
 	return NULL;
 }
 
-/* Writes the parts to path through a temporary file renamed into place. */
+/* Writes the parts to path (sym_cache_commit()). */
 static void write_file(const char *path, const void *const *parts, const size_t *lens, unsigned nparts)
 {
-	char *tmp = NULL;
+	char *tmp;
+	FILE *f = sym_cache_create(path, &tmp);
 	bool ok = true;
-	FILE *f;
-	int fd;
 
-	if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
+	if (!f)
 		return;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		free(tmp);
-		return;
-	}
 	for (unsigned i = 0; i < nparts && ok; i++)
 		ok = !lens[i] || fwrite(parts[i], lens[i], 1, f) == 1;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) < 0) {
-		pr_debug("unit cache: cannot write %s", path);
-		unlink(tmp);
-	} else {
-		/* The directory's bound is checked by a scan of all its files:
-		 * at the first file a run writes and every 64th after. */
-		if (uc_stats.written++ % 64 == 0)
-			sym_cache_file_written();
-	}
-	free(tmp);
+	/* The directory's bound is checked by a scan of all its files: at the
+	 * first file a run writes and every 64th after. */
+	if (sym_cache_commit(f, tmp, path, ok) && uc_stats.written++ % 64 == 0)
+		sym_cache_file_written();
 }
 
 static char *map_path(const struct sym_image *img, const struct sym_unit_cache *uc, bool create)
@@ -368,121 +305,128 @@ static bool map_find(const struct sym_unit_cache *uc, uint64_t addr, uint64_t *d
 
 /* ---- a unit's digest ---- */
 
-static const char *str_at(const uint8_t *strs, uint64_t strsize, uint32_t off, bool *ok)
+/*
+ * A digest is one buffer, as its file holds it and as it is used (read
+ * into memory, nothing is copied out of it): the header, then the table's
+ * entries (struct sym_scope_node, cuscope.c's, for sym_scope_innermost()),
+ * their ranges, the line rows, each entry's frame (struct ent_info) and
+ * the strings they name by offset. A digest made from libdw is written into
+ * the same buffer, then read as a file's is.
+ */
+struct ent_info {
+	uint8_t kind; /* enum entry_kind */
+	uint8_t pad[3];
+	uint32_t name, call_file, call_line;
+};
+
+struct row_rec {
+	uint64_t addr;
+	uint32_t file, line, end_sequence, pad;
+};
+
+struct unit_digest {
+	uint8_t *buf;
+	const struct sym_scope_node *nodes;
+	const uint64_t (*ranges)[2];
+	const struct row_rec *rows;
+	const struct ent_info *info;
+	const char *strs;
+	uint32_t n, nranges;
+	uint64_t nrows;
+	bool no_lines;
+};
+
+_Static_assert(sizeof(struct unit_hdr) % 8 == 0 && sizeof(struct sym_scope_node) == 20,
+	       "a digest holds cuscope.c's entries as they are, its ranges and rows aligned");
+
+/* The header is a multiple of 8: the ranges and rows after the entries
+ * are aligned at 8. */
+static uint64_t ranges_at(uint64_t nents)
 {
-	if (off == NO_STR)
-		return NULL;
-	if (off >= strsize) {
-		*ok = false;
-		return NULL;
-	}
-	return (const char *)strs + off;
+	return (sizeof(struct unit_hdr) + nents * sizeof(struct sym_scope_node) + 7) & ~7ULL;
 }
 
-static struct unit_digest *digest_alloc(unsigned n, unsigned nranges, size_t nrows)
+static void digest_free(struct unit_digest *d)
 {
-	struct unit_digest *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return NULL;
-	d->n = n;
-	d->nranges = nranges;
-	d->nrows = nrows;
-	d->ents = calloc(n ? n : 1, sizeof(*d->ents));
-	d->kind = calloc(n ? n : 1, 1);
-	d->name = calloc(n ? n : 1, sizeof(*d->name));
-	d->call_file = calloc(n ? n : 1, sizeof(*d->call_file));
-	d->call_line = calloc(n ? n : 1, sizeof(*d->call_line));
-	d->ranges = calloc(nranges ? nranges : 1, sizeof(*d->ranges));
-	d->rows = calloc(nrows ? nrows : 1, sizeof(*d->rows));
-	if (!d->ents || !d->kind || !d->name || !d->call_file || !d->call_line || !d->ranges || !d->rows) {
-		digest_free(d);
-		return NULL;
-	}
-	return d;
+	if (d)
+		free(d->buf);
+	free(d);
 }
 
-/* The digest in buf (len bytes, a file's), which it takes: its strings
- * stay there. NULL (buf freed) when the file is not a sound digest. */
+static bool str_ok(uint32_t off, uint64_t strsize)
+{
+	return off == NO_STR || off < strsize;
+}
+
+static const char *str_of(const struct unit_digest *d, uint32_t off)
+{
+	return off == NO_STR ? NULL : d->strs + off;
+}
+
+/* The digest in buf (len bytes), which it takes; NULL (buf freed) when
+ * buf is not a sound digest of the unit at DIE offset die. */
 static struct unit_digest *digest_load(uint64_t die, uint8_t *buf, size_t len)
 {
 	struct unit_hdr h;
-	const struct ent_rec *er;
-	const uint64_t(*rr)[2];
-	const struct row_rec *wr;
-	const uint8_t *strs;
-	struct unit_digest *d;
-	uint64_t need;
+	struct unit_digest *d = NULL;
 	unsigned open[MAX_NESTING], nopen = 0;
-	bool ok = true;
+	uint64_t at;
 
 	if (len < sizeof(h))
 		goto bad;
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, UNIT_MAGIC, 8) || h.version != CACHE_VERSION || h.die != die ||
-	    h.nrows > len / sizeof(struct row_rec) || h.strsize > len || !h.strsize)
+	    h.nrows > len / sizeof(struct row_rec) || h.nents > len / sizeof(struct sym_scope_node) ||
+	    h.strsize > len || !h.strsize || buf[len - 1] != '\0')
 		goto bad;
-	need = sizeof(h) + (uint64_t)h.nents * sizeof(struct ent_rec) + (uint64_t)h.nranges * 16 +
-	       h.nrows * sizeof(struct row_rec) + h.strsize;
-	if (need != len || buf[len - 1] != '\0')
+	at = ranges_at(h.nents) + (uint64_t)h.nranges * 16 + h.nrows * sizeof(struct row_rec) +
+	     (uint64_t)h.nents * sizeof(struct ent_info);
+	if (at + h.strsize != len || !(d = calloc(1, sizeof(*d))))
 		goto bad;
-	er = (const struct ent_rec *)(buf + sizeof(h));
-	rr = (const uint64_t(*)[2])(buf + sizeof(h) + (size_t)h.nents * sizeof(*er));
-	wr = (const struct row_rec *)((const uint8_t *)rr + (size_t)h.nranges * 16);
-	strs = (const uint8_t *)(wr + h.nrows);
-	d = digest_alloc(h.nents, h.nranges, h.nrows);
-	if (!d)
-		goto bad;
-	d->file = buf;
+	d->buf = buf;
+	d->n = h.nents;
+	d->nranges = h.nranges;
+	d->nrows = h.nrows;
 	d->no_lines = h.flags & UNIT_NO_LINES;
+	d->nodes = (const struct sym_scope_node *)(buf + sizeof(h));
+	d->ranges = (const uint64_t(*)[2])(buf + ranges_at(h.nents));
+	d->rows = (const struct row_rec *)((const uint8_t *)d->ranges + (size_t)h.nranges * 16);
+	d->info = (const struct ent_info *)(d->rows + h.nrows);
+	d->strs = (const char *)buf + at;
 	/* The walk recurses into each entry's subtree and reads ranges by
 	 * index: the tree is checked to be the one build() leaves (each
 	 * entry's parent the innermost subtree around it, subtrees nested,
 	 * at most MAX_NESTING deep) and every range in the table. */
-	for (unsigned i = 0; i < h.nents && ok; i++) {
-		const struct ent_rec *e = &er[i];
+	for (uint32_t i = 0; i < d->n; i++) {
+		const struct sym_scope_node *e = &d->nodes[i];
+		const struct ent_info *f = &d->info[i];
 
-		while (nopen && er[open[nopen - 1]].next <= i)
+		while (nopen && d->nodes[open[nopen - 1]].next <= i)
 			nopen--;
-		if (e->parent != (nopen ? (int32_t)open[nopen - 1] : -1) || e->next <= i || e->next > h.nents ||
-		    (nopen && e->next > er[open[nopen - 1]].next) || e->range > h.nranges ||
-		    e->nranges > h.nranges - e->range || e->kind > KIND_INLINED || nopen == MAX_NESTING) {
-			ok = false;
-			break;
-		}
+		if (e->parent != (nopen ? (int32_t)open[nopen - 1] : -1) || e->next <= i || e->next > d->n ||
+		    (nopen && e->next > d->nodes[open[nopen - 1]].next) || e->range > d->nranges ||
+		    e->nranges > d->nranges - e->range || f->kind > KIND_INLINED || nopen == MAX_NESTING ||
+		    !str_ok(f->name, h.strsize) || !str_ok(f->call_file, h.strsize))
+			goto bad;
 		open[nopen++] = i;
-		d->ents[i].parent = e->parent;
-		d->ents[i].next = e->next;
-		d->ents[i].range = e->range;
-		d->ents[i].nranges = e->nranges;
-		d->ents[i].code = e->code != 0;
-		d->kind[i] = e->kind;
-		d->name[i] = str_at(strs, h.strsize, e->name, &ok);
-		d->call_file[i] = str_at(strs, h.strsize, e->call_file, &ok);
-		d->call_line[i] = e->call_line;
 	}
-	memcpy(d->ranges, rr, (size_t)h.nranges * 16);
-	for (uint64_t i = 0; i < h.nrows && ok; i++) {
-		d->rows[i] = (struct row){ .addr = wr[i].addr,
-					   .file = str_at(strs, h.strsize, wr[i].file, &ok),
-					   .line = wr[i].line,
-					   .end_sequence = wr[i].end_sequence != 0 };
-	}
-	if (!ok) {
-		digest_free(d);
-		return NULL;
-	}
+	for (uint64_t i = 0; i < d->nrows; i++)
+		if (!str_ok(d->rows[i].file, h.strsize))
+			goto bad;
 	return d;
 bad:
-	free(buf);
+	if (d)
+		digest_free(d);
+	else
+		free(buf);
 	return NULL;
 }
 
-/* The strings of a digest being saved, each once. */
+/* The strings of a digest being made, each once. */
 struct strtab {
 	char *buf;
 	size_t len, cap;
-	struct psup_u64map at; /* pooled pointer -> offset + 1 */
+	struct psup_u64map at; /* libdw's pointer -> offset + 1 */
 };
 
 static uint32_t strtab_add(struct strtab *t, const char *s, bool *ok)
@@ -525,102 +469,57 @@ static uint32_t strtab_add(struct strtab *t, const char *s, bool *ok)
 	return (uint32_t)(*v - 1);
 }
 
-static void digest_save(const struct sym_image *img, const struct sym_unit_cache *uc, uint64_t die,
-			const struct unit_digest *d)
+/* The digest of the unit cudie (at DIE offset die) from libdw, what
+ * resolve_dwarf() reads of it for any address: a buffer of *len bytes, or
+ * NULL. */
+static uint8_t *digest_make(struct sym_image *img, Dwarf_Die *cudie, uint64_t die, size_t *len)
 {
-	struct unit_hdr h = {
-		.version = CACHE_VERSION,
-		.flags = d->no_lines ? UNIT_NO_LINES : 0,
-		.die = die,
-		.nents = d->n,
-		.nranges = d->nranges,
-		.nrows = d->nrows,
-	};
-	struct ent_rec *er = calloc(d->n ? d->n : 1, sizeof(*er));
-	struct row_rec *wr = calloc(d->nrows ? d->nrows : 1, sizeof(*wr));
-	struct strtab st = { 0 };
-	bool ok = er && wr;
-	char *path = NULL;
-
-	psup_u64map_init(&st.at);
-	strtab_add(&st, "", &ok); /* never empty */
-	for (unsigned i = 0; i < d->n && ok; i++)
-		er[i] = (struct ent_rec){ .parent = d->ents[i].parent,
-					  .next = d->ents[i].next,
-					  .range = d->ents[i].range,
-					  .nranges = d->ents[i].nranges,
-					  .code = d->ents[i].code,
-					  .kind = d->kind[i],
-					  .name = strtab_add(&st, d->name[i], &ok),
-					  .call_file = strtab_add(&st, d->call_file[i], &ok),
-					  .call_line = d->call_line[i] };
-	for (size_t i = 0; i < d->nrows && ok; i++)
-		wr[i] = (struct row_rec){ .addr = d->rows[i].addr,
-					  .file = strtab_add(&st, d->rows[i].file, &ok),
-					  .line = d->rows[i].line,
-					  .end_sequence = d->rows[i].end_sequence };
-	h.strsize = st.len;
-	memcpy(h.magic, UNIT_MAGIC, 8);
-	if (ok && (path = unit_path(img, uc, die, true))) {
-		const void *parts[] = { &h, er, d->ranges, wr, st.buf };
-		size_t lens[] = { sizeof(h), d->n * sizeof(*er), (size_t)d->nranges * 16, d->nrows * sizeof(*wr),
-				  st.len };
-		write_file(path, parts, lens, 5);
-	}
-	free(path);
-	free(st.buf);
-	psup_u64map_release(&st.at);
-	free(er);
-	free(wr);
-}
-
-/* The digest of the unit cudie from libdw: what resolve_dwarf() reads of
- * it for any address. */
-static struct unit_digest *digest_build(struct sym_image *img, Dwarf_Die *cudie)
-{
-	const struct sym_scope_node *ents;
+	const struct sym_scope_node *nodes;
 	Dwarf_Die *dies;
 	const uint64_t(*ranges)[2];
 	unsigned n, nranges;
 	Dwarf_Files *files = NULL;
 	Dwarf_Lines *lines = NULL;
 	size_t nlines = 0;
-	struct unit_digest *d;
-	bool ok = true, no_lines;
+	struct unit_hdr h = { .version = CACHE_VERSION, .die = die };
+	struct strtab st = { 0 };
+	struct ent_info *info;
+	struct row_rec *rows;
+	uint8_t *buf = NULL;
+	bool ok = true;
 
-	if (sym_cu_scope_table(&img->cu_scopes, cudie, &ents, &dies, &n, &ranges, &nranges) < 0)
+	if (sym_cu_scope_table(&img->cu_scopes, cudie, &nodes, &dies, &n, &ranges, &nranges) < 0)
 		return NULL;
-	no_lines = dwarf_getsrclines(cudie, &lines, &nlines) != 0;
-	if (no_lines)
+	if (dwarf_getsrclines(cudie, &lines, &nlines) != 0) {
+		h.flags |= UNIT_NO_LINES;
 		nlines = 0;
+	}
 	if (dwarf_getsrcfiles(cudie, &files, NULL))
 		files = NULL;
-	d = digest_alloc(n, nranges, nlines);
-	if (!d)
-		return NULL;
-	d->no_lines = no_lines;
-	if (n)
-		memcpy(d->ents, ents, n * sizeof(*ents));
-	if (nranges)
-		memcpy(d->ranges, ranges, (size_t)nranges * sizeof(*ranges));
+	info = calloc(n ? n : 1, sizeof(*info));
+	rows = calloc(nlines ? nlines : 1, sizeof(*rows));
+	psup_u64map_init(&st.at);
+	ok = info && rows;
+	strtab_add(&st, "", &ok); /* never empty */
 	for (unsigned i = 0; i < n && ok; i++) {
 		int tag = dwarf_tag(&dies[i]);
 		Dwarf_Attribute attr;
 		Dwarf_Word v;
 
+		info[i].name = info[i].call_file = NO_STR;
 		if (tag == DW_TAG_subprogram)
-			d->kind[i] = KIND_SUBPROGRAM;
+			info[i].kind = KIND_SUBPROGRAM;
 		else if (tag == DW_TAG_inlined_subroutine)
-			d->kind[i] = KIND_INLINED;
+			info[i].kind = KIND_INLINED;
 		else
 			continue;
-		d->name[i] = sym_die_function_name(img, &dies[i]);
-		if (d->kind[i] != KIND_INLINED)
+		info[i].name = strtab_add(&st, sym_die_function_name(img, &dies[i]), &ok);
+		if (info[i].kind != KIND_INLINED)
 			continue;
 		if (files && !dwarf_formudata(dwarf_attr(&dies[i], DW_AT_call_file, &attr), &v))
-			d->call_file[i] = dwarf_filesrc(files, v, NULL, NULL);
+			info[i].call_file = strtab_add(&st, dwarf_filesrc(files, v, NULL, NULL), &ok);
 		if (!dwarf_formudata(dwarf_attr(&dies[i], DW_AT_call_line, &attr), &v) && (int)v > 0)
-			d->call_line[i] = (unsigned)(int)v;
+			info[i].call_line = (unsigned)(int)v;
 	}
 	for (size_t i = 0; i < nlines && ok; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -633,21 +532,44 @@ static struct unit_digest *digest_build(struct sym_image *img, Dwarf_Die *cudie)
 			break;
 		}
 		dwarf_lineno(l, &lineno);
-		d->rows[i] = (struct row){ .addr = a,
-					   .file = dwarf_linesrc(l, NULL, NULL),
-					   .line = lineno > 0 ? (unsigned)lineno : 0,
-					   .end_sequence = es };
+		rows[i] = (struct row_rec){ .addr = a,
+					    .file = strtab_add(&st, dwarf_linesrc(l, NULL, NULL), &ok),
+					    .line = lineno > 0 ? (unsigned)lineno : 0,
+					    .end_sequence = es };
 	}
-	if (!ok) {
-		digest_free(d);
-		return NULL;
+	memcpy(h.magic, UNIT_MAGIC, 8);
+	h.nents = n;
+	h.nranges = nranges;
+	h.nrows = nlines;
+	h.strsize = st.len;
+	*len = ranges_at(n) + (size_t)nranges * 16 + nlines * sizeof(*rows) + n * sizeof(*info) + st.len;
+	if (ok && (buf = calloc(1, *len))) {
+		uint8_t *p = buf;
+
+		memcpy(p, &h, sizeof(h));
+		if (n)
+			memcpy(p + sizeof(h), nodes, n * sizeof(*nodes));
+		p += ranges_at(n);
+		if (nranges)
+			memcpy(p, ranges, (size_t)nranges * 16);
+		p += (size_t)nranges * 16;
+		if (nlines)
+			memcpy(p, rows, nlines * sizeof(*rows));
+		p += nlines * sizeof(*rows);
+		if (n)
+			memcpy(p, info, n * sizeof(*info));
+		memcpy(p + n * sizeof(*info), st.buf, st.len);
 	}
-	return d;
+	free(info);
+	free(rows);
+	free(st.buf);
+	psup_u64map_release(&st.at);
+	return buf;
 }
 
 /* dwarf_getsrc_die() over the rows: the last row at or below addr, unless
  * it ends a sequence. */
-static const struct row *row_of(const struct unit_digest *d, uint64_t addr)
+static const struct row_rec *row_of(const struct unit_digest *d, uint64_t addr)
 {
 	size_t l = 0, u;
 
@@ -783,12 +705,15 @@ static struct unit_digest *unit_of(struct sym_image *img, struct sym_unit_cache 
 	if (d) {
 		uc_stats.hits++;
 	} else {
-		if (!dwarf_offdie(uc->dw, die, &cudie))
+		if (!dwarf_offdie(uc->dw, die, &cudie) || !(buf = digest_make(img, &cudie, die, &len)))
 			return NULL;
-		d = digest_build(img, &cudie);
+		path = unit_path(img, uc, die, true);
+		if (path)
+			write_file(path, (const void *[]){ buf }, &len, 1);
+		free(path);
+		d = digest_load(die, buf, len);
 		if (!d)
 			return NULL;
-		digest_save(img, uc, die, d);
 	}
 	v = psup_u64map_upsert(&uc->units, die + 1, &created);
 	if (!v) {
@@ -802,15 +727,14 @@ static struct unit_digest *unit_of(struct sym_image *img, struct sym_unit_cache 
 int sym_unit_resolve(struct sym_image *img, uint64_t modaddr, struct sym_loc *out, struct sym_unit_line *line)
 {
 	struct sym_unit_cache *uc = cache_of(img);
+	struct sym_scope_fn fn[SYM_MAX_SCOPES];
 	const struct unit_digest *d;
-	const struct row *row;
-	unsigned scopes[MAX_SCOPES], nfunc = 0, n = 0;
+	const struct row_rec *row;
+	unsigned nfunc = 0;
 	uint64_t addr, die;
-	const char *file;
-	unsigned lineno;
 	int i;
 
-	if (!uc || uc->off || !have_map(img, uc))
+	if (!uc || !have_map(img, uc))
 		return 0;
 	addr = modaddr - uc->bias;
 	memset(line, 0, sizeof(*line));
@@ -826,33 +750,21 @@ int sym_unit_resolve(struct sym_image *img, uint64_t modaddr, struct sym_loc *ou
 		return 0;
 	line->in_unit = true;
 	row = row_of(d, addr);
-	file = row ? row->file : NULL;
-	lineno = row ? row->line : 0;
-	line->file = file;
-	line->line = lineno;
-	for (i = sym_scope_innermost(d->ents, d->n, (const uint64_t(*)[2])d->ranges, addr); i >= 0 && nfunc < MAX_SCOPES;
-	     i = d->ents[i].parent) {
-		if (d->kind[i] == KIND_OTHER)
+	line->file = row ? str_of(d, row->file) : NULL;
+	line->line = row ? row->line : 0;
+	for (i = sym_scope_innermost(d->nodes, d->n, d->ranges, addr); i >= 0 && nfunc < SYM_MAX_SCOPES;
+	     i = d->nodes[i].parent) {
+		const struct ent_info *f = &d->info[i];
+
+		if (f->kind == KIND_OTHER)
 			continue;
-		scopes[nfunc++] = (unsigned)i;
-		if (d->kind[i] == KIND_SUBPROGRAM)
+		fn[nfunc++] = (struct sym_scope_fn){ .function = str_of(d, f->name),
+						     .call_file = str_of(d, f->call_file),
+						     .call_line = f->call_line,
+						     .inlined = f->kind == KIND_INLINED };
+		if (f->kind == KIND_SUBPROGRAM)
 			break;
 	}
-	for (unsigned k = 0; k < nfunc; k++) {
-		unsigned e = scopes[k];
-
-		if (n < SYM_MAX_FRAMES - 1 || k == nfunc - 1) {
-			struct sym_frame *f = &out->frames[n++];
-
-			f->function = d->name[e];
-			f->file = file;
-			f->line = lineno;
-		}
-		if (d->kind[e] != KIND_INLINED)
-			break;
-		file = d->call_file[e];
-		lineno = d->call_line[e];
-	}
-	out->nframes = n;
+	out->nframes = sym_scope_frames(fn, nfunc, line->file, line->line, out);
 	return 1;
 }
