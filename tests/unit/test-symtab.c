@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "symbols/symbols-internal.h"
+#include "tests/unit/image-fixture.h"
 #include "tests/unit/tap.h"
 
 /*
@@ -173,27 +173,6 @@ static uint64_t xorshift(uint64_t *x)
 	return *x;
 }
 
-/* An image of path through the cache, as a mapping of this process would
- * give it; its DWARF and symbol table opened. NULL when path is absent. */
-static struct sym_image *image_of(const char *path)
-{
-	struct sym_map m = { .path = (char *)path };
-	struct sym_image *img = NULL;
-	struct sym_loc tmp;
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return NULL;
-	m.inode = st.st_ino;
-	m.dev_major = major(st.st_dev);
-	m.dev_minor = minor(st.st_dev);
-	if (sym_image_get_file(getpid(), &m, &img) < 0)
-		return NULL;
-	memset(&tmp, 0, sizeof(tmp));
-	sym_image_resolve(img, 0, &tmp); /* opens the DWARF */
-	return img;
-}
-
 /*
  * Asks around every step-th symbol (start - 1, start, middle, last byte,
  * end, end + 1), around every allocated section's bounds, and at nrandom
@@ -203,7 +182,7 @@ static struct sym_image *image_of(const char *path)
 static void check_image(const char *path, bool required, unsigned step, unsigned nrandom,
 			unsigned nnear)
 {
-	struct sym_image *img = image_of(path);
+	struct sym_image *img = fx_image_of(path);
 	struct checker c = { img, 0, 0 };
 	uint64_t lo = UINT64_MAX, hi = 0, x = 88172645463325252ULL;
 	unsigned nears = 0;
@@ -339,7 +318,7 @@ out:
  * name past the names, or of another table is made again, and answers. */
 static void test_cache(const char *path)
 {
-	struct sym_image *img = image_of(path);
+	struct sym_image *img = fx_image_of(path);
 	struct sym_symtab *ref = NULL, *t = NULL;
 	unsigned asked = 0, bad = 0;
 	char *file = NULL;

@@ -15,30 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "symbols/symbols-internal.h"
+#include "tests/unit/image-fixture.h"
 #include "tests/unit/tap.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
-
-static struct sym_image *image_of(const char *path)
-{
-	struct sym_map m = { .path = (char *)path };
-	struct sym_image *img = NULL;
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return NULL;
-	m.inode = st.st_ino;
-	m.dev_major = major(st.st_dev);
-	m.dev_minor = minor(st.st_dev);
-	if (sym_image_get_file(getpid(), &m, &img) < 0)
-		return NULL;
-	return img;
-}
 
 struct addrs {
 	uint64_t *v;
@@ -131,7 +115,7 @@ static unsigned compare(const struct addrs *a, char **want, const char *what)
 	unsigned bad = 0;
 
 	sym_cache_trim(); /* every image made again */
-	img = image_of(LIBC);
+	img = fx_image_of(LIBC);
 	if (!img)
 		return 1;
 	for (size_t i = 0; i < a->n; i++) {
@@ -209,9 +193,8 @@ int main(void)
 	setenv("PSUP_DEBUG_CACHE", dir, 1);
 	/* libdw's answers: no image is cached below this. */
 	sym_unit_cache_min_info = UINT64_MAX;
-	img = image_of(LIBC);
-	if (!img || (sym_image_resolve(img, 0, &(struct sym_loc){ 0 }), !img->mod) ||
-	    !dwfl_module_getdwarf(img->mod, &(Dwarf_Addr){ 0 })) {
+	img = fx_image_of(LIBC);
+	if (!img || !img->mod || !dwfl_module_getdwarf(img->mod, &(Dwarf_Addr){ 0 })) {
 		printf("# libc or its debug info (libc6-dbg) missing: skipped\n");
 		CHECK(1);
 		return tap_done();
