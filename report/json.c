@@ -30,7 +30,10 @@ void rep_json_str(FILE *out, const char *s)
 			fputs("\\ufffd", out);
 		else if (cp == '"' || cp == '\\')
 			fprintf(out, "\\%c", (char)cp);
-		else if (rep_is_control(cp))
+		else if (rep_is_control(cp) || cp == 0x2028 || cp == 0x2029)
+			/* (the line and paragraph separators end a line for
+			 * JavaScript before ES2019 and for splitlines(): a
+			 * JSON Lines record stays one line for every reader) */
 			fprintf(out, "\\u%04x", (unsigned)cp);
 		else
 			fwrite(s, 1, n, out);

@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A string: escaped ('"', '\\', control bytes as \u00XX); NULL is null;
+/* A string: escaped ('"', '\\', control characters and U+2028/U+2029 as
+ * \uXXXX); NULL is null;
  * bytes that are not UTF-8 (overlongs, surrogates, past U+10FFFF) become
  * U+FFFD, so the output always parses. */
 void rep_json_str(FILE *out, const char *s);

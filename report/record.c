@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/output.h"
+#include "report/escape.h"
 
 /*
  * The writer encodes records one after the other into one buffer that is
@@ -147,16 +148,61 @@ static void enc_null(struct rep_writer *w)
 		w->len += cbor_encode_null(p, 1);
 }
 
+/* Bytes of s as a CBOR text string: a byte that begins no well-formed
+ * UTF-8 sequence (names and argv are the profiled program's bytes) is one
+ * U+FFFD, 3 bytes; *clean tells whether there was none. */
+static size_t text_size(const char *s, bool *clean)
+{
+	size_t n = 0;
+
+	*clean = true;
+	while (*s) {
+		uint32_t cp;
+		size_t k = (unsigned char)*s < 0x80 ? 1 : rep_utf8_seq(s, &cp);
+
+		if (!k) {
+			*clean = false;
+			n += 3;
+			s++;
+		} else {
+			n += k;
+			s += k;
+		}
+	}
+	return n;
+}
+
+/* CBOR text is UTF-8 (RFC 8949, 3.1): a strict decoder refuses a file
+ * with a stray byte in any string, so such bytes become U+FFFD here, as
+ * every view shows them anyway. */
 static void enc_text(struct rep_writer *w, const char *s)
 {
-	size_t n = strlen(s);
+	bool clean;
+	size_t n = text_size(s, &clean);
 	unsigned char *p = enc_room(w, HEAD_MAX + n);
 
 	if (!p)
 		return;
 	w->len += cbor_encode_string_start(n, p, HEAD_MAX);
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
+	if (clean) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+		return;
+	}
+	while (*s) {
+		uint32_t cp;
+		size_t k = (unsigned char)*s < 0x80 ? 1 : rep_utf8_seq(s, &cp);
+
+		if (!k) {
+			memcpy(w->buf + w->len, "\xef\xbf\xbd", 3);
+			w->len += 3;
+			s++;
+		} else {
+			memcpy(w->buf + w->len, s, k);
+			w->len += k;
+			s += k;
+		}
+	}
 }
 
 static void enc_text_or_null(struct rep_writer *w, const char *s)

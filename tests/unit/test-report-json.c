@@ -39,6 +39,10 @@ static void test_str(void)
 	check_str("a\"b\\c", "\"a\\\"b\\\\c\"");
 	check_str("tab\there\n", "\"tab\\u0009here\\u000a\"");
 	check_str("\x7f", "\"\\u007f\"");
+	/* the line and paragraph separators: one JSON Lines record, one line */
+	check_str("a\xe2\x80\xa8"
+		  "b\xe2\x80\xa9",
+		  "\"a\\u2028b\\u2029\"");
 	/* UTF-8 passes as is */
 	check_str("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
 	/* not UTF-8: a lone continuation byte, a truncated sequence, an
