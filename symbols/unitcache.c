@@ -39,8 +39,11 @@
  * gets files of its own): BB/REST.units-F for the image's placement table,
  * BB/REST.unit-F-OFF for the unit at DIE offset OFF. A file is written to a
  * temporary name and renamed into place, and is read whole and checked
- * before use (sizes, offsets, indices and nesting): one that fails is
- * ignored and written again.
+ * before use (sizes, offsets, indices, flags and nesting): one that fails
+ * is ignored and written again. The checks keep every read inside the
+ * file; they cannot tell a name offset, a line number or a run's unit
+ * altered in place (no checksum), which gives wrong names, as with
+ * symtab.c's tables, never a bad read.
  */
 
 #define MAP_MAGIC "PSUPUNM1"
@@ -375,7 +378,9 @@ static struct unit_digest *digest_load(uint64_t die, uint8_t *buf, size_t len)
 	if (len < sizeof(h))
 		goto bad;
 	memcpy(&h, buf, sizeof(h));
+	/* (a unit without a line program has no rows) */
 	if (memcmp(h.magic, UNIT_MAGIC, 8) || h.version != CACHE_VERSION || h.die != die ||
+	    (h.flags & ~UNIT_NO_LINES) || ((h.flags & UNIT_NO_LINES) && h.nrows) ||
 	    h.nrows > len / sizeof(struct row_rec) || h.nents > len / sizeof(struct sym_scope_node) ||
 	    h.strsize > len || !h.strsize || buf[len - 1] != '\0')
 		goto bad;

@@ -132,8 +132,8 @@ static unsigned compare(const struct addrs *a, char **want, const char *what)
 	return bad;
 }
 
-/* Each cache file of the units: cut short (odd) or with its first
- * entries' nesting broken (even). */
+/* Each cache file of the units: cut short, its first entries' nesting
+ * broken, or its header's flags changed, in turn. */
 static unsigned damage(const char *dir)
 {
 	char sub[4096], file[8192];
@@ -161,12 +161,19 @@ static unsigned damage(const char *dir)
 			snprintf(file, sizeof(file), "%s/%s", sub, fe->d_name);
 			if (stat(file, &st) < 0 || (fd = open(file, O_RDWR)) < 0)
 				continue;
-			if (n++ % 2 || map || st.st_size < 200) {
+			unsigned kind = n++ % 4;
+
+			if (kind == 1 || map || st.st_size < 200) {
 				CHECK(ftruncate(fd, st.st_size / 2) == 0);
-			} else {
+			} else if (kind == 0) {
 				/* after the header: the first entry's parent and next */
 				uint32_t junk[2] = { 7, 0 };
 				CHECK(pwrite(fd, junk, sizeof(junk), 48) == (ssize_t)sizeof(junk));
+			} else {
+				/* the header's flags: "no line program" (its rows
+				 * then dropped), or a flag no writer sets */
+				uint32_t flags = kind == 2 ? 1 : 0x80000000u;
+				CHECK(pwrite(fd, &flags, sizeof(flags), 12) == (ssize_t)sizeof(flags));
 			}
 			close(fd);
 		}
