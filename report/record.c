@@ -148,37 +148,32 @@ static void enc_null(struct rep_writer *w)
 		w->len += cbor_encode_null(p, 1);
 }
 
-/* Bytes of s as a CBOR text string: a byte that begins no well-formed
- * UTF-8 sequence (names and argv are the profiled program's bytes) is one
- * U+FFFD, 3 bytes; *clean tells whether there was none. */
-static size_t text_size(const char *s, bool *clean)
+/* The bytes of the character at s, 1 for a byte that begins no
+ * well-formed UTF-8 sequence (*stray: names and argv are the profiled
+ * program's bytes). */
+static size_t text_char(const char *s, bool *stray)
 {
-	size_t n = 0;
+	uint32_t cp;
+	size_t k = (unsigned char)*s < 0x80 ? 1 : rep_utf8_seq(s, &cp);
 
-	*clean = true;
-	while (*s) {
-		uint32_t cp;
-		size_t k = (unsigned char)*s < 0x80 ? 1 : rep_utf8_seq(s, &cp);
-
-		if (!k) {
-			*clean = false;
-			n += 3;
-			s++;
-		} else {
-			n += k;
-			s += k;
-		}
-	}
-	return n;
+	*stray = !k;
+	return k ? k : 1;
 }
 
 /* CBOR text is UTF-8 (RFC 8949, 3.1): a strict decoder refuses a file
- * with a stray byte in any string, so such bytes become U+FFFD here, as
- * every view shows them anyway. */
+ * with a stray byte in any string, so each becomes U+FFFD here, as every
+ * view shows it anyway. */
 static void enc_text(struct rep_writer *w, const char *s)
 {
-	bool clean;
-	size_t n = text_size(s, &clean);
+	static const char replacement[] = "\xef\xbf\xbd";
+	size_t n = 0, k;
+	bool stray, clean = true;
+
+	for (const char *q = s; *q; q += k) {
+		k = text_char(q, &stray);
+		n += stray ? sizeof(replacement) - 1 : k;
+		clean &= !stray;
+	}
 	unsigned char *p = enc_room(w, HEAD_MAX + n);
 
 	if (!p)
@@ -189,19 +184,10 @@ static void enc_text(struct rep_writer *w, const char *s)
 		w->len += n;
 		return;
 	}
-	while (*s) {
-		uint32_t cp;
-		size_t k = (unsigned char)*s < 0x80 ? 1 : rep_utf8_seq(s, &cp);
-
-		if (!k) {
-			memcpy(w->buf + w->len, "\xef\xbf\xbd", 3);
-			w->len += 3;
-			s++;
-		} else {
-			memcpy(w->buf + w->len, s, k);
-			w->len += k;
-			s += k;
-		}
+	for (; *s; s += k) {
+		k = text_char(s, &stray);
+		memcpy(w->buf + w->len, stray ? replacement : s, stray ? sizeof(replacement) - 1 : k);
+		w->len += stray ? sizeof(replacement) - 1 : k;
 	}
 }
 
