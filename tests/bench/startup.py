@@ -9,13 +9,20 @@ native run, with its min-max spread; psup's own CPU time, the samples kept
 and those lost come from `psup run -v` (medians). Programs that are not
 installed are skipped.
 
+With --cold every run, native or not, comes after a pause of 2.5 s: what
+a user's first run sees. The kernel turns its scheduler hooks for perf
+events off a second after the last per-task event on the machine closes
+(psup's keeper holds one a second past psup's end), and the next first
+one waits for an RCU grace period (docs/performance.md, "Big binaries").
+Without it the runs come one after the other and mostly find them on.
+
 With --back-to-back N it measures instead what a script that runs psup
 again and again sees: per round and psup binary, `psup run -q -- /bin/true`
 N times in a row after a pause of 2.5 s (no keeper of another run left, see
 sampler/event.c); each cell is the median over the rounds of the block's
 median milliseconds a run (min-max of the rounds' medians).
 
-usage: tests/bench/startup.py [--rounds 10] [--psup build/psup] [--psup OTHER] [--only NAME]
+usage: tests/bench/startup.py [--rounds 10] [--psup build/psup] [--psup OTHER] [--only NAME] [--cold]
        tests/bench/startup.py --back-to-back 20 [--rounds 3] [--psup ...]
 """
 import argparse
@@ -34,6 +41,10 @@ PROGRAMS = [
     ("chromium --version", ["/usr/lib/chromium/chromium", "--version"]),
     ("/bin/true", ["/bin/true"]),
 ]
+
+# No psup (its keeper) nor any per-task perf event left, and the kernel's
+# hooks off again: sampler/event.c's KEEPER_LINGER_S, then a second.
+COLD_PAUSE_S = 2.5
 
 
 def run(cmd):
@@ -60,7 +71,7 @@ def back_to_back(psups, rounds, n, out):
     per = {p: [] for p in psups}
     for _ in range(rounds):
         for p in psups:
-            time.sleep(2.5)
+            time.sleep(COLD_PAUSE_S)
             runs = [run([p, "run", "-q", "-f", "-o", out, "--", "/bin/true"])[0] * 1000 for _ in range(n)]
             per[p].append(statistics.median(runs))
     print(f"| psup run -- /bin/true, {n} back to back | " + " | ".join(spread(per[p], "%.1f") + " ms" for p in psups) + " |")
@@ -72,6 +83,7 @@ def main():
     ap.add_argument("--psup", action="append", help="a psup binary (repeatable; default build/psup)")
     ap.add_argument("--only", action="append", help="the rows whose name contains this (repeatable)")
     ap.add_argument("--back-to-back", type=int, metavar="N", help="runs of psup in a row per round instead")
+    ap.add_argument("--cold", action="store_true", help=f"a pause of {COLD_PAUSE_S} s before every run")
     args = ap.parse_args()
     psups = args.psup or ["build/psup"]
     for p in psups:
@@ -96,7 +108,9 @@ def main():
         run(prog)  # warm the page cache
         for p in psups:
             run([p, "run", "-q", "-f", "-o", out, "--"] + prog)
+        pause = COLD_PAUSE_S if args.cold else 0
         for i in range(args.rounds):
+            time.sleep(pause)
             n, _err = run(prog)
             native.append(n)
             # The builds' order turns each round: in a fixed order the
@@ -105,6 +119,7 @@ def main():
             # two builds read 1.22 and 1.32 on chromium that read level
             # with the order swapped each round.
             for p in psups[i % len(psups):] + psups[:i % len(psups)]:
+                time.sleep(pause)
                 t, err = run([p, "run", "-v", "-f", "-o", out, "--"] + prog)
                 ratios[p].append(t / n)
                 stats[p].append(parse_v(err))
