@@ -7,10 +7,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "report/escape.h"
 #include "report/report-internal.h"
@@ -324,11 +326,17 @@ static void src_load(struct src_file *s, const char *path)
 	free(s->starts);
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	f = path ? fopen(path, "re") : NULL;
-	if (!f)
+	/* The path is the record's (or the binary's DWARF's): a FIFO or a
+	 * terminal there would block the open itself, so the file's kind is
+	 * checked on a descriptor that cannot wait. */
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : -1;
+
+	if (fd < 0)
 		return;
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > (64 << 20))
-		goto out;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (64 << 20) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
+	}
 	s->data = malloc((size_t)st.st_size + 1);
 	if (!s->data)
 		goto out;

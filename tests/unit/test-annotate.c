@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report/report.h"
@@ -148,6 +149,32 @@ int main(void)
 	CHECK(strstr(buf, "\nno source lines:") != NULL);
 	CHECK(strstr(buf, "6 samples at addresses outside the listed instructions") != NULL);
 	free(buf);
+
+	/* The source lines: a regular file's shown; a FIFO's (a record can
+	 * name any path) neither read nor waited for: its open once blocked
+	 * psup annotate for good (found by fuzzing). */
+	char src[160], fifo[160];
+	FILE *sf;
+
+	snprintf(src, sizeof(src), "%s/src.c", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/src.fifo", tmpdir);
+	sf = fopen(src, "w");
+	CHECK(sf && fputs("int first_line;\n", sf) >= 0 && fclose(sf) == 0);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	struct rep_annotate_insn srcs[2] = {
+		{ 0x10, "imul rax, rcx", 1, { { "compute", src, 1 } } },
+		{ 0x14, "add rax, rdx", 1, { { "compute", fifo, 1 } } },
+	};
+	alarm(20); /* a hang fails the test, not the suite's time */
+	buf = NULL;
+	out = open_memstream(&buf, &len);
+	CHECK(rep_annotate_print("compute", addrs, n, srcs, 2, out) == 0);
+	fclose(out);
+	alarm(0);
+	CHECK(buf && strstr(buf, "int first_line;") != NULL);
+	free(buf);
+	unlink(src);
+	unlink(fifo);
 	rep_annotate_free(a);
 
 	CHECK(write_run_unsampled(a_path) == 0);
