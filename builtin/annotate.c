@@ -163,10 +163,13 @@ static int annotate_image(const char *function, const struct rep_annotate_addr *
 			img ? img : "?", strerror(-err));
 	} else if (a[0].build_id && (!sym_file_build_id(f) ||
 				     strcmp(a[0].build_id, sym_file_build_id(f)))) {
+		char *recorded = escaped(a[0].build_id); /* the record's: any text */
+
 		pr_warn("%s: build-id %s is not the recorded one (%s): the file was rebuilt or "
 			"replaced since; listing the sampled addresses without instructions",
-			img ? img : "?",
-			sym_file_build_id(f) ? sym_file_build_id(f) : "(none)", a[0].build_id);
+			img ? img : "?", sym_file_build_id(f) ? sym_file_build_id(f) : "(none)",
+			recorded ? recorded : "?");
+		free(recorded);
 		err = -ESTALE;
 	} else {
 		err = disassemble(f, a, n, &ins, &nins, &texts);

@@ -278,11 +278,18 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 static void set_err(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
+	char *shown;
 
 	va_start(ap, fmt);
 	if (len)
 		vsnprintf(err, len, fmt, ap);
 	va_end(ap);
+	/* Program and function names come from the files: the message goes
+	 * to a terminal, so with the text views' rules (escape.h). */
+	if (len && (shown = rep_text_dup(err))) {
+		snprintf(err, len, "%s", shown);
+		free(shown);
+	}
 }
 
 /* The program a run profiled: the file name of what its root process

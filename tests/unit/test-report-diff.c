@@ -266,6 +266,11 @@ static void test_malformed(void)
 
 	CHECK_EQ_INT(diff(app, 1, other, 1, &d, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "different programs") && !strchr(err, '\n') && !d);
+	/* the names in it are the files': escaped for the terminal */
+	struct run evil[] = { { "\x1b[2Jevil", "ffff", NULL, 0x1000, 1000, 500, 0, 20 } };
+
+	CHECK_EQ_INT(diff(app, 1, evil, 1, &d, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "?[2Jevil") && !strchr(err, '\x1b') && !d);
 	/* another name, one build-id: a copy of the same program */
 	CHECK_EQ_INT(diff(app, 1, copy, 1, &d, err, sizeof(err)), 0);
 	rep_diff_free(d);
