@@ -492,7 +492,7 @@ static void dispatch(struct sup_session *s, pid_t tid, int status);
  * a status: an exec by a thread psup does not trace took its leader
  * (attach_leader_gone()). (A zombie leader at the attach keeps the stops.)
  */
-static pid_t reap_root(struct sup_session *s, int *status);
+static pid_t reap(struct sup_session *s, pid_t pid, int *status);
 
 static void attach_told_end(void *arg, int fd)
 {
@@ -516,7 +516,7 @@ static void attach_told_end(void *arg, int fd)
 		}
 		t = sup_thread_find(s, s->root);
 		traced = t && !(t->flags & SUP_THREAD_LET_GO);
-		w = traced ? reap_root(s, &status) : -1;
+		w = traced ? reap(s, s->root, &status) : -1;
 		if (w == s->root) {
 			dispatch(s, w, status); /* its death, with its status */
 			continue;
@@ -1273,33 +1273,36 @@ static int sched_fifo(void)
  * real-time priority lets psup preempt at once (p90 33 us); it is never
  * passed on (SCHED_RESET_ON_FORK), and the kernel's real-time throttling
  * bounds it. Without CAP_SYS_NICE, or when psup was given another policy
- * than the default, psup keeps its policy. Returns the policy to restore,
- * or -1 when nothing changed.
+ * than the default, psup keeps its policy. s->sched_old is the policy to
+ * go back to, -1 when nothing changed.
  */
-static int sched_raise(void)
+static void sched_raise(struct sup_session *s)
 {
 	int old = sched_getscheduler(0);
 
+	s->sched_old = -1;
 	/* A policy chosen for psup (batch, idle, real-time) stays. */
 	if (old < 0 || (old & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
-		return -1;
+		return;
 	if (sched_fifo() < 0) {
 		pr_debug("no real-time priority for psup (%s): stops may wait for a CPU",
 			 strerror(errno));
-		return -1;
+		return;
 	}
-	return old;
+	s->sched_old = old;
 }
 
-static void sched_restore(int old)
+/* psup at the policy it started with: for a wait (reap()), or for good at
+ * the loop's end (then sched_old is reset). */
+static void sched_lower(struct sup_session *s)
 {
 	struct sched_param sp = { .sched_priority = 0 };
 
-	if (old >= 0 && sched_setscheduler(0, old, &sp) < 0)
+	if (s->sched_old >= 0 && sched_setscheduler(0, s->sched_old, &sp) < 0)
 		pr_debug("restoring psup's scheduling policy: %s", strerror(errno));
 }
 
-/* After a wait at the old policy (wait_all(), reap_root()): the priority back. */
+/* After a wait at the old policy: the priority back. */
 static void sched_back(struct sup_session *s)
 {
 	if (s->sched_old >= 0 && sched_fifo() < 0)
@@ -1317,10 +1320,9 @@ static void sched_back(struct sup_session *s)
  * in 3 of 6 runs (0.12 natively, 0.14-0.23 in the others), 0.97-0.99 s of
  * it psup's system time in d_walk(), until the kernel's real-time
  * throttling let the thread finish. So stops are collected first (they
- * reap nothing), a death is looked at before any is reaped (WNOWAIT), and
- * a leader's (or a process's psup traces no thread of) is reaped at psup's
- * old policy: the thread it waits for runs (so is an attached root's death,
- * reap_root()). Test: t1105.
+ * reap nothing), each death is looked at before it is reaped (WNOWAIT),
+ * and a leader's (or a process's psup traces no thread of) is reaped at
+ * psup's old policy: the thread it waits for runs. Test: t1105.
  */
 static bool is_leader(struct sup_session *s, pid_t pid)
 {
@@ -1329,14 +1331,19 @@ static bool is_leader(struct sup_session *s, pid_t pid)
 	return !t || t->pid == t->tid;
 }
 
-/* The root's status, its death reaped at psup's old policy (its leader). */
-static pid_t reap_root(struct sup_session *s, int *status)
+/* The death of pid, reaped (at the old policy for a leader): waitpid()'s. */
+static pid_t reap(struct sup_session *s, pid_t pid, int *status)
 {
+	bool leader = is_leader(s, pid);
 	pid_t w;
 
-	sched_restore(s->sched_old);
-	w = waitpid(s->root, status, WNOHANG | __WALL);
-	sched_back(s);
+	if (leader)
+		sched_lower(s);
+	do
+		w = waitpid(pid, status, WNOHANG | __WALL);
+	while (w < 0 && errno == EINTR);
+	if (leader)
+		sched_back(s);
 	return w;
 }
 
@@ -1367,36 +1374,27 @@ static void wait_all(struct sup_session *s)
 			pend[n].status = (si.si_status << 8) | 0x7f;
 			n++;
 		}
-		/* The deaths, when there is one (and the stops come since);
-		 * ECHILD here: no child at all. */
-		si.si_pid = 0;
-		if (n < BATCH && waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
-			gone = true;
-		if (si.si_pid) {
-			bool leader = is_leader(s, si.si_pid);
+		/* The deaths, each looked at, then reaped (reap()); ECHILD
+		 * here: no child at all. */
+		while (n < BATCH) {
+			int status;
+			pid_t r;
 
-			if (leader)
-				sched_restore(s->sched_old);
-			while (n < BATCH) {
-				int status;
-				pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
-				if (r < 0) {
-					if (errno == EINTR)
-						continue;
-					if (errno == ECHILD)
-						gone = true;
-					else
-						pr_err("waitpid: %s", strerror(errno));
-					break;
-				}
-				if (r == 0)
-					break;
-				pend[n].tid = r;
-				pend[n].status = status;
-				n++;
+			si.si_pid = 0;
+			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == ECHILD)
+					gone = true;
+				else
+					pr_err("waitid: %s", strerror(errno));
+				break;
 			}
-			if (leader)
-				sched_back(s);
+			if (!si.si_pid || (r = reap(s, si.si_pid, &status)) <= 0)
+				break;
+			pend[n].tid = r;
+			pend[n].status = status;
+			n++;
 		}
 		s->lstats.statuses += n;
 		dispatch_batch(s, pend, n);
@@ -1552,9 +1550,8 @@ static void report_unstopped(struct sup_session *s)
 int sup_session_run(struct sup_session *s)
 {
 	struct epoll_event evs[64];
-	int policy = sched_raise();
 
-	s->sched_old = policy;
+	sched_raise(s);
 
 	/* Statuses may have queued before the loop started. */
 	wait_all(s);
@@ -1593,8 +1590,8 @@ int sup_session_run(struct sup_session *s)
 
 			if (err == EINTR)
 				continue;
+			sched_lower(s);
 			s->sched_old = -1;
-			sched_restore(policy);
 			return -err;
 		}
 		for (int i = 0; i < n; i++) {
@@ -1615,8 +1612,8 @@ int sup_session_run(struct sup_session *s)
 		s->result.detached = true;
 		s->result.reason = s->stop_reason;
 	}
+	sched_lower(s);
 	s->sched_old = -1;
-	sched_restore(policy);
 	return 0;
 }
 

@@ -167,7 +167,7 @@ struct sup_session {
 	struct sup_status *batch;
 	size_t nbatch;
 	bool test_clone_wait; /* PSUP_TEST_CLONE_WAIT: wait for that first stop */
-	int sched_old;        /* the policy sup_session_run() raised psup from, -1: none (loop.c, wait_all()) */
+	int sched_old;        /* the policy sup_session_run() raised psup from, -1: none (loop.c, reap()) */
 	/* Threads held in their first stop for their creator's event
 	 * (SUP_THREAD_AWAIT_CREATOR), and the earliest await_until. */
 	unsigned awaiting;
