@@ -129,14 +129,13 @@ static bool elf_facts(int fd, const unsigned char *id, size_t idlen, bool *id_ma
  * -1. */
 static int open_checked(const char *path, const unsigned char *id, size_t idlen)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	size_t size;
+	int fd = sym_cache_open(path, UINT64_MAX, &size);
 	bool id_matches, compressed;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    !elf_facts(fd, id, idlen, &id_matches, &compressed) || !id_matches || compressed) {
+	if (!elf_facts(fd, id, idlen, &id_matches, &compressed) || !id_matches || compressed) {
 		close(fd);
 		return -1;
 	}
@@ -300,6 +299,23 @@ char *sym_cache_file(const char *hex, const char *suffix, bool create)
 	return path;
 }
 
+int sym_cache_open(const char *path, uint64_t max, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > max) {
+		close(fd);
+		return -1;
+	}
+	futimens(fd, NULL);
+	*size = (size_t)st.st_size;
+	return fd;
+}
+
 FILE *sym_cache_create(const char *path, char **tmp)
 {
 	FILE *f;
@@ -358,7 +374,6 @@ int sym_debug_cache_lookup(const unsigned char *id, size_t idlen, char **path_ou
 		close(fd);
 		return -1;
 	}
-	futimens(fd, NULL); /* recently used: trimmed last */
 	dc.hits++;
 	return fd;
 }

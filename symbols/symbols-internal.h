@@ -268,6 +268,10 @@ void sym_cache_file_written(void);
  * and every write went out (two psups at once both succeed), or removes it;
  * true when path is written. */
 FILE *sym_cache_create(const char *path, char **tmp);
+/* A file of the cache opened for reading if it is one of ours: a regular
+ * file (not a link) owned by this user, of 1 to max bytes (*size).
+ * Marked recently used (trimmed last). The fd, or -1. */
+int sym_cache_open(const char *path, uint64_t max, size_t *size);
 bool sym_cache_commit(FILE *f, char *tmp, const char *path, bool ok);
 /* The debug file for build-id id in debuginfod's client cache (downloaded
  * before the run by debuginfod-find): an fd and its name (to free), or -1. */

@@ -1,12 +1,10 @@
 #include "symbols/symbols-internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -271,27 +269,24 @@ unsigned sym_symtab_cache_min_symbols = 4096;
  * first_global), mapped: its entries and names are read where a lookup
  * touches them. What a lookup relies on for its bounds is checked here
  * (the sizes, the names' final NUL); a name's offset is checked where it
- * is read (name_of()). -EINVAL, -ENOENT or -ENOMEM. */
+ * is read (name_of()). -ENOENT (none of ours there), -EINVAL or -ENOMEM. */
 static int symtab_load(const char *path, Dwfl_Module *mod, int64_t nsyms, int64_t first_global,
 		       struct sym_symtab **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct symtab_cache_hdr h;
 	struct sym_symtab *t;
 	uint64_t ents_bytes;
-	struct stat st;
+	size_t size;
+	int fd = sym_cache_open(path, SYMTAB_CACHE_MAX_BYTES, &size);
 	uint8_t *map;
 
 	if (fd < 0)
 		return -ENOENT;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (uint64_t)st.st_size <= sizeof(h) || (uint64_t)st.st_size > SYMTAB_CACHE_MAX_BYTES) {
+	if (size <= sizeof(h)) {
 		close(fd);
 		return -EINVAL;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map != MAP_FAILED)
-		futimens(fd, NULL); /* recently used: trimmed last */
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
@@ -302,19 +297,19 @@ static int symtab_load(const char *path, Dwfl_Module *mod, int64_t nsyms, int64_
 	if (memcmp(h.magic, SYMTAB_CACHE_MAGIC, sizeof(h.magic)) || h.version != SYMTAB_CACHE_VERSION ||
 	    h.ent_size != sizeof(struct symtab_ent) || h.nsyms != nsyms || h.first_global != first_global ||
 	    h.count[0] > (uint64_t)nsyms || h.count[1] > (uint64_t)nsyms - h.count[0] || !h.strsize ||
-	    h.strsize > (uint64_t)st.st_size - sizeof(h) ||
-	    ents_bytes != (uint64_t)st.st_size - sizeof(h) - h.strsize || map[st.st_size - 1] != '\0') {
-		munmap(map, (size_t)st.st_size);
+	    h.strsize > (uint64_t)size - sizeof(h) ||
+	    ents_bytes != (uint64_t)size - sizeof(h) - h.strsize || map[size - 1] != '\0') {
+		munmap(map, size);
 		return -EINVAL;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		munmap(map, (size_t)st.st_size);
+		munmap(map, size);
 		return -ENOMEM;
 	}
 	t->mod = mod;
 	t->map = map;
-	t->map_len = (size_t)st.st_size;
+	t->map_len = size;
 	t->part[0].ents = (struct symtab_ent *)(map + sizeof(h));
 	t->part[0].n = h.count[0];
 	t->part[1].ents = t->part[0].ents + h.count[0];

@@ -2,11 +2,9 @@
 
 #include <dwarf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -128,34 +126,28 @@ void sym_unit_cache_free(struct sym_unit_cache *uc)
 
 /* ---- files ---- */
 
-/* The whole of a cache file of ours, at most FILE_MAX_BYTES: malloc'ed
- * (*len bytes), or NULL. A hit touches it (trimmed last). */
+/* The whole of a cache file of ours (sym_cache_open()), at most
+ * FILE_MAX_BYTES: malloc'ed (*len bytes), or NULL. */
 static uint8_t *read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	uint8_t *buf = NULL;
-	size_t got = 0;
+	size_t size, got = 0;
+	int fd = sym_cache_open(path, FILE_MAX_BYTES, &size);
+	uint8_t *buf = fd < 0 ? NULL : malloc(size);
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > FILE_MAX_BYTES || !(buf = malloc((size_t)st.st_size)))
-		goto fail;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n <= 0)
-			goto fail;
-		got += (size_t)n;
+	while (buf && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n <= 0) {
+			free(buf);
+			buf = NULL;
+		} else {
+			got += (size_t)n;
+		}
 	}
-	futimens(fd, NULL);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	*len = got;
 	return buf;
-fail:
-	free(buf);
-	close(fd);
-	return NULL;
 }
 
 /* Writes the parts to path (sym_cache_commit()). */
