@@ -22,6 +22,8 @@ struct rep_annotate {
 	struct rep_profile *p; /* every file merged; owns the strings */
 	struct rep_annotate_addr *addrs;
 	size_t naddrs, cap;
+	struct rep_index addr_ix; /* addrs rows by offset, image and build-id */
+	int addr_ix_err;          /* -ENOMEM: addr_ix could not be made anew */
 	struct psup_u64map locs;  /* this file's loc id -> addrs row + 1 (the function's) */
 	struct psup_u64map nodes; /* this file's node id -> addrs row + 1 (the function's) */
 };
@@ -39,6 +41,7 @@ int rep_annotate_new(const char *function, struct rep_annotate **out)
 	}
 	psup_u64map_init(&a->locs);
 	psup_u64map_init(&a->nodes);
+	rep_index_init(&a->addr_ix);
 	*out = a;
 	return 0;
 }
@@ -49,6 +52,7 @@ void rep_annotate_free(struct rep_annotate *a)
 		return;
 	psup_u64map_release(&a->locs);
 	psup_u64map_release(&a->nodes);
+	rep_index_release(&a->addr_ix);
 	rep_profile_free(a->p);
 	free(a->addrs);
 	free(a->function);
@@ -76,16 +80,42 @@ static bool str_eq(const char *x, const char *y)
 	return x == y || (x && y && !strcmp(x, y));
 }
 
+/* An address's row is keyed by its offset and its interned image and
+ * build-id (one pointer per distinct string), found through addr_ix: a
+ * function with many distinct sampled addresses is read in linear time. */
+static uint64_t addr_hash(const struct rep_annotate_addr *k)
+{
+	return psup_hash64(k->offset ^ psup_hash64((uintptr_t)k->image ^ psup_hash64((uintptr_t)k->build_id)));
+}
+
+static uint64_t addr_row_hash(const void *ctx, uint32_t row)
+{
+	const struct rep_annotate *a = ctx;
+
+	return addr_hash(&a->addrs[row]);
+}
+
+static bool addr_row_eq(const void *ctx, uint32_t row, const void *key)
+{
+	const struct rep_annotate *a = ctx;
+	const struct rep_annotate_addr *k = key;
+
+	return a->addrs[row].offset == k->offset && str_eq(a->addrs[row].image, k->image) &&
+	       str_eq(a->addrs[row].build_id, k->build_id);
+}
+
 static int observe_loc(struct rep_annotate *a, const struct rep_rec *r)
 {
 	struct rep_annotate_addr key = { 0 };
 	const struct rep_rframe *outer;
-	uint64_t *v;
+	uint64_t *v, h;
 	size_t row;
 	int err = 0;
 
 	if (!r->nframes)
 		return 0;
+	if (a->addr_ix_err)
+		return a->addr_ix_err;
 	outer = &r->frames[r->nframes - 1];
 	if (!outer->function.p || outer->function.len != strlen(a->function) ||
 	    memcmp(outer->function.p, a->function, outer->function.len))
@@ -108,11 +138,12 @@ static int observe_loc(struct rep_annotate *a, const struct rep_rec *r)
 	}
 	if (err)
 		return err;
-	for (row = 0; row < a->naddrs; row++)
-		if (a->addrs[row].offset == key.offset && str_eq(a->addrs[row].image, key.image) &&
-		    str_eq(a->addrs[row].build_id, key.build_id))
-			break;
-	if (row == a->naddrs) {
+	h = addr_hash(&key);
+	row = rep_index_find(&a->addr_ix, h, addr_row_eq, a, &key);
+	if (row == REP_NONE) {
+		row = a->naddrs;
+		if (row >= REP_NONE - 1)
+			return -E2BIG;
 		if (a->naddrs == a->cap) {
 			size_t ncap = a->cap ? 2 * a->cap : 64;
 			void *n = realloc(a->addrs, ncap * sizeof(*a->addrs));
@@ -123,6 +154,9 @@ static int observe_loc(struct rep_annotate *a, const struct rep_rec *r)
 			a->cap = ncap;
 		}
 		a->addrs[a->naddrs++] = key;
+		err = rep_index_add(&a->addr_ix, h, (uint32_t)row, addr_row_hash, a);
+		if (err)
+			return err;
 	}
 	v = psup_u64map_upsert(&a->locs, r->u[REP_K_ID], NULL);
 	if (!v)
@@ -203,14 +237,22 @@ const struct rep_annotate_addr *rep_annotate_addrs(struct rep_annotate *a, size_
 	/* Only the sampled ones: a loc of the function may be only a caller's
 	 * frame in other samples' stacks (psup annotate listed them with no
 	 * sample, and said nothing of a function without any). This sorts
-	 * and drops rows: observe() finds them by search, and the next file
-	 * loaded starts its maps anew (its header). */
+	 * and drops rows: their index is made anew (a file loaded after this
+	 * still finds them), and the next file loaded starts its maps anew
+	 * (its header). */
 	for (size_t i = 0; i < a->naddrs; i++)
 		if (a->addrs[i].samples)
 			a->addrs[kept++] = a->addrs[i];
 	a->naddrs = kept;
 	if (a->naddrs)
 		qsort(a->addrs, a->naddrs, sizeof(*a->addrs), addr_cmp);
+	rep_index_release(&a->addr_ix);
+	rep_index_init(&a->addr_ix);
+	for (size_t i = 0; i < a->naddrs; i++)
+		if (rep_index_add(&a->addr_ix, addr_hash(&a->addrs[i]), (uint32_t)i, addr_row_hash, a)) {
+			a->addr_ix_err = -ENOMEM; /* a file loaded after this fails */
+			break;
+		}
 	*n = a->naddrs;
 	return a->addrs;
 }

@@ -92,6 +92,37 @@ static int write_run_unsampled(const char *path)
 	return write_record(path, l, 2, n, 2, pairs, 1);
 }
 
+/* MANY addresses of compute, at 4 * k in image (build-id abcd), sampled
+ * k % 5 + 1 times each, in an order that their sorting changes; ids from
+ * id_base. Found by a fuzzing campaign:
+ * each new address was compared with every row before it (100,000
+ * addresses took 7.7 s). */
+#define MANY 20000
+static int write_run_many(const char *path, uint64_t id_base, const char *image)
+{
+	struct rep_frame f[] = { { "compute", "/src/app.c", 5 } };
+	struct rep_loc *l = calloc(MANY, sizeof(*l));
+	struct node *n = calloc(MANY, sizeof(*n));
+	uint64_t *pairs = calloc(2 * MANY, sizeof(*pairs));
+	int rc = -1;
+
+	if (l && n && pairs) {
+		for (size_t i = 0; i < MANY; i++) {
+			size_t k = i * 7919 % MANY;
+
+			l[i] = (struct rep_loc){ id_base + i + 1, 100, 0x1000 + 4 * k, image, "abcd", 4 * k, 1, f };
+			n[i] = (struct node){ id_base + i + 1, 0, id_base + i + 1 };
+			pairs[2 * i] = id_base + i + 1;
+			pairs[2 * i + 1] = k % 5 + 1;
+		}
+		rc = write_record(path, l, MANY, n, MANY, pairs, MANY);
+	}
+	free(l);
+	free(n);
+	free(pairs);
+	return rc;
+}
+
 int main(void)
 {
 	char a_path[128], b_path[128], err[256], *buf = NULL;
@@ -215,6 +246,36 @@ int main(void)
 		fclose(out);
 		CHECK(strstr(buf, "Samples of compute in [unknown]: 5 (self 5,") != NULL);
 		free(buf);
+	}
+	rep_annotate_free(a);
+
+	/* Many addresses: two runs of one image add up per address, another
+	 * image's same offsets are rows of their own, and a file loaded after
+	 * the rows were read (sorted) still finds them. */
+	CHECK(write_run_many(a_path, 0, "/nonexistent/app") == 0);
+	CHECK(write_run_many(b_path, 7 * MANY, "/nonexistent/app") == 0);
+	CHECK(rep_annotate_new("compute", &a) == 0);
+	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
+	CHECK(rep_annotate_load(a, b_path, err, sizeof(err)) == 0);
+	addrs = rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, MANY);
+	CHECK(rep_annotate_load(a, a_path, err, sizeof(err)) == 0);
+	addrs = rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, MANY);
+	CHECK(write_run_many(b_path, 3 * MANY, "/nonexistent/other") == 0);
+	CHECK(rep_annotate_load(a, b_path, err, sizeof(err)) == 0);
+	addrs = rep_annotate_addrs(a, &n);
+	CHECK_EQ_INT(n, 2 * MANY);
+	{
+		size_t bad = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			bool app = !strcmp(addrs[i].image, "/nonexistent/app");
+			uint64_t k = addrs[i].offset / 4;
+
+			bad += addrs[i].samples != (app ? 3 : 1) * (k % 5 + 1);
+		}
+		CHECK_EQ_INT(bad, 0);
 	}
 	rep_annotate_free(a);
 
