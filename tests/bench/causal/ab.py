@@ -7,10 +7,14 @@ prints per line and variant the median prediction at 25/50/100% (the
 report's curve, read as run.py reads it), the rounds' values, and the
 overhead against a native run of the same round. For a change's effect on
 the predictions: run.py's truths move between days; the variants here share
-the machine's state.
+the machine's state. With --truth each round also measures the line really
+cut by 25/50/100% (run.py's native runs, --native-seconds each) and the end
+prints each variant's mean and median absolute error over the lines, its
+95% intervals holding the actual, and its mean overhead.
 
 usage: tests/bench/causal/ab.py --psup OLD/psup --psup build/psup[,OPT...]
                                 [--only NAME] [--rounds 3] [--seconds 10]
+                                [--truth [--native-seconds 3]]
 """
 import argparse
 import os
@@ -30,6 +34,8 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="lines whose name contains this (repeatable)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--truth", action="store_true", help="measure each line really cut, and score the variants")
+    ap.add_argument("--native-seconds", type=float, default=3, help="each native run of --truth")
     args = ap.parse_args()
     if len(args.psup) < 2:
         sys.exit("ab.py: give --psup twice or more")
@@ -37,6 +43,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="psup-causal-ab-")
     print(f"# {args.rounds} rounds, {args.seconds:g} s runs; tmp {tmp}", flush=True)
     ts = f"{args.seconds:g}"
+    # Per variant: (|error|, actual, interval) per prediction, overheads.
+    score = [{"err": [], "hits": 0, "cis": 0, "over": []} for _ in variants]
     for name, src, extra, marker, point in bench.CASES:
         if args.only and not any(o in name for o in args.only):
             continue
@@ -44,21 +52,62 @@ def main():
         pl = f"{src}:{bench.marker_line(src, marker)}"
         preds = [[] for _ in variants]
         overhead = [[] for _ in variants]
+        actuals = []
         for r in range(args.rounds):
             native = bench.run_units([exe, "3"] + extra) / 3.0
+            if args.truth:
+                actuals.append(truth(exe, extra, marker, point is None, args.native_seconds))
             for i, (binary, *opts) in enumerate(variants):
                 cbor = os.path.join(tmp, f"{name.replace(' ', '-')}-{i}-{r}.cbor")
                 u = bench.run_units([binary, "run", "-q", "-f", "-o", cbor, "--causal", "--line", pl] + opts +
                                     ["--", exe, ts] + extra)
                 overhead[i].append(100 * (native * args.seconds / u - 1))
-                curve = bench.psup_curve(bench.psup_report(binary, cbor), pl)
+                rep = bench.psup_report(binary, cbor)
+                curve = bench.psup_curve(rep, pl)
                 preds[i].append([bench.interpolate(curve, x) for x in bench.SPEEDUPS])
+                if args.truth:
+                    cis = bench.psup_intervals(rep, pl)
+                    for k, x in enumerate(bench.SPEEDUPS):
+                        if x in cis and (name, x) not in bench.NO_MAE:
+                            score[i]["cis"] += 1
+                            score[i]["hits"] += cis[x][0] <= actuals[-1][k] <= cis[x][1]
         for i, v in enumerate(args.psup):
             med = [bench.median([p[k] for p in preds[i]]) for k in range(len(bench.SPEEDUPS))]
             rounds = " ".join("/".join(bench.fmt(x, 0, 0) for x in p) for p in preds[i])
             print(f"{name:18} {v:40} {' '.join(bench.fmt(m) for m in med)}   rounds {rounds}   "
                   f"overhead {statistics.median(overhead[i]):.0f}%", flush=True)
+            score[i]["over"].append(statistics.median(overhead[i]))
+            if args.truth:
+                act = [bench.median([a[k] for a in actuals]) for k in range(len(bench.SPEEDUPS))]
+                for k, x in enumerate(bench.SPEEDUPS):
+                    if med[k] is not None and (name, x) not in bench.NO_MAE:
+                        score[i]["err"].append(abs(med[k] - act[k]))
+        if args.truth:
+            act = [bench.median([a[k] for a in actuals]) for k in range(len(bench.SPEEDUPS))]
+            print(f"{name:18} {'actual':40} {' '.join(bench.fmt(m) for m in act)}", flush=True)
+    if args.truth:
+        for i, v in enumerate(args.psup):
+            sc = score[i]
+            print(f"{v}: mean abs. error {statistics.mean(sc['err']):.1f} points (median "
+                  f"{statistics.median(sc['err']):.1f}) over {len(sc['err'])} predictions; "
+                  f"{sc['hits']} of {sc['cis']} intervals hold the round's actual; "
+                  f"overhead, mean of the lines' medians, {statistics.mean(sc['over']):.1f}%")
     subprocess.run(["rm", "-rf", tmp])
+
+
+def truth(exe, extra, marker, lat, seconds):
+    """The actual program speedup (%) at each of bench.SPEEDUPS, as run.py
+    measures it: native runs with the line really cut, bracketed by two
+    uncut ones."""
+    env = dict(os.environ)
+    env.pop("CAUSAL_CUT", None)
+    ns = f"{seconds:g}"
+    b0 = bench.run_native([exe, ns] + extra, env)
+    cuts = [bench.run_native([exe, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}")) for x in bench.SPEEDUPS]
+    b1 = bench.run_native([exe, ns] + extra, env)
+    k = 1 if lat else 0
+    base = (b0[k] * b1[k]) ** 0.5
+    return [100 * (1 - c[k] / base) if lat else 100 * (1 - base / c[k]) for c in cuts]
 
 
 if __name__ == "__main__":
