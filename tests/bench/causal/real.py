@@ -103,6 +103,17 @@ CASES = [
         "callees": None,
     },
     {
+        # Phoenix's k-means: each of its rounds makes a thread per CPU to
+        # find the points' clusters and another to compute the means, and
+        # joins them (threads made per round). No one-line optimization:
+        # overhead only.
+        "name": "kmeans",
+        "files": ["kmeans/kmeans-pthread.c"],
+        "argv": ["-p", "{n:300000}"],
+        "input": None,
+        "line": None,
+    },
+    {
         # No one-line optimization: the items move through a mutex and two
         # condition variables, and the time goes to the futex hand-offs.
         # Overhead only (each tool's default experiments, no fixed line).
