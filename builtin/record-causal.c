@@ -34,9 +34,8 @@
  * as half its own speedup and half its critical section's, and its falling
  * curve rose. */
 #define CAUSAL_TICK_NS (1ULL * 1000000ULL)
-/* The tick where nothing follows the line (exp_causal_wants_fast_tick()):
- * a 0% experiment of a program without unlock traps or latency points only
- * waits for its end, and each tick preempts a thread of the program. */
+/* The tick outside experiments (exp_causal_wants_fast_tick()), where
+ * nothing waits for it and each tick preempts a thread of the program. */
 #define CAUSAL_SLOW_TICK_NS (5ULL * 1000000ULL)
 /* Progress points in images loaded later (dlopen) are looked for this often. */
 #define CAUSAL_RESCAN_NS (1000000000ULL)
