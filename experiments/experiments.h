@@ -760,9 +760,9 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
  * often (every few ms) and after draining samples. 0 or -errno (a write). */
 int exp_causal_tick(struct exp_causal *c, uint64_t now);
 /* Whether the engine needs its tick often now: in every experiment (above
- * 0% pauses follow the line; a 0% one pays the ticks its baseline is
- * measured against), while latency points are integrated, and while unlock
- * traps stop. Between experiments nothing waits for it. */
+ * 0% pauses follow the line; a 0% one is their baseline, and pays the ticks
+ * they pay), while latency points are integrated, and while unlock traps
+ * stop. Between experiments nothing waits for it. */
 bool exp_causal_wants_fast_tick(const struct exp_causal *c);
 /* Writes the per-line sample totals (the sink's line_samples). */
 int exp_causal_flush(struct exp_causal *c);
