@@ -56,7 +56,7 @@ def main():
         for r in range(args.rounds):
             native = bench.run_units([exe, "3"] + extra) / 3.0
             if args.truth:
-                actuals.append(truth(exe, extra, marker, point is None, args.native_seconds))
+                actuals.append(bench.truth(exe, extra, marker, point is None, args.native_seconds)[0])
             for i, (binary, *opts) in enumerate(variants):
                 cbor = os.path.join(tmp, f"{name.replace(' ', '-')}-{i}-{r}.cbor")
                 u = bench.run_units([binary, "run", "-q", "-f", "-o", cbor, "--causal", "--line", pl] + opts +
@@ -93,21 +93,6 @@ def main():
                   f"{sc['hits']} of {sc['cis']} intervals hold the round's actual; "
                   f"overhead, mean of the lines' medians, {statistics.mean(sc['over']):.1f}%")
     subprocess.run(["rm", "-rf", tmp])
-
-
-def truth(exe, extra, marker, lat, seconds):
-    """The actual program speedup (%) at each of bench.SPEEDUPS, as run.py
-    measures it: native runs with the line really cut, bracketed by two
-    uncut ones."""
-    env = dict(os.environ)
-    env.pop("CAUSAL_CUT", None)
-    ns = f"{seconds:g}"
-    b0 = bench.run_native([exe, ns] + extra, env)
-    cuts = [bench.run_native([exe, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}")) for x in bench.SPEEDUPS]
-    b1 = bench.run_native([exe, ns] + extra, env)
-    k = 1 if lat else 0
-    base = (b0[k] * b1[k]) ** 0.5
-    return [100 * (1 - c[k] / base) if lat else 100 * (1 - base / c[k]) for c in cuts]
 
 
 if __name__ == "__main__":

@@ -134,6 +134,23 @@ def run_units(cmd, env=None):
     return run_native(cmd, env)[0]
 
 
+def truth(exe, extra, marker, lat, seconds):
+    """The actual program speedup (%) at each of SPEEDUPS, and the uncut
+    runs' units (their geometric mean). Native runs bracket the cut ones:
+    base, 25, 50, 100, base. Throughput: how much the time per unit falls;
+    latency (lat): how much the mean latency falls."""
+    env = dict(os.environ)
+    env.pop("CAUSAL_CUT", None)
+    ns = f"{seconds:g}"
+    b0 = run_native([exe, ns] + extra, env)
+    cuts = [run_native([exe, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}")) for x in SPEEDUPS]
+    b1 = run_native([exe, ns] + extra, env)
+    base = [(b0[i] * b1[i]) ** 0.5 if b0[i] is not None and b1[i] is not None else None for i in (0, 1)]
+    if lat and (base[1] is None or any(c[1] is None for c in cuts)):
+        sys.exit(f"bench: {exe} printed no latency_ns")
+    return [100 * (1 - c[1] / base[1]) if lat else 100 * (1 - base[0] / c[0]) for c in cuts], base[0]
+
+
 def interpolate(curve, x):
     """curve: sorted [(speedup %, program speedup %)] -> value at x, or None."""
     if not curve:
@@ -279,21 +296,10 @@ def main():
         for r in range(args.rounds):
             env = dict(os.environ)
             env.pop("CAUSAL_CUT", None)
-            ns = str(args.native_seconds)
-            # Native runs bracket the cut ones: base, 25, 50, 100, base.
-            # Throughput: the actual speedup is how much the time per unit
-            # falls; latency: how much the mean latency falls.
-            lat = point is None
-            b0 = run_native([exe_psup, ns] + extra, env)
-            cuts = {x: run_native([exe_psup, ns] + extra, dict(env, CAUSAL_CUT=f"{marker}:{x}"))
-                    for x in SPEEDUPS}
-            b1 = run_native([exe_psup, ns] + extra, env)
-            base = [(b0[i] * b1[i]) ** 0.5 if b0[i] is not None and b1[i] is not None else None for i in (0, 1)]
-            if lat and (base[1] is None or any(cuts[x][1] is None for x in SPEEDUPS)):
-                sys.exit(f"bench: {src} printed no latency_ns")
-            for x in SPEEDUPS:
-                actual[x].append(100 * (1 - cuts[x][1] / base[1]) if lat else 100 * (1 - base[0] / cuts[x][0]))
-            base_rate = base[0] / args.native_seconds
+            acts, base_units = truth(exe_psup, extra, marker, point is None, args.native_seconds)
+            for x, a in zip(SPEEDUPS, acts):
+                actual[x].append(a)
+            base_rate = base_units / args.native_seconds
             ts = str(args.seconds)
             # Lines at random: one run per program and round, read per line.
             key = (src, *extra) + (() if args.random_lines else (ln,)) + (r,)
