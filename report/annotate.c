@@ -100,8 +100,9 @@ static bool addr_row_eq(const void *ctx, uint32_t row, const void *key)
 	const struct rep_annotate *a = ctx;
 	const struct rep_annotate_addr *k = key;
 
-	return a->addrs[row].offset == k->offset && str_eq(a->addrs[row].image, k->image) &&
-	       str_eq(a->addrs[row].build_id, k->build_id);
+	/* interned: equal strings are the same pointer, as addr_hash() takes them */
+	return a->addrs[row].offset == k->offset && a->addrs[row].image == k->image &&
+	       a->addrs[row].build_id == k->build_id;
 }
 
 static int observe_loc(struct rep_annotate *a, const struct rep_rec *r)
