@@ -34,8 +34,8 @@
  * as half its own speedup and half its critical section's, and its falling
  * curve rose. */
 #define CAUSAL_TICK_NS (1ULL * 1000000ULL)
-/* The tick outside experiments (exp_causal_wants_fast_tick()), where
- * nothing waits for it and each tick preempts a thread of the program. */
+/* The tick between experiments (exp_causal_wants_fast_tick()): nothing is
+ * measured then, and each tick preempts a thread of the program. */
 #define CAUSAL_SLOW_TICK_NS (5ULL * 1000000ULL)
 /* Progress points in images loaded later (dlopen) are looked for this often. */
 #define CAUSAL_RESCAN_NS (1000000000ULL)

@@ -761,8 +761,9 @@ void exp_causal_trapped(struct exp_causal *c, pid_t tid, uint64_t now, uint64_t 
 int exp_causal_tick(struct exp_causal *c, uint64_t now);
 /* Whether the engine needs its tick often now: in every experiment (above
  * 0% pauses follow the line; a 0% one is their baseline, and pays the ticks
- * they pay), while latency points are integrated, and while unlock traps
- * stop. Between experiments nothing waits for it. */
+ * they pay). Between experiments it is slow (the gap before the next one),
+ * but for a program with latency points or with unlock traps stopped in the
+ * last 100 ms: their gap stays one fast tick, as it was. */
 bool exp_causal_wants_fast_tick(const struct exp_causal *c);
 /* Writes the per-line sample totals (the sink's line_samples). */
 int exp_causal_flush(struct exp_causal *c);
