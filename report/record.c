@@ -148,16 +148,18 @@ static void enc_null(struct rep_writer *w)
 		w->len += cbor_encode_null(p, 1);
 }
 
-/* The bytes of the character at s, 1 for a byte that begins no
- * well-formed UTF-8 sequence (*stray: names and argv are the profiled
- * program's bytes). */
-static size_t text_char(const char *s, bool *stray)
+/* The character at s: *in bytes of s, written as the returned number of
+ * bytes from *out. A byte that begins no well-formed UTF-8 sequence (names
+ * and argv are the profiled program's bytes) is written as U+FFFD. */
+static size_t text_char(const char *s, size_t *in, const char **out)
 {
+	static const char replacement[] = "\xef\xbf\xbd";
 	uint32_t cp;
 	size_t k = (unsigned char)*s < 0x80 ? 1 : rep_utf8_seq(s, &cp);
 
-	*stray = !k;
-	return k ? k : 1;
+	*in = k ? k : 1;
+	*out = k ? s : replacement;
+	return k ? k : sizeof(replacement) - 1;
 }
 
 /* CBOR text is UTF-8 (RFC 8949, 3.1): a strict decoder refuses a file
@@ -165,29 +167,25 @@ static size_t text_char(const char *s, bool *stray)
  * view shows it anyway. */
 static void enc_text(struct rep_writer *w, const char *s)
 {
-	static const char replacement[] = "\xef\xbf\xbd";
-	size_t n = 0, k;
-	bool stray, clean = true;
+	size_t n = 0, in, m;
+	const char *q, *from;
 
-	for (const char *q = s; *q; q += k) {
-		k = text_char(q, &stray);
-		n += stray ? sizeof(replacement) - 1 : k;
-		clean &= !stray;
-	}
+	for (q = s; *q; q += in)
+		n += text_char(q, &in, &from);
 	unsigned char *p = enc_room(w, HEAD_MAX + n);
 
 	if (!p)
 		return;
 	w->len += cbor_encode_string_start(n, p, HEAD_MAX);
-	if (clean) {
+	if (n == (size_t)(q - s)) { /* no stray byte: as it is */
 		memcpy(w->buf + w->len, s, n);
 		w->len += n;
 		return;
 	}
-	for (; *s; s += k) {
-		k = text_char(s, &stray);
-		memcpy(w->buf + w->len, stray ? replacement : s, stray ? sizeof(replacement) - 1 : k);
-		w->len += stray ? sizeof(replacement) - 1 : k;
+	for (; *s; s += in) {
+		m = text_char(s, &in, &from);
+		memcpy(w->buf + w->len, from, m);
+		w->len += m;
 	}
 }
 
